@@ -1,0 +1,55 @@
+"""Agent names the CLI understands: ``random``, a persona of the ruleset, or ``rl:<run dir or model>``."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from envs.core.errors import UserError
+from envs.core.policy import Policy, UniformRandom
+
+
+def personas(ruleset: str) -> dict[str, Any]:
+    """The persona classes of a ruleset (empty if it ships none)."""
+    try:
+        module = importlib.import_module(f"agents.personas.{ruleset}")
+    except ModuleNotFoundError as e:
+        if e.name == f"agents.personas.{ruleset}":
+            return {}
+        raise
+    return dict(module.PERSONAS)
+
+
+def agent_names(ruleset: str) -> list[str]:
+    return ["random", *personas(ruleset)]
+
+
+def describe(ruleset: str) -> dict[str, str]:
+    out = {"random": "uniform over the legal actions"}
+    for name, cls in personas(ruleset).items():
+        out[name] = " ".join((cls.__doc__ or "").split())
+    return out
+
+
+def make_agent(ruleset: str, spec: str, scenario: str | None = None, **kwargs: Any) -> Policy:
+    """Build a policy from its CLI name. Unknown names raise :class:`UserError` listing the valid ones."""
+    spec = spec.strip()
+    if spec == "random":
+        return UniformRandom()
+    if spec.startswith("rl:"):
+        from agents.rl import load_rl_policy
+
+        return load_rl_policy(spec[3:], ruleset=ruleset, scenario=scenario)
+    table = personas(ruleset)
+    if spec in table:
+        policy = table[spec](**kwargs)
+        return policy
+    valid = ", ".join([*agent_names(ruleset), "rl:<run dir>"])
+    raise UserError(f"unknown agent '{spec}' for ruleset '{ruleset}'; valid: {valid}")
+
+
+def parse_agents(ruleset: str, specs: str, scenario: str | None = None) -> list[Policy]:
+    names = [s for s in (x.strip() for x in specs.split(",")) if s]
+    if not names:
+        raise UserError("--agents needs at least one agent name")
+    return [make_agent(ruleset, n, scenario) for n in names]

@@ -1,0 +1,228 @@
+"""The game protocol every rules engine implements (OpenSpiel's shape, Python's idioms).
+
+A :class:`Ruleset` owns a config model and its scenarios; a :class:`Scenario` creates the initial
+:class:`State` of a concrete playtest situation. A state is at a decision node of one seat, at a
+chance node (``CHANCE``) or finished (``TERMINAL``).
+
+Chance is explicit: at a chance node ``sample_chance(rng)`` draws an outcome and ``apply_chance``
+applies it; ``chance_outcomes()`` lists ``(outcome, probability)`` pairs where the branching is small
+(exact solvers and odds use it). Tests force dice by applying chosen outcomes.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from envs.core.dice import Rng
+
+CHANCE = -1
+"""``current_player()`` at a chance node."""
+TERMINAL = -2
+"""``current_player()`` once the game is over."""
+
+
+class EndReason(enum.StrEnum):
+    """Why a game ended. "Why games end" is itself a balance signal, so it is typed."""
+
+    KNOCKOUT = "knockout"  # a side was put out / killed / written off
+    COMPLETED = "completed"  # the scenario ran its natural course (all obstacles, all tasks, episode end)
+    TIME_LIMIT = "time_limit"  # the scenario's own turn / round limit
+    AVOIDED = "avoided"  # the parties agreed to avoid the conflict
+    CONCEDED = "conceded"  # a side gave up or a negotiation settled it
+    STALL = "stall"  # nothing can change any more
+    ILLEGAL_ACTION = "illegal_action"  # only used by the Gymnasium adapter
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The typed result of a finished game."""
+
+    winner: int | None
+    reason: EndReason
+    returns: tuple[float, ...]
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the game's narration, in the rulebook's words, plus machine-readable data."""
+
+    kind: str
+    text: str
+    seat: int | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class State(ABC):
+    """A position in a game. Subclasses implement the abstract methods; see the module docstring."""
+
+    num_players: int
+
+    def __init__(self, num_players: int) -> None:
+        self.num_players = num_players
+        self.log: list[Event] = []
+        self._outcome: Outcome | None = None
+
+    # -- who moves -------------------------------------------------------------------------------
+    @abstractmethod
+    def current_player(self) -> int:
+        """A seat (0-based), ``CHANCE`` or ``TERMINAL``."""
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    def is_chance(self) -> bool:
+        return self.current_player() == CHANCE
+
+    # -- decisions -------------------------------------------------------------------------------
+    @abstractmethod
+    def legal_actions(self) -> list[int]:
+        """Legal action ids for the seat to move (empty at chance and terminal nodes)."""
+
+    @abstractmethod
+    def apply_action(self, action: int) -> None:
+        """Apply a seat's action. Raises :class:`IllegalActionError` for an illegal one."""
+
+    @abstractmethod
+    def action_label(self, action: int) -> str:
+        """A short human label of an action id in the current context."""
+
+    # -- chance ----------------------------------------------------------------------------------
+    def chance_outcomes(self) -> list[tuple[Hashable, float]]:
+        """``(outcome, probability)`` pairs at a chance node, where the branching is small enough."""
+        raise NotImplementedError(f"{type(self).__name__} does not enumerate this chance node")
+
+    def sample_chance(self, rng: Rng) -> Hashable:
+        """Draw an outcome of the current chance node (does not apply it)."""
+        outcomes = self.chance_outcomes()
+        r = rng.random()
+        acc = 0.0
+        for outcome, p in outcomes:
+            acc += p
+            if r < acc:
+                return outcome
+        return outcomes[-1][0]
+
+    @abstractmethod
+    def apply_chance(self, outcome: Hashable) -> None:
+        """Apply a chance outcome (dice faces, a draw…). Tests use it to force dice."""
+
+    # -- results ---------------------------------------------------------------------------------
+    def outcome(self) -> Outcome | None:
+        """The typed outcome once terminal, else ``None``."""
+        return self._outcome
+
+    def finish(self, winner: int | None, reason: EndReason, returns: Sequence[float], detail: str = "") -> None:
+        """Engines call this once to end the game."""
+        self._outcome = Outcome(winner, reason, tuple(float(r) for r in returns), detail)
+        self.narrate("end", f"Game over ({reason.value}){': ' + detail if detail else ''}.", winner)
+
+    def returns(self) -> list[float]:
+        """Each seat's return; zeros until the game ends."""
+        if self._outcome is None:
+            return [0.0] * self.num_players
+        return list(self._outcome.returns)
+
+    # -- observation -----------------------------------------------------------------------------
+    @abstractmethod
+    def observation(self, seat: int) -> np.ndarray:
+        """A flat float32 vector of what ``seat`` knows, of the scenario's ``observation_size``."""
+
+    def resources(self, seat: int) -> dict[str, float]:
+        """Named resource levels of a seat (pool dice, willpower, stamina…) for trajectory analysis."""
+        return {}
+
+    def option_of(self, action: int) -> str | None:
+        """The option group an action belongs to (for usage statistics and restricted play)."""
+        return None
+
+    def decision_context(self) -> str:
+        """A short name of the kind of decision the seat to move faces (for usage per context)."""
+        return "decision"
+
+    # -- narration & copying ----------------------------------------------------------------------
+    def narrate(self, kind: str, text: str, seat: int | None = None, **data: Any) -> None:
+        self.log.append(Event(kind, text, seat, data))
+
+    def clone(self) -> State:
+        return copy.deepcopy(self)
+
+
+class IllegalActionError(ValueError):
+    """An action id that is not legal in the current state."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A rule knob for sensitivity analysis: a config key and the perturbed values worth trying."""
+
+    key: str  # dotted config key, e.g. "pool.failure_bonus"
+    values: tuple[Any, ...]  # perturbed values (each replayed on the same seeds as the rules as written)
+    description: str  # what the perturbation means in plain words
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A concrete playtest situation of a ruleset: its setup and its fixed action/observation sizes."""
+
+    name: str  # lower-case CLI name, e.g. "duel"
+    title: str  # CamelCase for the env id, e.g. "Duel"
+    description: str
+    num_players: int | Callable[[BaseModel], int]
+    num_actions: int
+    observation_size: int
+    new_game: Callable[[BaseModel], State]
+    max_episode_steps: int = 1000
+    player_names: tuple[str, ...] = ()
+    observation_bounds: tuple[float, float] = (-1.0, 1.0)
+    option_groups: tuple[str, ...] = ()  # option groups restricted play may forbid (see State.option_of)
+
+    def players(self, config: BaseModel) -> int:
+        n = self.num_players
+        return n(config) if callable(n) else n
+
+
+@dataclass
+class Ruleset:
+    """A ruleset: name, typed config model, rules-as-written file, scenarios."""
+
+    name: str  # CLI name, e.g. "wicked_age"
+    title: str  # CamelCase for env ids, e.g. "WickedAge"
+    description: str
+    config_model: type[BaseModel]
+    rules_path: Path
+    scenarios: dict[str, Scenario]
+    variants_dir: Path | None = None
+    knobs: list[Knob] = field(default_factory=list)  # rule-sensitivity knobs for discovery
+    registry: ClassVar[dict[str, Ruleset]] = {}
+
+    def default_config(self) -> BaseModel:
+        from envs.core.config import load_config
+
+        return load_config(self)
+
+    def scenario(self, name: str) -> Scenario:
+        from envs.core.errors import UserError
+
+        if name not in self.scenarios:
+            raise UserError(
+                f"unknown scenario '{name}' for ruleset '{self.name}'; valid: {', '.join(self.scenarios)}"
+            )
+        return self.scenarios[name]
+
+    def new_game(self, config: BaseModel, scenario: str) -> State:
+        return self.scenario(scenario).new_game(config)
+
+    def env_id(self, scenario: str) -> str:
+        return f"rulebreaker/{self.title}{self.scenario(scenario).title}-v0"

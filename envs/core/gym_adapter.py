@@ -1,0 +1,186 @@
+"""The generic Gymnasium adapter: any ruleset + scenario becomes an env for one seat."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from pydantic import BaseModel
+
+from envs.core.config import config_hash, load_config
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL, Ruleset, State
+from envs.core.play import advance
+from envs.core.policy import Policy, UniformRandom, legal_mask
+
+ILLEGAL_ACTION_PENALTY = -1.0
+MAX_DEALS = 100
+
+
+class GameEnv(gym.Env[np.ndarray, np.int64]):
+    """One seat of a rulebreaker game as a Gymnasium environment.
+
+    ## Description
+    The agent plays ``seat`` of ``scenario`` of ``ruleset``. Other seats are played by ``opponents``
+    (any :class:`~envs.core.policy.Policy`; uniform random by default) and chance nodes are sampled
+    from an rng seeded from the env's ``np_random``, inside ``step``.
+
+    ## Action Space
+    ``Discrete(scenario.num_actions)``; the legal subset at each decision is given by
+    :meth:`action_masks` (the name sb3-contrib's MaskablePPO reads) and ``info["action_mask"]``.
+
+    ## Observation Space
+    ``Box(low, high, (scenario.observation_size,), float32)`` with the scenario's bounds; the engine's
+    observation of the seat, clipped to the bounds.
+
+    ## Rewards
+    The seat's return when the game ends (0 on every other step). An illegal action ends the
+    episode at once with reward ``illegal_action_penalty`` (default -1.0) and
+    ``info["illegal_action"] = True``.
+
+    ## Episode End
+    Terminated when the game ends (``info["outcome"]`` holds winner, reason and returns) or on an
+    illegal action; truncated by the registered ``max_episode_steps``.
+    If a deal ends before the seat ever moves, the env re-deals (at most 100 times).
+
+    ## Arguments
+    ``ruleset``, ``scenario``, ``rules`` (variant TOML path) or ``config`` (resolved model), ``seat``,
+    ``opponents`` (one policy for every other seat or one per seat), ``illegal_action_penalty``,
+    ``render_mode`` ("ansi" or "human": the narration since the last render).
+    """
+
+    metadata = {"render_modes": ["ansi", "human"]}
+
+    def __init__(
+        self,
+        ruleset: Ruleset | str,
+        scenario: str,
+        rules: str | Path | None = None,
+        config: BaseModel | None = None,
+        seat: int = 0,
+        opponents: Policy | Sequence[Policy] | None = None,
+        illegal_action_penalty: float = ILLEGAL_ACTION_PENALTY,
+        render_mode: str | None = None,
+    ) -> None:
+        from envs.core.registry import get_ruleset
+
+        self.ruleset = get_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
+        self.scenario = self.ruleset.scenario(scenario)
+        self.config = config if config is not None else load_config(self.ruleset, rules)
+        self.rules_hash = config_hash(self.config)
+        self.num_players = self.scenario.players(self.config)
+        if not 0 <= seat < self.num_players:
+            raise ValueError(f"seat {seat} out of range for {self.num_players} players")
+        self.seat = seat
+        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.render_mode = render_mode
+        n = self.scenario.num_actions
+        low, high = self.scenario.observation_bounds
+        self.action_space = spaces.Discrete(n)
+        self.observation_space = spaces.Box(
+            low=np.float32(low), high=np.float32(high), shape=(self.scenario.observation_size,), dtype=np.float32
+        )
+        self.set_opponents(opponents)
+        self.state: State | None = None
+        self._rng = Rng(0)
+        self._rendered = 0
+
+    # -- opponents -------------------------------------------------------------------------------
+    def set_opponents(self, opponents: Policy | Sequence[Policy] | None) -> None:
+        """Replace the policies of the other seats (self-play swaps snapshots in here)."""
+        if opponents is None:
+            opponents = UniformRandom()
+        if isinstance(opponents, Sequence):
+            pols = list(opponents)
+            if len(pols) == self.num_players - 1:
+                pols.insert(self.seat, None)  # type: ignore[arg-type]
+            if len(pols) != self.num_players:
+                raise ValueError(f"need {self.num_players - 1} opponents, got {len(opponents)}")
+        else:
+            pols = [opponents] * self.num_players
+        pols[self.seat] = None  # type: ignore[call-overload]
+        self._policies: list[Policy | None] = pols
+
+    # -- gym API ---------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):  # type: ignore[override]
+        super().reset(seed=seed)
+        self._rng = Rng.from_numpy(self.np_random)
+        for _ in range(MAX_DEALS):
+            self.state = self.scenario.new_game(self.config)
+            self._advance()
+            if self.state.current_player() == self.seat:
+                break
+        else:
+            raise RuntimeError(f"seat {self.seat} never got a decision in {MAX_DEALS} deals")
+        self._rendered = 0
+        return self._obs(), self._info()
+
+    def step(self, action):  # type: ignore[override]
+        state = self._require_state()
+        if state.current_player() != self.seat:
+            raise RuntimeError("step() called after the episode ended; call reset()")
+        a = int(action)
+        if not (0 <= a < self.scenario.num_actions) or a not in state.legal_actions():
+            info = self._info()
+            info["illegal_action"] = True
+            info["illegal_action_id"] = a
+            self._terminal_by_illegal = True
+            return self._obs(), self.illegal_action_penalty, True, False, info
+        state.apply_action(a)
+        self._advance()
+        terminated = state.current_player() == TERMINAL
+        reward = state.returns()[self.seat] if terminated else 0.0
+        return self._obs(), float(reward), terminated, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        state = self._require_state()
+        if state.current_player() != self.seat:
+            return np.ones(self.scenario.num_actions, dtype=bool)
+        return legal_mask(state, self.scenario.num_actions)
+
+    def render(self) -> str | None:  # type: ignore[override]
+        if self.render_mode is None or self.state is None:
+            return None
+        lines = [e.text for e in self.state.log[self._rendered :]]
+        self._rendered = len(self.state.log)
+        text = "\n".join(lines)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    # -- internals -------------------------------------------------------------------------------
+    def _require_state(self) -> State:
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        return self.state
+
+    def _advance(self) -> None:
+        state = self._require_state()
+        advance(state, self._rng, self._policies, self.scenario.num_actions, stop_at=self.seat)
+
+    def _obs(self) -> np.ndarray:
+        low, high = self.scenario.observation_bounds
+        obs = np.asarray(self._require_state().observation(self.seat), dtype=np.float32)
+        return np.clip(obs, low, high)
+
+    def _info(self) -> dict[str, Any]:
+        state = self._require_state()
+        info: dict[str, Any] = {"illegal_action": False, "action_mask": self.action_masks()}
+        player = state.current_player()
+        if player == TERMINAL:
+            out = state.outcome()
+            assert out is not None
+            info["outcome"] = {"winner": out.winner, "reason": out.reason.value, "returns": list(out.returns)}
+        elif player == CHANCE:  # pragma: no cover - advance never stops at chance
+            raise RuntimeError("adapter stopped at a chance node")
+        return info
+
+
+def make_env(ruleset: str, scenario: str, **kwargs: Any) -> GameEnv:
+    """Entry point used by ``gymnasium.make`` for the registered ids."""
+    return GameEnv(ruleset, scenario, **kwargs)

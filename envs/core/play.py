@@ -1,0 +1,54 @@
+"""The one loop that moves a game forward: chance from an rng, seats from policies.
+
+The Gymnasium adapter and every experiment driver use :func:`advance`, so there is exactly one
+place where a game is stepped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL, State
+from envs.core.policy import Policy, legal_mask
+
+StepHook = Callable[[State, int, int], None]
+"""Called as ``hook(state_before, seat, action)`` before each seat action is applied."""
+
+
+def advance(
+    state: State,
+    rng: Rng,
+    policies: Sequence[Policy | None],
+    num_actions: int,
+    stop_at: int | None = None,
+    policy_rngs: Sequence[Rng] | None = None,
+    hook: StepHook | None = None,
+    max_steps: int = 1_000_000,
+) -> int:
+    """Play chance and policy moves until ``stop_at`` is to move or the game ends.
+
+    ``policies[seat]`` may be ``None`` only for the ``stop_at`` seat. Returns the number of seat
+    decisions made.
+    """
+    decisions = 0
+    while True:
+        player = state.current_player()
+        if player == TERMINAL:
+            return decisions
+        if player == CHANCE:
+            state.apply_chance(state.sample_chance(rng))
+            continue
+        if player == stop_at:
+            return decisions
+        if decisions >= max_steps:
+            raise RuntimeError(f"game did not end within {max_steps} decisions")
+        policy = policies[player]
+        if policy is None:
+            raise ValueError(f"no policy for seat {player}")
+        mask = legal_mask(state, num_actions)
+        action = policy.act(state, mask, policy_rngs[player] if policy_rngs else rng)
+        if hook is not None:
+            hook(state, player, action)
+        state.apply_action(action)
+        decisions += 1

@@ -1,0 +1,45 @@
+"""The one small protocol everything that picks actions implements (personas, random, RL, solvers).
+
+It lives in ``envs.core`` so that the Gymnasium adapter can host opponents without importing the
+``agents`` layer; concrete policies live in ``agents``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from envs.core.dice import Rng
+    from envs.core.game import State
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Pick an action for the seat to move.
+
+    ``state`` is the full game state (heuristics may read it; learned policies call
+    ``state.observation(state.current_player())``), ``mask`` a boolean vector over the scenario's
+    action ids, ``rng`` the policy's own random source.
+    """
+
+    name: str
+
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int: ...
+
+
+def legal_mask(state: State, num_actions: int) -> np.ndarray:
+    mask = np.zeros(num_actions, dtype=bool)
+    mask[state.legal_actions()] = True
+    return mask
+
+
+class UniformRandom:
+    """Picks uniformly among the legal actions."""
+
+    name = "random"
+
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
+        legal = np.flatnonzero(mask)
+        return int(legal[int(rng.random() * len(legal))])

@@ -1,0 +1,1 @@
+"""Run records, statistics, findings, reports and plots. Reads records; never plays games."""

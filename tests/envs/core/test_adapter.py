@@ -1,0 +1,103 @@
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+from envs.core.dice import Rng
+from envs.core.game import TERMINAL
+from envs.core.gym_adapter import GameEnv
+from envs.core.play import advance
+from envs.core.policy import UniformRandom
+
+
+def rollout(env: GameEnv, seed: int, steps: int = 200) -> list[tuple]:
+    obs, info = env.reset(seed=seed)
+    traj = [tuple(obs)]
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        legal = np.flatnonzero(env.action_masks())
+        a = int(rng.choice(legal))
+        obs, r, term, trunc, info = env.step(a)
+        traj.append((a, r, term, tuple(obs)))
+        if term or trunc:
+            obs, info = env.reset()
+            traj.append(tuple(obs))
+    return traj
+
+
+def test_toy_passes_both_checkers(toy):
+    env = GameEnv(toy, "race")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gym_check_env(env, skip_render_check=True)
+        sb3_check_env(env, warn=True)
+
+
+def test_registered_toy_id_makes_env(toy):
+    env = gym.make("rulebreaker/ToyPigRace-v0")
+    obs, info = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    assert info["action_mask"].dtype == bool
+
+
+def test_same_seed_same_trajectory_different_seed_differs(toy):
+    a = rollout(GameEnv(toy, "race"), seed=7)
+    b = rollout(GameEnv(toy, "race"), seed=7)
+    c = rollout(GameEnv(toy, "race"), seed=8)
+    assert a == b
+    assert a != c
+
+
+def test_illegal_action_ends_episode_with_penalty(toy):
+    env = GameEnv(toy, "race", illegal_action_penalty=-2.5)
+    env.reset(seed=0)
+
+    class OnlyRoll:
+        pass
+
+    # make ROLL illegal by asking for an action id outside the legal set: id 5 does not exist
+    obs, r, term, trunc, info = env.step(5)
+    assert term and not trunc
+    assert r == -2.5
+    assert info["illegal_action"] is True
+
+
+def test_terminal_reward_is_the_seats_return(toy):
+    env = GameEnv(toy, "race", seat=1)
+    total_wins = 0
+    for ep in range(30):
+        env.reset(seed=ep)
+        term = False
+        while not term:
+            obs, r, term, trunc, info = env.step(0 if env.state.turn_total < 10 else 1)
+        out = info["outcome"]
+        assert r == out["returns"][1]
+        total_wins += out["winner"] == 1
+    assert 0 < total_wins < 30
+
+
+def test_chance_outcomes_sum_to_one_and_advance_reaches_terminal(toy):
+    state = toy.new_game(toy.default_config(), "race")
+    state.apply_action(0)
+    assert abs(sum(p for _, p in state.chance_outcomes()) - 1) < 1e-12
+    advance(state, Rng(1), [UniformRandom(), UniformRandom()], 2)
+    assert state.current_player() == TERMINAL
+    assert state.outcome() is not None
+
+
+def test_clone_is_independent(toy):
+    s = toy.new_game(toy.default_config(), "race")
+    s.apply_action(0)
+    c = s.clone()
+    c.apply_chance(4)
+    assert s.turn_total == 0 and c.turn_total == 4
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_env_seat_gets_decisions(toy, seat):
+    env = GameEnv(toy, "race", seat=seat)
+    env.reset(seed=1)
+    assert env.state.current_player() == seat

@@ -1,0 +1,1 @@
+"""Experiment drivers (evaluate, train, discover, regress, sweeps) and the ``rulebreaker`` CLI."""

@@ -1,0 +1,207 @@
+"""The ``rulebreaker`` command line (typer + rich).
+
+Bad input (unknown ruleset/agent, invalid rules file, bad argument) prints one readable line and
+exits with code 2; it never shows a stack trace.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from envs.core.errors import UserError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Find dominant strategies and broken rules in tabletop RPG rulesets.")
+rules_app = typer.Typer(no_args_is_help=True, help="Inspect rules configs.")
+app.add_typer(rules_app, name="rules")
+
+out = Console()
+err = Console(stderr=True)
+
+RulesOpt = Annotated[Path | None, typer.Option("--rules", help="A variant TOML overriding rules.toml.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Base seed; the same seed gives the same games.")]
+
+
+def _ruleset(name: str):  # type: ignore[no-untyped-def]
+    from envs import get_ruleset
+
+    return get_ruleset(name)
+
+
+def _config(ruleset: Any, rules: Path | None):  # type: ignore[no-untyped-def]
+    from envs.core.config import load_config
+
+    return load_config(ruleset, rules)
+
+
+@app.command()
+def rulesets() -> None:
+    """List rulesets, their scenarios, env ids and personas."""
+    from agents.registry import describe
+    from envs import all_rulesets
+
+    table = Table(title="rulesets")
+    for col in ("ruleset", "scenario", "env id", "players", "agents"):
+        table.add_column(col)
+    for name, rs in sorted(all_rulesets().items()):
+        cfg = rs.default_config()
+        agents = ", ".join(describe(name))
+        for sname, sc in rs.scenarios.items():
+            table.add_row(name, sname, rs.env_id(sname), str(sc.players(cfg)), agents)
+    out.print(table)
+    for name in sorted(all_rulesets()):
+        for agent, doc in describe(name).items():
+            out.print(f"[bold]{name}[/bold] {agent}: {doc}")
+
+
+@rules_app.command("show")
+def rules_show(ruleset: str, rules: RulesOpt = None,
+               as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Print the resolved rules config of RULESET (with a variant's overrides) and its hash."""
+    from envs.core.config import config_dict, config_hash, flat_items
+
+    rs = _ruleset(ruleset)
+    cfg = _config(rs, rules)
+    if as_json:
+        print(json.dumps({"ruleset": rs.name, "rules_hash": config_hash(cfg), "config": config_dict(cfg)}, indent=2))
+        return
+    table = Table(title=f"{rs.name} rules ({rules or rs.rules_path.name}) hash {config_hash(cfg)}")
+    table.add_column("key")
+    table.add_column("value")
+    for k, v in flat_items(config_dict(cfg)):
+        table.add_row(k, json.dumps(v))
+    out.print(table)
+
+
+@app.command()
+def play(ruleset: str, scenario: str,
+         agents: Annotated[str, typer.Option("--agents", help="Comma-separated agent per seat.")] = "random",
+         seed: SeedOpt = 0, rules: RulesOpt = None) -> None:
+    """Play one narrated game, turn by turn."""
+    from agents.registry import parse_agents
+    from envs.core.config import config_dict
+    from training.runner import GameJob, play_game
+
+    rs = _ruleset(ruleset)
+    cfg = _config(rs, rules)
+    sc = rs.scenario(scenario)
+    n = sc.players(cfg)
+    names = [a.strip() for a in agents.split(",") if a.strip()]
+    if len(names) == 1:
+        names = names * n
+    if len(names) != n:
+        raise UserError(f"{scenario} has {n} seats; --agents names {len(names)} ({agents})")
+    policies = parse_agents(rs.name, ",".join(names), scenario)
+    job = GameJob(rs.name, scenario, config_dict(cfg), tuple(names), seed, narrate=True)
+    rec = play_game(job, policies)
+    out.rule(f"{rs.name} {scenario} — seed {seed} — " + " vs ".join(names))
+    for line in rec.log:
+        out.print(line, highlight=False)
+    winner = "nobody" if rec.winner is None else f"seat {rec.winner} ({names[rec.winner]})"
+    out.rule(f"winner: {winner}; ended by {rec.reason} after {rec.length} decisions; returns {list(rec.returns)}")
+
+
+@app.command()
+def evaluate(ruleset: str, scenario: str,
+             agents: Annotated[str | None, typer.Option("--agents", help="Comma-separated agents; default all.")] = None,
+             games: Annotated[int, typer.Option("--games", min=1, help="Games per matchup.")] = 200,
+             seed: SeedOpt = 0, rules: RulesOpt = None,
+             workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
+             as_json: Annotated[bool, typer.Option("--json", help="Print metrics as JSON.")] = False,
+             out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory for the record.")] = None,
+             ) -> None:
+    """Matchup matrix with Wilson 95% intervals, seat advantage, game lengths, reasons games ended."""
+    from agents.registry import agent_names, make_agent
+    from envs.core.config import config_dict, config_hash
+    from results.records import new_run_dir, write_record
+    from training.evaluate import evaluate as run_eval
+    from training.progress import progress_bar
+
+    rs = _ruleset(ruleset)
+    cfg = _config(rs, rules)
+    rs.scenario(scenario)
+    names = [a.strip() for a in agents.split(",")] if agents else agent_names(rs.name)
+    for n in names:
+        make_agent(rs.name, n, scenario)  # validates names before any game is played
+    from training.evaluate import matchup_jobs
+
+    total = len(matchup_jobs(rs, scenario, cfg, names, games, seed)[0])
+    with progress_bar(total, f"{rs.name} {scenario}") as advance:
+        ev = run_eval(rs, scenario, cfg, names, games, seed, workers=workers, progress=advance)
+    metrics = ev.metrics()
+    run_dir = out_dir or new_run_dir(rs.name, scenario, kind="evaluate")
+    path = write_record(Path(run_dir), command="evaluate", ruleset=rs.name, scenario=scenario,
+                        config=config_dict(cfg), rules_hash=config_hash(cfg), seed=seed, metrics=metrics,
+                        extra={"agents": names, "games": games, "games_detail": [r.to_dict() for r in ev.records]})
+    if as_json:
+        print(json.dumps({"ruleset": rs.name, "scenario": scenario, "rules_hash": config_hash(cfg), "seed": seed,
+                          "agents": names, "games": games, "metrics": metrics}, indent=2, sort_keys=True))
+        err.print(f"record: {path}")
+        return
+    from results.tables import print_evaluation
+
+    print_evaluation(out, metrics, names, title=f"{rs.name} {scenario} (rules {config_hash(cfg)}, seed {seed})")
+    out.print(f"record: {path}")
+
+
+@app.command()
+def demo() -> None:
+    """The built-in default job: a narrated blackbird game and a short persona playtest."""
+    from envs import all_rulesets
+
+    rss = all_rulesets()
+    name = "blackbird" if "blackbird" in rss else sorted(rss)[0]
+    rs = rss[name]
+    sc = next(iter(rs.scenarios))
+    play(name, sc, agents="random", seed=1, rules=None)
+    evaluate(name, sc, agents=None, games=100, seed=1, rules=None, workers=2, as_json=False, out_dir=None)
+
+
+# Commands that live in their own modules register themselves on ``app`` when imported.
+_COMMAND_MODULES = ("training.cli_train", "training.cli_odds", "training.cli_solve", "training.cli_regress",
+                    "training.cli_discover", "training.cli_bench")
+
+
+def _load_command_modules() -> None:
+    import importlib
+
+    for name in _COMMAND_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as e:  # that command is not written yet
+            if e.name != name:
+                raise
+
+
+def main() -> None:
+    _load_command_modules()
+    try:
+        app(standalone_mode=False)
+    except UserError as e:
+        from rich.markup import escape
+
+        err.print(f"[bold red]error:[/bold red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("aborted")
+        sys.exit(130)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except Exception as e:  # click usage errors
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""Playing many games: the only place that owns game seeds and worker processes.
+
+A :class:`GameJob` names everything a game needs by value (ruleset name, scenario, resolved config
+as a dict, agent names per seat, game seed), so jobs can be shipped to worker processes and every
+game can be replayed exactly from its record.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from envs.core.dice import Rng, seed_for
+from envs.core.game import State
+from envs.core.play import advance
+from envs.core.policy import Policy
+
+CHANCE_STREAM = 0
+POLICY_STREAM = 1000
+
+
+@dataclass(frozen=True)
+class GameJob:
+    ruleset: str
+    scenario: str
+    config: tuple[tuple[str, Any], ...] | dict[str, Any]  # resolved config as a dict
+    agents: tuple[str, ...]  # one agent name per seat
+    seed: int
+    index: int = 0  # position in the batch (results come back in this order)
+    trace: bool = False  # keep decisions (context, option) and resource trajectories
+    narrate: bool = False  # keep the event log text
+    forbid: tuple[tuple[int, str], ...] = ()  # (seat, option group) masked out: restricted play
+
+
+@dataclass
+class GameRecord:
+    index: int
+    seed: int
+    agents: tuple[str, ...]
+    winner: int | None
+    reason: str
+    returns: tuple[float, ...]
+    length: int
+    decisions: list[tuple[int, str, str]] = field(default_factory=list)  # (seat, context, option)
+    resources: list[dict[str, Any]] = field(default_factory=list)  # per decision: seat -> resources
+    log: list[str] = field(default_factory=list)
+    actions: list[tuple[int, int]] = field(default_factory=list)  # (seat, action) for replays
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index, "seed": self.seed, "agents": list(self.agents), "winner": self.winner,
+            "reason": self.reason, "returns": list(self.returns), "length": self.length,
+        }
+
+
+class RestrictedPolicy:
+    """Wraps a policy so that it never picks actions of a forbidden option group (restricted play)."""
+
+    def __init__(self, inner: Policy, forbidden: str) -> None:
+        self.inner = inner
+        self.forbidden = forbidden
+        self.name = f"{inner.name}-no-{forbidden}"
+
+    def act(self, state: State, mask, rng: Rng) -> int:  # type: ignore[no-untyped-def]
+        m = mask.copy()
+        for a in state.legal_actions():
+            if state.option_of(a) == self.forbidden:
+                m[a] = False
+        if not m.any():  # the forbidden option is the only legal move: it must be taken
+            m = mask
+        return self.inner.act(state, m, rng)
+
+
+@lru_cache(maxsize=64)
+def _config_from_items(ruleset: str, items: str) -> BaseModel:
+    import json
+
+    from envs.core.config import validate_config
+    from envs.core.registry import get_ruleset
+
+    rs = get_ruleset(ruleset)
+    return validate_config(rs.config_model, json.loads(items), "job config")
+
+
+def _config(job: GameJob) -> BaseModel:
+    import json
+
+    cfg = job.config if isinstance(job.config, dict) else dict(job.config)
+    return _config_from_items(job.ruleset, json.dumps(cfg, sort_keys=True))
+
+
+_AGENT_CACHE: dict[tuple[str, str, str], Policy] = {}
+
+
+def _agent(ruleset: str, scenario: str, name: str) -> Policy:
+    from agents.registry import make_agent
+
+    key = (ruleset, scenario, name)
+    if key not in _AGENT_CACHE:
+        _AGENT_CACHE[key] = make_agent(ruleset, name, scenario)
+    return _AGENT_CACHE[key]
+
+
+def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRecord:
+    """Play one game to the end and return its record."""
+    from envs.core.registry import get_ruleset
+
+    ruleset = get_ruleset(job.ruleset)
+    scenario = ruleset.scenario(job.scenario)
+    config = _config(job)
+    if policies is None:
+        policies = [_agent(job.ruleset, job.scenario, a) for a in job.agents]
+    pols: list[Policy] = list(policies)
+    for seat, group in job.forbid:
+        pols[seat] = RestrictedPolicy(pols[seat], group)
+    state = scenario.new_game(config)
+    n = state.num_players
+    if len(pols) != n:
+        raise ValueError(f"{job.scenario} needs {n} agents, got {len(pols)}")
+    chance = Rng(seed_for(job.seed, CHANCE_STREAM))
+    prngs = [Rng(seed_for(job.seed, POLICY_STREAM + s)) for s in range(n)]
+    rec = GameRecord(job.index, job.seed, tuple(job.agents), None, "", (), 0)
+
+    def hook(st: State, seat: int, action: int) -> None:
+        rec.actions.append((seat, action))
+        if job.trace:
+            rec.decisions.append((seat, st.decision_context(), st.option_of(action) or st.action_label(action)))
+            rec.resources.append({"seat": seat, **st.resources(seat)})
+
+    rec.length = advance(state, chance, pols, scenario.num_actions, policy_rngs=prngs, hook=hook,
+                         max_steps=max(10 * scenario.max_episode_steps, 10_000))
+    out = state.outcome()
+    assert out is not None
+    rec.winner, rec.reason, rec.returns = out.winner, out.reason.value, out.returns
+    if job.narrate:
+        rec.log = [e.text for e in state.log]
+    return rec
+
+
+def _play_chunk(jobs: list[GameJob]) -> list[GameRecord]:
+    return [play_game(j) for j in jobs]
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def run_games(jobs: Sequence[GameJob], workers: int = 1,
+              progress: Callable[[int], None] | None = None, chunk: int = 32) -> list[GameRecord]:
+    """Play every job; results in job order, identical whatever the number of workers."""
+    jobs = list(jobs)
+    if workers <= 1 or len(jobs) <= chunk:
+        out = []
+        for j in jobs:
+            out.append(play_game(j))
+            if progress:
+                progress(1)
+        return out
+    chunks = [jobs[i : i + chunk] for i in range(0, len(jobs), chunk)]
+    results: list[GameRecord] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for batch in pool.map(_play_chunk, chunks):
+            results.extend(batch)
+            if progress:
+                progress(len(batch))
+    results.sort(key=lambda r: r.index)
+    return results
+
+
+def seeds(base_seed: int, count: int) -> list[int]:
+    return [seed_for(base_seed, i) for i in range(count)]
+
+
+def iter_indexed(jobs: Iterable[GameJob]) -> list[GameJob]:
+    from dataclasses import replace
+
+    return [replace(j, index=i) for i, j in enumerate(jobs)]
