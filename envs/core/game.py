@@ -158,6 +158,10 @@ class State(ABC):
     def clone(self) -> State:
         return copy.deepcopy(self)
 
+    def key(self) -> Hashable:
+        """A hashable canonical form of the position (no log), for exact solvers' memo tables."""
+        raise NotImplementedError(f"{type(self).__name__} has no canonical key; it cannot be solved exactly")
+
 
 class IllegalActionError(ValueError):
     """An action id that is not legal in the current state."""
