@@ -1,0 +1,108 @@
+"""``rulebreaker regress``: a verdict on a rule change with an exit code (0 no change, 1 changed, 2 bad input)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from envs.core.errors import UserError
+from training.cli import app, err, out
+from training.regress import (
+    DEFAULT_ALPHA,
+    DEFAULT_BETA,
+    DEFAULT_GAMES,
+    DEFAULT_MIN_EFFECT,
+    RegressResult,
+    baseline_path,
+    load_baseline,
+    make_baseline,
+    regress,
+    save_baseline,
+)
+
+
+@app.command("regress")
+def regress_cmd(
+    ruleset: str,
+    rules: Annotated[Path | None, typer.Option("--rules", help="The variant TOML to check (required unless --update-baseline).")] = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Baseline file; default results/baselines/<ruleset>-<scenario>.json.")] = None,
+    scenario: Annotated[str | None, typer.Option("--scenario", help="One scenario; default every scenario of the ruleset.")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", min=1e-6, max=0.5, help="False-alarm rate of the SPRT.")] = DEFAULT_ALPHA,
+    beta: Annotated[float, typer.Option("--beta", min=1e-6, max=0.5, help="Miss rate of the SPRT.")] = DEFAULT_BETA,
+    min_effect: Annotated[float, typer.Option("--min-effect", min=1e-4, help="Smallest change worth reporting: absolute for rates and returns (0.03 = 3 points), relative for other values.")] = DEFAULT_MIN_EFFECT,
+    max_games: Annotated[int | None, typer.Option("--max-games", min=1, help="Cap on variant games per scenario.")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+    update_baseline: Annotated[bool, typer.Option("--update-baseline", help="Write the baseline from --rules (default: the rules as written) and exit.")] = False,
+    games: Annotated[int, typer.Option("--games", min=10, help="Games per matchup when writing a baseline.")] = DEFAULT_GAMES,
+    seed: Annotated[int, typer.Option("--seed", help="Seed when writing a baseline.")] = 20261129,
+) -> None:
+    """Did this rule change move the balance? Exit 0 no significant change, 1 significant change, 2 bad input."""
+    from agents.registry import agent_names
+    from envs import get_ruleset
+    from envs.core.config import load_config
+    from training.progress import progress_bar
+
+    rs = get_ruleset(ruleset)
+    scenarios = [rs.scenario(scenario).name] if scenario else list(rs.scenarios)
+    if baseline is not None and len(scenarios) > 1:
+        raise UserError("--baseline names one file: give --scenario too")
+    if not update_baseline and rules is None:
+        raise UserError("--rules VARIANT.toml is required (or --update-baseline to write the baseline)")
+    config = load_config(rs, rules)
+    if update_baseline:
+        for sc in scenarios:
+            path = baseline or baseline_path(rs.name, sc)
+            names = agent_names(rs.name)
+            total = len(names) * (len(names) - 1) * games  # upper bound for the bar
+            with progress_bar(total, f"baseline {rs.name} {sc}") as adv:
+                b = make_baseline(rs, sc, config, names, games, seed, workers=workers, progress=adv)
+            save_baseline(b, path)
+            err.print(f"baseline written: {path} ({len(b.jobs)} games, rules {b.rules_hash})")
+        return
+    results: list[RegressResult] = []
+    for sc in scenarios:
+        path = baseline or baseline_path(rs.name, sc)
+        b = load_baseline(path, rs, sc)
+        with progress_bar(max_games or len(b.jobs), f"regress {rs.name} {sc}") as adv:
+            results.append(regress(rs, sc, config, b, alpha, beta, min_effect, max_games, workers, adv))
+    code = max(r.exit_code for r in results)
+    if as_json:
+        print(json.dumps({"exit_code": code, "scenarios": [r.to_json() for r in results]}, indent=2))
+    else:
+        for r in results:
+            _print(r)
+    sys.exit(code)
+
+
+def _print(r: RegressResult) -> None:
+    head = (f"{r.ruleset} {r.scenario}: rules {r.variant_hash} vs baseline {r.baseline_hash}, "
+            f"{r.games_played}/{r.games_available} paired games" + (" (SPRT stopped early)" if r.stopped_early else ""))
+    out.rule(escape(head))
+    if r.changed:
+        out.print(f"[bold red]{len(r.changed)} significant change(s):[/bold red]")
+        for m in r.changed:
+            out.print(f"  • {escape(m.sentence())}", highlight=False)
+    else:
+        out.print("[bold green]No significant change[/bold green] beyond the minimum effect.")
+    t = Table(show_lines=False)
+    for c in ("metric", "baseline", "variant", "change", "95% CI", "verdict"):
+        t.add_column(c)
+    for m in r.metrics:
+        if m.kind == "rate":
+            f = lambda x: f"{100 * x:.1f}%"  # noqa: E731
+            d = lambda x: f"{100 * x:+.1f}"  # noqa: E731
+        else:
+            f = lambda x: f"{x:.3g}"  # noqa: E731
+            d = lambda x: f"{x:+.3g}"  # noqa: E731
+        style = {"changed": "red", "undecided": "yellow", "unchanged": "green"}[m.verdict.value]
+        t.add_row(escape(m.metric) + (" *" if m.primary else ""), f(m.baseline), f(m.variant), d(m.change),
+                  f"[{d(m.ci[0])}, {d(m.ci[1])}]", f"[{style}]{m.verdict.value}[/{style}]")
+    out.print(t)
+    out.print("* primary metric (paired SPRT); others: paired 95% intervals, Bonferroni-corrected.")
