@@ -21,3 +21,20 @@ def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None]]:
                   TimeRemainingColumn(), console=Console(stderr=True), transient=True) as p:
         task = p.add_task(label, total=total)
         yield lambda n: p.advance(task, n)
+
+
+@contextmanager
+def stage_progress(label: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar whose description follows the current stage: ``update(stage, done, total)``."""
+    enabled = sys.stderr.isatty() and not os.environ.get("CI")
+    if not enabled:
+        yield lambda stage, done, total: None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as p:
+        task = p.add_task(label, total=1)
+
+        def update(stage: str, done: int, total: int) -> None:
+            p.update(task, description=f"{label}: {stage}", completed=done, total=total)
+
+        yield update

@@ -1,0 +1,32 @@
+"""Discovery budgets: how many games and training steps each stage gets.
+
+quick ≤ 2 minutes wall per scenario on a 2-core machine, standard ≤ 15, deep unbounded.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Budget(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    round_robin_games: int = Field(description="games per matchup in the persona round-robin")
+    restricted_deals: int = Field(description="paired deals per (agent, forbidden option) in restricted play")
+    sensitivity_games: int = Field(description="games per matchup per knob value in rule sensitivity")
+    rl_steps: int = Field(description="training steps per RL run (0: no RL)")
+    rl_eval_games: int = Field(description="games per matchup for the RL agent against each persona")
+    restricted_retrain: bool = Field(False, description="retrain the RL agent with each option forbidden")
+    example_games: int = Field(3, description="narrated example games in the report")
+    wall_seconds: float | None = Field(None, description="target wall time per scenario (informative)")
+
+
+BUDGETS: dict[str, Budget] = {
+    "quick": Budget(name="quick", round_robin_games=100, restricted_deals=150, sensitivity_games=60,
+                    rl_steps=20_000, rl_eval_games=100, wall_seconds=120),
+    "standard": Budget(name="standard", round_robin_games=400, restricted_deals=600, sensitivity_games=200,
+                       rl_steps=300_000, rl_eval_games=400, wall_seconds=900),
+    "deep": Budget(name="deep", round_robin_games=1500, restricted_deals=2000, sensitivity_games=800,
+                   rl_steps=3_000_000, rl_eval_games=1500, restricted_retrain=True, wall_seconds=None),
+}

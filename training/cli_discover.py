@@ -1,0 +1,105 @@
+"""``rulebreaker discover``: the main job — findings, report, example games."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from envs.core.errors import UserError
+from training.cli import app, err, out
+
+SEVERITIES = ("info", "low", "medium", "high")
+
+
+def replay_command(run_dir: Path, gid: str) -> str:
+    return f"rulebreaker play --replay {run_dir / gid}"
+
+
+def _examples(d: Any, run_dir: Path, limit: int) -> list[dict[str, Any]]:
+    from training.runner import GameJob, play_game
+
+    wanted: list[tuple[str, str]] = []
+    for f in d.findings:
+        if f.evidence and f.evidence not in [w[0] for w in wanted]:
+            wanted.append((f.evidence, f"{f.kind.value}: {f.subject}"))
+    if not wanted and d.games:
+        gid = next(iter(d.games))
+        wanted.append((gid, "a round-robin game"))
+    exs = []
+    for gid, title in wanted[:limit]:
+        g = d.games[gid]
+        job = GameJob(g["ruleset"], g["scenario"], g["config"], tuple(g["agents"]), g["seed"],
+                      narrate=True, forbid=tuple((int(s), str(o)) for s, o in g["forbid"]))
+        rec = play_game(job)
+        who = " vs ".join(g["agents"]) + (f", forbidding {g['forbid']}" if g["forbid"] else "")
+        exs.append({"id": gid, "title": f"{title} — {who}", "replay": replay_command(run_dir, gid), "log": rec.log})
+    return exs
+
+
+@app.command("discover")
+def discover_cmd(
+    ruleset: str,
+    scenario: Annotated[str | None, typer.Argument(help="One scenario; default every scenario.")] = None,
+    rules: Annotated[Path | None, typer.Option("--rules", help="A variant TOML to examine.")] = None,
+    budget: Annotated[str, typer.Option("--budget", help="quick (≤2 min per scenario), standard (≤15), deep.")] = "quick",
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Output folder; default runs/<stamp>-<ruleset>-discover.")] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 if a finding has this severity or higher.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    workers: Annotated[int, typer.Option("--workers", min=1)] = 2,
+    no_rl: Annotated[bool, typer.Option("--no-rl", help="Skip RL training (personas only).")] = False,
+) -> None:
+    """Find dominant strategies and degenerate rules; write findings.json, report.md and report.html."""
+    from envs import get_ruleset
+    from envs.core.config import config_dict
+    from results.records import atomic_write_json, new_run_dir, write_record
+    from results.report import build_report
+    from training.budgets import BUDGETS
+    from training.discover import make_discovery, run_discovery
+
+    if budget not in BUDGETS:
+        raise UserError(f"unknown budget '{budget}'; valid: {', '.join(BUDGETS)}")
+    if fail_on is not None and fail_on not in SEVERITIES:
+        raise UserError(f"unknown severity '{fail_on}' for --fail-on; valid: {', '.join(SEVERITIES)}")
+    rs = get_ruleset(ruleset)
+    scenarios = [rs.scenario(scenario).name] if scenario else list(rs.scenarios)
+    root = out_dir or new_run_dir(rs.name, "all" if len(scenarios) > 1 else scenarios[0], kind="discover")
+    rl_stage = None
+    if not no_rl:
+        try:
+            from training.discover_rl import rl_stage
+        except ModuleNotFoundError as e:
+            if e.name != "training.discover_rl":
+                raise
+    worst = -1
+    for sc in scenarios:
+        run_dir = Path(root) / sc if len(scenarios) > 1 else Path(root)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        from training.progress import stage_progress
+
+        with stage_progress(f"discover {rs.name} {sc}") as prog:
+            d = make_discovery(rs, sc, rules, BUDGETS[budget], seed, workers, run_dir, progress=prog, rl=not no_rl)
+            result = run_discovery(d, rl_stage)
+        atomic_write_json(run_dir / "findings.json", result)
+        atomic_write_json(run_dir / "games.json", d.games)
+        atomic_write_json(run_dir / "sections.json", d.sections)
+        examples = _examples(d, run_dir, BUDGETS[budget].example_games)
+        md, html = build_report(run_dir, result, d.sections, examples, d.timings)
+        write_record(run_dir, command="discover", ruleset=rs.name, scenario=sc,
+                     config=config_dict(d.config),
+                     rules_hash=result["rules_hash"], seed=seed, metrics={"findings": len(result["findings"])},
+                     extra={"budget": budget, "variant": str(rules) if rules else None, "timings": d.timings})
+        out.rule(escape(f"{rs.name} {sc}: {len(result['findings'])} finding(s), {d.timings['total']:.0f} s"))
+        for f in result["findings"]:
+            out.print(escape(f"[{f['severity']}] {f['kind']} · {f['subject']}: {f['summary']}"), highlight=False)
+        if not result["findings"]:
+            out.print("No finding cleared its threshold.")
+        out.print(f"report: {md}  ·  {html}")
+        for f in result["findings"]:
+            worst = max(worst, SEVERITIES.index(f["severity"]))
+    if fail_on is not None and worst >= SEVERITIES.index(fail_on):
+        sys.exit(1)
