@@ -1,0 +1,123 @@
+"""Crossroads dice: 3d10 roll-under with one die assigned to each stat (Rules 3-5), pure functions.
+
+:func:`odds` is the exact distribution a ``rulebreaker odds crossroads --stats G,KH,M`` command
+prints: the number of successes under the optimal assignment ("0".."3") and the chance of a
+crossroads ("crossroads_double", "crossroads_triple"). It walks the 220 sorted multisets of 3d10 with
+their multinomial weights and a greedy matching, so it is independent of the brute-force enumeration
+over 1,000 ordered rolls x 6 assignments that the tests use as its oracle.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from fractions import Fraction
+from itertools import combinations_with_replacement
+from math import factorial
+
+DICE = 3
+SIDES = 10
+STATS = ("G", "KH", "M")
+
+PERMUTATIONS: tuple[tuple[int, int, int], ...] = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+"""Assignment ``p``: stat ``i`` (G, KH, M) gets die ``dice[p[i]]``."""
+
+
+class Crossroads(enum.IntEnum):
+    """Rule 5: what a 3d10 roll shows besides its faces."""
+
+    NONE = 0
+    DOUBLE = 1
+    TRIPLE = 2
+
+
+def crossroads_of(dice: Sequence[int]) -> Crossroads:
+    """Rule 5: two equal dice are a double, three a triple."""
+    a, b, c = dice
+    if a == b == c:
+        return Crossroads.TRIPLE
+    if a == b or b == c or a == c:
+        return Crossroads.DOUBLE
+    return Crossroads.NONE
+
+
+def success_flags(dice: Sequence[int], perm: Sequence[int], stats: Sequence[int]) -> tuple[bool, bool, bool]:
+    """Rule 3: per-stat success flags of an assignment: the die given to a stat succeeds if <= the stat."""
+    return (dice[perm[0]] <= stats[0], dice[perm[1]] <= stats[1], dice[perm[2]] <= stats[2])
+
+
+def successes(dice: Sequence[int], perm: Sequence[int], stats: Sequence[int]) -> int:
+    """Rule 3: the number of successes of an assignment."""
+    return sum(success_flags(dice, perm, stats))
+
+
+def max_successes(dice: Sequence[int], stats: Sequence[int]) -> int:
+    """Rule 3: the most successes any assignment of ``dice`` to ``stats`` can give (greedy matching).
+
+    Stats in ascending order each take the smallest unused die if it fits; that matching is maximal
+    for roll-under pairs (a smaller die fits every stat a larger one fits).
+    """
+    ds = sorted(dice)
+    i = 0
+    for s in sorted(stats):
+        if i < len(ds) and ds[i] <= s:
+            i += 1
+    return i
+
+
+def optimal_permutations(dice: Sequence[int], stats: Sequence[int]) -> list[int]:
+    """Indices into :data:`PERMUTATIONS` that reach :func:`max_successes`."""
+    best = max_successes(dice, stats)
+    return [k for k, p in enumerate(PERMUTATIONS) if successes(dice, p, stats) == best]
+
+
+def faction_successes(dice: Sequence[int], target: int) -> int:
+    """Rule 4: each die at or below the faction's target (its Influence) is a success."""
+    return sum(1 for d in dice if d <= target)
+
+
+def multisets() -> list[tuple[tuple[int, int, int], Fraction]]:
+    """The 220 sorted 3d10 outcomes with their exact probabilities (multinomial weight / 1000)."""
+    out = []
+    total = SIDES**DICE
+    for combo in combinations_with_replacement(range(1, SIDES + 1), DICE):
+        weight = factorial(DICE)
+        for v in set(combo):
+            weight //= factorial(combo.count(v))
+        out.append((combo, Fraction(weight, total)))
+    return out
+
+
+_MULTISETS = multisets()
+CHANCE_OUTCOMES: list[tuple[tuple[int, int, int], float]] = [(m, float(p)) for m, p in _MULTISETS]
+"""Rules 3-5 chance node: sorted dice and probability (floats, for solvers)."""
+
+
+def odds(stats: Sequence[int]) -> dict[str, Fraction]:
+    """Exact odds of one stat check (Rules 3 and 5) for stats ``(G, KH, M)`` under optimal assignment.
+
+    Keys "0".."3": probability of exactly k successes; "crossroads_double" / "crossroads_triple":
+    probability of a double (exactly two equal dice) / a triple.
+    """
+    if len(stats) != DICE:
+        raise ValueError(f"need three stats (G, KH, M), got {len(stats)}")
+    table: dict[str, Fraction] = {str(k): Fraction(0) for k in range(DICE + 1)}
+    table["crossroads_double"] = Fraction(0)
+    table["crossroads_triple"] = Fraction(0)
+    for dice, p in _MULTISETS:
+        table[str(max_successes(dice, stats))] += p
+        cr = crossroads_of(dice)
+        if cr is Crossroads.DOUBLE:
+            table["crossroads_double"] += p
+        elif cr is Crossroads.TRIPLE:
+            table["crossroads_triple"] += p
+    return table
+
+
+def parse_stats(text: str) -> tuple[int, int, int]:
+    """Parse ``"4,4,4"`` (G,KH,M) for the odds command; a clear ValueError otherwise."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != DICE or not all(p.lstrip("-").isdigit() for p in parts):
+        raise ValueError(f"--stats needs three integers G,KH,M (e.g. 4,4,4), got '{text}'")
+    g, kh, m = (int(p) for p in parts)
+    return g, kh, m

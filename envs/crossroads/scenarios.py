@@ -1,0 +1,56 @@
+"""Crossroads scenarios: ``episode`` (Rules 1-13, 2-5 seats by ``episode.players``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from envs.core.game import Scenario
+from envs.crossroads.config import MAX_SEATS, CrossroadsConfig
+from envs.crossroads.engine import CONTEXT_NAMES, NUM_ACTIONS, OBS_SIZE, CrossroadsState
+
+OPTION_GROUPS = (
+    "build", "optimal_assignment", "suboptimal_assignment",
+    "spend_stat", "spend_plus_c", "spend_remove_minus_c",
+    "introduce", "deal", "confront",
+    "target_leader", "target_other", "oppose_own_character", "oppose_common", "oppose_faction", "no_opposition",
+    "aim_minus_c", "aim_plus_c", "aim_goal", "deal_own_faction", "deal_other_faction", "deal_against",
+    "burn_before", "burn_after", "trade", "loser_mark", "lower_influence",
+    "outcome_stat", "outcome_plus_c", "outcome_remove_minus_c", "outcome_goal", "outcome_harm_stat",
+    "outcome_harm_condition", "outcome_unmark", "outcome_kill", "outcome_influence", "pass",
+)
+"""Option groups :meth:`CrossroadsState.option_of` returns (restricted play forbids one at a time)."""
+
+DECISION_CONTEXTS = CONTEXT_NAMES
+
+
+def new_episode(config: BaseModel) -> CrossroadsState:
+    """A fresh episode: setup starts with seat 0 building its character (or a roll for the first player)."""
+    assert isinstance(config, CrossroadsConfig)
+    return CrossroadsState(config)
+
+
+def episode_players(config: BaseModel) -> int:
+    assert isinstance(config, CrossroadsConfig)
+    return config.episode.players
+
+
+EPISODE = Scenario(
+    name="episode",
+    title="Episode",
+    description=(
+        "A whole GM-less episode for 2-5 players (episode.players, default 3): build a character (12 points over "
+        "G/KH/M), present a faction, then take turns as Admin framing introductions, deals and confrontations "
+        "until three exits or the scene limit. Reward: +1 goal achieved, -1 personal character written off, "
+        "+-0.25 for the faction's Influence change."
+    ),
+    num_players=episode_players,
+    num_actions=NUM_ACTIONS,
+    observation_size=OBS_SIZE,
+    new_game=new_episode,
+    max_episode_steps=3000,
+    player_names=tuple(f"Player {i + 1}" for i in range(MAX_SEATS)),
+    observation_bounds=(0.0, 1.0),
+    option_groups=OPTION_GROUPS,
+)
+
+SCENARIOS = {"episode": EPISODE}
