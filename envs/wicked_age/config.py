@@ -1,0 +1,232 @@
+"""The typed rules config of In a Wicked Age (every [decision] of docs/rules/wicked_age.md is a key)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from envs.core.config import RulesModel
+
+PC_FORMS: tuple[str, ...] = ("covertly", "directly", "for_myself", "for_others", "with_love", "with_violence")
+"""Rule 1: the six PC forms, in this fixed order (form ids 0..5)."""
+NPC_FORMS: tuple[str, ...] = ("action", "maneuvering", "self_protection")
+"""Rule 2: the three NPC forms (form ids 0..2; each holds two dice)."""
+ALL_FORMS = PC_FORMS + NPC_FORMS
+
+OfferKind = Literal["loser_choice", "winner_choice", "concede_stake"]
+OFFER_KINDS: tuple[str, ...] = ("loser_choice", "winner_choice", "concede_stake")
+
+
+def parse_strength(spec: str) -> tuple[str, str, bool, str | None]:
+    """Parse 'form[:potent|twice_potent][:general][:consequential=FORM]' (Rule 5).
+
+    Returns (required form, level, general, consequential form or None). Raises ValueError.
+    """
+    parts = [p.strip() for p in spec.split(":") if p.strip()]
+    if not parts or parts[0] not in ALL_FORMS:
+        raise ValueError(f"strength '{spec}': first part must be a form, one of {', '.join(ALL_FORMS)}")
+    level, general, conseq = "base", False, None
+    for p in parts[1:]:
+        if p in ("potent", "twice_potent"):
+            level = p
+        elif p == "general":
+            general = True
+        elif p.startswith("consequential="):
+            conseq = p.split("=", 1)[1]
+            if conseq not in ALL_FORMS:
+                raise ValueError(f"strength '{spec}': consequential form must be one of {', '.join(ALL_FORMS)}")
+        elif p in ("unique", "far_reaching"):
+            continue  # Rule 5: no dice effect
+        else:
+            raise ValueError(f"strength '{spec}': unknown part '{p}' (potent, twice_potent, general, "
+                             "consequential=FORM, unique, far_reaching)")
+    return parts[0], level, general, conseq
+
+
+def _check_strengths(v: list[list[str]]) -> list[list[str]]:
+    for seat in v:
+        for s in seat:
+            parse_strength(s)
+    return v
+
+
+class FormsRules(RulesModel):
+    """Rules 1-3: the forms and the die ladder."""
+
+    pc_dice: list[int] = Field([12, 10, 8, 6, 6, 4], min_length=6, max_length=6,
+                               description="Rule 1: the six dice a PC assigns to its forms")
+    npc_pairs: list[list[int]] = Field([[12, 8], [10, 6], [6, 4]], min_length=3, max_length=3,
+                                       description="Rule 2: the three die pairs an NPC assigns to its forms")
+    ladder: list[int] = Field([12, 10, 8, 6, 4], min_length=1,
+                              description="Rule 3: the die ladder, largest first; below the last is 0")
+
+    @field_validator("pc_dice", "ladder")
+    @classmethod
+    def _sizes(cls, v: list[int]) -> list[int]:
+        if any(x < 0 or x > 30 for x in v):
+            raise ValueError("die sizes must be between 0 and 30")
+        return v
+
+    @field_validator("npc_pairs")
+    @classmethod
+    def _pairs(cls, v: list[list[int]]) -> list[list[int]]:
+        if any(len(p) != 2 or any(x < 0 or x > 30 for x in p) for p in v):
+            raise ValueError("each NPC pair is two die sizes between 0 and 30")
+        return v
+
+    @field_validator("ladder")
+    @classmethod
+    def _descending(cls, v: list[int]) -> list[int]:
+        if list(v) != sorted(v, reverse=True) or len(set(v)) != len(v):
+            raise ValueError("the ladder lists distinct sizes, largest first")
+        return v
+
+
+class StrengthRules(RulesModel):
+    """Rule 5: the dice of particular strengths."""
+
+    base_die: int = Field(8, ge=1, le=30, description="Rule 5: a particular strength's die")
+    potent_die: int = Field(10, ge=1, le=30, description="Rule 5: a potent strength's die")
+    twice_potent_die: int = Field(12, ge=1, le=30, description="Rule 5: a twice-potent strength's die")
+
+
+class RollRules(RulesModel):
+    """Rules 6-8: reading a roll and the opening roll."""
+
+    tie_avoid_rounds: Literal["first", "any"] = Field(
+        "first", description="Rule 8 [decision]: on which rounds' opening ties the parties may agree to avoid")
+    max_tie_rerolls: int = Field(50, ge=1, le=1000,
+                                 description="Rule 8 [decision]: safety cap on low-die rerolls, then seat order")
+
+
+class ContestRules(RulesModel):
+    """Rules 9-12: turns, answers, comparison, round limit."""
+
+    max_rounds: int = Field(3, ge=1, le=10, description="Rule 12: the last round (advantage becomes absolute)")
+    absolute_multiple: int = Field(2, ge=2, le=5, description="Rule 11: 'double' / 'half' for absolute results")
+    skip_answers_after_challenger_out: bool = Field(
+        True, description="Rule 10 [decision]: remaining named answerers need not answer a challenger who is out")
+
+
+class AdvantageRules(RulesModel):
+    """Rule 13: advantage dice."""
+
+    die_sides: int = Field(6, ge=2, le=20, description="Rule 13: the advantage die (a d6)")
+    keep_when_opponent_out: bool = Field(
+        True, description="Rule 13 [decision]: advantage over a party that left the conflict is kept")
+
+
+class ConsequenceRules(RulesModel):
+    """Rules 14-16: consequences and leaving the chapter."""
+
+    exhausted_forms: list[str] = Field(["directly", "with_violence"], min_length=1,
+                                       description="Rule 15: PC forms that lose a size when exhausted")
+    injured_forms: list[str] = Field(["covertly", "for_others"], min_length=1,
+                                     description="Rule 15: PC forms that lose a size when injured")
+    npc_exhausted_form: Literal["action", "maneuvering", "self_protection"] = Field(
+        "action", description="Rule 15: the NPC form whose two dice lose a size when exhausted")
+    npc_injured_form: Literal["action", "maneuvering", "self_protection"] = Field(
+        "maneuvering", description="Rule 15: the NPC form whose two dice lose a size when injured")
+    min_die_hit: int = Field(0, ge=0, le=30,
+                             description="variant hook: dice smaller than this never lose a size (0 = every die)")
+    pc_out_zero_forms: int = Field(2, ge=1, le=6, description="Rule 16: a PC with this many forms at 0 is out")
+    npc_out_zero_dice: int = Field(2, ge=1, le=6, description="Rule 16: an NPC with this many dice at 0 is out")
+
+    @field_validator("exhausted_forms", "injured_forms")
+    @classmethod
+    def _forms(cls, v: list[str]) -> list[str]:
+        for f in v:
+            if f not in PC_FORMS:
+                raise ValueError(f"'{f}' is not a PC form; allowed: {', '.join(PC_FORMS)}")
+        return v
+
+
+class NegotiationRules(RulesModel):
+    """Rule 17: negotiation as a menu of offers, the default consequence as the whip."""
+
+    enabled: bool = Field(True, description="Rule 17: negotiation is allowed")
+    offers: list[OfferKind] = Field(["loser_choice", "winner_choice", "concede_stake"],
+                                    description="Rule 17 [decision]: the menu of offers a proposer may make")
+    before_rolls: bool = Field(True, description="Rule 17: offers may be made before round 1's roll")
+    between_rounds: bool = Field(True, description="Rule 17: offers may be made instead of continuing a round")
+    after_absolute: bool = Field(True, description="Rule 17: the loser may offer instead of the default")
+
+
+class OweListRules(RulesModel):
+    """Rules 18-19: the owe list."""
+
+    enabled: bool = Field(True, description="Rule 18: the owe list is kept")
+    check_rounds: Literal["first", "every"] = Field(
+        "first", description="Rule 18: at the end of which rounds names are added ('first' only, as written)")
+    against: Literal["exchanged", "all"] = Field(
+        "exchanged", description="Rule 18 [decision]: 'rolled against' = had a challenge/answer with (or: any party)")
+    dice_per_entry: int = Field(1, ge=0, le=6, description="Rule 19: advantage dice gained per cashed entry")
+
+
+class DuelSetup(RulesModel):
+    """The duel scenario: a chapter of conflicts between two characters."""
+
+    opponent: Literal["pc", "npc"] = Field("pc", description="seat 1 is a PC or an NPC")
+    build_phase: bool = Field(False, description="the agents assign the dice to forms before the chapter")
+    max_conflicts: int = Field(8, ge=1, le=50, description="conflict limit of the chapter (then a time-limit draw)")
+    forms_available: int = Field(6, ge=2, le=6,
+                                 description="forms that fit the action per conflict (fewer = drawn at random)")
+    conflict_win_bonus: float = Field(0.0, ge=0.0, le=1.0,
+                                      description="return per conflict won minus lost (0 = only out counts)")
+    pc_forms: list[list[int]] = Field(
+        [[8, 10, 6, 6, 4, 12], [6, 8, 10, 4, 6, 12]],
+        description="fixed sheets (die per form, form order as Rule 1) when there is no build phase")
+    npc_forms: list[list[int]] = Field([[12, 8], [6, 4], [10, 6]], min_length=3, max_length=3,
+                                       description="the NPC's fixed pairs (action, maneuvering, self-protection)")
+    strengths: list[list[str]] = Field(
+        [["with_violence:potent"], ["directly:consequential=for_others"]],
+        description="particular strengths per seat: 'form[:potent|twice_potent][:general][:consequential=FORM]'")
+
+    @field_validator("strengths")
+    @classmethod
+    def _strengths(cls, v: list[list[str]]) -> list[list[str]]:
+        return _check_strengths(v)
+
+
+class MeleeSetup(RulesModel):
+    """The melee scenario: 3-4 parties, the last of them an NPC."""
+
+    parties: int = Field(3, ge=3, le=4, description="number of parties (the last one is the NPC)")
+    max_conflicts: int = Field(6, ge=1, le=50, description="conflict limit of the chapter")
+    forms_available: int = Field(6, ge=2, le=6, description="forms that fit the action per conflict")
+    pc_forms: list[list[int]] = Field(
+        [[6, 10, 12, 8, 4, 6], [8, 4, 12, 6, 6, 10], [10, 6, 6, 12, 4, 8]], min_length=3, max_length=3,
+        description="the PCs' sheets (die per form, Rule 1 order)")
+    npc_forms: list[list[int]] = Field([[12, 8], [10, 6], [6, 4]], min_length=3, max_length=3,
+                                       description="the NPC's pairs (action, maneuvering, self-protection)")
+    strengths: list[list[str]] = Field([[], [], [], []], description="particular strengths per seat")
+
+    @field_validator("strengths")
+    @classmethod
+    def _strengths(cls, v: list[list[str]]) -> list[list[str]]:
+        return _check_strengths(v)
+
+
+class WickedAgeConfig(RulesModel):
+    """In a Wicked Age: every rule of docs/rules/wicked_age.md as config."""
+
+    forms: FormsRules = FormsRules()
+    strength: StrengthRules = StrengthRules()
+    roll: RollRules = RollRules()
+    contest: ContestRules = ContestRules()
+    advantage: AdvantageRules = AdvantageRules()
+    consequences: ConsequenceRules = ConsequenceRules()
+    negotiation: NegotiationRules = NegotiationRules()
+    owe_list: OweListRules = OweListRules()
+    duel: DuelSetup = DuelSetup()
+    melee: MeleeSetup = MeleeSetup()
+
+    @model_validator(mode="after")
+    def _sheets(self) -> WickedAgeConfig:
+        for name, sheets in (("duel.pc_forms", self.duel.pc_forms), ("melee.pc_forms", self.melee.pc_forms)):
+            for sheet in sheets:
+                if len(sheet) != 6:
+                    raise ValueError(f"{name}: each sheet has six dice (one per form)")
+        return self
+

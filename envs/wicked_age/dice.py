@@ -1,0 +1,181 @@
+"""Reading and comparing In a Wicked Age rolls (pure functions; rule numbers cite docs/rules/wicked_age.md).
+
+A roll is the faces of the form/strength dice plus the *sum* of its advantage d6s. Its reading
+(:class:`Roll`) sorts the faces high to low and adds the advantage to the highest one only (Rule 6).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+KEY_LENGTH = 4
+"""Roll tuples are padded with 0 to this length (Rule 6: shorter tuples are padded with 0)."""
+
+
+class Result(enum.IntEnum):
+    """Rule 11: the four results of an answer, from the answerer's side."""
+
+    ABSOLUTE_LOSS = 0
+    LOSES_ADVANTAGE = 1
+    WINS_ADVANTAGE = 2
+    ABSOLUTE_WIN = 3
+
+    def made_absolute(self) -> Result:
+        """Rule 12: in the last round an advantage result becomes absolute."""
+        if self is Result.LOSES_ADVANTAGE:
+            return Result.ABSOLUTE_LOSS
+        if self is Result.WINS_ADVANTAGE:
+            return Result.ABSOLUTE_WIN
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @property
+    def is_absolute(self) -> bool:
+        return self in (Result.ABSOLUTE_LOSS, Result.ABSOLUTE_WIN)
+
+
+@dataclass(frozen=True, slots=True)
+class Roll:
+    """Rule 6: a read roll. ``faces`` as rolled (one per die), ``advantage`` the advantage dice's sum."""
+
+    faces: tuple[int, ...]
+    advantage: int = 0
+
+    @property
+    def key(self) -> tuple[int, ...]:
+        """The tuple compared lexicographically: (high + advantage, 2nd, 3rd, …), padded with 0."""
+        return read_roll(self.faces, self.advantage)
+
+    @property
+    def high(self) -> int:
+        return self.key[0]
+
+    def text(self) -> str:
+        """The rulebook's way of saying a roll: "9+1=10 and 1", "10 and 3"."""
+        s = sorted(self.faces, reverse=True)
+        if not s:
+            return f"0+{self.advantage}={self.advantage}" if self.advantage else "nothing"
+        head = f"{s[0]}+{self.advantage}={s[0] + self.advantage}" if self.advantage else str(s[0])
+        return " and ".join([head, *(str(f) for f in s[1:])])
+
+
+def read_roll(faces: Sequence[int], advantage: int = 0) -> tuple[int, ...]:
+    """Rule 6: sort high to low, add all advantage to the highest die, pad with 0."""
+    s = sorted(faces, reverse=True)
+    if s:
+        s[0] += advantage
+    else:
+        s = [advantage]
+    s.extend([0] * (KEY_LENGTH - len(s)))
+    return tuple(s)
+
+
+def compare_answer(
+    answer: tuple[int, ...], standing: tuple[int, ...], round_no: int, max_rounds: int, multiple: int = 2
+) -> Result:
+    """Rules 11 and 12: an answer against the standing (challenge) roll, from the answerer's side.
+
+    Half or less of the standing high die loses outright; a lower roll loses the advantage;
+    ``multiple`` times (double) or more wins outright; anything else, ties included, wins the
+    advantage. In the last round an advantage result becomes absolute.
+    """
+    a, c = answer[0], standing[0]
+    if multiple * a <= c:
+        return Result.ABSOLUTE_LOSS
+    if answer < standing:
+        result = Result.LOSES_ADVANTAGE
+    elif a >= multiple * c:
+        return Result.ABSOLUTE_WIN
+    else:
+        result = Result.WINS_ADVANTAGE
+    return result.made_absolute() if round_no >= max_rounds else result
+
+
+def size_key(sizes: Sequence[int]) -> tuple[int, ...]:
+    """Rule 18: dice sizes largest first, padded with 0, for the "lesser dice" comparison."""
+    s = sorted((x for x in sizes if x > 0), reverse=True)
+    s.extend([0] * (KEY_LENGTH - len(s)))
+    return tuple(s)
+
+
+def rolled_lesser_dice(mine: Sequence[int], theirs: Sequence[int]) -> bool:
+    """Rule 18: compare die *sizes*, largest first, then the next: (d10,d8) is lesser than (d12,d4)."""
+    return size_key(mine) < size_key(theirs)
+
+
+def step_down(size: int, ladder: Sequence[int]) -> int:
+    """Rule 3: lose one die size along the ladder (d12→d10→d8→d6→d4→0)."""
+    if size <= 0:
+        return 0
+    for s in ladder:
+        if s < size:
+            return s
+    return 0
+
+
+# -- exact odds ----------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def advantage_sum_distribution(count: int, sides: int = 6) -> tuple[tuple[int, Fraction], ...]:
+    """The distribution of the sum of ``count`` advantage dice with ``sides`` faces (Rule 13)."""
+    dist: dict[int, Fraction] = {0: Fraction(1)}
+    p = Fraction(1, sides)
+    for _ in range(count):
+        nxt: dict[int, Fraction] = {}
+        for total, q in dist.items():
+            for f in range(1, sides + 1):
+                nxt[total + f] = nxt.get(total + f, Fraction(0)) + q * p
+        dist = nxt
+    return tuple(sorted(dist.items()))
+
+
+@lru_cache(maxsize=256)
+def roll_distribution(dice: tuple[int, ...], advantage: int = 0, sides: int = 6) -> tuple[tuple[tuple[int, ...], Fraction], ...]:
+    """The exact distribution of a roll's reading (Rule 6) for dice ``dice`` plus ``advantage`` dice."""
+    live = tuple(d for d in dice if d > 0)
+    counts: Counter[tuple[int, ...]] = Counter()
+    for faces in itertools.product(*(range(1, d + 1) for d in live)):
+        counts[tuple(sorted(faces, reverse=True))] += 1
+    total = 1
+    for d in live:
+        total *= d
+    out: dict[tuple[int, ...], Fraction] = {}
+    for faces, n in counts.items():
+        for adv, q in advantage_sum_distribution(advantage, sides):
+            key = read_roll(faces, adv)
+            out[key] = out.get(key, Fraction(0)) + Fraction(n, total) * q
+    return tuple(sorted(out.items()))
+
+
+def comparison_odds(
+    answer_dice: Sequence[int],
+    standing_dice: Sequence[int],
+    answer_advantage: int = 0,
+    standing_advantage: int = 0,
+    advantage_sides: int = 6,
+    last_round: bool = False,
+    multiple: int = 2,
+) -> dict[Result, Fraction]:
+    """Exact probability of each Rule 11 result of an answer against a standing roll, both rolled.
+
+    ``answer_dice``/``standing_dice`` are die sizes (e.g. ``(12, 10)``), each side adding its number
+    of advantage dice (d``advantage_sides``). ``last_round`` applies Rule 12.
+    """
+    da = roll_distribution(tuple(answer_dice), answer_advantage, advantage_sides)
+    dc = roll_distribution(tuple(standing_dice), standing_advantage, advantage_sides)
+    rounds = (1, 1) if last_round else (1, 2)
+    out = {r: Fraction(0) for r in Result}
+    for kc, pc in dc:
+        for ka, pa in da:
+            out[compare_answer(ka, kc, rounds[0], rounds[1], multiple)] += pa * pc
+    return out
