@@ -1,0 +1,250 @@
+"""The typed rules config of Hallownest (docs/rules/hallownest.md). Every [decision] is a named key."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from envs.core.config import RulesModel
+
+HERE = Path(__file__).parent
+
+
+class DiceRules(RulesModel):
+    success_on: int = Field(5, ge=2, le=6, description="Rule 1: a d6 showing this or more is a success")
+    trivial_success_on: int = Field(4, ge=2, le=6, description="Rule 3: success face of a trivial check")
+    modifiers_are_dice: bool = Field(
+        True, description="Rule 4 [decision]: every +-N to a roll is +-N dice (false: +-N successes)"
+    )
+    max_characteristic: float = Field(7, ge=1, le=20, description="Rule 5: cap of characteristics and pools (not Heart)")
+
+
+class DataFiles(RulesModel):
+    templates: str = Field("data/templates.toml", description="Rule 6: size templates file (relative to envs/hallownest)")
+    weapons: str = Field("data/weapons.toml", description="Rule 8: weapon table file (relative to envs/hallownest)")
+
+
+class BugSpec(RulesModel):
+    name: str = Field("Bug", min_length=1, max_length=24, description="name used in the narration")
+    template: str = Field("medium", description="Rule 6: a size template of the templates file")
+    weapon: str = Field("nail", description="Rule 8: a weapon of the weapons file")
+    side: Literal["player", "ally", "enemy"] = Field("player", description="Rule 9: initiative tie order side")
+    important: bool = Field(True, description="Rule 14: player bug / important NPC (chooses at Heart 0)")
+    shield_quality: int = Field(0, ge=0, le=3, description="Rule 12: Quality of a shield (0 = no shield)")
+    damage_reduction: int = Field(0, ge=0, le=5, description="Rule 13: damage reduction from armour")
+    appendages: int = Field(0, ge=0, le=4, description="Rule 16: extra appendages used to grapple")
+    might: float | None = Field(None, ge=0, le=10, description="override of the template (x.5 allowed)")
+    grace: float | None = Field(None, ge=0, le=10, description="override of the template (x.5 allowed)")
+    shell: float | None = Field(None, ge=0, le=10, description="override of the template (x.5 allowed)")
+    insight: float | None = Field(None, ge=0, le=10, description="override of the template (x.5 allowed)")
+    heart: int | None = Field(None, ge=1, le=30, description="override of the template")
+    stamina: int | None = Field(None, ge=1, le=10, description="override of the template")
+    soul: int | None = Field(None, ge=0, le=10, description="override of the template")
+    speed: int | None = Field(None, ge=0, le=10, description="override of the template")
+
+
+def _default_bugs() -> list[BugSpec]:
+    return [
+        BugSpec(name="Nailbug", template="medium", weapon="nail", side="player"),
+        BugSpec(name="Greatbug", template="medium", weapon="great_nail", side="enemy"),
+    ]
+
+
+class DuelRules(RulesModel):
+    max_rounds: int = Field(20, ge=1, le=60, description="Rule 22: rounds before the duel ends by time limit")
+    bugs: list[BugSpec] = Field(default_factory=_default_bugs, min_length=2, max_length=2,
+                                description="the two duellists (seat 0, seat 1)")
+
+
+class ArenaRules(RulesModel):
+    kind: Literal["track", "grid"] = Field("track", description="Rule 15: 1-D track or square grid")
+    width: int = Field(7, ge=3, le=12, description="cells along x (the track's length)")
+    height: int = Field(5, ge=1, le=12, description="cells along y (grid only; a track has 1 row)")
+    start: list[list[int]] = Field(default_factory=lambda: [[1, 0], [5, 0]],
+                                   description="start cells [x, y] of seat 0 and seat 1")
+    cover: list[list[int]] = Field(default_factory=list,
+                                   description="Rule 19: cover cells [x, y, quarters 1-4] (grid or track)")
+
+
+class InitiativeRules(RulesModel):
+    tie_order: list[Literal["player", "ally", "enemy"]] = Field(
+        default_factory=lambda: ["player", "ally", "enemy"], description="Rule 9: who acts first on a tie"
+    )
+
+
+class StaminaRules(RulesModel):
+    tax_per_attack: int = Field(1, ge=0, le=3, description="Rule 11: extra cost of each further attack in a turn")
+    min_attack_investment: int = Field(1, ge=0, le=2, description="Rule 11: an attack invests at least this")
+    refill_never_lowers: bool = Field(
+        True, description="Rule 10 [decision]: the turn-start refill never lowers Stamina below its current value"
+    )
+
+
+class ImbalanceRules(RulesModel):
+    max: int = Field(3, ge=0, le=7, description="Rule 10: maximum Imbalance")
+    clear_cost: int = Field(1, ge=0, le=3, description="Rule 10: Stamina spent to remove 1 Imbalance")
+    heavy_weapon_gain: int = Field(1, ge=0, le=3, description="Rule 8: Imbalance per attack with a heavy weapon")
+    heavy_weight: int = Field(2, ge=1, le=5, description="Rule 8: weight from which a weapon is heavy")
+    recovery_per_turn: int = Field(1, ge=0, le=3, description="Rule 10: Imbalance lost after the refill")
+
+
+class DefenseRules(RulesModel):
+    base_cost: int = Field(1, ge=0, le=3, description="Rule 12: Stamina a defense costs (not invested)")
+    after_attack_roll: bool = Field(
+        True, description="Rule 12 [decision, gap]: the defender chooses after seeing the attack's successes"
+    )
+
+
+class ParryRules(RulesModel):
+    weapon_dice_per_stamina: int = Field(2, ge=1, le=4, description="Rule 12: dice per invested Stamina (weapon parry)")
+    weapon_invest_max_is_quality: bool = Field(True, description="Rule 12: weapon parry invests at most weapon Quality")
+    weapon_quality_adds_dice: bool = Field(
+        False, description="Rule 12 [decision, gap]: a parrying weapon's Quality adds dice (only a shield's does)"
+    )
+    weapon_reroll_applies: bool = Field(True, description="Rule 8 [decision]: a weapon's reroll also applies to parries")
+    ranged_penalty: int = Field(1, ge=0, le=3, description="Rule 12: dice lost parrying a ranged attack")
+    max_shield_investment: int = Field(6, ge=0, le=6, description="Rule 12: most Stamina invested in a shield parry")
+
+
+class DodgeRules(RulesModel):
+    light_weapon_weight: int = Field(1, ge=0, le=3, description="Rule 12 [decision]: a Light weapon's weight for dodge dice")
+    move_cells: int = Field(1, ge=0, le=2, description="Rule 12: cells a dodging bug may move")
+    imbalance_gain: int = Field(1, ge=0, le=3, description="Rule 12: Imbalance from the dodge move")
+    imbalance_only_if_moved: bool = Field(
+        True, description="Rule 12 [decision]: the Imbalance comes with the dodge move, not with every dodge"
+    )
+    max_investment: int = Field(6, ge=0, le=6, description="Rule 12: most Stamina invested in a dodge")
+
+
+class DamageRules(RulesModel):
+    extra_cap: Literal["max_base_invested", "base", "invested", "none"] = Field(
+        "max_base_invested", description="Rule 13: cap of extra damage (as written: max(base damage, invested))"
+    )
+    min_after_reduction: int = Field(1, ge=0, le=2, description="Rule 13: damage reduction cannot go below this")
+    soak_floor: int = Field(0, ge=0, le=2, description="Rule 13 [decision, literal]: damage after the Shell soak never below this")
+    soak_enabled: bool = Field(True, description="Rule 13: the Shell soak check")
+
+
+class DeathsDoorRules(RulesModel):
+    enabled: bool = Field(True, description="Rule 14: Death's Door is an option at Heart 0")
+    once_per_rest: bool = Field(True, description="Rule 14: Death's Door restores Stamina only the first time per Rest")
+    stamina_refills: bool = Field(False, description="Rule 14: Stamina refills at turn start at Death's Door")
+
+
+class UnconsciousRules(RulesModel):
+    enabled: bool = Field(True, description="Rule 14: voluntary unconsciousness is an option at Heart 0")
+    restores_stamina: bool = Field(True, description="Rule 14: unconsciousness restores all Stamina, always")
+    can_defend: bool = Field(False, description="Rule 14: an unconscious bug may defend")
+
+
+class MovementRules(RulesModel):
+    retreat_cost: int = Field(1, ge=0, le=3, description="Rule 15: Stamina a retreat costs")
+    retreat_cells: int = Field(2, ge=1, le=4, description="Rule 15: cells a retreat moves (costs Speed too)")
+    retreat_imbalance: int = Field(1, ge=0, le=3, description="Rule 15: Imbalance from a retreat")
+    dash_cost: int = Field(1, ge=0, le=3, description="Rule 15: Stamina a dash / jump costs")
+    dash_cells: int = Field(2, ge=1, le=4, description="Rule 15: cells of a dash / jump (no Speed)")
+    provoked_cost: int = Field(1, ge=0, le=3, description="Rule 15: non-invested Stamina of a provoked attack")
+    provoked_attacks: bool = Field(True, description="Rule 15: moving past an enemy provokes an attack")
+
+
+class GrappleRules(RulesModel):
+    enabled: bool = Field(True, description="Rule 16: the grapple action is available")
+    unarmed_quality: int = Field(1, ge=0, le=3, description="Rule 16: Quality used by a grapple")
+    max_appendage_bonus: int = Field(2, ge=0, le=4, description="Rule 16: most bonus dice from appendages")
+    penalty: int = Field(1, ge=0, le=3, description="Rule 16: dice a grappled bug loses on attack and defense")
+    escape_cost: int = Field(1, ge=0, le=3, description="Rule 16: Stamina of an escape attempt")
+
+
+class DelayedRules(RulesModel):
+    removal_cost: int = Field(1, ge=1, le=3, description="Rule 17: Stamina that removes 1 point of delayed damage")
+
+
+class StatusRules(RulesModel):
+    max_pool: int = Field(10, ge=1, le=20, description="Rule 18: most points in one status effect's pool")
+    decay_per_turn: int = Field(1, ge=0, le=3, description="Rule 18: pool lost at the end of the target's turn")
+    removal_cost: int = Field(1, ge=1, le=3, description="Rule 18: Stamina that removes 1 point of a pool")
+
+
+class CoverRules(RulesModel):
+    dice_per_quarter: int = Field(1, ge=0, le=3, description="Rule 19: attack dice lost per covered quarter")
+
+
+class FocusRules(RulesModel):
+    enabled: bool = Field(True, description="Rule 20: Soul focus is available")
+    auto_success_per: int = Field(3, ge=1, le=10, description="Rule 20 [decision]: 1 automatic success per this much Soul")
+    auto_dice_within_x: bool = Field(True, description="Rule 20 [decision, gap]: automatic dice are part of the X dice")
+    reroll_divisor: int = Field(2, ge=1, le=4, description="Rule 20: rerolls = floor(Insight / this)")
+
+
+class PogoRules(RulesModel):
+    enabled: bool = Field(True, description="Rule 21: pogo strike after a jump")
+    free_move: int = Field(2, ge=0, le=4, description="Rule 21: free cells after a pogo that hit or was parried")
+    miss_imbalance: int = Field(1, ge=0, le=3, description="Rule 21: Imbalance after a pogo that missed or was dodged")
+
+
+class HallownestConfig(RulesModel):
+    dice: DiceRules = DiceRules()
+    data: DataFiles = DataFiles()
+    duel: DuelRules = DuelRules()
+    arena: ArenaRules = ArenaRules()
+    initiative: InitiativeRules = InitiativeRules()
+    stamina: StaminaRules = StaminaRules()
+    imbalance: ImbalanceRules = ImbalanceRules()
+    defense: DefenseRules = DefenseRules()
+    parry: ParryRules = ParryRules()
+    dodge: DodgeRules = DodgeRules()
+    damage: DamageRules = DamageRules()
+    deaths_door: DeathsDoorRules = DeathsDoorRules()
+    unconscious: UnconsciousRules = UnconsciousRules()
+    movement: MovementRules = MovementRules()
+    grapple: GrappleRules = GrappleRules()
+    delayed: DelayedRules = DelayedRules()
+    status: StatusRules = StatusRules()
+    cover: CoverRules = CoverRules()
+    focus: FocusRules = FocusRules()
+    pogo: PogoRules = PogoRules()
+
+    @model_validator(mode="after")
+    def _check_references(self) -> HallownestConfig:
+        templates = load_table(self.data.templates)
+        weapons = load_table(self.data.weapons)
+        height = 1 if self.arena.kind == "track" else self.arena.height
+        for i, bug in enumerate(self.duel.bugs):
+            if bug.template not in templates:
+                raise ValueError(f"duel.bugs[{i}].template '{bug.template}' unknown; valid: {', '.join(templates)}")
+            if bug.weapon not in weapons:
+                raise ValueError(f"duel.bugs[{i}].weapon '{bug.weapon}' unknown; valid: {', '.join(weapons)}")
+            if bug.shield_quality and weapons[bug.weapon].get("two_handed", False):
+                raise ValueError(f"duel.bugs[{i}]: a two-handed {bug.weapon} cannot be used with a shield")
+        if len(self.arena.start) != 2 or any(len(c) != 2 for c in self.arena.start):
+            raise ValueError("arena.start must be two cells [x, y]")
+        cells = [tuple(c) for c in self.arena.start]
+        if cells[0] == cells[1]:
+            raise ValueError("arena.start: the two bugs need different cells")
+        for x, y in cells:
+            if not (0 <= x < self.arena.width and 0 <= y < height):
+                raise ValueError(f"arena.start cell [{x}, {y}] is outside the {self.arena.width}x{height} arena")
+        for c in self.arena.cover:
+            if len(c) != 3 or not (0 <= c[0] < self.arena.width and 0 <= c[1] < height) or not 1 <= c[2] <= 4:
+                raise ValueError(f"arena.cover entry {c} must be [x, y, quarters 1-4] inside the arena")
+        return self
+
+
+@lru_cache(maxsize=16)
+def _load(path: str) -> dict[str, dict[str, object]]:
+    p = Path(path)
+    if not p.is_absolute():
+        p = HERE / p
+    if not p.exists():
+        raise ValueError(f"data file not found: {p}")
+    with p.open("rb") as f:
+        return tomllib.load(f)
+
+
+def load_table(path: str) -> dict[str, dict[str, object]]:
+    """A data table (templates or weapons) by its path, relative to envs/hallownest/ unless absolute."""
+    return _load(path)
