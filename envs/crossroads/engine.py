@@ -549,7 +549,7 @@ class CrossroadsState(State):
         self.succ = max(0, self.succ + self.use_advantage(e) + self.crossroads(e, self.dice, perm, self.flags))
         self.narrate("successes", f"{e.name}: {self.succ} success{'es' if self.succ != 1 else ''}.", self.chk_seat,
                      successes=self.succ)
-        if not e.alive:  # a crossroads write-off (Rule 12)
+        if not e.alive and self.purpose != Purpose.GOAL:  # written off by the crossroads (Rule 12)
             self._check_done()
             return
         if self.purpose == Purpose.GOAL:
