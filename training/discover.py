@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from agents.registry import agent_names
 from envs.core.config import config_dict, config_hash, flat_items, load_config, variant_meta, with_override
+from envs.core.errors import ConfigError
 from envs.core.game import EndReason, Ruleset
 from results.findings import Finding, Kind, Severity, Thresholds, severity_of
 from results.fingerprint import feature_table, paired_values
@@ -270,11 +271,17 @@ def stage_sensitivity(d: Discovery, agents: list[str], rr: Evaluation) -> dict[s
     knob_rows: list[dict[str, Any]] = []
     plan: list[tuple[str, Any, str, BaseModel]] = []
     current = dict(flat_items(config_dict(d.config)))
+    skipped: list[dict[str, Any]] = []
     for knob in d.ruleset.knobs:
+        if knob.scenarios and d.scenario not in knob.scenarios:
+            continue
         for v in knob.values:
             if current.get(knob.key) == v:
                 continue
-            plan.append((knob.key, v, knob.description, with_override(d.config, knob.key, v)))
+            try:
+                plan.append((knob.key, v, knob.description, with_override(d.config, knob.key, v)))
+            except ConfigError as e:  # a perturbation the rules under study make invalid: say so, go on
+                skipped.append({"key": knob.key, "value": v, "reason": str(e)})
     all_jobs = [replace(j, config=config_dict(cfg)) for (_, _, _, cfg) in plan for j in jobs]
     recs = d.play("sensitivity", all_jobs)
     for p, (key, v, desc, _cfg) in enumerate(plan):
@@ -283,7 +290,7 @@ def stage_sensitivity(d: Discovery, agents: list[str], rr: Evaluation) -> dict[s
         rows = compare_tables(base_tab, tab, idx)
         knob_rows.append({"key": key, "value": v, "was": current.get(key), "description": desc, "metrics": rows,
                           "example": d.game_id("sensitivity", all_jobs[p * len(jobs)])})
-    d.sections["sensitivity"] = {"games_per_matchup": games, "knobs": knob_rows}
+    d.sections["sensitivity"] = {"games_per_matchup": games, "knobs": knob_rows, "skipped": skipped}
     d.timings["sensitivity"] = time.perf_counter() - t0
     _sensitivity_findings(d, knob_rows)
     return d.sections["sensitivity"]

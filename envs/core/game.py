@@ -174,6 +174,7 @@ class Knob:
     key: str  # dotted config key, e.g. "pool.failure_bonus"
     values: tuple[Any, ...]  # perturbed values (each replayed on the same seeds as the rules as written)
     description: str  # what the perturbation means in plain words
+    scenarios: tuple[str, ...] = ()  # scenarios where the rule can matter (empty: all)
 
 
 @dataclass(frozen=True)

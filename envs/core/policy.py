@@ -22,6 +22,10 @@ class Policy(Protocol):
     ``state`` is the full game state (heuristics may read it; learned policies call
     ``state.observation(state.current_player())``), ``mask`` a boolean vector over the scenario's
     action ids, ``rng`` the policy's own random source.
+
+    Contract: the returned action must be one where ``mask`` is True. The mask may be narrower than
+    ``state.legal_actions()`` — restricted play forbids an option group by masking it out — so a
+    policy must choose from the mask it is given, not from the state's legal actions.
     """
 
     name: str
