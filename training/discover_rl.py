@@ -1,0 +1,164 @@
+"""The RL stages of discovery: train (two runs in parallel, one per core), evaluate against every
+persona, and — with a variant — the transplant test.
+
+Without a variant the two runs are two seeds on the rules under study (self-play mixed with personas);
+the better one plays on. With a variant, one run learns the variant and one the rules as written, so
+the transplant gap (the variant's own policy against the policy trained on the rules as written, both
+under the variant) measures how much *new* behaviour the variant rewards.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from envs.core.config import config_dict
+from results.findings import Finding, Kind, severity_of
+from results.stats import Interval, mean_interval, wilson
+from training.discover import Discovery, _iv
+from training.evaluate import matchup_jobs
+from training.runner import GameJob, GameRecord
+
+
+def _train_one(args: tuple[str, str, str | None, int, int, str, str]) -> str:
+    ruleset, scenario, rules, steps, seed, out, opponent = args
+    import torch
+
+    torch.set_num_threads(1)
+    from training.train import TrainConfig, train
+
+    res = train(TrainConfig(ruleset=ruleset, scenario=scenario, steps=steps, opponent=opponent, seed=seed,
+                            out=Path(out), rules=Path(rules) if rules else None, final_eval=False, workers=1,
+                            n_envs=None))
+    return str(res.run_dir)
+
+
+def _opponent_mode(d: Discovery) -> str:
+    return "mix" if d.num_players >= 2 else "random"
+
+
+def train_runs(d: Discovery) -> dict[str, str]:
+    """Label -> run dir. Two runs in parallel processes."""
+    steps = d.budget.rl_steps
+    rl_dir = d.out_dir / "rl"
+    mode = _opponent_mode(d)
+    if d.variant is not None:
+        plan = {"variant": (str(d.variant), d.seed), "as_written": (None, d.seed)}
+    else:
+        plan = {"seed0": (None, d.seed), "seed1": (None, d.seed + 1)}
+    args = [(d.ruleset.name, d.scenario, rules, steps, seed, str(rl_dir / label), mode)
+            for label, (rules, seed) in plan.items()]
+    if d.progress:
+        d.progress("training RL agents", 0, len(args))
+    workers = min(len(args), max(1, d.workers))
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            dirs = list(pool.map(_train_one, args))
+    else:
+        dirs = [_train_one(a) for a in args]
+    if d.progress:
+        d.progress("training RL agents", len(args), len(args))
+    return dict(zip(plan, dirs, strict=True))
+
+
+def _vs_personas(d: Discovery, agent: str, personas: list[str], config: Any) -> tuple[list[GameRecord], list]:
+    jobs: list[GameJob] = []
+    meta: list[tuple[str, str, int]] = []
+    games = d.budget.rl_eval_games
+    if d.num_players == 1:
+        j, m = matchup_jobs(d.ruleset, d.scenario, config, [agent], games, d.seed, trace=True)
+        jobs += j
+        meta += m
+    else:
+        for p in personas:
+            j, m = matchup_jobs(d.ruleset, d.scenario, config, [agent, p], games, d.seed, trace=True)
+            keep = [(jj, mm) for jj, mm in zip(j, m, strict=True) if mm[0] == agent]
+            jobs += [x[0] for x in keep]
+            meta += [x[1] for x in keep]
+    recs = d.play(f"rl_eval:{agent.split('/')[-1]}", jobs)
+    return recs, meta
+
+
+def _value(d: Discovery, recs: list[GameRecord], meta: list) -> Interval:
+    if d.num_players == 1:
+        return mean_interval([r.returns[0] for r in recs])
+    return wilson(sum(1 for r, m in zip(recs, meta, strict=True) if r.winner == m[2]), len(recs))
+
+
+def rl_stage(d: Discovery, personas: list[str]) -> dict[str, Any] | None:
+    runs = train_runs(d)
+    agents = {label: f"rl:{path}" for label, path in runs.items()}
+    d.rl_agents.update(agents)
+    rr_vals = d.sections["round_robin"]["values"]
+    best = max((a for a in personas if a != "random"), key=lambda a: rr_vals[a]["value"], default="random")
+    evals: dict[str, Any] = {}
+    for label, agent in agents.items():
+        if label == "as_written":
+            continue
+        recs, meta = _vs_personas(d, agent, personas, d.config)
+        per: dict[str, Any] = {}
+        for p in personas:
+            sel = [(r, m) for r, m in zip(recs, meta, strict=True) if m[1] == p or d.num_players == 1]
+            per[p] = _iv(_value(d, [r for r, _ in sel], [m for _, m in sel]))
+        evals[label] = {"agent": agent, "value": _iv(_value(d, recs, meta)), "vs": per, "records": recs,
+                        "meta": meta}
+    chosen = "variant" if "variant" in evals else max(evals, key=lambda k: evals[k]["value"]["value"])
+    ev = evals[chosen]
+    agent = ev["agent"]
+    # gap over the best persona
+    if d.num_players == 1:
+        jobs, _ = matchup_jobs(d.ruleset, d.scenario, d.config, [best], d.budget.rl_eval_games, d.seed)
+        best_recs = d.play("rl_gap", jobs)
+        diffs = [a.returns[0] - b.returns[0] for a, b in zip(ev["records"], best_recs, strict=True)]
+        gap = mean_interval(diffs)
+    else:
+        v = ev["vs"].get(best)
+        fair = 1 / d.num_players
+        gap = Interval(v["value"] - fair, v["low"] - fair, v["high"] - fair) if v else Interval(0, 0, 0)
+    curve_png = next(iter(glob.glob(os.path.join(runs[chosen], "curves.png"))), None)
+    out: dict[str, Any] = {
+        "agent": agent, "runs": runs, "steps": d.budget.rl_steps, "chosen": chosen,
+        "value": ev["value"], "vs": ev["vs"], "gap_vs_best_persona": _iv(gap), "best_persona": best,
+        "learning_curve_png": curve_png,
+        "summary": (f"MaskablePPO trained {d.budget.rl_steps} steps ({_opponent_mode(d)} opponents), run "
+                    f"`{runs[chosen]}`; value {ev['value']['value']:.3f} [{ev['value']['low']:.3f}, "
+                    f"{ev['value']['high']:.3f}]; against the best persona ({best}) "
+                    f"{gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}]. Per persona: "
+                    + ", ".join(f"{p} {v['value']:.3f}" for p, v in ev["vs"].items()) + "."),
+    }
+    if "as_written" in runs:
+        out["transplant"] = transplant(d, agents["variant"], agents["as_written"])
+    return out
+
+
+def transplant(d: Discovery, variant_agent: str, written_agent: str) -> dict[str, Any]:
+    """Under the variant: the variant's own policy against the one trained on the rules as written."""
+    games = d.budget.rl_eval_games
+    if d.num_players == 1:
+        ja, _ = matchup_jobs(d.ruleset, d.scenario, d.config, [variant_agent], games, d.seed)
+        jb, _ = matchup_jobs(d.ruleset, d.scenario, d.config, [written_agent], games, d.seed)
+        ra, rb = d.play("transplant", ja), d.play("transplant_written", jb)
+        gap = mean_interval([a.returns[0] - b.returns[0] for a, b in zip(ra, rb, strict=True)])
+        example = d.game_id("transplant", ja[0])
+    else:
+        j, m = matchup_jobs(d.ruleset, d.scenario, d.config, [variant_agent, written_agent], games, d.seed)
+        recs = d.play("transplant", j)
+        wins = sum(1 for r, mm in zip(recs, m, strict=True) if r.winner == mm[2] and mm[0] == variant_agent)
+        n = sum(1 for mm in m if mm[0] == variant_agent)
+        iv = wilson(wins, n)
+        fair = 1 / d.num_players
+        gap = Interval(iv.value - fair, iv.low - fair, iv.high - fair)
+        example = d.game_id("transplant", j[0])
+    t = d.thresholds
+    if gap.low > t.exploit_gap:
+        d.add(Finding(
+            Kind.EXPLOIT, "variant rewards new behaviour", severity_of(gap.value, t),
+            "variant-trained policy over the policy trained on the rules as written, under the variant",
+            gap.value, t.exploit_gap, (gap.low, gap.high), example,
+            f"Transplant gap: under the variant, its own trained policy beats the policy trained on the rules "
+            f"as written by {gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}] — the variant rewards behaviour "
+            "the rules as written do not."))
+    return {"gap": _iv(gap), "config": config_dict(d.config) == config_dict(d.base_config)}
