@@ -160,13 +160,14 @@ class MetricResult:
     ci: tuple[float, float]
     threshold: float
     verdict: Verdict
+    discordance: float = 0.0  # share of paired games whose value differs (0 under identical rules)
 
     def to_json(self) -> dict[str, Any]:
         r = lambda x: round(x, 6)  # noqa: E731
         return {"metric": self.metric, "description": self.words, "kind": self.kind, "primary": self.primary,
                 "games": self.games, "baseline": r(self.baseline), "variant": r(self.variant),
                 "change": r(self.change), "ci": [r(self.ci[0]), r(self.ci[1])], "threshold": r(self.threshold),
-                "verdict": self.verdict.value}
+                "verdict": self.verdict.value, "discordance": r(self.discordance)}
 
     def sentence(self) -> str:
         if self.kind == "rate":
@@ -301,7 +302,7 @@ def regress(ruleset: Ruleset, scenario: str, variant: BaseModel, baseline: Basel
                 verdict = Verdict.UNDECIDED
         lo, hi = (0.0, 0.0) if all(d == 0 for d in diffs) else (ci.low, ci.high)
         results.append(MetricResult(m, describe(m), kind, _primary(m), len(xs), bmean, vmean, vmean - bmean,
-                                    (lo, hi), thr, verdict))
+                                    (lo, hi), thr, verdict, sum(1 for x in diffs if x != 0) / len(diffs)))
     rank = {Verdict.CHANGED: 0, Verdict.UNDECIDED: 1, Verdict.UNCHANGED: 2}
     results.sort(key=lambda r: (rank[r.verdict], not r.primary, -abs(r.change) / (r.threshold or 1), r.metric))
     return RegressResult(ruleset.name, scenario, baseline.rules_hash, config_hash(variant), len(played),
