@@ -104,7 +104,7 @@ class HeistRules(RulesModel):
         "phone, director, shoot)",
     )
     draw: int = Field(3, ge=0, le=3, description="Heist: draw this many tasks at random (0 = use tasks as listed)")
-    turns: int = Field(8, ge=1, le=30, description="Heist: turns until the guards arrive (time limit)")
+    turns: int = Field(10, ge=1, le=30, description="Heist: turns until the guards arrive (time limit)")
     botch_costs_turns: int = Field(1, ge=0, le=5, description="Heist: a botch brings the guards this much sooner")
     ally_pool: int = Field(3, ge=0, le=10, description="Heist: the ally's dice pool for teamwork (0 = no ally)")
     character: dict[str, int] = Field(

@@ -1,0 +1,196 @@
+"""Heuristic personas of the storyteller ruleset; each plays both the heist and the duel.
+
+They read the full state (allowed for heuristics) and always return a legal action.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from envs.core.dice import Rng
+from envs.core.game import State
+from envs.storyteller.dice import botch_chance, expected_net
+from envs.storyteller.duel import DAct, DPhase, DuelState
+from envs.storyteller.heist import Act, HeistState, Phase, Status, Task
+
+
+def _first_legal(prefs: list[int], mask: np.ndarray) -> int:
+    for a in prefs:
+        if 0 <= a < len(mask) and mask[a]:
+            return int(a)
+    return int(np.flatnonzero(mask)[0])
+
+
+def _roll_value(state: HeistState, t: Task, ap: int, n: int, k: int) -> float:
+    pool = t.pools[ap] if n <= 1 else t.pools[ap] - n - (k - 1)
+    if pool < 1 or not t.possible(ap, state.cfg):
+        return -1.0
+    d = t.difficulty(ap, state.cfg)
+    # expected successes, minus the expected loss of the progress a botch would wipe
+    return expected_net(pool, d, 0, t.specialty[ap]) - botch_chance(pool, d, 0, t.specialty[ap]) * t.progress
+
+
+def _best_roll(state: HeistState, slot: int, n: int, k: int) -> tuple[int, float]:
+    t = state.tasks[slot]
+    vals = [(_roll_value(state, t, ap, n, k), ap) for ap in range(len(t.pools))]
+    v, ap = max(vals)
+    return Act.ROLL + 2 * slot + ap, v
+
+
+def _active(state: HeistState) -> list[int]:
+    return [s for s, t in enumerate(state.tasks) if t.status == Status.ACTIVE]
+
+
+def _need(t: Task) -> int:
+    return t.spec.target - t.progress
+
+
+def _turns_left(state: HeistState) -> int:
+    return max(state.turn_limit - state.turn, 1)
+
+
+def _heist_behind(state: HeistState) -> bool:
+    """The job is behind schedule: more successes needed per turn than one full-pool roll brings."""
+    need = sum(_need(state.tasks[s]) for s in _active(state))
+    best = max((_best_roll(state, s, 1, 1)[1] for s in _active(state)), default=0.0)
+    return need > best * _turns_left(state)
+
+
+def _ally_pref(state: HeistState) -> list[int]:
+    """Send the ally to the least dangerous active task (lowest difficulty), unless every task is hard."""
+    act = sorted(_active(state), key=lambda s: state.tasks[s].difficulty(0, state.cfg))
+    if act and state.tasks[act[0]].difficulty(0, state.cfg) <= 7:
+        return [Act.ALLY + act[0], Act.ALLY_REST]
+    return [Act.ALLY_REST]
+
+
+def _focus(state: HeistState) -> int:
+    """The active task closest to done (fewest successes missing)."""
+    return min(_active(state), key=lambda s: (_need(state.tasks[s]), s))
+
+
+class Steady:
+    """One action a turn on the task nearest completion, the safe automatic success when a roll is worth
+    little more, Willpower only when behind schedule (heist) or behind the opponent (duel)."""
+
+    name = "steady"
+
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
+        if isinstance(state, DuelState):
+            s = state.seat
+            if state.phase == DPhase.COUNT:
+                return _first_legal([DAct.ONE_ACTION], mask)
+            if state.phase == DPhase.PICK:
+                return _first_legal([DAct.ATTACK, DAct.ATTACK_ALT, DAct.DEFEND], mask)
+            behind = state.progress[s] < state.progress[1 - s]
+            return _first_legal([DAct.WILLPOWER, DAct.NO_WILLPOWER] if behind else [DAct.NO_WILLPOWER], mask)
+        assert isinstance(state, HeistState)
+        ph = state.phase
+        if ph == Phase.RETRY:
+            return _first_legal([Act.RETRY], mask)
+        if ph == Phase.COUNT:
+            return _first_legal([Act.ONE_ACTION], mask)
+        if ph == Phase.PICK:
+            s = _focus(state)
+            roll, value = _best_roll(state, s, state.n_actions, len(state.plan) + 1)
+            prefs = [Act.AUTO + s, roll] if value <= 1.25 else [roll, Act.AUTO + s]
+            return _first_legal(prefs, mask)
+        if ph == Phase.WILLPOWER:
+            return _first_legal([Act.WILLPOWER, Act.NO_WILLPOWER] if _heist_behind(state) else [Act.NO_WILLPOWER],
+                                mask)
+        return _first_legal(_ally_pref(state), mask)
+
+
+class Splitter:
+    """Always splits the pool into two actions (two tasks in the heist; attack and defend in the duel),
+    keeping Willpower for the last turn."""
+
+    name = "splitter"
+
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
+        if isinstance(state, DuelState):
+            if state.phase == DPhase.COUNT:
+                return _first_legal([DAct.TWO_ACTIONS, DAct.ONE_ACTION], mask)
+            if state.phase == DPhase.PICK:
+                return _first_legal([DAct.ATTACK, DAct.DEFEND, DAct.ATTACK_ALT], mask)
+            last = state.turn == state.cfg.duel.turns - 1
+            return _first_legal([DAct.WILLPOWER, DAct.NO_WILLPOWER] if last else [DAct.NO_WILLPOWER], mask)
+        assert isinstance(state, HeistState)
+        ph = state.phase
+        if ph == Phase.RETRY:
+            return _first_legal([Act.RETRY], mask)
+        if ph == Phase.COUNT:
+            return _first_legal([Act.TWO_ACTIONS, Act.ONE_ACTION, Act.THREE_ACTIONS], mask)
+        if ph == Phase.PICK:
+            k = len(state.plan) + 1
+            used = {s for s, _ in state.plan}
+            # the task needing most first (it gets the bigger pool), then the next
+            order = sorted(_active(state), key=lambda s: (-_need(state.tasks[s]), s))
+            prefs = [_best_roll(state, s, state.n_actions, k)[0] for s in order if s not in used]
+            return _first_legal(prefs + [Act.AUTO + s for s in order], mask)
+        if ph == Phase.WILLPOWER:
+            last = _turns_left(state) <= 1
+            return _first_legal([Act.WILLPOWER, Act.NO_WILLPOWER] if last else [Act.NO_WILLPOWER], mask)
+        return _first_legal(_ally_pref(state), mask)
+
+
+class Spender:
+    """Spends a Willpower point on every turn's roll while any are left; one action on the task where a
+    roll brings the most, never takes the automatic success."""
+
+    name = "spender"
+
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
+        if isinstance(state, DuelState):
+            if state.phase == DPhase.COUNT:
+                return _first_legal([DAct.ONE_ACTION], mask)
+            if state.phase == DPhase.PICK:
+                return _first_legal([DAct.ATTACK, DAct.ATTACK_ALT, DAct.DEFEND], mask)
+            return _first_legal([DAct.WILLPOWER, DAct.NO_WILLPOWER], mask)
+        assert isinstance(state, HeistState)
+        ph = state.phase
+        if ph == Phase.RETRY:
+            return _first_legal([Act.RETRY], mask)
+        if ph == Phase.COUNT:
+            return _first_legal([Act.ONE_ACTION], mask)
+        if ph == Phase.PICK:
+            k = len(state.plan) + 1
+            best = sorted((_best_roll(state, s, state.n_actions, k) for s in _active(state)), key=lambda x: -x[1])
+            return _first_legal([a for a, _ in best], mask)
+        if ph == Phase.WILLPOWER:
+            return _first_legal([Act.WILLPOWER, Act.NO_WILLPOWER], mask)
+        return _first_legal(_ally_pref(state), mask)
+
+
+class Retrier:
+    """Never gives up: retries every failed task, keeps hammering the same task with the bigger-pool
+    approach until it is done, never takes the automatic success; in the duel, all-out wild attacks."""
+
+    name = "retrier"
+
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
+        if isinstance(state, DuelState):
+            if state.phase == DPhase.COUNT:
+                return _first_legal([DAct.ONE_ACTION], mask)
+            if state.phase == DPhase.PICK:
+                return _first_legal([DAct.ATTACK_ALT, DAct.ATTACK, DAct.DEFEND], mask)
+            return _first_legal([DAct.NO_WILLPOWER], mask)
+        assert isinstance(state, HeistState)
+        ph = state.phase
+        if ph == Phase.RETRY:
+            return _first_legal([Act.RETRY], mask)
+        if ph == Phase.COUNT:
+            return _first_legal([Act.ONE_ACTION], mask)
+        if ph == Phase.PICK:
+            s = min(_active(state))  # the first unfinished task, until it is done
+            t = state.tasks[s]
+            big = max(range(len(t.pools)), key=lambda ap: (t.pools[ap], ap))
+            return _first_legal([Act.ROLL + 2 * s + big, Act.ROLL + 2 * s, Act.ROLL + 2 * s + 1], mask)
+        if ph == Phase.WILLPOWER:
+            return _first_legal([Act.NO_WILLPOWER], mask)
+        return _first_legal([Act.ALLY + min(_active(state)), Act.ALLY_REST], mask)
+
+
+PERSONAS = {"steady": Steady, "splitter": Splitter, "spender": Spender, "retrier": Retrier}
+
+__all__ = ["PERSONAS", "Retrier", "Spender", "Splitter", "Steady"]
