@@ -1,0 +1,96 @@
+"""Scenario-level properties: observations in bounds, clone/key, chance outcomes, termination."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL, EndReason
+from envs.wicked_age import RULESET
+from envs.wicked_age.engine import NUM_ACTIONS
+from tests.envs.wicked_age.helpers import config
+
+LADDER = {12, 10, 8, 6, 4, 0}
+
+
+def _play(state, rng: Rng, check_chance: bool = False):
+    steps = 0
+    while state.current_player() != TERMINAL:
+        p = state.current_player()
+        if p == CHANCE:
+            if check_chance:
+                outs = state.chance_outcomes()
+                assert abs(sum(q for _, q in outs) - 1.0) < 1e-9
+                assert state.sample_chance(rng) in {o for o, _ in outs}
+            state.apply_chance(state.sample_chance(rng))
+            continue
+        legal = state.legal_actions()
+        assert legal and all(0 <= a < NUM_ACTIONS for a in legal)
+        for seat in range(state.num_players):
+            obs = state.observation(seat)
+            assert obs.dtype == np.float32 and obs.shape == (RULESET.scenario("duel").observation_size,)
+            assert obs.min() >= 0.0 and obs.max() <= 1.0
+        assert state.option_of(legal[0]) is not None
+        state.apply_action(legal[int(rng.random() * len(legal))])
+        steps += 1
+    return steps
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), scenario=st.sampled_from(["duel", "melee"]),
+       build=st.booleans(), npc_opp=st.booleans(), forms=st.sampled_from([2, 3, 6]), parties=st.sampled_from([3, 4]))
+def test_random_chapters_keep_invariants(seed, scenario, build, npc_opp, forms, parties):
+    cfg = config(duel={"build_phase": build, "opponent": "npc" if npc_opp else "pc", "forms_available": forms},
+                 melee={"parties": parties, "forms_available": forms})
+    state = RULESET.new_game(cfg, scenario)
+    before = [sum(c.dice) for c in state.chars]
+    _play(state, Rng(seed), check_chance=(seed % 4 == 0))
+    out = state.outcome()
+    assert out.reason in (EndReason.KNOCKOUT, EndReason.TIME_LIMIT)
+    for c in state.chars:
+        assert set(c.dice) <= LADDER  # dice only move along the ladder
+    if not build:
+        assert all(sum(c.dice) <= b for c, b in zip(state.chars, before, strict=True))  # dice never grow
+    assert state.owe.count(len(state.chars) - 1) == 0 or not state.chars[-1].npc  # NPCs never owe
+    # returns: +1 per opponent put out, -1 when put out
+    assert sum(out.returns) == 0.0
+
+
+def test_clone_and_key_are_faithful():
+    cfg = RULESET.default_config()
+    state = RULESET.new_game(cfg, "duel")
+    rng = Rng(7)
+    for _ in range(60):
+        if state.current_player() == TERMINAL:
+            break
+        twin = state.clone()
+        assert twin.key() == state.key()
+        hash(state.key())
+        if state.current_player() == CHANCE:
+            o = state.sample_chance(rng)
+            state.apply_chance(o)
+            twin.apply_chance(o)
+        else:
+            a = state.legal_actions()[0]
+            state.apply_action(a)
+            twin.apply_action(a)
+        assert twin.key() == state.key()
+
+
+def test_one_conflict_duel_is_possible_and_scored():
+    cfg = config(duel={"max_conflicts": 1, "conflict_win_bonus": 1.0})
+    state = RULESET.new_game(cfg, "duel")
+    _play(state, Rng(3))
+    assert state.conflict_no == 1
+    assert state.outcome().returns in ((1.0, -1.0), (-1.0, 1.0), (0.0, 0.0))
+
+
+def test_narration_reads_like_the_seed():
+    cfg = config(negotiation={"enabled": False})
+    state = RULESET.new_game(cfg, "duel")
+    _play(state, Rng(11))
+    text = "\n".join(e.text for e in state.log)
+    for phrase in ("Round 1.", " rolls ", " stand; ", " challenges with ", " answers: ", " against "):
+        assert phrase in text
