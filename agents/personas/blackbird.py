@@ -144,17 +144,19 @@ class Hoarder:
 
 
 class Farmer:
-    """Fails cheap rolls on purpose (no trait, no pool dice, no help) to grow the pool, then spends big on what matters."""
+    """Throws the first try at every ordinary stake (no trait, no pool dice, no help) to grow the pool, then retries and spends in earnest."""
 
     name = "farmer"
 
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
         if isinstance(state, SessionState):
             full = state.pool >= state.cfg.pool.cap
-            if state.obstacle >= 0 and not _critical(state) and not full:
-                return session_move(state, mask, spend=0, help_ok=False, retry=False,
+            if state.phase == SPhase.RETRY:  # a thrown roll is retried in earnest
+                return int(SessionAct.RETRY)
+            if state.obstacle >= 0 and not _critical(state) and not full and state.attempt == 0:
+                return session_move(state, mask, spend=0, help_ok=False, retry=True,
                                     trait=int(SessionAct.NO_TRAIT))
-            spend = state.spendable() if state.phase == SPhase.SPEND else 0
+            spend = fewest_for(session_chances(state)) if state.phase == SPhase.SPEND else 0
             return session_move(state, mask, spend=spend, help_ok=True, retry=True)
         assert isinstance(state, DuelState)
         seat = state.decider()

@@ -7,14 +7,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from envs.core.config import RulesModel
 
 MAX_POOL = 20
 """The largest pool cap the config allows; fixes the size of the 'spend k pool dice' action range."""
+MIN_TRAITS = 3
+"""Rule 1: at least three traits."""
 MAX_TRAITS = 7
 """Rule 1: at most seven traits (fixes the size of the trait-choice action range)."""
+CREATION_POINTS = 10
+"""Rule 1: ten points spread over the traits, each one tag."""
+MAX_FLAGS = 3
+"""Rule 1: three flags (keys)."""
 
 
 class DiceRules(RulesModel):
@@ -40,13 +46,6 @@ class PoolRules(RulesModel):
     )
     lost_on_pass: bool = Field(True, description="Rule 5: pool dice spent on a passed roll are lost")
 
-    @model_validator(mode="after")
-    def _within_cap(self) -> PoolRules:
-        if self.start > self.cap or self.session_reset > self.cap:
-            raise ValueError(f"pool.start ({self.start}) and pool.session_reset ({self.session_reset}) "
-                             f"must not exceed pool.cap ({self.cap})")
-        return self
-
 
 class HelpRules(RulesModel):
     dice_per_helper: int = Field(1, ge=0, le=3, description="Rule 6: dice a helper gives from their pool")
@@ -54,10 +53,6 @@ class HelpRules(RulesModel):
 
 
 class CharacterRules(RulesModel):
-    min_traits: int = Field(3, ge=1, le=MAX_TRAITS, description="Rule 1: fewest traits a character may have")
-    max_traits: int = Field(7, ge=1, le=MAX_TRAITS, description="Rule 1: most traits a character may have")
-    creation_points: int = Field(10, ge=1, le=40, description="Rule 1: points (tags) spread over the traits")
-    max_flags: int = Field(3, ge=1, le=5, description="Rule 1: flags (keys) a character may hold")
     flag_dice: int = Field(1, ge=0, le=3, description="Rule 2: dice for acting on a flag (never more than once)")
     trait_dice: int = Field(1, ge=0, le=3, description="Rule 2: dice per level of the one trait used")
     tag_dice: int = Field(1, ge=0, le=3, description="Rule 2: dice per level of each relevant tag")
@@ -149,9 +144,12 @@ class TraitSheet(RulesModel):
 
 
 class CharacterSheet(RulesModel):
+    """Rule 1: a character — 3 to 7 traits with their tags, up to 3 flags."""
+
     name: str
-    traits: list[TraitSheet] = Field(min_length=1, max_length=MAX_TRAITS)
-    flags: list[str] = Field(default_factory=list, max_length=5)
+    traits: list[TraitSheet] = Field(min_length=MIN_TRAITS, max_length=MAX_TRAITS,
+                                     description="Rule 1: 3 to 7 traits")
+    flags: list[str] = Field(default_factory=list, max_length=MAX_FLAGS, description="Rule 1: up to 3 flags")
 
 
 class ObstacleRow(RulesModel):
@@ -219,6 +217,16 @@ class SessionRules(RulesModel):
     helper_joint_dice: int = Field(2, ge=0, le=12, description="Rule 12: the helper's own dice in a joint action")
     xp_per_session: int = Field(3, ge=0, le=40, description="Rule 9: XP earned at the end of each session")
     character: CharacterSheet = Field(default_factory=_sample_character)
+
+    @field_validator("character")
+    @classmethod
+    def _creation_points(cls, sheet: CharacterSheet) -> CharacterSheet:
+        """Rule 1: a freshly made character has exactly ten points (tags) spread over the traits."""
+        points = sum(len(t.tags) for t in sheet.traits)
+        if points != CREATION_POINTS:
+            raise ValueError(f"{sheet.name} has {points} tags; Rule 1 spreads exactly {CREATION_POINTS} points")
+        return sheet
+
     obstacles: list[ObstacleRow] = Field(default_factory=_sample_obstacles, min_length=1, max_length=32)
 
 
@@ -272,23 +280,13 @@ class BlackbirdConfig(RulesModel):
     session: SessionRules = SessionRules()
     duel: DuelRules = DuelRules()
 
-    @model_validator(mode="after")
-    def _check(self) -> BlackbirdConfig:
-        for ob in self.session.obstacles:
-            if ob.condition_on_failure and ob.condition_on_failure not in self.conditions:
+    @field_validator("session")
+    @classmethod
+    def _known_conditions(cls, session: SessionRules, info: ValidationInfo) -> SessionRules:
+        """Rule 7: an obstacle can only inflict a condition of the conditions table."""
+        known = info.data.get("conditions", {})
+        for ob in session.obstacles:
+            if ob.condition_on_failure and ob.condition_on_failure not in known:
                 raise ValueError(f"obstacle '{ob.name}' inflicts unknown condition '{ob.condition_on_failure}'; "
-                                 f"known: {', '.join(self.conditions)}")
-        ch = self.character
-        if ch.min_traits > ch.max_traits:
-            raise ValueError("character.min_traits must not exceed character.max_traits")
-        for sheet in [self.session.character, *self.duel.fighters]:
-            n = len(sheet.traits)
-            if not ch.min_traits <= n <= ch.max_traits:
-                raise ValueError(f"{sheet.name} has {n} traits; Rule 1 allows {ch.min_traits}..{ch.max_traits}")
-            if len(sheet.flags) > ch.max_flags:
-                raise ValueError(f"{sheet.name} has {len(sheet.flags)} flags; at most {ch.max_flags}")
-        sheet = self.session.character
-        points = sum(len(t.tags) for t in sheet.traits)
-        if points != ch.creation_points:
-            raise ValueError(f"{sheet.name} has {points} tags; Rule 1 spreads exactly {ch.creation_points} points")
-        return self
+                                 f"known: {', '.join(known)}")
+        return session

@@ -94,9 +94,12 @@ class RollOff(NamedTuple):
     winner: int | None
 
 
-ROLL_OFF_OUTCOMES: tuple[tuple[RollOff, float], ...] = (
+ROLL_OFF_ROUND: tuple[tuple[RollOff, float], ...] = (
     (RollOff(0), 15 / 36), (RollOff(1), 15 / 36), (RollOff(None), 6 / 36),
 )
+"""One round of d6 vs d6."""
+ROLL_OFF_OUTCOMES: tuple[tuple[RollOff, float], ...] = ((RollOff(0), 0.5), (RollOff(1), 0.5))
+"""The whole roll-off, repeated until one die is higher: either side with probability 1/2."""
 
 
 def read_roll_off(first: int, second: int) -> RollOff:
@@ -109,4 +112,8 @@ def read_roll_off(first: int, second: int) -> RollOff:
 
 
 def sample_roll_off(rng: Rng) -> RollOff:
-    return read_roll_off(rng.d(SIDES), rng.d(SIDES))
+    """Rule 11: roll d6 vs d6 until one is higher; the final round's winner."""
+    while True:
+        ro = read_roll_off(rng.d(SIDES), rng.d(SIDES))
+        if ro.winner is not None:
+            return ro

@@ -49,6 +49,7 @@ from envs.blackbird.engine import (
     settle_pool,
     spend_label,
     spend_option,
+    starting_pool,
     standing_after,
     wound_for_margin,
     wound_penalty,
@@ -131,7 +132,7 @@ class DuelState(State):
     def __init__(self, cfg: BlackbirdConfig) -> None:
         super().__init__(2)
         self.cfg = cfg
-        pool0 = cfg.pool.start if cfg.pool.enabled else 0
+        pool0 = starting_pool(cfg.pool)
         self.f = [Fighter(create_character(s), cfg.combat.hit_points, pool0) for s in cfg.duel.fighters]
         self.distance = cfg.duel.start_distance
         self.turn = 0

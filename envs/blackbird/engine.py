@@ -187,7 +187,12 @@ def settle_pool(pool: int, spent: int, passed: bool, rules: PoolRules) -> int:
 
 def reset_pool_at_session_end(rules: PoolRules) -> int:
     """Rule 5: at the end of each session the pool returns to ``pool.session_reset`` (up or down)."""
-    return rules.session_reset
+    return min(rules.session_reset, rules.cap)
+
+
+def starting_pool(rules: PoolRules) -> int:
+    """Rule 5: every player starts with ``pool.start`` dice (never above the cap); none without the pool rule."""
+    return min(rules.start, rules.cap) if rules.enabled else 0
 
 
 # -- Rule 6: help ----------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from envs.blackbird.engine import (
     spend_experience,
     spend_label,
     spend_option,
+    starting_pool,
     trait_applies,
 )
 from envs.core.dice import Rng
@@ -79,7 +80,7 @@ class SessionState(State):
         self.cfg = cfg
         s = cfg.session
         self.char: Character = create_character(s.character)
-        self.pool = cfg.pool.start if cfg.pool.enabled else 0
+        self.pool = starting_pool(cfg.pool)
         self.helper_pool = s.helper_pool
         self.conditions: tuple[str, ...] = ()
         self.session_no = 0

@@ -1,0 +1,195 @@
+"""Protocol properties of both scenarios: observations, chance nodes, clone/key, analysis hooks, variants."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envs  # noqa: F401  (registers the ids)
+from envs.blackbird import RULESET
+from envs.blackbird.session import SessionState
+from envs.core.config import load_config, variant_meta, with_override
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL, EndReason
+
+FINDING_KINDS = {"dominant_strategy", "dead_option", "dead_rule", "fragile_rule", "seat_advantage",
+                 "resource_runaway", "non_termination", "snowball", "exploit"}
+
+
+def play_random(scenario: str, seed: int, check=None, cfg=None):  # type: ignore[no-untyped-def]
+    cfg = cfg or RULESET.default_config()
+    sc = RULESET.scenario(scenario)
+    s = sc.new_game(cfg)
+    rng = Rng(seed)
+    steps = 0
+    while True:
+        p = s.current_player()
+        if p == TERMINAL:
+            return s, steps
+        if p == CHANCE:
+            outs = s.chance_outcomes()
+            assert sum(pr for _, pr in outs) == pytest.approx(1.0)
+            o = s.sample_chance(rng)
+            assert o in {x for x, _ in outs}
+            s.apply_chance(o)
+            continue
+        legal = s.legal_actions()
+        assert legal and all(0 <= a < sc.num_actions for a in legal)
+        obs = s.observation(p)
+        lo, hi = sc.observation_bounds
+        assert obs.shape == (sc.observation_size,) and obs.dtype == np.float32
+        assert np.all(obs >= lo) and np.all(obs <= hi), obs
+        for a in legal:
+            assert s.option_of(a) in sc.option_groups
+        if check:
+            check(s)
+        s.apply_action(legal[int(rng.random() * len(legal))])
+        steps += 1
+        assert steps < sc.max_episode_steps
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32), scenario=st.sampled_from(["session", "duel"]))
+def test_random_play_keeps_invariants(seed: int, scenario: str) -> None:
+    cfg = RULESET.default_config()
+
+    def check(s) -> None:  # type: ignore[no-untyped-def]
+        res = s.resources(s.current_player())
+        assert 0 <= res["pool"] <= cfg.pool.cap  # type: ignore[attr-defined]
+        if scenario == "duel":
+            assert res["hp"] > cfg.combat.death_at  # type: ignore[attr-defined]
+        else:
+            assert 0 <= res["helper_pool"] <= cfg.session.helper_pool  # type: ignore[attr-defined]
+
+    s, _ = play_random(scenario, seed, check)
+    out = s.outcome()
+    assert out is not None
+    if scenario == "session":
+        assert out.reason == EndReason.COMPLETED and 0.0 <= out.returns[0] <= 1.0
+    else:
+        assert out.reason in (EndReason.KNOCKOUT, EndReason.TIME_LIMIT)
+        assert sorted(out.returns) in ([-1.0, 1.0], [0.0, 0.0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32), scenario=st.sampled_from(["session", "duel"]), cut=st.integers(0, 40))
+def test_clone_is_independent_and_key_tracks_position(seed: int, scenario: str, cut: int) -> None:
+    cfg = RULESET.default_config()
+    s = RULESET.new_game(cfg, scenario)
+    rng = Rng(seed)
+    for _ in range(cut):
+        if s.is_terminal():
+            break
+        if s.is_chance():
+            s.apply_chance(s.sample_chance(rng))
+        else:
+            la = s.legal_actions()
+            s.apply_action(la[int(rng.random() * len(la))])
+    c = s.clone()
+    assert c.key() == s.key() and hash(c.key()) == hash(s.key())
+    before = s.key()
+    r2 = Rng(seed + 1)
+    while not c.is_terminal():
+        if c.is_chance():
+            c.apply_chance(c.sample_chance(r2))
+        else:
+            c.apply_action(c.legal_actions()[0])
+    assert s.key() == before
+
+
+def test_time_limit_ends_a_stalled_duel() -> None:
+    cfg = with_override(RULESET.default_config(), "duel.max_turns", 6)
+    s = RULESET.new_game(cfg, "duel")
+    from envs.blackbird.engine import Maneuver
+
+    while not s.is_terminal():
+        s.apply_action(Maneuver.AIM)
+    out = s.outcome()
+    assert out is not None and out.reason == EndReason.TIME_LIMIT and out.returns == (0.0, 0.0)
+
+
+def test_short_session_is_small_enough_to_enumerate() -> None:
+    """A 1×2 session's whole game tree over chance_outcomes() is finite and its values are in [0, 1]."""
+    cfg = RULESET.default_config()
+    for k, v in (("session.sessions", 1), ("session.obstacles_per_session", 1), ("session.retries", 0)):
+        cfg = with_override(cfg, k, v)
+    memo: dict[object, float] = {}
+
+    def value(s: SessionState) -> float:
+        k = s.key()
+        if k in memo:
+            return memo[k]
+        if s.is_terminal():
+            v = s.returns()[0]
+        elif s.is_chance():
+            v = 0.0
+            for o, p in s.chance_outcomes():
+                c = s.clone()
+                c.apply_chance(o)
+                v += p * value(c)  # type: ignore[arg-type]
+        else:
+            v = max(value(_after(s, a)) for a in s.legal_actions())
+        memo[k] = v
+        return v
+
+    def _after(s: SessionState, a: int) -> SessionState:
+        c = s.clone()
+        c.apply_action(a)
+        return c
+
+    best = value(SessionState(cfg))  # type: ignore[arg-type]
+    assert 0.5 < best < 1.0
+
+
+def test_resources_and_contexts() -> None:
+    cfg = RULESET.default_config()
+    s = RULESET.new_game(cfg, "duel")
+    assert {"pool", "hp"} <= set(s.resources(0))
+    assert s.decision_context() == "maneuver"
+    t = RULESET.new_game(cfg, "session")
+    assert "pool" in t.resources(0)
+
+
+@pytest.mark.parametrize("path", sorted((RULESET.variants_dir or ".").glob("*.toml")), ids=lambda p: p.stem)
+def test_variants_load_and_document_themselves(path) -> None:  # type: ignore[no-untyped-def]
+    cfg = load_config(RULESET, path)
+    assert cfg != RULESET.default_config()
+    meta = variant_meta(path)
+    assert meta["kind"] in {"windfall", "exploit", "control"} and meta["description"]
+    assert set(meta["expect"]) <= FINDING_KINDS
+    assert (meta["kind"] == "control") == (meta["expect"] == [])
+
+
+def test_variant_kinds_present() -> None:
+    kinds = {variant_meta(p)["kind"] for p in (RULESET.variants_dir or ".").glob("*.toml")}  # type: ignore[union-attr]
+    assert kinds == {"windfall", "exploit", "control"}
+
+
+def test_knobs_are_valid_overrides() -> None:
+    cfg = RULESET.default_config()
+    assert 4 <= len(RULESET.knobs) <= 8
+    for knob in RULESET.knobs:
+        for v in knob.values:
+            with_override(cfg, knob.key, v)
+
+
+def test_control_condition_is_never_inflicted() -> None:
+    cfg = RULESET.default_config()
+    assert all(o.condition_on_failure != "trapped" for o in cfg.session.obstacles)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("env_id", ["rulebreaker/BlackbirdSession-v0", "rulebreaker/BlackbirdDuel-v0"])
+def test_gym_env_runs(env_id: str) -> None:
+    env = gym.make(env_id)
+    obs, info = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    done = False
+    rng = np.random.default_rng(3)
+    while not done:
+        mask = env.unwrapped.action_masks()
+        obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        done = term or trunc
+    assert "outcome" in info
