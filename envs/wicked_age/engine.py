@@ -1135,7 +1135,7 @@ def cash_owe_entry(state: WickedAgeState, s: int) -> None:
     """Rule 19: erase one of your entries from the owe list; gain advantage dice for this conflict."""
     state.owe.remove(s)
     state.cashed[s] += state.cfg.owe_list.dice_per_entry
-    state.narrate("cash", f"{state.names[s]} erases {state.names[s]}'s name from the owe list and takes an "
+    state.narrate("cash", f"{state.names[s]} erases their name from the owe list and takes an "
                   "advantage die.", s)
 
 

@@ -1,0 +1,231 @@
+"""In a Wicked Age personas: styles of picking forms, using the owe list, negotiating and hurting.
+
+Every persona plays the duel and the melee, PCs and NPCs alike; each decision kind of the engine
+(``state.node``) has a default here that a persona overrides where its style differs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from envs.core.dice import Rng
+from envs.core.game import State
+from envs.wicked_age.config import PC_FORMS
+from envs.wicked_age.engine import FORM_ACTIONS, NPC_FORM_ACTIONS, Act, Ctx, WickedAgeState
+
+
+def _legal(mask: np.ndarray) -> list[int]:
+    return [int(a) for a in np.flatnonzero(mask)]
+
+
+def _first(wanted: list[int], mask: np.ndarray) -> int:
+    for a in wanted:
+        if 0 <= a < len(mask) and mask[a]:
+            return int(a)
+    return _legal(mask)[0]
+
+
+def form_size(state: WickedAgeState, seat: int, action: int) -> int:
+    """Total die size a pick action would roll (PC form die, or an NPC form's pair)."""
+    ch = state.chars[seat]
+    if Act.NPC_FORM_0 <= action <= Act.NPC_FORM_2:
+        return sum(ch.form_dice(action - Act.NPC_FORM_0))
+    return ch.dice[action]
+
+
+def harm_of(state: WickedAgeState, loser: int, exhausted: bool) -> tuple[int, int]:
+    """How hard exhausted/injured hits: (dice sent to 0, total size lost)."""
+    ch = state.chars[loser]
+    cons = state.cfg.consequences
+    if ch.npc:
+        from envs.wicked_age.config import NPC_FORMS
+
+        f = NPC_FORMS.index(cons.npc_exhausted_form if exhausted else cons.npc_injured_form)
+        idx = [2 * f, 2 * f + 1]
+    else:
+        idx = [PC_FORMS.index(n) for n in (cons.exhausted_forms if exhausted else cons.injured_forms)]
+    zeros = sum(1 for i in idx if 0 < ch.dice[i] <= min(state.ladder))
+    return zeros, sum(ch.dice[i] for i in idx)
+
+
+def strongest_opponent(state: WickedAgeState, seat: int, targets: list[int]) -> int:
+    return max(targets, key=lambda t: (sum(state.roll_dice[t]), -t))
+
+
+class WickedAgePersona:
+    """Base: rolls its biggest dice, fights ties, takes the whip, hurts where it hurts most."""
+
+    name = "base"
+
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
+        assert isinstance(state, WickedAgeState)
+        handler = getattr(self, f"on_{state.node.name.lower()}", None)
+        if handler is not None:
+            return int(handler(state, state.actor, mask))
+        return _legal(mask)[0]
+
+    # -- defaults ---------------------------------------------------------------------------------
+    build_order: tuple[int, ...] = (5, 1, 2, 4, 0, 3)  # where the next-largest die goes
+
+    def on_build(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        if state.chars[s].npc:
+            return _first(list(NPC_FORM_ACTIONS), mask)
+        return _first([FORM_ACTIONS[f] for f in self.build_order], mask)
+
+    def biggest(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        legal = _legal(mask)
+        return max(legal, key=lambda a: (form_size(state, s, a), -a))
+
+    def smallest(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        legal = _legal(mask)
+        live = [a for a in legal if form_size(state, s, a) > 0] or legal
+        return min(live, key=lambda a: (form_size(state, s, a), a))
+
+    def on_pick_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return self.biggest(state, s, mask)
+
+    def on_pick_second_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return self.biggest(state, s, mask)
+
+    def on_pick_strength(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return _first([a for a in _legal(mask) if a != Act.NO_STRENGTH] + [Act.NO_STRENGTH], mask)
+
+    def on_window(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.ROLL
+
+    def on_offer_target(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        targets = [a - Act.TARGET_0 for a in _legal(mask)]
+        return Act.TARGET_0 + strongest_opponent(state, s, targets)
+
+    def on_offer_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        assert state.offer is not None
+        return Act.ACCEPT if state.offer[1] != 2 else Act.INSIST  # dice lost beat a bare concession
+
+    def on_offer_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        loser = state.conseq[1] if state.conseq else s
+        dice = state.chars[loser].dice
+        legal = _legal(mask)
+        if loser == s:  # lose a size where it hurts least: the biggest die
+            return max(legal, key=lambda a: (dice[a], -a))
+        return min(legal, key=lambda a: (dice[a], a))  # push the loser's smallest die to 0
+
+    def on_pre_roll(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        last = state.round_no >= state.cfg.contest.max_rounds
+        return Act.CASH_OWE if last and state.roll_purpose == Ctx.ANSWER_ROLL else Act.ROLL
+
+    def on_tie_avoid(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.FIGHT
+
+    def on_challenge(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        """Name the single weakest opponent."""
+        opp = [t for t in range(state.num_players) if t != s and state.in_conflict[t]]
+        weakest = min(opp, key=lambda t: (sum(state.roll_dice[t]), t))
+        return Act.CHALLENGE_1 - 1 + (1 << weakest)
+
+    def on_conseq_offer(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return _first([Act.OFFER_LOSER_CHOICE, Act.TAKE_DEFAULT], mask)
+
+    def on_conseq_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.ACCEPT if state.conseq_offer - 10 == 1 else Act.INSIST
+
+    def on_conseq_default(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        assert state.conseq is not None
+        loser = state.conseq[1]
+        ex, inj = harm_of(state, loser, True), harm_of(state, loser, False)
+        return Act.EXHAUST if ex >= inj else Act.INJURE
+
+
+class Highest(WickedAgePersona):
+    """Always rolls its two biggest dice (plus any strength), fights every tie, cashes the owe list only to
+    survive a last-round answer, and hurts the loser where it brings them closest to out."""
+
+    name = "highest"
+
+
+class OweFarmer(WickedAgePersona):
+    """Rolls its lesser dice in round 1 to get on the owe list when it has no entry, then rolls its biggest
+    dice and cashes every entry before the first roll of the next conflict."""
+
+    name = "owe_farmer"
+
+    def farming(self, state: WickedAgeState, s: int) -> bool:
+        return state.cfg.owe_list.enabled and not state.chars[s].npc and s not in state.owe
+
+    def on_pick_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        if self.farming(state, s):
+            return self.smallest(state, s, mask)
+        return self.biggest(state, s, mask)
+
+    def on_pick_second_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return self.on_pick_form(state, s, mask)
+
+    def on_pick_strength(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        if self.farming(state, s):
+            return Act.NO_STRENGTH
+        return super().on_pick_strength(state, s, mask)
+
+    def on_pre_roll(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.CASH_OWE  # entries exist only when farming is over: cash them all at once
+
+
+class Pacifist(WickedAgePersona):
+    """Negotiates early: offers to concede before round 1's roll, accepts every offer, agrees to avoid ties,
+    and as a loser offers a one-form loss instead of the default."""
+
+    name = "pacifist"
+
+    def on_window(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        if state.round_no == 1 or any(state.adv[t][s] for t in range(state.num_players)):
+            return _first([Act.OFFER_CONCEDE_STAKE, Act.OFFER_LOSER_CHOICE, Act.ROLL], mask)
+        return Act.ROLL
+
+    def on_offer_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.ACCEPT
+
+    def on_conseq_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.ACCEPT
+
+    def on_tie_avoid(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.AVOID
+
+    def on_pre_roll(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.ROLL
+
+    def on_conseq_default(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        assert state.conseq is not None
+        loser = state.conseq[1]
+        ex, inj = harm_of(state, loser, True), harm_of(state, loser, False)
+        return Act.EXHAUST if ex < inj else Act.INJURE  # the milder of the two
+
+
+class Brute(WickedAgePersona):
+    """Never negotiates (takes and gives the whip), always exhausts, challenges every opponent at once,
+    and cashes owe-list entries at the first chance."""
+
+    name = "brute"
+
+    def on_offer_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.INSIST
+
+    def on_conseq_offer(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.TAKE_DEFAULT
+
+    def on_conseq_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.INSIST
+
+    def on_conseq_default(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.EXHAUST
+
+    def on_pre_roll(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return Act.CASH_OWE
+
+    def on_challenge(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        return max(_legal(mask))  # the largest bitmask: everyone still in
+
+
+PERSONAS: dict[str, type[WickedAgePersona]] = {
+    "highest": Highest,
+    "owe_farmer": OweFarmer,
+    "pacifist": Pacifist,
+    "brute": Brute,
+}
