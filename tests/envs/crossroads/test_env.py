@@ -1,0 +1,168 @@
+"""The Episode scenario as an environment: bounds, invariants, clone/key, sampling, seat counts."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st_
+
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL, EndReason
+from envs.core.gym_adapter import GameEnv
+from envs.crossroads import RULESET
+from envs.crossroads.dice import odds
+from envs.crossroads.engine import NUM_ACTIONS, OBS_SIZE, CrossroadsState, Phase
+from envs.crossroads.scenarios import DECISION_CONTEXTS, EPISODE, OPTION_GROUPS
+
+from .helpers import brute_best, build, config
+
+
+def random_play(st: CrossroadsState, rng: Rng, check=None, max_decisions: int = 20_000) -> int:
+    n = 0
+    while not st.is_terminal():
+        if st.current_player() == CHANCE:
+            st.apply_chance(st.sample_chance(rng))
+            continue
+        legal = st.legal_actions()
+        assert legal, f"no legal action in {st.decision_context()}"
+        if check is not None:
+            check(st, legal)
+        st.apply_action(legal[int(rng.random() * len(legal))])
+        n += 1
+        assert n < max_decisions
+    return n
+
+
+def invariants(st: CrossroadsState, legal: list[int]) -> None:
+    cfg = st.cfg
+    cap = cfg.character.max_conditions
+    assert st.decision_context() in DECISION_CONTEXTS
+    assert all(0 <= a < NUM_ACTIONS for a in legal)
+    for a in legal:
+        assert st.option_of(a) in OPTION_GROUPS
+    for c in st.chars:
+        assert all(0 <= s <= cfg.character.stat_cap for s in c.stats)
+        assert 0 <= c.plus <= cap and 0 <= c.minus <= cap
+        assert c.minus >= c.wounded + c.dying
+        if c.alive and not (st.phase == Phase.BUILD and c.idx == st.chk_eid):
+            assert all(s > 0 for s in c.stats) and not all(c.goals)
+    for f in st.factions:
+        assert 0 <= f.plus <= cap and 0 <= f.minus <= cap
+        if f.alive:
+            assert cfg.faction.writeoff_low < f.influence < cfg.faction.writeoff_high
+    dead = sum(not c.alive for c in st.chars) + sum(not f.alive for f in st.factions)
+    assert dead == st.exits
+    for seat in range(st.num_players):
+        obs = st.observation(seat)
+        assert obs.shape == (OBS_SIZE,) and obs.dtype == np.float32
+        assert obs.min() >= 0.0 and obs.max() <= 1.0
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st_.integers(0, 2**31), players=st_.integers(2, 5))
+def test_random_play_keeps_invariants_and_ends(seed, players):
+    st = CrossroadsState(config(episode__players=players))
+    random_play(st, Rng(seed), invariants)
+    out = st.outcome()
+    assert out.reason in (EndReason.COMPLETED, EndReason.TIME_LIMIT)
+    if out.reason == EndReason.COMPLETED:
+        assert st.exits >= 3
+    else:
+        assert st.scene_no == st.cfg.episode.max_scenes
+    assert len(out.returns) == players and all(-1.25 <= r <= 1.25 for r in out.returns)
+
+
+def test_clone_is_independent_and_keys_match():
+    rng = Rng(3)
+    st = CrossroadsState(config())
+    for _ in range(120):
+        if st.is_terminal():
+            break
+        if st.current_player() == CHANCE:
+            st.apply_chance(st.sample_chance(rng))
+        else:
+            st.apply_action(st.legal_actions()[0])
+    cl = st.clone()
+    assert cl.key() == st.key()
+    hash(st.key())
+    before = st.key()
+    random_play(cl, Rng(5))
+    assert st.key() == before and cl.key() != before
+
+
+def test_chance_outcomes_sum_to_one():
+    st = CrossroadsState(config(setup__first_player="roll"))
+    assert math.isclose(sum(p for _, p in st.chance_outcomes()), 1.0)
+    st.apply_chance(0)
+    build(st, 4, 4)
+    outs = st.chance_outcomes()
+    assert len(outs) == 220 and math.isclose(sum(p for _, p in outs), 1.0)
+    st2 = CrossroadsState(config(check__assignment="in_order"))
+    build(st2, 4, 4)
+    assert len(st2.chance_outcomes()) == 1000
+
+
+def test_sampled_rolls_agree_with_exact_odds():
+    """20,000 engine-sampled rolls: best successes for 6/3/3 and crossroads within 4 sigma of the exact odds."""
+    stats = (6, 3, 3)
+    exact = odds(stats)
+    st = CrossroadsState(config())
+    build(st, 6, 3)
+    rng = Rng(2024)
+    n = 20_000
+    counts = {k: 0 for k in exact}
+    for _ in range(n):
+        d = st.sample_chance(rng)
+        best, _ = brute_best(d, stats)
+        counts[str(best)] += 1
+        distinct = len(set(d))
+        if distinct == 2:
+            counts["crossroads_double"] += 1
+        elif distinct == 1:
+            counts["crossroads_triple"] += 1
+    for k, p in exact.items():
+        pf = float(p)
+        sigma = math.sqrt(n * pf * (1 - pf))
+        assert abs(counts[k] - n * pf) <= 4 * sigma + 1, (k, counts[k], n * pf)
+    assert exact["crossroads_double"] == Fraction(27, 100)
+
+
+@pytest.mark.parametrize("players", [2, 5])
+def test_gym_env_with_other_seat_counts(players):
+    cfg = config(episode__players=players)
+    env = GameEnv(RULESET, "episode", config=cfg, seat=players - 1)
+    assert env.num_players == players
+    obs, info = env.reset(seed=1)
+    steps = 0
+    for _ in range(3):
+        done = False
+        while not done:
+            mask = env.action_masks()
+            a = int(np.flatnonzero(mask)[steps % mask.sum()])
+            obs, r, term, trunc, info = env.step(a)
+            assert env.observation_space.contains(obs)
+            assert not info["illegal_action"]
+            steps += 1
+            done = term or trunc
+        assert "outcome" in info and steps < EPISODE.max_episode_steps * 3
+        obs, info = env.reset()
+
+
+def test_scene_limit_is_reported_as_time_limit():
+    st = CrossroadsState(config(episode__max_scenes=3))
+    random_play(st, Rng(1))
+    out = st.outcome()
+    assert out.reason in (EndReason.TIME_LIMIT, EndReason.COMPLETED)
+    assert st.scene_no <= 3
+
+
+def test_env_sizes_and_terminal():
+    assert EPISODE.num_actions == NUM_ACTIONS and EPISODE.observation_size == OBS_SIZE
+    assert EPISODE.players(config(episode__players=4)) == 4
+    st = CrossroadsState(config())
+    random_play(st, Rng(0))
+    assert st.current_player() == TERMINAL and st.legal_actions() == [] and st.phase == Phase.OVER
