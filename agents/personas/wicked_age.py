@@ -6,11 +6,14 @@ Every persona plays the duel and the melee, PCs and NPCs alike; each decision ki
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import State
 from envs.wicked_age.config import PC_FORMS
+from envs.wicked_age.dice import size_key
 from envs.wicked_age.engine import FORM_ACTIONS, NPC_FORM_ACTIONS, Act, Ctx, WickedAgeState
 
 
@@ -143,8 +146,8 @@ class Highest(WickedAgePersona):
 
 
 class OweFarmer(WickedAgePersona):
-    """Rolls its lesser dice in round 1 to get on the owe list when it has no entry, then rolls its biggest
-    dice and cashes every entry before the first roll of the next conflict."""
+    """Rolls lesser dice (the strongest pair still lesser than the opponent's) to get on the owe list when it
+    has no entry, then rolls its biggest dice and cashes every entry before the next conflict's first roll."""
 
     name = "owe_farmer"
 
@@ -153,11 +156,38 @@ class OweFarmer(WickedAgePersona):
 
     def on_pick_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         if self.farming(state, s):
-            return self.smallest(state, s, mask)
+            return _first([FORM_ACTIONS[f] for f in self.farm_pair(state, s, None)], mask)
         return self.biggest(state, s, mask)
 
     def on_pick_second_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return self.on_pick_form(state, s, mask)
+        if self.farming(state, s):
+            first = state.picks[s][0]
+            return _first([FORM_ACTIONS[f] for f in self.farm_pair(state, s, first) if f != first], mask)
+        return self.biggest(state, s, mask)
+
+    @staticmethod
+    def farm_pair(state: WickedAgeState, s: int, first: int | None) -> tuple[int, ...]:
+        """The strongest pair of forms whose dice are still lesser than the biggest opponent's dice
+        (its picked dice if known, else its two biggest forms)."""
+        targets = []
+        for t in range(state.num_players):
+            if t == s or not state.in_conflict[t]:
+                continue
+            if state.roll_dice[t]:
+                targets.append(size_key(state.roll_dice[t]))
+            elif state.chars[t].npc:
+                targets.append(max(size_key(state.chars[t].form_dice(f)) for f in range(3)))
+            else:
+                targets.append(size_key(sorted(state.chars[t].dice, reverse=True)[:2]))
+        target = max(targets)
+        dice = state.chars[s].dice
+        pairs = [p for p in itertools.combinations(state.available[s], 2) if first is None or first in p]
+        lesser = [p for p in pairs if size_key([dice[f] for f in p]) < target]
+        if lesser:
+            best = max(lesser, key=lambda p: size_key([dice[f] for f in p]))
+        else:
+            best = min(pairs, key=lambda p: size_key([dice[f] for f in p]))
+        return tuple(sorted(best, key=lambda f: -dice[f]))
 
     def on_pick_strength(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         if self.farming(state, s):

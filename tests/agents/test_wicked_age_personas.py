@@ -9,6 +9,7 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import legal_mask
 from envs.wicked_age import RULESET
+from envs.wicked_age.dice import rolled_lesser_dice
 from envs.wicked_age.engine import NUM_ACTIONS, Act, Ctx
 from tests.envs.wicked_age.helpers import config
 
@@ -56,20 +57,25 @@ def test_highest_always_rolls_its_two_biggest_dice():
 
 
 def test_owe_farmer_rolls_lesser_dice_to_get_on_the_owe_list_then_cashes():
-    events = {"farm": 0, "cash": 0}
+    farming: dict[int, bool] = {}
+    checked, cashed = [], 0
 
     def hook(state, p, a):
-        if p == 0 and state.node == Ctx.PICK_FORM and 0 not in state.owe:
-            events["farm"] += state.chars[0].dice[a] == min(d for d in state.chars[0].dice if d > 0)
+        nonlocal cashed
+        if p == 0 and state.node == Ctx.PICK_FORM:
+            farming[state.conflict_no] = 0 not in state.owe
+        if state.node == Ctx.WINDOW and state.round_no == 1 and p == 0 and farming.get(state.conflict_no):
+            checked.append(rolled_lesser_dice(state.roll_dice[0], state.roll_dice[1]))
         if p == 0 and a == Act.CASH_OWE:
-            events["cash"] += 1
+            cashed += 1
 
     agents = [PERSONAS["owe_farmer"](), PERSONAS["highest"]()]
     entries = 0
     for seed in range(10):
         state = play(RULESET.default_config(), "duel", agents, seed, hook)
         entries += sum(1 for e in state.log if e.kind == "owe" and e.seat == 0)
-    assert events["farm"] > 0 and entries > 0 and events["cash"] > 0
+    assert checked and all(checked)  # while farming, its dice are lesser than the opponent's
+    assert entries > 0 and cashed > 0
 
 
 def test_pacifist_offers_before_the_first_roll():
