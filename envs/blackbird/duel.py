@@ -60,6 +60,10 @@ from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, Stat
 STAY_UP = "stay up"
 
 
+def successes(n: int) -> str:
+    return f"{n} success{'' if n == 1 else 'es'}"
+
+
 class Phase(enum.IntEnum):
     MANEUVER = 0
     ATTACK_SPEND = 1
@@ -315,7 +319,9 @@ class DuelState(State):
         fa = self.f[attacker]
         if m == Maneuver.ALL_OUT_ATTACK:
             fa.all_out_attack = True
-        self.narrate("attack", f"{self.name(attacker)}: {m.name.lower().replace('_', ' ')}.", attacker)
+        what = {Maneuver.ATTACK: "attacks", Maneuver.CALLED_SHOT: "makes a called shot",
+                Maneuver.ALL_OUT_ATTACK: "attacks all-out", Maneuver.MOVE_ATTACK: "attacks on the move"}[m]
+        self.narrate("attack", f"{self.name(attacker)} {what}.", attacker, maneuver=m.name.lower())
         self.phase = Phase.ATTACK_SPEND
 
     def _attack_spend(self, k: int) -> None:
@@ -410,10 +416,10 @@ class DuelState(State):
             dfn = net_successes(ex.def_roll, self.penalty(d))
         else:
             dfn = self.cfg.combat.all_out_attack_defense
+        defence = (f"{self.name(d)} defends with {ex.def_dice.total} dice ({ex.def_dice.describe()}): "
+                   f"{successes(dfn)}" if ex.can_defend else f"{self.name(d)} cannot defend: {successes(dfn)}")
         self.narrate("exchange", f"{self.name(a)} rolls {ex.att_dice.total} dice ({ex.att_dice.describe()}): "
-                                 f"{att} successes; {self.name(d)} defends with "
-                                 f"{ex.def_dice.total if ex.can_defend else 0} dice: {dfn}.", a,
-                     attack=att, defense=dfn)
+                                 f"{successes(att)}; {defence}.", a, attack=att, defense=dfn)
         if attack_hits(att, dfn):
             self._land(True, att - dfn)
         elif att == dfn and not self.cfg.combat.tie_misses and self.cfg.contest.rolloff_on_tie:
@@ -430,8 +436,9 @@ class DuelState(State):
             self.f[a].pool = settle_pool(self.f[a].pool, ex.att_spent, combat_pass(hit, True), self.cfg.pool)
             if ex.can_defend:
                 self.f[d].pool = settle_pool(self.f[d].pool, ex.def_spent, combat_pass(hit, False), self.cfg.pool)
+        pools = f"pools {self.name(0)} {self.f[0].pool}, {self.name(1)} {self.f[1].pool}"
         if not hit:
-            self.narrate("miss", f"{self.name(a)} misses.", a)
+            self.narrate("miss", f"{self.name(a)} misses ({pools}).", a)
             self._after_exchange()
             return
         if ex.maneuver == Maneuver.CALLED_SHOT:
@@ -444,7 +451,7 @@ class DuelState(State):
         if c.heavy_stuns and row.penalty >= 2:
             fd.stunned = True
         self.narrate("wound", f"Hit by {margin}: a {row.name} wound, −{row.hp_loss} HP "
-                              f"({self.name(d)} at {fd.hp} HP, −{self.penalty(d)} successes).", a,
+                              f"({self.name(d)} at {fd.hp} HP, −{self.penalty(d)} on rolls; {pools}).", a,
                      margin=margin, wound=row.name)
         standing = standing_after(fd.hp, c)
         if standing == Standing.DEAD:
@@ -477,7 +484,7 @@ class DuelState(State):
         if self.cfg.pool.enabled:
             fi.pool = settle_pool(fi.pool, self.check_spent, ok, self.cfg.pool)
         self.narrate("check", f"{self.name(seat)} rolls {self.check_dice.total} dice to stay up: "
-                              f"{roll.successes} successes vs {diff} — {'stays up' if ok else 'passes out'}.", seat)
+                              f"{successes(roll.successes)} vs difficulty {diff} — {'stays up' if ok else 'passes out'}.", seat)
         if ok and perk_eligible(roll, diff) and award_perk(fi.char, STAY_UP, self.cfg):
             self.narrate("perk", f"{self.name(seat)} earns a perk for staying up (Rule 10).", seat)
         self.checker = -1

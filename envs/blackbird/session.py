@@ -51,6 +51,7 @@ from envs.blackbird.engine import (
     starting_pool,
     trait_applies,
 )
+from envs.blackbird.duel import successes
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 
@@ -286,8 +287,8 @@ class SessionState(State):
             return
         if ph == Phase.ROLL:
             self.own = Roll(*outcome)  # type: ignore[misc]
-            self.narrate("roll", f"{self.char.short} rolls {self.own.successes} successes "
-                                 f"({self.own.sixes} sixes).", 0)
+            self.narrate("roll", f"{self.char.short} rolls {successes(self.own.successes)} "
+                                 f"({self.own.sixes} {'six' if self.own.sixes == 1 else 'sixes'}).", 0)
             if self.ob.joint and self.has_helper() and self.cfg.session.helper_joint_dice > 0:
                 self.phase = Phase.JOINT
             elif self.ob.opposition:
@@ -297,7 +298,7 @@ class SessionState(State):
             return
         if ph == Phase.JOINT:
             self.partner = Roll(*outcome).successes  # type: ignore[misc]
-            self.narrate("joint", f"The helper joins in: {self.partner} successes (Rule 12).", 0)
+            self.narrate("joint", f"The helper joins in: {successes(self.partner)} (Rule 12).", 0)
             if self.ob.opposition:
                 self.phase = Phase.OPPOSE
             else:
@@ -329,7 +330,7 @@ class SessionState(State):
 
     def _resolve_contest(self) -> None:
         mine = max(0, self._total_successes() - self.opposed_penalty())
-        self.narrate("oppose", f"The opposition rolls {self.opposition} successes against {mine}.", 0)
+        self.narrate("oppose", f"The opposition rolls {successes(self.opposition)} against {mine}.", 0)
         w = contest_winner(mine, self.opposition)
         if w is None:
             if self.cfg.contest.rolloff_on_tie:
