@@ -139,6 +139,9 @@ class UnconsciousRules(RulesModel):
     enabled: bool = Field(True, description="Rule 14: voluntary unconsciousness is an option at Heart 0")
     restores_stamina: bool = Field(True, description="Rule 14: unconsciousness restores all Stamina, always")
     can_defend: bool = Field(False, description="Rule 14: an unconscious bug may defend")
+    targetable: bool = Field(
+        True, description="Rule 14: an unconscious bug can still be attacked (only a lower-priority target)"
+    )
 
 
 class MovementRules(RulesModel):

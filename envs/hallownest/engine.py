@@ -352,7 +352,8 @@ class DuelState(State):
         w = me.p.weapon
         dist = R.chebyshev(me.pos, foe.pos)
         tax = me.attacks_made * cfg.stamina.tax_per_attack
-        targetable = not foe.dead and R.can_be_targeted(self.cover.get(foe.pos, 0))
+        targetable = (not foe.dead and R.can_be_targeted(self.cover.get(foe.pos, 0))
+                      and (cfg.unconscious.targetable or not foe.unconscious))
         if targetable and dist <= (w.range if w.ranged else 1):
             lo = max(1, cfg.stamina.min_attack_investment)
             for k in range(lo, MAX_ATTACK_INVEST + 1):
