@@ -972,7 +972,7 @@ class WickedAgeState(State):
                 self.finish_chapter(EndReason.KNOCKOUT, f"{self.names[w]} put {self.names[loser]} out")
 
     def finish_chapter(self, reason: EndReason, detail: str) -> None:
-        """Returns: +1 per opponent put out of the chapter, -1 for being put out, plus the conflict bonus."""
+        """Rules 20-21: +1 per opponent put out of the chapter, -1 for being put out, plus the conflict bonus."""
         rets = [self.put_out[s] - (0 if self.in_chapter[s] else 1) + self.conflict_win_bonus * self.conflict_score[s]
                 for s in range(self.num_players)]
         best = max(rets)
