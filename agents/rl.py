@@ -1,0 +1,315 @@
+"""Trained RL agents as fast :class:`~envs.core.policy.Policy` objects (``rl:<run dir or model.zip>``).
+
+Playing a saved stable-baselines3 model through ``model.predict`` one observation at a time costs a
+torch call per decision. Here the policy network is exported once to numpy (a small MLP: the weight
+matrices and the activation) and an action is ``argmax`` of the masked logits (or Q-values), which is
+what ``predict(obs, deterministic=True, action_masks=mask)`` returns — tested on many observations.
+
+Safety: :func:`load_rl_policy` never unpickles anything. It reads the weights with
+``torch.load(..., weights_only=True)`` and the architecture from the ``rulebreaker.json`` entry that
+:func:`save_model` writes into every model zip. A zip without that entry is refused. Resuming training
+(``training.train``) does load the full SB3 pickle, which can run code: only resume from run
+directories you created.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from envs.core.errors import UserError
+
+if TYPE_CHECKING:
+    from envs.core.dice import Rng
+    from envs.core.game import State
+
+META_NAME = "rulebreaker.json"
+"""The metadata entry added to every model zip: ruleset, scenario, sizes, algorithm, architecture."""
+MODEL_NAME = "model.zip"
+META_VERSION = 1
+
+ALGOS = ("maskable-ppo", "ppo", "a2c", "dqn")
+_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu", "ELU": "elu", "LeakyReLU": "leaky_relu", "Identity": "identity"}
+
+
+def algo_class(algo: str) -> Any:
+    """The SB3 class of an algorithm name (imports torch lazily)."""
+    if algo == "maskable-ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    if algo == "ppo":
+        from stable_baselines3 import PPO
+
+        return PPO
+    if algo == "a2c":
+        from stable_baselines3 import A2C
+
+        return A2C
+    if algo == "dqn":
+        from stable_baselines3 import DQN
+
+        return DQN
+    raise UserError(f"unknown algorithm '{algo}'; valid: {', '.join(ALGOS)}")
+
+
+# -- the numpy network ----------------------------------------------------------------------------
+def _activate(x: np.ndarray, name: str) -> np.ndarray:
+    if name == "tanh":
+        return np.tanh(x)
+    if name == "relu":
+        return np.maximum(x, 0.0)
+    if name == "elu":
+        return np.where(x > 0, x, np.expm1(np.minimum(x, 0.0)))
+    if name == "leaky_relu":
+        return np.where(x > 0, x, np.float32(0.01) * x)
+    return x
+
+
+@dataclass
+class NumpyNet:
+    """A feed-forward net: ``activation`` after every layer but the last; outputs logits or Q-values."""
+
+    weights: list[np.ndarray]  # each (in, out), float32, already transposed
+    biases: list[np.ndarray]
+    activation: str
+    kind: str  # "logits" (actor-critic) or "q" (DQN)
+
+    @property
+    def obs_size(self) -> int:
+        return int(self.weights[0].shape[0])
+
+    @property
+    def num_actions(self) -> int:
+        return int(self.weights[-1].shape[1])
+
+    def forward(self, obs: np.ndarray) -> np.ndarray:
+        """Logits / Q-values of a batch ``(n, obs_size)`` (or a single vector)."""
+        x = np.asarray(obs, dtype=np.float32)
+        last = len(self.weights) - 1
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            x = x @ w + b
+            if i < last:
+                x = _activate(x, self.activation)
+        return x
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        """Greedy actions of a batch, restricted to each row's legal actions when masks are given."""
+        out = self.forward(np.atleast_2d(obs))
+        if masks is not None:
+            out = np.where(np.atleast_2d(masks), out, -np.inf)
+        return np.argmax(out, axis=1)
+
+    def sample(self, obs: np.ndarray, mask: np.ndarray, rng: Rng) -> int:
+        """Sample an action from the masked softmax (Boltzmann over Q-values for DQN): self-play opponents."""
+        out = self.forward(obs).astype(np.float64)
+        out = np.where(mask, out, -np.inf)
+        p = np.exp(out - out.max())
+        c = np.cumsum(p / p.sum())
+        return int(min(np.searchsorted(c, rng.random(), side="right"), len(c) - 1))
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        arrays: dict[str, np.ndarray] = {}
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+        return arrays
+
+    @classmethod
+    def from_arrays(cls, arrays: Any, activation: str, kind: str) -> NumpyNet:
+        n = sum(1 for k in arrays if str(k).startswith("w"))
+        return cls([np.asarray(arrays[f"w{i}"], np.float32) for i in range(n)],
+                   [np.asarray(arrays[f"b{i}"], np.float32) for i in range(n)], activation, kind)
+
+
+def _layers(state_dict: dict[str, Any], prefixes: list[str], activation: str, kind: str) -> NumpyNet:
+    ws: list[np.ndarray] = []
+    bs: list[np.ndarray] = []
+    for prefix in prefixes:
+        pat = re.compile(re.escape(prefix) + r"(\d+)\.weight$") if prefix.endswith(".") else None
+        if pat is None:  # a single named layer
+            ws.append(np.asarray(state_dict[f"{prefix}.weight"], np.float32).T.copy())
+            bs.append(np.asarray(state_dict[f"{prefix}.bias"], np.float32).copy())
+            continue
+        idx = sorted(int(m.group(1)) for k in state_dict if (m := pat.match(k)))
+        for i in idx:
+            ws.append(np.asarray(state_dict[f"{prefix}{i}.weight"], np.float32).T.copy())
+            bs.append(np.asarray(state_dict[f"{prefix}{i}.bias"], np.float32).copy())
+    return NumpyNet(ws, bs, activation, kind)
+
+
+def architecture_of(model: Any) -> dict[str, Any]:
+    """What the numpy export needs to know about an SB3 model's policy network."""
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    policy = model.policy
+    if hasattr(policy, "q_net"):
+        fe, act, kind = policy.q_net.features_extractor, policy.q_net.activation_fn, "q"
+    else:
+        fe = policy.features_extractor if policy.share_features_extractor else policy.pi_features_extractor
+        act, kind = policy.activation_fn, "logits"
+    act_name = _ACTIVATIONS.get(act.__name__)
+    if not isinstance(fe, FlattenExtractor) or act_name is None:
+        raise UserError(f"rl agents support an MLP on flat observations with {', '.join(_ACTIVATIONS)} activations; "
+                        f"got {type(fe).__name__} / {act.__name__}")
+    return {"kind": kind, "activation": act_name}
+
+
+def export_numpy(model: Any) -> NumpyNet:
+    """The numpy copy of an in-memory SB3 model's greedy policy."""
+    arch = architecture_of(model)
+    sd = {k: v.detach().cpu().numpy() for k, v in model.policy.state_dict().items()}
+    return _net_from_state_dict(sd, arch)
+
+
+def _net_from_state_dict(sd: dict[str, Any], arch: dict[str, Any]) -> NumpyNet:
+    if arch["kind"] == "q":
+        return _layers(sd, ["q_net.q_net."], arch["activation"], "q")
+    return _layers(sd, ["mlp_extractor.policy_net.", "action_net"], arch["activation"], "logits")
+
+
+# -- saving and reading model zips ----------------------------------------------------------------
+def save_model(model: Any, path: Path, meta: dict[str, Any]) -> Path:
+    """Save an SB3 model atomically with a ``rulebreaker.json`` entry inside the zip."""
+    buf = io.BytesIO()
+    model.save(buf)
+    full = {"meta_version": META_VERSION, **meta, "num_timesteps": int(model.num_timesteps),
+            "architecture": architecture_of(model)}
+    with zipfile.ZipFile(buf, "a") as z:
+        z.writestr(META_NAME, json.dumps(full, indent=2, default=str))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(buf.getvalue())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def model_path(path: Path | str) -> Path:
+    """The model zip of a run directory, or the zip itself."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / MODEL_NAME
+    if not p.exists():
+        raise UserError(f"no trained model at {p} (expected a run directory from `rulebreaker train` or its .zip)")
+    return p
+
+
+def read_meta(path: Path | str) -> dict[str, Any]:
+    """The ``rulebreaker.json`` entry of a model zip, refusing truncated, corrupt or foreign files."""
+    p = model_path(path)
+    if not zipfile.is_zipfile(p):
+        raise UserError(f"{p} is not a valid model zip (truncated or corrupt)")
+    try:
+        with zipfile.ZipFile(p) as z:
+            bad = z.testzip()
+            if bad is not None:
+                raise UserError(f"{p} is corrupt (bad CRC in {bad})")
+            names = set(z.namelist())
+            if not {"data", "policy.pth"} <= names:
+                raise UserError(f"{p} is not a valid model zip (truncated or corrupt: no SB3 data/policy.pth entries)")
+            if META_NAME not in names:
+                raise UserError(f"{p} is not a rulebreaker model (no {META_NAME}); refusing to load a foreign file")
+            meta = json.loads(z.read(META_NAME))
+    except UserError:
+        raise
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        raise UserError(f"{p} is not a valid model zip: {e}") from None
+    if not isinstance(meta, dict) or "ruleset" not in meta or "architecture" not in meta:
+        raise UserError(f"{p} has a malformed {META_NAME}")
+    return meta
+
+
+def check_meta(meta: dict[str, Any], path: Path | str, ruleset: str | None, scenario: str | None) -> None:
+    """Refuse a model trained for another ruleset/scenario or whose sizes no longer match the engine."""
+    from envs.core.registry import get_ruleset
+
+    if ruleset is not None and meta["ruleset"] != ruleset:
+        raise UserError(f"{path} was trained on ruleset '{meta['ruleset']}', not '{ruleset}'")
+    if scenario is not None and meta["scenario"] != scenario:
+        raise UserError(f"{path} was trained on scenario '{meta['scenario']}', not '{scenario}'")
+    sc = get_ruleset(meta["ruleset"]).scenario(meta["scenario"])
+    if (meta.get("observation_size"), meta.get("num_actions")) != (sc.observation_size, sc.num_actions):
+        raise UserError(f"{path} expects observation size {meta.get('observation_size')} and "
+                        f"{meta.get('num_actions')} actions; {meta['ruleset']} {meta['scenario']} now has "
+                        f"{sc.observation_size} and {sc.num_actions}")
+
+
+def load_numpy_net(path: Path | str, ruleset: str | None = None, scenario: str | None = None) -> tuple[NumpyNet, dict]:
+    """The numpy policy of a saved model, read without unpickling (``torch.load(weights_only=True)``)."""
+    import torch
+
+    p = model_path(path)
+    meta = read_meta(p)
+    check_meta(meta, p, ruleset, scenario)
+    try:
+        with zipfile.ZipFile(p) as z:
+            raw = z.read("policy.pth")
+        sd = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        net = _net_from_state_dict({k: v.numpy() for k, v in sd.items()}, meta["architecture"])
+    except UserError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any failure to read weights is a bad file
+        raise UserError(f"cannot read the policy weights of {p}: {type(e).__name__}: {e}") from None
+    if (net.obs_size, net.num_actions) != (meta["observation_size"], meta["num_actions"]):
+        raise UserError(f"{p}: weights do not match its metadata (obs {net.obs_size}, actions {net.num_actions})")
+    return net, meta
+
+
+# -- the Policy ------------------------------------------------------------------------------------
+class RLPolicy:
+    """A trained network playing greedily (argmax over the legal actions) through the numpy path."""
+
+    def __init__(self, net: NumpyNet, name: str, bounds: tuple[float, float] = (-np.inf, np.inf),
+                 stochastic: bool = False) -> None:
+        self.net = net
+        self.name = name
+        self.low, self.high = bounds
+        self.stochastic = stochastic
+
+    def observe(self, state: State, seat: int) -> np.ndarray:
+        """The observation the training env gave this seat (clipped to the scenario's bounds)."""
+        return np.clip(np.asarray(state.observation(seat), dtype=np.float32), self.low, self.high)
+
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
+        obs = self.observe(state, state.current_player())
+        if self.stochastic:
+            return self.net.sample(obs, mask, rng)
+        out = self.net.forward(obs)
+        return int(np.argmax(np.where(mask, out, -np.inf)))
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Greedy actions for many observations at once (lock-step evaluation)."""
+        return self.net.act_batch(obs, masks)
+
+
+_CACHE: dict[tuple[str, float], tuple[NumpyNet, dict]] = {}
+
+
+def load_rl_policy(path: str, ruleset: str | None = None, scenario: str | None = None) -> RLPolicy:
+    """``rl:<path>``: a run directory of ``rulebreaker train`` or a model zip it wrote."""
+    from envs.core.registry import get_ruleset
+
+    p = model_path(path.strip())
+    key = (str(p.resolve()), p.stat().st_mtime)
+    if key not in _CACHE:
+        _CACHE[key] = load_numpy_net(p, ruleset, scenario)
+    net, meta = _CACHE[key]
+    check_meta(meta, p, ruleset, scenario)
+    sc = get_ruleset(meta["ruleset"]).scenario(meta["scenario"])
+    return RLPolicy(net, f"rl:{path}", sc.observation_bounds)
