@@ -45,7 +45,7 @@ def _best_defense(st: DuelState, legal: set[int], budget: int) -> int:
     assert atk is not None
     me, foe = st.bugs[atk.target], st.bugs[atk.attacker]
     cfg = st.cfg
-    best, best_dice = action_id(Kind.NO_DEFENSE), -1
+    best, best_dice = action_id(Kind.NO_DEFENSE), -1.0
     weight = R.dodge_weight(foe.p.weapon, cfg.dodge.light_weapon_weight)
     for a in legal:
         s = ACTIONS[a]
@@ -54,9 +54,15 @@ def _best_defense(st: DuelState, legal: set[int], budget: int) -> int:
         if me.at_dd and s.amount + cfg.defense.base_cost >= me.stamina:  # Stamina 0 at Death's Door kills
             continue
         if s.kind == Kind.PARRY:
-            dice, rr = R.parry_dice(me.p.might, me.p.weapon, me.p.shield_quality, s.amount,
-                                    cfg.parry.weapon_dice_per_stamina, cfg.parry.weapon_quality_adds_dice,
-                                    cfg.parry.weapon_reroll_applies)
+            dice, rr = R.parry_dice(
+                me.p.might,
+                me.p.weapon,
+                me.p.shield_quality,
+                s.amount,
+                cfg.parry.weapon_dice_per_stamina,
+                cfg.parry.weapon_quality_adds_dice,
+                cfg.parry.weapon_reroll_applies,
+            )
         elif s.kind == Kind.DODGE:
             dice, rr = R.dodge_dice(me.p.grace, s.amount, weight)
         else:
@@ -150,7 +156,7 @@ class Flurry(_Persona):
 
 
 class Turtle(_Persona):
-    """Keeps at least 2 Stamina for defense, attacks lightly, defends every hit at full strength and focuses when hurt."""
+    """Keeps 2 Stamina in reserve for defense, attacks lightly, defends every hit in full and focuses when hurt."""
 
     name = "turtle"
     reserve = 2
@@ -158,8 +164,7 @@ class Turtle(_Persona):
     def turn(self, st: DuelState, legal: set[int]) -> int | None:
         me, foe = st.bugs[st.active], st.bugs[1 - st.active]
         focus = action_id(Kind.FOCUS, min(me.soul, 3)) if me.soul else None
-        if (focus in legal and me.heart <= me.p.heart // 2 and me.attacks_made == 0
-                and R.chebyshev(me.pos, foe.pos) > 1):
+        if focus in legal and me.heart <= me.p.heart // 2 and me.attacks_made == 0 and R.chebyshev(me.pos, foe.pos) > 1:
             return focus
         return super().turn(st, legal)
 

@@ -12,39 +12,47 @@ from pydantic import Field, model_validator
 from envs.core.config import RulesModel
 
 HERE = Path(__file__).parent
+Side = Literal["player", "ally", "enemy"]
+TIE_ORDER: tuple[Side, ...] = ("player", "ally", "enemy")
 
 
 class DiceRules(RulesModel):
-    success_on: int = Field(5, ge=2, le=6, description="Rule 1: a d6 showing this or more is a success")
-    trivial_success_on: int = Field(4, ge=2, le=6, description="Rule 3: success face of a trivial check")
+    success_on: int = Field(default=5, ge=2, le=6, description="Rule 1: a d6 showing this or more is a success")
+    trivial_success_on: int = Field(default=4, ge=2, le=6, description="Rule 3: success face of a trivial check")
     modifiers_are_dice: bool = Field(
-        True, description="Rule 4 [decision]: every +-N to a roll is +-N dice (false: +-N successes)"
+        default=True, description="Rule 4 [decision]: every +-N to a roll is +-N dice (false: +-N successes)"
     )
-    max_characteristic: float = Field(7, ge=1, le=20, description="Rule 5: cap of characteristics and pools (not Heart)")
+    max_characteristic: float = Field(
+        default=7, ge=1, le=20, description="Rule 5: cap of characteristics and pools (not Heart)"
+    )
 
 
 class DataFiles(RulesModel):
-    templates: str = Field("data/templates.toml", description="Rule 6: size templates file (relative to envs/hallownest)")
-    weapons: str = Field("data/weapons.toml", description="Rule 8: weapon table file (relative to envs/hallownest)")
+    templates: str = Field(
+        default="data/templates.toml", description="Rule 6: size templates file (relative to envs/hallownest)"
+    )
+    weapons: str = Field(
+        default="data/weapons.toml", description="Rule 8: weapon table file (relative to envs/hallownest)"
+    )
 
 
 class BugSpec(RulesModel):
-    name: str = Field("Bug", min_length=1, max_length=24, description="name used in the narration")
-    template: str = Field("medium", description="Rule 6: a size template of the templates file")
-    weapon: str = Field("nail", description="Rule 8: a weapon of the weapons file")
-    side: Literal["player", "ally", "enemy"] = Field("player", description="Rule 9: initiative tie order side")
-    important: bool = Field(True, description="Rule 14: player bug / important NPC (chooses at Heart 0)")
-    shield_quality: int = Field(0, ge=0, le=3, description="Rule 12: Quality of a shield (0 = no shield)")
-    damage_reduction: int = Field(0, ge=0, le=5, description="Rule 13: damage reduction from armour")
-    appendages: int = Field(0, ge=0, le=4, description="Rule 16: extra appendages used to grapple")
-    might: float | None = Field(None, ge=0, le=10, description="override of the template (x.5 allowed)")
-    grace: float | None = Field(None, ge=0, le=10, description="override of the template (x.5 allowed)")
-    shell: float | None = Field(None, ge=0, le=10, description="override of the template (x.5 allowed)")
-    insight: float | None = Field(None, ge=0, le=10, description="override of the template (x.5 allowed)")
-    heart: int | None = Field(None, ge=1, le=30, description="override of the template")
-    stamina: int | None = Field(None, ge=1, le=10, description="override of the template")
-    soul: int | None = Field(None, ge=0, le=10, description="override of the template")
-    speed: int | None = Field(None, ge=0, le=10, description="override of the template")
+    name: str = Field(default="Bug", min_length=1, max_length=24, description="name used in the narration")
+    template: str = Field(default="medium", description="Rule 6: a size template of the templates file")
+    weapon: str = Field(default="nail", description="Rule 8: a weapon of the weapons file")
+    side: Side = Field(default="player", description="Rule 9: initiative tie order side")
+    important: bool = Field(default=True, description="Rule 14: player bug / important NPC (chooses at Heart 0)")
+    shield_quality: int = Field(default=0, ge=0, le=3, description="Rule 12: Quality of a shield (0 = no shield)")
+    damage_reduction: int = Field(default=0, ge=0, le=5, description="Rule 13: damage reduction from armour")
+    appendages: int = Field(default=0, ge=0, le=4, description="Rule 16: extra appendages used to grapple")
+    might: float | None = Field(default=None, ge=0, le=10, description="override of the template (x.5 allowed)")
+    grace: float | None = Field(default=None, ge=0, le=10, description="override of the template (x.5 allowed)")
+    shell: float | None = Field(default=None, ge=0, le=10, description="override of the template (x.5 allowed)")
+    insight: float | None = Field(default=None, ge=0, le=10, description="override of the template (x.5 allowed)")
+    heart: int | None = Field(default=None, ge=1, le=30, description="override of the template")
+    stamina: int | None = Field(default=None, ge=1, le=10, description="override of the template")
+    soul: int | None = Field(default=None, ge=0, le=10, description="override of the template")
+    speed: int | None = Field(default=None, ge=0, le=10, description="override of the template")
 
 
 def _default_bugs() -> list[BugSpec]:
@@ -55,138 +63,173 @@ def _default_bugs() -> list[BugSpec]:
 
 
 class DuelRules(RulesModel):
-    max_rounds: int = Field(20, ge=1, le=60, description="Rule 22: rounds before the duel ends by time limit")
-    bugs: list[BugSpec] = Field(default_factory=_default_bugs, min_length=2, max_length=2,
-                                description="the two duellists (seat 0, seat 1)")
+    max_rounds: int = Field(default=20, ge=1, le=60, description="Rule 22: rounds before the duel ends by time limit")
+    bugs: list[BugSpec] = Field(
+        default_factory=_default_bugs, min_length=2, max_length=2, description="the two duellists (seat 0, seat 1)"
+    )
 
 
 class ArenaRules(RulesModel):
-    kind: Literal["track", "grid"] = Field("track", description="Rule 15: 1-D track or square grid")
-    width: int = Field(7, ge=3, le=12, description="cells along x (the track's length)")
-    height: int = Field(5, ge=1, le=12, description="cells along y (grid only; a track has 1 row)")
-    start: list[list[int]] = Field(default_factory=lambda: [[1, 0], [5, 0]],
-                                   description="start cells [x, y] of seat 0 and seat 1")
-    cover: list[list[int]] = Field(default_factory=list,
-                                   description="Rule 19: cover cells [x, y, quarters 1-4] (grid or track)")
+    kind: Literal["track", "grid"] = Field(default="track", description="Rule 15: 1-D track or square grid")
+    width: int = Field(default=7, ge=3, le=12, description="cells along x (the track's length)")
+    height: int = Field(default=5, ge=1, le=12, description="cells along y (grid only; a track has 1 row)")
+    start: list[list[int]] = Field(
+        default_factory=lambda: [[1, 0], [5, 0]], description="start cells [x, y] of seat 0 and seat 1"
+    )
+    cover: list[list[int]] = Field(
+        default_factory=list, description="Rule 19: cover cells [x, y, quarters 1-4] (grid or track)"
+    )
 
 
 class InitiativeRules(RulesModel):
-    tie_order: list[Literal["player", "ally", "enemy"]] = Field(
-        default_factory=lambda: ["player", "ally", "enemy"], description="Rule 9: who acts first on a tie"
+    tie_order: list[Side] = Field(
+        default_factory=lambda: list(TIE_ORDER), description="Rule 9: who acts first on a tie"
     )
 
 
 class StaminaRules(RulesModel):
-    tax_per_attack: int = Field(1, ge=0, le=3, description="Rule 11: extra cost of each further attack in a turn")
-    min_attack_investment: int = Field(1, ge=0, le=2, description="Rule 11: an attack invests at least this")
+    tax_per_attack: int = Field(
+        default=1, ge=0, le=3, description="Rule 11: extra cost of each further attack in a turn"
+    )
+    min_attack_investment: int = Field(default=1, ge=0, le=2, description="Rule 11: an attack invests at least this")
     refill_never_lowers: bool = Field(
-        True, description="Rule 10 [decision]: the turn-start refill never lowers Stamina below its current value"
+        default=True,
+        description="Rule 10 [decision]: the turn-start refill never lowers Stamina below its current value",
     )
 
 
 class ImbalanceRules(RulesModel):
-    max: int = Field(3, ge=0, le=7, description="Rule 10: maximum Imbalance")
-    clear_cost: int = Field(1, ge=0, le=3, description="Rule 10: Stamina spent to remove 1 Imbalance")
-    heavy_weapon_gain: int = Field(1, ge=0, le=3, description="Rule 8: Imbalance per attack with a heavy weapon")
-    heavy_weight: int = Field(2, ge=1, le=5, description="Rule 8: weight from which a weapon is heavy")
-    recovery_per_turn: int = Field(1, ge=0, le=3, description="Rule 10: Imbalance lost after the refill")
+    max: int = Field(default=3, ge=0, le=7, description="Rule 10: maximum Imbalance")
+    clear_cost: int = Field(default=1, ge=0, le=3, description="Rule 10: Stamina spent to remove 1 Imbalance")
+    heavy_weapon_gain: int = Field(
+        default=1, ge=0, le=3, description="Rule 8: Imbalance per attack with a heavy weapon"
+    )
+    heavy_weight: int = Field(default=2, ge=1, le=5, description="Rule 8: weight from which a weapon is heavy")
+    recovery_per_turn: int = Field(default=1, ge=0, le=3, description="Rule 10: Imbalance lost after the refill")
 
 
 class DefenseRules(RulesModel):
-    base_cost: int = Field(1, ge=0, le=3, description="Rule 12: Stamina a defense costs (not invested)")
+    base_cost: int = Field(default=1, ge=0, le=3, description="Rule 12: Stamina a defense costs (not invested)")
     after_attack_roll: bool = Field(
-        True, description="Rule 12 [decision, gap]: the defender chooses after seeing the attack's successes"
+        default=True, description="Rule 12 [decision, gap]: the defender chooses after seeing the attack's successes"
     )
 
 
 class ParryRules(RulesModel):
-    weapon_dice_per_stamina: int = Field(2, ge=1, le=4, description="Rule 12: dice per invested Stamina (weapon parry)")
-    weapon_invest_max_is_quality: bool = Field(True, description="Rule 12: weapon parry invests at most weapon Quality")
-    weapon_quality_adds_dice: bool = Field(
-        False, description="Rule 12 [decision, gap]: a parrying weapon's Quality adds dice (only a shield's does)"
+    weapon_dice_per_stamina: int = Field(
+        default=2, ge=1, le=4, description="Rule 12: dice per invested Stamina (weapon parry)"
     )
-    weapon_reroll_applies: bool = Field(True, description="Rule 8 [decision]: a weapon's reroll also applies to parries")
-    ranged_penalty: int = Field(1, ge=0, le=3, description="Rule 12: dice lost parrying a ranged attack")
-    max_shield_investment: int = Field(6, ge=0, le=6, description="Rule 12: most Stamina invested in a shield parry")
+    weapon_invest_max_is_quality: bool = Field(
+        default=True, description="Rule 12: weapon parry invests at most weapon Quality"
+    )
+    weapon_quality_adds_dice: bool = Field(
+        default=False,
+        description="Rule 12 [decision, gap]: a parrying weapon's Quality adds dice (only a shield's does)",
+    )
+    weapon_reroll_applies: bool = Field(
+        default=True, description="Rule 8 [decision]: a weapon's reroll also applies to parries"
+    )
+    ranged_penalty: int = Field(default=1, ge=0, le=3, description="Rule 12: dice lost parrying a ranged attack")
+    max_shield_investment: int = Field(
+        default=6, ge=0, le=6, description="Rule 12: most Stamina invested in a shield parry"
+    )
 
 
 class DodgeRules(RulesModel):
-    light_weapon_weight: int = Field(1, ge=0, le=3, description="Rule 12 [decision]: a Light weapon's weight for dodge dice")
-    move_cells: int = Field(1, ge=0, le=2, description="Rule 12: cells a dodging bug may move")
-    imbalance_gain: int = Field(1, ge=0, le=3, description="Rule 12: Imbalance from the dodge move")
-    imbalance_only_if_moved: bool = Field(
-        True, description="Rule 12 [decision]: the Imbalance comes with the dodge move, not with every dodge"
+    light_weapon_weight: int = Field(
+        default=1, ge=0, le=3, description="Rule 12 [decision]: a Light weapon's weight for dodge dice"
     )
-    max_investment: int = Field(6, ge=0, le=6, description="Rule 12: most Stamina invested in a dodge")
+    move_cells: int = Field(default=1, ge=0, le=2, description="Rule 12: cells a dodging bug may move")
+    imbalance_gain: int = Field(default=1, ge=0, le=3, description="Rule 12: Imbalance from the dodge move")
+    imbalance_only_if_moved: bool = Field(
+        default=True, description="Rule 12 [decision]: the Imbalance comes with the dodge move, not with every dodge"
+    )
+    max_investment: int = Field(default=6, ge=0, le=6, description="Rule 12: most Stamina invested in a dodge")
 
 
 class DamageRules(RulesModel):
     extra_cap: Literal["max_base_invested", "base", "invested", "none"] = Field(
-        "max_base_invested", description="Rule 13: cap of extra damage (as written: max(base damage, invested))"
+        default="max_base_invested", description="Rule 13: cap of extra damage (as written: max(base damage, invested))"
     )
-    min_after_reduction: int = Field(1, ge=0, le=2, description="Rule 13: damage reduction cannot go below this")
-    soak_floor: int = Field(0, ge=0, le=2, description="Rule 13 [decision, literal]: damage after the Shell soak never below this")
-    soak_enabled: bool = Field(True, description="Rule 13: the Shell soak check")
+    min_after_reduction: int = Field(
+        default=1, ge=0, le=2, description="Rule 13: damage reduction cannot go below this"
+    )
+    soak_floor: int = Field(
+        default=0, ge=0, le=2, description="Rule 13 [decision, literal]: damage after the Shell soak never below this"
+    )
+    soak_enabled: bool = Field(default=True, description="Rule 13: the Shell soak check")
 
 
 class DeathsDoorRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 14: Death's Door is an option at Heart 0")
-    once_per_rest: bool = Field(True, description="Rule 14: Death's Door restores Stamina only the first time per Rest")
-    stamina_refills: bool = Field(False, description="Rule 14: Stamina refills at turn start at Death's Door")
+    enabled: bool = Field(default=True, description="Rule 14: Death's Door is an option at Heart 0")
+    once_per_rest: bool = Field(
+        default=True, description="Rule 14: Death's Door restores Stamina only the first time per Rest"
+    )
+    stamina_refills: bool = Field(default=False, description="Rule 14: Stamina refills at turn start at Death's Door")
 
 
 class UnconsciousRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 14: voluntary unconsciousness is an option at Heart 0")
-    restores_stamina: bool = Field(True, description="Rule 14: unconsciousness restores all Stamina, always")
-    can_defend: bool = Field(False, description="Rule 14: an unconscious bug may defend")
+    enabled: bool = Field(default=True, description="Rule 14: voluntary unconsciousness is an option at Heart 0")
+    restores_stamina: bool = Field(default=True, description="Rule 14: unconsciousness restores all Stamina, always")
+    can_defend: bool = Field(default=False, description="Rule 14: an unconscious bug may defend")
     targetable: bool = Field(
-        True, description="Rule 14: an unconscious bug can still be attacked (only a lower-priority target)"
+        default=True, description="Rule 14: an unconscious bug can still be attacked (only a lower-priority target)"
     )
 
 
 class MovementRules(RulesModel):
-    retreat_cost: int = Field(1, ge=0, le=3, description="Rule 15: Stamina a retreat costs")
-    retreat_cells: int = Field(2, ge=1, le=4, description="Rule 15: cells a retreat moves (costs Speed too)")
-    retreat_imbalance: int = Field(1, ge=0, le=3, description="Rule 15: Imbalance from a retreat")
-    dash_cost: int = Field(1, ge=0, le=3, description="Rule 15: Stamina a dash / jump costs")
-    dash_cells: int = Field(2, ge=1, le=4, description="Rule 15: cells of a dash / jump (no Speed)")
-    provoked_cost: int = Field(1, ge=0, le=3, description="Rule 15: non-invested Stamina of a provoked attack")
-    provoked_attacks: bool = Field(True, description="Rule 15: moving past an enemy provokes an attack")
+    retreat_cost: int = Field(default=1, ge=0, le=3, description="Rule 15: Stamina a retreat costs")
+    retreat_cells: int = Field(default=2, ge=1, le=4, description="Rule 15: cells a retreat moves (costs Speed too)")
+    retreat_imbalance: int = Field(default=1, ge=0, le=3, description="Rule 15: Imbalance from a retreat")
+    dash_cost: int = Field(default=1, ge=0, le=3, description="Rule 15: Stamina a dash / jump costs")
+    dash_cells: int = Field(default=2, ge=1, le=4, description="Rule 15: cells of a dash / jump (no Speed)")
+    provoked_cost: int = Field(default=1, ge=0, le=3, description="Rule 15: non-invested Stamina of a provoked attack")
+    provoked_attacks: bool = Field(default=True, description="Rule 15: moving past an enemy provokes an attack")
 
 
 class GrappleRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 16: the grapple action is available")
-    unarmed_quality: int = Field(1, ge=0, le=3, description="Rule 16: Quality used by a grapple")
-    max_appendage_bonus: int = Field(2, ge=0, le=4, description="Rule 16: most bonus dice from appendages")
-    penalty: int = Field(1, ge=0, le=3, description="Rule 16: dice a grappled bug loses on attack and defense")
-    escape_cost: int = Field(1, ge=0, le=3, description="Rule 16: Stamina of an escape attempt")
+    enabled: bool = Field(default=True, description="Rule 16: the grapple action is available")
+    unarmed_quality: int = Field(default=1, ge=0, le=3, description="Rule 16: Quality used by a grapple")
+    max_appendage_bonus: int = Field(default=2, ge=0, le=4, description="Rule 16: most bonus dice from appendages")
+    penalty: int = Field(default=1, ge=0, le=3, description="Rule 16: dice a grappled bug loses on attack and defense")
+    escape_cost: int = Field(default=1, ge=0, le=3, description="Rule 16: Stamina of an escape attempt")
 
 
 class DelayedRules(RulesModel):
-    removal_cost: int = Field(1, ge=1, le=3, description="Rule 17: Stamina that removes 1 point of delayed damage")
+    removal_cost: int = Field(
+        default=1, ge=1, le=3, description="Rule 17: Stamina that removes 1 point of delayed damage"
+    )
 
 
 class StatusRules(RulesModel):
-    max_pool: int = Field(10, ge=1, le=20, description="Rule 18: most points in one status effect's pool")
-    decay_per_turn: int = Field(1, ge=0, le=3, description="Rule 18: pool lost at the end of the target's turn")
-    removal_cost: int = Field(1, ge=1, le=3, description="Rule 18: Stamina that removes 1 point of a pool")
+    max_pool: int = Field(default=10, ge=1, le=20, description="Rule 18: most points in one status effect's pool")
+    decay_per_turn: int = Field(default=1, ge=0, le=3, description="Rule 18: pool lost at the end of the target's turn")
+    removal_cost: int = Field(default=1, ge=1, le=3, description="Rule 18: Stamina that removes 1 point of a pool")
 
 
 class CoverRules(RulesModel):
-    dice_per_quarter: int = Field(1, ge=0, le=3, description="Rule 19: attack dice lost per covered quarter")
+    dice_per_quarter: int = Field(default=1, ge=0, le=3, description="Rule 19: attack dice lost per covered quarter")
 
 
 class FocusRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 20: Soul focus is available")
-    auto_success_per: int = Field(3, ge=1, le=10, description="Rule 20 [decision]: 1 automatic success per this much Soul")
-    auto_dice_within_x: bool = Field(True, description="Rule 20 [decision, gap]: automatic dice are part of the X dice")
-    reroll_divisor: int = Field(2, ge=1, le=4, description="Rule 20: rerolls = floor(Insight / this)")
+    enabled: bool = Field(default=True, description="Rule 20: Soul focus is available")
+    auto_success_per: int = Field(
+        default=3, ge=1, le=10, description="Rule 20 [decision]: 1 automatic success per this much Soul"
+    )
+    auto_dice_within_x: bool = Field(
+        default=True, description="Rule 20 [decision, gap]: automatic dice are part of the X dice"
+    )
+    reroll_divisor: int = Field(default=2, ge=1, le=4, description="Rule 20: rerolls = floor(Insight / this)")
 
 
 class PogoRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 21: pogo strike after a jump")
-    free_move: int = Field(2, ge=0, le=4, description="Rule 21: free cells after a pogo that hit or was parried")
-    miss_imbalance: int = Field(1, ge=0, le=3, description="Rule 21: Imbalance after a pogo that missed or was dodged")
+    enabled: bool = Field(default=True, description="Rule 21: pogo strike after a jump")
+    free_move: int = Field(
+        default=2, ge=0, le=4, description="Rule 21: free cells after a pogo that hit or was parried"
+    )
+    miss_imbalance: int = Field(
+        default=1, ge=0, le=3, description="Rule 21: Imbalance after a pogo that missed or was dodged"
+    )
 
 
 class HallownestConfig(RulesModel):

@@ -26,7 +26,9 @@ def count_successes(faces: tuple[int, ...] | list[int], success_on: int = 5) -> 
     return sum(1 for f in faces if f >= success_on)
 
 
-def reroll_failed(faces: tuple[int, ...], rerolls: int, new_faces: tuple[int, ...], success_on: int = 5) -> tuple[int, ...]:
+def reroll_failed(
+    faces: tuple[int, ...], rerolls: int, new_faces: tuple[int, ...], success_on: int = 5
+) -> tuple[int, ...]:
     """Rule 2: reroll up to ``rerolls`` failed dice and keep the better result of each.
 
     ``new_faces`` are the faces of the rerolled dice, used in order for the failed dice from left to
@@ -107,6 +109,7 @@ def _initiative_distribution(dice: int, rerolls: int) -> tuple[tuple[int, Fracti
     n = max(0, dice)
     if n == 0:
         return ((0, Fraction(1)),)
+
     # max(d, U) for a rerolled die showing d: P(value = v) for v >= d
     def better(d: int) -> dict[int, Fraction]:
         dist = {d: Fraction(d, SIDES)}

@@ -116,11 +116,24 @@ class Phase(enum.IntEnum):
 
 
 DECISION_CONTEXT = {
-    Phase.TURN: "turn", Phase.DEFENSE: "defense", Phase.HEART_ZERO: "heart_zero", Phase.DODGE_MOVE: "dodge_move",
-    Phase.PROVOKED: "provoked", Phase.RESIST: "resist_escape",
+    Phase.TURN: "turn",
+    Phase.DEFENSE: "defense",
+    Phase.HEART_ZERO: "heart_zero",
+    Phase.DODGE_MOVE: "dodge_move",
+    Phase.PROVOKED: "provoked",
+    Phase.RESIST: "resist_escape",
 }
-CHANCE_PHASES = frozenset({Phase.INITIATIVE, Phase.ATTACK_ROLL, Phase.DEFENSE_ROLL, Phase.SOAK_ROLL,
-                           Phase.ESCAPE_ROLL, Phase.RESIST_ROLL, Phase.FOCUS_ROLL})
+CHANCE_PHASES = frozenset(
+    {
+        Phase.INITIATIVE,
+        Phase.ATTACK_ROLL,
+        Phase.DEFENSE_ROLL,
+        Phase.SOAK_ROLL,
+        Phase.ESCAPE_ROLL,
+        Phase.RESIST_ROLL,
+        Phase.FOCUS_ROLL,
+    }
+)
 
 
 class Defense(enum.IntEnum):
@@ -145,10 +158,35 @@ class Resume(enum.IntEnum):
 class Bug:
     """A duellist's changing numbers (the fixed ones are its :class:`~envs.hallownest.rules.Profile`)."""
 
-    __slots__ = ("p", "x", "y", "heart", "stamina", "imbalance", "soul", "at_dd", "unconscious", "dead",
-                 "dd_used", "focus_pending", "delayed", "delayed_type", "status", "status_name", "status_penalty",
-                 "next_roll_penalty", "grappled_by", "grappling", "attacks_made", "speed_left", "jumped",
-                 "free_move", "adj_moved", "provoked_used", "initiative")
+    __slots__ = (
+        "p",
+        "x",
+        "y",
+        "heart",
+        "stamina",
+        "imbalance",
+        "soul",
+        "at_dd",
+        "unconscious",
+        "dead",
+        "dd_used",
+        "focus_pending",
+        "delayed",
+        "delayed_type",
+        "status",
+        "status_name",
+        "status_penalty",
+        "next_roll_penalty",
+        "grappled_by",
+        "grappling",
+        "attacks_made",
+        "speed_left",
+        "jumped",
+        "free_move",
+        "adj_moved",
+        "provoked_used",
+        "initiative",
+    )
 
     def __init__(self, profile: R.Profile, x: int, y: int) -> None:
         self.p = profile
@@ -203,9 +241,26 @@ class Bug:
 class Attack:
     """An attack (or grapple) being resolved."""
 
-    __slots__ = ("kind", "attacker", "target", "invested", "dice", "rerolls", "mod", "att_succ", "att_rolled",
-                 "defense", "def_invested", "def_dice", "def_rerolls", "def_mod", "def_succ", "def_rolled",
-                 "defense_decided", "damage")
+    __slots__ = (
+        "kind",
+        "attacker",
+        "target",
+        "invested",
+        "dice",
+        "rerolls",
+        "mod",
+        "att_succ",
+        "att_rolled",
+        "defense",
+        "def_invested",
+        "def_dice",
+        "def_rerolls",
+        "def_mod",
+        "def_succ",
+        "def_rolled",
+        "defense_decided",
+        "damage",
+    )
 
     def __init__(self, kind: AttackKind, attacker: int, target: int, invested: int) -> None:
         self.kind = kind
@@ -268,8 +323,11 @@ class DuelState(State):
         self._soak_mod = 0
         self._focus_auto = 0
         self._legal: list[int] | None = None
-        self.narrate("start", f"{self.bugs[0].name} ({self.bugs[0].p.weapon.label}) faces "
-                     f"{self.bugs[1].name} ({self.bugs[1].p.weapon.label}). Roll initiative.")
+        self.narrate(
+            "start",
+            f"{self.bugs[0].name} ({self.bugs[0].p.weapon.label}) faces "
+            f"{self.bugs[1].name} ({self.bugs[1].p.weapon.label}). Roll initiative.",
+        )
 
     # ---------------------------------------------------------------------------------------------
     # protocol
@@ -294,19 +352,40 @@ class DuelState(State):
         return new
 
     def key(self) -> Hashable:
-        return (int(self.phase), self.init_seat, tuple(self.order), self.turn_idx, self.round, self.active,
-                self.atk.fields() if self.atk else None, self.roll, self.decider, int(self.resume),
-                self.escape_succ, self.escape_roll, self.resist_invested, self._escape_rerolls, self._resist_mod,
-                self._soak_mod, self._focus_auto,
-                tuple(b.fields() for b in self.bugs))
+        return (
+            int(self.phase),
+            self.init_seat,
+            tuple(self.order),
+            self.turn_idx,
+            self.round,
+            self.active,
+            self.atk.fields() if self.atk else None,
+            self.roll,
+            self.decider,
+            int(self.resume),
+            self.escape_succ,
+            self.escape_roll,
+            self.resist_invested,
+            self._escape_rerolls,
+            self._resist_mod,
+            self._soak_mod,
+            self._focus_auto,
+            tuple(b.fields() for b in self.bugs),
+        )
 
     def decision_context(self) -> str:
         return DECISION_CONTEXT.get(self.phase, "chance")
 
     def resources(self, seat: int) -> dict[str, float]:
         b = self.bugs[seat]
-        return {"stamina": float(b.stamina), "heart": float(b.heart), "imbalance": float(b.imbalance),
-                "soul": float(b.soul), "delayed": float(b.delayed), "status": float(b.status)}
+        return {
+            "stamina": float(b.stamina),
+            "heart": float(b.heart),
+            "imbalance": float(b.imbalance),
+            "soul": float(b.soul),
+            "delayed": float(b.delayed),
+            "status": float(b.status),
+        }
 
     # -- legal actions ---------------------------------------------------------------------------
     def legal_actions(self) -> list[int]:
@@ -329,8 +408,11 @@ class DuelState(State):
             return out
         if ph == Phase.DODGE_MOVE:
             b = self.bugs[self.decider]
-            out = [action_id(Kind.STEP, 0, d) for d in range(self.dirs) if self._free(b.x + DIRECTIONS[d][0],
-                                                                                      b.y + DIRECTIONS[d][1])]
+            out = [
+                action_id(Kind.STEP, 0, d)
+                for d in range(self.dirs)
+                if self._free(b.x + DIRECTIONS[d][0], b.y + DIRECTIONS[d][1])
+            ]
             return [*out, action_id(Kind.STAY)]
         if ph == Phase.PROVOKED:
             b = self.bugs[self.decider]
@@ -352,8 +434,11 @@ class DuelState(State):
         w = me.p.weapon
         dist = R.chebyshev(me.pos, foe.pos)
         tax = me.attacks_made * cfg.stamina.tax_per_attack
-        targetable = (not foe.dead and R.can_be_targeted(self.cover.get(foe.pos, 0))
-                      and (cfg.unconscious.targetable or not foe.unconscious))
+        targetable = (
+            not foe.dead
+            and R.can_be_targeted(self.cover.get(foe.pos, 0))
+            and (cfg.unconscious.targetable or not foe.unconscious)
+        )
         if targetable and dist <= (w.range if w.ranged else 1):
             lo = max(1, cfg.stamina.min_attack_investment)
             for k in range(lo, MAX_ATTACK_INVEST + 1):
@@ -400,8 +485,9 @@ class DuelState(State):
         cfg = self.cfg
         out = [action_id(Kind.NO_DEFENSE)]
         base = cfg.defense.base_cost
-        cap = R.max_parry_investment(me.p.weapon, me.p.shield_quality, cfg.parry.weapon_invest_max_is_quality,
-                                     cfg.parry.max_shield_investment)
+        cap = R.max_parry_investment(
+            me.p.weapon, me.p.shield_quality, cfg.parry.weapon_invest_max_is_quality, cfg.parry.max_shield_investment
+        )
         for j in range(min(cap, MAX_DEFENSE_INVEST) + 1):
             if base + j <= me.stamina:
                 out.append(action_id(Kind.PARRY, j))
@@ -435,8 +521,7 @@ class DuelState(State):
         k = s.kind
         if k in (Kind.STEP, Kind.DASH, Kind.RETREAT):
             return f"{k.name.lower()} {DIR_NAMES[s.direction]}"
-        if k in (Kind.ATTACK, Kind.GRAPPLE, Kind.POGO, Kind.PARRY, Kind.DODGE, Kind.PROVOKED, Kind.RESIST,
-                 Kind.ESCAPE):
+        if k in (Kind.ATTACK, Kind.GRAPPLE, Kind.POGO, Kind.PARRY, Kind.DODGE, Kind.PROVOKED, Kind.RESIST, Kind.ESCAPE):
             return f"{k.name.lower()} invest {s.amount}"
         if k == Kind.FOCUS:
             return f"focus {s.amount} soul"
@@ -536,8 +621,12 @@ class DuelState(State):
             assert atk is not None
             atk.att_succ = max(0, n + atk.mod)
             atk.att_rolled = True
-            self.narrate("roll", f"The attack rolls {atk.dice} dice: {atk.att_succ} successes.", atk.attacker,
-                         successes=atk.att_succ)
+            self.narrate(
+                "roll",
+                f"The attack rolls {atk.dice} dice: {atk.att_succ} successes.",
+                atk.attacker,
+                successes=atk.att_succ,
+            )
             self._attack_continue()
         elif ph == Phase.DEFENSE_ROLL:
             atk = self.atk
@@ -545,8 +634,12 @@ class DuelState(State):
             atk.def_succ = max(0, n + atk.def_mod)
             atk.def_rolled = True
             verb = "parry" if atk.defense == Defense.PARRY else "dodge"
-            self.narrate("roll", f"The {verb} rolls {atk.def_dice} dice: {atk.def_succ} successes.", atk.target,
-                         successes=atk.def_succ)
+            self.narrate(
+                "roll",
+                f"The {verb} rolls {atk.def_dice} dice: {atk.def_succ} successes.",
+                atk.target,
+                successes=atk.def_succ,
+            )
             self._attack_continue()
         elif ph == Phase.SOAK_ROLL:
             self._after_soak(max(0, n + self._soak_mod))
@@ -596,8 +689,12 @@ class DuelState(State):
         winner = 1 - seat
         self.narrate("death", f"{b.name} dies ({why}).", seat)
         self.phase = Phase.OVER
-        self.finish(winner, EndReason.KNOCKOUT, [1.0 if s == winner else -1.0 for s in range(2)],
-                    f"{self.bugs[winner].name} wins")
+        self.finish(
+            winner,
+            EndReason.KNOCKOUT,
+            [1.0 if s == winner else -1.0 for s in range(2)],
+            f"{self.bugs[winner].name} wins",
+        )
 
     # -- Rule 9: initiative ------------------------------------------------------------------------
     def _initiative_pool(self, seat: int) -> tuple[int, int]:
@@ -629,8 +726,9 @@ class DuelState(State):
         b.adj_moved = 0
         self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)
         if b.focus_pending and b.can_act:
-            rolled, auto = R.focus_dice(b.focus_pending, self.cfg.focus.auto_success_per,
-                                        self.cfg.focus.auto_dice_within_x)
+            rolled, auto = R.focus_dice(
+                b.focus_pending, self.cfg.focus.auto_success_per, self.cfg.focus.auto_dice_within_x
+            )
             dice, mod = self._modified(rolled, self._roll_penalty(b))
             self._focus_auto = auto + mod
             self._set_roll(Phase.FOCUS_ROLL, dice, R.focus_rerolls(b.p.insight, self.cfg.focus.reroll_divisor))
@@ -645,8 +743,12 @@ class DuelState(State):
         before = b.heart
         b.heart = min(b.p.heart, b.heart + heal)
         b.focus_pending = 0
-        self.narrate("focus", f"{b.name}'s focus heals {b.heart - before} Heart ({b.heart}/{b.p.heart}).",
-                     self.active, healed=b.heart - before)
+        self.narrate(
+            "focus",
+            f"{b.name}'s focus heals {b.heart - before} Heart ({b.heart}/{b.p.heart}).",
+            self.active,
+            healed=b.heart - before,
+        )
         if b.at_dd and b.heart > 0:
             b.at_dd = False
             self.narrate("focus", f"{b.name} steps back from Death's Door.", self.active)
@@ -675,9 +777,9 @@ class DuelState(State):
         if b.at_dd and not cfg.deaths_door.stamina_refills:
             b.imbalance = max(0, b.imbalance - cfg.imbalance.recovery_per_turn)
         else:
-            b.stamina, b.imbalance = R.turn_start_refill(b.stamina, b.p.stamina, b.imbalance,
-                                                         cfg.stamina.refill_never_lowers,
-                                                         cfg.imbalance.recovery_per_turn)
+            b.stamina, b.imbalance = R.turn_start_refill(
+                b.stamina, b.p.stamina, b.imbalance, cfg.stamina.refill_never_lowers, cfg.imbalance.recovery_per_turn
+            )
         self._check_grapple()
         self.phase = Phase.TURN
 
@@ -740,15 +842,25 @@ class DuelState(State):
             cost = R.attack_cost(invested, me.attacks_made, cfg.stamina.tax_per_attack)
             me.attacks_made += 1
         if kind == AttackKind.GRAPPLE:
-            dice, rr = R.grapple_dice(me.p.might, cfg.grapple.unarmed_quality, invested, me.p.appendages,
-                                      cfg.grapple.max_appendage_bonus)
+            dice, rr = R.grapple_dice(
+                me.p.might, cfg.grapple.unarmed_quality, invested, me.p.appendages, cfg.grapple.max_appendage_bonus
+            )
             what = "a grapple"
         else:
             dice, rr = R.attack_dice(w, me.p.might, me.p.grace, invested)
-            what = {AttackKind.WEAPON: "an attack", AttackKind.POGO: "a pogo strike",
-                    AttackKind.PROVOKED: "a provoked attack"}[kind] + f" with the {w.label}"
-        self.narrate("attack", f"{me.name} invests {invested} Stamina in {what} (spends {cost}"
-                     f"{f', tax {tax}' if tax else ''}).", a_seat, invested=invested, cost=cost, tax=tax)
+            what = {
+                AttackKind.WEAPON: "an attack",
+                AttackKind.POGO: "a pogo strike",
+                AttackKind.PROVOKED: "a provoked attack",
+            }[kind] + f" with the {w.label}"
+        self.narrate(
+            "attack",
+            f"{me.name} invests {invested} Stamina in {what} (spends {cost}{f', tax {tax}' if tax else ''}).",
+            a_seat,
+            invested=invested,
+            cost=cost,
+            tax=tax,
+        )
         if not self._spend(a_seat, cost):
             return
         if kind != AttackKind.GRAPPLE:
@@ -815,8 +927,15 @@ class DuelState(State):
             return
         pen = self._roll_penalty(me) + (cfg.grapple.penalty if me.grappled_by >= 0 else 0)
         if s.kind == Kind.PARRY:
-            dice, rr = R.parry_dice(me.p.might, me.p.weapon, me.p.shield_quality, j, cfg.parry.weapon_dice_per_stamina,
-                                    cfg.parry.weapon_quality_adds_dice, cfg.parry.weapon_reroll_applies)
+            dice, rr = R.parry_dice(
+                me.p.might,
+                me.p.weapon,
+                me.p.shield_quality,
+                j,
+                cfg.parry.weapon_dice_per_stamina,
+                cfg.parry.weapon_quality_adds_dice,
+                cfg.parry.weapon_reroll_applies,
+            )
             if attacker.p.weapon.ranged and atk.kind != AttackKind.GRAPPLE:
                 pen += cfg.parry.ranged_penalty
             atk.defense = Defense.PARRY
@@ -831,8 +950,9 @@ class DuelState(State):
                 me.imbalance = R.add_imbalance(me.imbalance, cfg.dodge.imbalance_gain, cfg.imbalance.max)
         dice, mod = self._modified(dice, pen)
         atk.def_dice, atk.def_rerolls, atk.def_mod, atk.def_invested = dice, rr, mod, j
-        self.narrate("defense", f"{me.name} {verb}, investing {j} more Stamina: {dice} dice.", atk.target,
-                     invested=j, dice=dice)
+        self.narrate(
+            "defense", f"{me.name} {verb}, investing {j} more Stamina: {dice} dice.", atk.target, invested=j, dice=dice
+        )
         self._attack_continue()
 
     # -- Rule 13: damage -------------------------------------------------------------------------
@@ -867,9 +987,14 @@ class DuelState(State):
         w = me.p.weapon
         potential = R.potential_damage(net, w.damage, atk.invested, cfg.damage.extra_cap)
         atk.damage = R.reduce_damage(potential, foe.p.damage_reduction, cfg.damage.min_after_reduction)
-        self.narrate("hit", f"A hit with {net} net successes: {potential} potential damage"
-                     f"{f', {atk.damage} after reduction' if atk.damage != potential else ''}.", atk.attacker,
-                     net=net, potential=potential)
+        self.narrate(
+            "hit",
+            f"A hit with {net} net successes: {potential} potential damage"
+            f"{f', {atk.damage} after reduction' if atk.damage != potential else ''}.",
+            atk.attacker,
+            net=net,
+            potential=potential,
+        )
         if cfg.damage.soak_enabled:
             dice, rr = R.dice_of(foe.p.shell), R.rerolls_of(foe.p.shell)
             dice, self._soak_mod = self._modified(dice, self._roll_penalty(foe))
@@ -883,8 +1008,9 @@ class DuelState(State):
         assert atk is not None
         me, foe = self.bugs[atk.attacker], self.bugs[atk.target]
         dmg = R.soak_damage(atk.damage, soaked, cfg.damage.soak_floor)
-        self.narrate("damage", f"{foe.name}'s Shell soaks {min(soaked, atk.damage)}: {dmg} damage.", atk.target,
-                     damage=dmg)
+        self.narrate(
+            "damage", f"{foe.name}'s Shell soaks {min(soaked, atk.damage)}: {dmg} damage.", atk.target, damage=dmg
+        )
         w = me.p.weapon
         if w.next_roll_penalty:
             foe.next_roll_penalty = max(foe.next_roll_penalty, w.next_roll_penalty)
@@ -957,8 +1083,13 @@ class DuelState(State):
         if self.phase == Phase.OVER or atk is None:
             return
         tgt = self.bugs[atk.target]
-        if (atk.defense == Defense.DODGE and self.cfg.dodge.move_cells > 0 and tgt.can_act and tgt.grappled_by < 0
-                and any(self._free(tgt.x + dx, tgt.y + dy) for dx, dy in DIRECTIONS[: self.dirs])):
+        if (
+            atk.defense == Defense.DODGE
+            and self.cfg.dodge.move_cells > 0
+            and tgt.can_act
+            and tgt.grappled_by < 0
+            and any(self._free(tgt.x + dx, tgt.y + dy) for dx, dy in DIRECTIONS[: self.dirs])
+        ):
             self.phase, self.decider = Phase.DODGE_MOVE, atk.target
             return
         self._back_to_turn()
@@ -992,9 +1123,14 @@ class DuelState(State):
             if c != foe.pos and R.chebyshev(c, foe.pos) == 1:
                 me.adj_moved += 1
         cfg = self.cfg
-        if (cfg.movement.provoked_attacks and R.provokes(me.adj_moved, R.maneuverability(me.p.grace))
-                and foe.can_act and not foe.provoked_used and not foe.p.weapon.ranged
-                and foe.stamina >= cfg.movement.provoked_cost):
+        if (
+            cfg.movement.provoked_attacks
+            and R.provokes(me.adj_moved, R.maneuverability(me.p.grace))
+            and foe.can_act
+            and not foe.provoked_used
+            and not foe.p.weapon.ranged
+            and foe.stamina >= cfg.movement.provoked_cost
+        ):
             foe.provoked_used = True
             self.narrate("provoke", f"{me.name} moves past {foe.name} and provokes an attack.", seat)
             self.phase, self.decider = Phase.PROVOKED, 1 - seat
@@ -1040,8 +1176,9 @@ class DuelState(State):
             me.speed_left -= 1
             moved += 1
         me.imbalance = R.add_imbalance(me.imbalance, cfg.movement.retreat_imbalance, cfg.imbalance.max)
-        self.narrate("move", f"{me.name} retreats {moved} cells {DIR_NAMES[d]} (Imbalance {me.imbalance}).",
-                     self.active)
+        self.narrate(
+            "move", f"{me.name} retreats {moved} cells {DIR_NAMES[d]} (Imbalance {me.imbalance}).", self.active
+        )
         self._check_grapple()
 
     def _provoked_choice(self, s: ActionSpec) -> None:
@@ -1118,17 +1255,53 @@ class DuelState(State):
 
 
 OPTION_OF_KIND: dict[Kind, str] = {
-    Kind.END_TURN: "end_turn", Kind.GRAPPLE: "grapple", Kind.POGO: "pogo", Kind.DASH: "dash",
-    Kind.RETREAT: "retreat", Kind.CLEAR_IMBALANCE: "clear_imbalance", Kind.CLEAR_DELAYED: "clear_delayed",
-    Kind.CLEAR_STATUS: "clear_status", Kind.ESCAPE: "escape", Kind.FOCUS: "focus", Kind.NO_DEFENSE: "no_defense",
-    Kind.PARRY: "parry", Kind.DODGE: "dodge", Kind.DEATHS_DOOR: "deaths_door", Kind.UNCONSCIOUS: "unconscious",
-    Kind.DECLINE: "decline_provoked", Kind.PROVOKED: "provoked_attack", Kind.RESIST: "resist",
-    Kind.STAY: "dodge_stay", Kind.ATTACK: "attack", Kind.STEP: "move",
+    Kind.END_TURN: "end_turn",
+    Kind.GRAPPLE: "grapple",
+    Kind.POGO: "pogo",
+    Kind.DASH: "dash",
+    Kind.RETREAT: "retreat",
+    Kind.CLEAR_IMBALANCE: "clear_imbalance",
+    Kind.CLEAR_DELAYED: "clear_delayed",
+    Kind.CLEAR_STATUS: "clear_status",
+    Kind.ESCAPE: "escape",
+    Kind.FOCUS: "focus",
+    Kind.NO_DEFENSE: "no_defense",
+    Kind.PARRY: "parry",
+    Kind.DODGE: "dodge",
+    Kind.DEATHS_DOOR: "deaths_door",
+    Kind.UNCONSCIOUS: "unconscious",
+    Kind.DECLINE: "decline_provoked",
+    Kind.PROVOKED: "provoked_attack",
+    Kind.RESIST: "resist",
+    Kind.STAY: "dodge_stay",
+    Kind.ATTACK: "attack",
+    Kind.STEP: "move",
 }
 OPTION_GROUPS: tuple[str, ...] = (
-    "invest_all", "invest_1", "invest_some", "multi_attack", "grapple", "pogo", "move", "dash", "retreat",
-    "clear_imbalance", "clear_delayed", "clear_status", "escape", "focus", "end_turn", "no_defense", "parry",
-    "dodge", "deaths_door", "unconscious", "decline_provoked", "provoked_attack", "resist", "dodge_move",
+    "invest_all",
+    "invest_1",
+    "invest_some",
+    "multi_attack",
+    "grapple",
+    "pogo",
+    "move",
+    "dash",
+    "retreat",
+    "clear_imbalance",
+    "clear_delayed",
+    "clear_status",
+    "escape",
+    "focus",
+    "end_turn",
+    "no_defense",
+    "parry",
+    "dodge",
+    "deaths_door",
+    "unconscious",
+    "decline_provoked",
+    "provoked_attack",
+    "resist",
+    "dodge_move",
     "dodge_stay",
 )
 
@@ -1142,13 +1315,35 @@ def _bug_features(st: DuelState, b: Bug, seat: int) -> list[float]:
     p = b.p
     w = p.weapon
     return [
-        b.heart / max(1, p.heart), p.heart / 20.0, b.stamina / 7.0, p.stamina / 7.0,
-        b.imbalance / max(1, st.cfg.imbalance.max), b.soul / 7.0, b.focus_pending / 7.0,
-        float(b.at_dd), float(b.unconscious), float(b.dd_used), b.delayed / 10.0, b.status / 10.0,
-        b.next_roll_penalty / 3.0, float(b.grappled_by >= 0), float(b.grappling >= 0),
-        p.might / 7.0, p.grace / 7.0, p.shell / 7.0, w.damage / 5.0, w.weight / 3.0, float(w.ranged),
-        w.rerolls / 2.0, b.attacks_made / 4.0, b.speed_left / 10.0, float(b.jumped), b.free_move / 4.0,
-        b.x / max(1, st.width - 1), b.y / max(1, st.height - 1), st.cover.get(b.pos, 0) / 4.0,
+        b.heart / max(1, p.heart),
+        p.heart / 20.0,
+        b.stamina / 7.0,
+        p.stamina / 7.0,
+        b.imbalance / max(1, st.cfg.imbalance.max),
+        b.soul / 7.0,
+        b.focus_pending / 7.0,
+        float(b.at_dd),
+        float(b.unconscious),
+        float(b.dd_used),
+        b.delayed / 10.0,
+        b.status / 10.0,
+        b.next_roll_penalty / 3.0,
+        float(b.grappled_by >= 0),
+        float(b.grappling >= 0),
+        p.might / 7.0,
+        p.grace / 7.0,
+        p.shell / 7.0,
+        w.damage / 5.0,
+        w.weight / 3.0,
+        float(w.ranged),
+        w.rerolls / 2.0,
+        b.attacks_made / 4.0,
+        b.speed_left / 10.0,
+        float(b.jumped),
+        b.free_move / 4.0,
+        b.x / max(1, st.width - 1),
+        b.y / max(1, st.height - 1),
+        st.cover.get(b.pos, 0) / 4.0,
         float(st.order[0] == seat),
     ]
 
@@ -1158,16 +1353,27 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     me, foe = st.bugs[seat], st.bugs[1 - seat]
     span = max(1, st.width - 1, st.height - 1)
     shared = [
-        (foe.x - me.x) / span, (foe.y - me.y) / span, R.chebyshev(me.pos, foe.pos) / span,
-        st.round / max(1, st.cfg.duel.max_rounds), float(st.active == seat),
+        (foe.x - me.x) / span,
+        (foe.y - me.y) / span,
+        R.chebyshev(me.pos, foe.pos) / span,
+        st.round / max(1, st.cfg.duel.max_rounds),
+        float(st.active == seat),
     ]
     shared += [float(st.phase == c) for c in CONTEXTS]
     atk = st.atk
     if atk is not None:
         aw = st.bugs[atk.attacker].p.weapon
-        shared += [atk.att_succ / 10.0, atk.invested / 7.0, atk.dice / 14.0, aw.weight / 3.0, float(aw.ranged),
-                   float(atk.kind == AttackKind.POGO), float(atk.kind == AttackKind.GRAPPLE),
-                   float(atk.attacker == seat), float(atk.att_rolled)]
+        shared += [
+            atk.att_succ / 10.0,
+            atk.invested / 7.0,
+            atk.dice / 14.0,
+            aw.weight / 3.0,
+            float(aw.ranged),
+            float(atk.kind == AttackKind.POGO),
+            float(atk.kind == AttackKind.GRAPPLE),
+            float(atk.attacker == seat),
+            float(atk.att_rolled),
+        ]
     else:
         shared += [0.0] * 9
     vec = np.array(_bug_features(st, me, seat) + _bug_features(st, foe, 1 - seat) + shared, dtype=np.float32)

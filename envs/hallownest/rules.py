@@ -89,13 +89,22 @@ def build_profile(cfg: HallownestConfig, spec: BugSpec) -> Profile:
     tie = list(cfg.initiative.tie_order)
     side = tie.index(spec.side) if spec.side in tie else len(tie)
     return Profile(
-        name=spec.name, side=side, important=spec.important,
-        might=stat("might"), grace=stat("grace"), shell=stat("shell"), insight=stat("insight"),
-        heart=heart, stamina=pool("stamina"), soul=pool("soul"),
+        name=spec.name,
+        side=side,
+        important=spec.important,
+        might=stat("might"),
+        grace=stat("grace"),
+        shell=stat("shell"),
+        insight=stat("insight"),
+        heart=heart,
+        stamina=pool("stamina"),
+        soul=pool("soul"),
         speed=int(t["speed"] if spec.speed is None else spec.speed),  # type: ignore[call-overload]
         weight=int(t["weight"]),  # type: ignore[call-overload]
-        weapon=load_weapon(cfg, spec.weapon), shield_quality=spec.shield_quality,
-        damage_reduction=spec.damage_reduction, appendages=spec.appendages,
+        weapon=load_weapon(cfg, spec.weapon),
+        shield_quality=spec.shield_quality,
+        damage_reduction=spec.damage_reduction,
+        appendages=spec.appendages,
     )
 
 
@@ -153,8 +162,9 @@ def initiative_order(totals: list[int], sides: list[int]) -> list[int]:
 
 
 # -- Rule 10: turn start ---------------------------------------------------------------------------
-def turn_start_refill(stamina: int, max_stamina: int, imbalance: int, never_lowers: bool,
-                      recovery: int = 1) -> tuple[int, int]:
+def turn_start_refill(
+    stamina: int, max_stamina: int, imbalance: int, never_lowers: bool, recovery: int = 1
+) -> tuple[int, int]:
     """Rule 10: Stamina refills to max - Imbalance (not below the current value [decision]), then Imbalance -1."""
     target = max(0, max_stamina - imbalance)
     new = max(stamina, target) if never_lowers else target
@@ -191,8 +201,15 @@ def max_parry_investment(weapon: Weapon, shield_quality: int, cap_is_quality: bo
     return weapon.quality if cap_is_quality else shield_cap
 
 
-def parry_dice(might: float, weapon: Weapon, shield_quality: int, invested: int, dice_per_stamina: int,
-               weapon_quality_adds: bool, reroll_applies: bool) -> tuple[int, int]:
+def parry_dice(
+    might: float,
+    weapon: Weapon,
+    shield_quality: int,
+    invested: int,
+    dice_per_stamina: int,
+    weapon_quality_adds: bool,
+    reroll_applies: bool,
+) -> tuple[int, int]:
     """Rule 12: Might + shield Quality + invested; with a weapon each invested Stamina gives 2 dice."""
     if shield_quality > 0:
         return dice_of(might) + shield_quality + invested, rerolls_of(might)

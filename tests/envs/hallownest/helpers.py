@@ -24,8 +24,13 @@ def bugs(seat0: dict[str, Any] | None = None, seat1: dict[str, Any] | None = Non
     return {"bugs": [{**base[0], **(seat0 or {})}, {**base[1], **(seat1 or {})}]}
 
 
-def duel(first: int = 0, start: tuple[int, int] = (2, 3), seat0: dict[str, Any] | None = None,
-         seat1: dict[str, Any] | None = None, **sections: Any) -> DuelState:
+def duel(
+    first: int = 0,
+    start: tuple[int, int] = (2, 3),
+    seat0: dict[str, Any] | None = None,
+    seat1: dict[str, Any] | None = None,
+    **sections: Any,
+) -> DuelState:
     """A duel where ``first`` won initiative (forced totals 12 vs 6), bugs adjacent on the track by default."""
     sections.setdefault("arena", {})
     sections["arena"] = {"start": [[start[0], 0], [start[1], 0]], **sections["arena"]}
@@ -45,6 +50,13 @@ def act(st: DuelState, kind: Kind, amount: int = 0, direction: int = -1) -> None
 def force(st: DuelState, *outcomes: int) -> None:
     """Apply chance outcomes (success counts) in order; each must be at a chance node."""
     for n in outcomes:
-        assert st.phase in (Phase.ATTACK_ROLL, Phase.DEFENSE_ROLL, Phase.SOAK_ROLL, Phase.ESCAPE_ROLL,
-                            Phase.RESIST_ROLL, Phase.FOCUS_ROLL, Phase.INITIATIVE), st.phase
+        assert st.phase in (
+            Phase.ATTACK_ROLL,
+            Phase.DEFENSE_ROLL,
+            Phase.SOAK_ROLL,
+            Phase.ESCAPE_ROLL,
+            Phase.RESIST_ROLL,
+            Phase.FOCUS_ROLL,
+            Phase.INITIATIVE,
+        ), st.phase
         st.apply_chance(n)

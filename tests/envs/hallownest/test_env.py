@@ -19,9 +19,15 @@ from envs.hallownest import RULESET
 from envs.hallownest.engine import NUM_ACTIONS, OBSERVATION_SIZE, OPTION_GROUPS, DuelState
 from tests.envs.hallownest.helpers import config
 
-GRID = {"arena": {"kind": "grid", "width": 5, "height": 5, "start": [[1, 2], [3, 2]], "cover": [[2, 1, 2]]},
-        "duel": {"bugs": [{"name": "A", "weapon": "infected_nail", "appendages": 2, "grace": 3.5},
-                          {"name": "B", "weapon": "venom_pin", "template": "small", "shield_quality": 1}]}}
+GRID = {
+    "arena": {"kind": "grid", "width": 5, "height": 5, "start": [[1, 2], [3, 2]], "cover": [[2, 1, 2]]},
+    "duel": {
+        "bugs": [
+            {"name": "A", "weapon": "infected_nail", "appendages": 2, "grace": 3.5},
+            {"name": "B", "weapon": "venom_pin", "template": "small", "shield_quality": 1},
+        ]
+    },
+}
 
 
 def play_random(st: DuelState, seed: int, check: bool = True) -> tuple[DuelState, set[str], set[str], int]:
@@ -107,10 +113,33 @@ def test_decisions_and_options_are_reachable() -> None:
         contexts |= c
         options |= o
     assert contexts == {"turn", "defense", "heart_zero", "dodge_move", "provoked", "resist_escape"}
-    expected = {"invest_all", "invest_1", "invest_some", "multi_attack", "parry", "dodge", "no_defense",
-                "deaths_door", "unconscious", "focus", "retreat", "dash", "move", "grapple", "pogo", "escape",
-                "resist", "clear_imbalance", "clear_delayed", "clear_status", "provoked_attack",
-                "decline_provoked", "dodge_move", "dodge_stay", "end_turn"}
+    expected = {
+        "invest_all",
+        "invest_1",
+        "invest_some",
+        "multi_attack",
+        "parry",
+        "dodge",
+        "no_defense",
+        "deaths_door",
+        "unconscious",
+        "focus",
+        "retreat",
+        "dash",
+        "move",
+        "grapple",
+        "pogo",
+        "escape",
+        "resist",
+        "clear_imbalance",
+        "clear_delayed",
+        "clear_status",
+        "provoked_attack",
+        "decline_provoked",
+        "dodge_move",
+        "dodge_stay",
+        "end_turn",
+    }
     assert expected <= options
 
 
