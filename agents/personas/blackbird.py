@@ -144,7 +144,7 @@ class Hoarder:
 
 
 class Farmer:
-    """Throws the first try at every ordinary stake (no trait, no pool dice, no help) to grow the pool, then retries and spends in earnest."""
+    """Throws the first try at each ordinary stake (no trait, pool, help) to grow the pool, then retries in earnest."""
 
     name = "farmer"
 
@@ -192,7 +192,7 @@ class Aggressor:
 
 
 class Defender:
-    """Turtles: readies, aims to the limit and goes all-out on defence, spending pool dice to stay safe rather than to hit."""
+    """Turtles: readies, aims to the limit and goes all-out on defence, spending pool dice to stay safe, not to hit."""
 
     name = "defender"
 

@@ -24,67 +24,77 @@ MAX_FLAGS = 3
 
 
 class DiceRules(RulesModel):
-    success_on: int = Field(4, ge=2, le=6, description="Rule 3: a d6 showing this or more is a success")
+    success_on: int = Field(default=4, ge=2, le=6, description="Rule 3: a d6 showing this or more is a success")
 
 
 class DifficultyRules(RulesModel):
-    default: int = Field(3, ge=1, le=20, description="Rule 4: the usual difficulty (medium)")
+    default: int = Field(default=3, ge=1, le=20, description="Rule 4: the usual difficulty (medium)")
     without_pool_modifier: int = Field(
-        -1, ge=-3, le=0, description="Rule 4: difficulty change when the game is played without pool dice"
+        default=-1, ge=-3, le=0, description="Rule 4: difficulty change when the game is played without pool dice"
     )
 
 
 class PoolRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 4/5: play with personal pool dice (off: difficulties drop)")
-    start: int = Field(10, ge=0, le=MAX_POOL, description="Rule 5: pool dice at the start of play")
-    session_reset: int = Field(7, ge=0, le=MAX_POOL, description="Rule 5: the pool returns to this at session end")
-    cap: int = Field(10, ge=1, le=MAX_POOL, description="Rule 5: the pool never holds more than this")
-    failure_bonus: int = Field(1, ge=0, le=10, description="Rule 5: dice gained on a failed roll")
+    enabled: bool = Field(default=True, description="Rule 4/5: play with personal pool dice (off: difficulties drop)")
+    start: int = Field(default=10, ge=0, le=MAX_POOL, description="Rule 5: pool dice at the start of play")
+    session_reset: int = Field(
+        default=7, ge=0, le=MAX_POOL, description="Rule 5: the pool returns to this at session end"
+    )
+    cap: int = Field(default=10, ge=1, le=MAX_POOL, description="Rule 5: the pool never holds more than this")
+    failure_bonus: int = Field(default=1, ge=0, le=10, description="Rule 5: dice gained on a failed roll")
     zero_spend_failure_bonus: int = Field(
-        0, ge=0, le=10,
+        default=0,
+        ge=0,
+        le=10,
         description="Rule 5 (variant hook): extra dice for failing a roll on which no pool dice were spent",
     )
-    lost_on_pass: bool = Field(True, description="Rule 5: pool dice spent on a passed roll are lost")
+    lost_on_pass: bool = Field(default=True, description="Rule 5: pool dice spent on a passed roll are lost")
 
 
 class HelpRules(RulesModel):
-    dice_per_helper: int = Field(1, ge=0, le=3, description="Rule 6: dice a helper gives from their pool")
-    returned_on_failure: bool = Field(True, description="Rule 6: the helper gets the die back if the roll fails")
+    dice_per_helper: int = Field(default=1, ge=0, le=3, description="Rule 6: dice a helper gives from their pool")
+    returned_on_failure: bool = Field(
+        default=True, description="Rule 6: the helper gets the die back if the roll fails"
+    )
 
 
 class CharacterRules(RulesModel):
-    flag_dice: int = Field(1, ge=0, le=3, description="Rule 2: dice for acting on a flag (never more than once)")
-    trait_dice: int = Field(1, ge=0, le=3, description="Rule 2: dice per level of the one trait used")
-    tag_dice: int = Field(1, ge=0, le=3, description="Rule 2: dice per level of each relevant tag")
-    base_dice: int = Field(1, ge=0, le=3, description="Rule 2: the base die every roll starts with")
+    flag_dice: int = Field(
+        default=1, ge=0, le=3, description="Rule 2: dice for acting on a flag (never more than once)"
+    )
+    trait_dice: int = Field(default=1, ge=0, le=3, description="Rule 2: dice per level of the one trait used")
+    tag_dice: int = Field(default=1, ge=0, le=3, description="Rule 2: dice per level of each relevant tag")
+    base_dice: int = Field(default=1, ge=0, le=3, description="Rule 2: the base die every roll starts with")
 
 
 class AdvancementRules(RulesModel):
-    tag_base_cost: int = Field(1, ge=1, le=20, description="Rule 9: XP for tag level 1 (doubles per level)")
-    trait_base_cost: int = Field(5, ge=1, le=50, description="Rule 9: XP for trait level 1 (doubles per level)")
-    growth: int = Field(2, ge=1, le=4, description="Rule 9: cost multiplier per further level")
+    tag_base_cost: int = Field(default=1, ge=1, le=20, description="Rule 9: XP for tag level 1 (doubles per level)")
+    trait_base_cost: int = Field(default=5, ge=1, le=50, description="Rule 9: XP for trait level 1 (doubles per level)")
+    growth: int = Field(default=2, ge=1, le=4, description="Rule 9: cost multiplier per further level")
     level_adds_dice: bool = Field(
-        True, description="Rule 9 [decision]: a level-L item gives L dice (false: one die whatever its level)"
+        default=True, description="Rule 9 [decision]: a level-L item gives L dice (false: one die whatever its level)"
     )
 
 
 class FieldRules(RulesModel):
-    learn_tag: bool = Field(True, description="Rule 8: passing with no trait or tag dice earns the obstacle's tag")
+    learn_tag: bool = Field(
+        default=True, description="Rule 8: passing with no trait or tag dice earns the obstacle's tag"
+    )
 
 
 class PerkRules(RulesModel):
-    award: bool = Field(True, description="Rule 10: a perk-eligible roll earns a perk for that kind of roll")
-    dice: int = Field(1, ge=0, le=3, description="Rule 10: dice a perk adds to similar rolls")
-    max_per_kind: int = Field(1, ge=0, le=5, description="Rule 10 [decision]: perks one kind of roll can hold")
+    award: bool = Field(default=True, description="Rule 10: a perk-eligible roll earns a perk for that kind of roll")
+    dice: int = Field(default=1, ge=0, le=3, description="Rule 10: dice a perk adds to similar rolls")
+    max_per_kind: int = Field(default=1, ge=0, le=5, description="Rule 10 [decision]: perks one kind of roll can hold")
 
 
 class ConditionRule(RulesModel):
-    difficulty: int = Field(1, ge=-3, le=5, description="Rule 7: difficulty change while the condition holds")
+    difficulty: int = Field(default=1, ge=-3, le=5, description="Rule 7: difficulty change while the condition holds")
     forbids_tags: list[str] = Field(default_factory=list, description="Rule 7: tags unusable while it holds")
 
 
 class ContestRules(RulesModel):
-    rolloff_on_tie: bool = Field(True, description="Rule 11: a tie is settled by 1d6 roll-offs")
+    rolloff_on_tie: bool = Field(default=True, description="Rule 11: a tie is settled by 1d6 roll-offs")
 
 
 class WoundRow(RulesModel):
@@ -95,39 +105,51 @@ class WoundRow(RulesModel):
 
 
 def _wound_table() -> list[WoundRow]:
-    return [WoundRow(name="light", margin=1, hp_loss=1, penalty=0),
-            WoundRow(name="medium", margin=2, hp_loss=2, penalty=1),
-            WoundRow(name="heavy", margin=3, hp_loss=4, penalty=2),
-            WoundRow(name="critical", margin=4, hp_loss=6, penalty=3)]
+    return [
+        WoundRow(name="light", margin=1, hp_loss=1, penalty=0),
+        WoundRow(name="medium", margin=2, hp_loss=2, penalty=1),
+        WoundRow(name="heavy", margin=3, hp_loss=4, penalty=2),
+        WoundRow(name="critical", margin=4, hp_loss=6, penalty=3),
+    ]
 
 
 class CombatRules(RulesModel):
-    hit_points: int = Field(6, ge=1, le=20, description="Rule 15: hit points of every character")
-    tie_misses: bool = Field(True, description="Rule 13: an attack hits only with MORE successes (no roll-off)")
-    called_shot_defender_dice: int = Field(1, ge=0, le=3, description="Rule 13 [decision]: defender dice vs a called shot")
+    hit_points: int = Field(default=6, ge=1, le=20, description="Rule 15: hit points of every character")
+    tie_misses: bool = Field(default=True, description="Rule 13: an attack hits only with MORE successes (no roll-off)")
+    called_shot_defender_dice: int = Field(
+        default=1, ge=0, le=3, description="Rule 13 [decision]: extra defender dice against a called shot"
+    )
     called_shot_margin_bonus: int = Field(
-        1, ge=0, le=3, description="Rule 13 [decision]: a called shot that hits lands this much harder (margin)"
+        default=1, ge=0, le=3, description="Rule 13 [decision]: a called shot that hits lands this much harder (margin)"
     )
-    aim_dice: int = Field(1, ge=0, le=3, description="Rule 14: attack dice per turn spent aiming")
-    aim_max: int = Field(3, ge=0, le=6, description="Rule 14 [decision]: most aim dice that can be stored")
-    all_out_attack_dice: int = Field(1, ge=0, le=3, description="Rule 14: extra attack dice of an all-out attack")
+    aim_dice: int = Field(default=1, ge=0, le=3, description="Rule 14: attack dice per turn spent aiming")
+    aim_max: int = Field(default=3, ge=0, le=6, description="Rule 14 [decision]: most aim dice that can be stored")
+    all_out_attack_dice: int = Field(
+        default=1, ge=0, le=3, description="Rule 14: extra attack dice of an all-out attack"
+    )
     all_out_attack_defense: int = Field(
-        0, ge=0, le=3, description="Rule 14 [decision]: defence successes after an all-out attack (0: none)"
+        default=0, ge=0, le=3, description="Rule 14 [decision]: defence successes after an all-out attack (0: none)"
     )
-    all_out_defense_dice: int = Field(1, ge=0, le=3, description="Rule 14: extra defence dice of all-out defence")
-    move_attack_base_die: bool = Field(False, description="Rule 14: move & attack keeps the base die")
-    move_metres: int = Field(8, ge=1, le=30, description="Rule 14: how far a Move goes")
-    move_attack_metres: int = Field(4, ge=0, le=30, description="Rule 14: how far a Move & attack goes")
-    cover_dice: int = Field(1, ge=0, le=3, description="Rule 14: defence dice from cover (ranged fights only)")
-    heavy_stuns: bool = Field(False, description="Rule 16 [decision]: a heavy wound also costs the next turn")
+    all_out_defense_dice: int = Field(
+        default=1, ge=0, le=3, description="Rule 14: extra defence dice of all-out defence"
+    )
+    move_attack_base_die: bool = Field(default=False, description="Rule 14: move & attack keeps the base die")
+    move_metres: int = Field(default=8, ge=1, le=30, description="Rule 14: how far a Move goes")
+    move_attack_metres: int = Field(default=4, ge=0, le=30, description="Rule 14: how far a Move & attack goes")
+    cover_dice: int = Field(default=1, ge=0, le=3, description="Rule 14: defence dice from cover (ranged fights only)")
+    heavy_stuns: bool = Field(default=False, description="Rule 16 [decision]: a heavy wound also costs the next turn")
     wounds: list[WoundRow] = Field(default_factory=_wound_table, description="Rule 16: the damage table")
-    worst_wound_only: bool = Field(True, description="Rule 16: only the worst wound's penalty applies")
-    consciousness_difficulty: int = Field(4, ge=1, le=10, description="Rule 17: difficulty to stay conscious")
-    consciousness_pool_dice: bool = Field(True, description="Rule 17 [decision]: pool dice may be spent to stay up")
-    check_after_each_hit: bool = Field(
-        True, description="Rule 17 [decision]: a new check after every hit taken while below zero"
+    worst_wound_only: bool = Field(default=True, description="Rule 16: only the worst wound's penalty applies")
+    consciousness_difficulty: int = Field(default=4, ge=1, le=10, description="Rule 17: difficulty to stay conscious")
+    consciousness_pool_dice: bool = Field(
+        default=True, description="Rule 17 [decision]: pool dice may be spent to stay up"
     )
-    death_at: int = Field(-4, ge=-20, le=0, description="Rule 17: hit points at or below which the character dies")
+    check_after_each_hit: bool = Field(
+        default=True, description="Rule 17 [decision]: a new check after every hit taken while below zero"
+    )
+    death_at: int = Field(
+        default=-4, ge=-20, le=0, description="Rule 17: hit points at or below which the character dies"
+    )
 
     @model_validator(mode="after")
     def _sorted_table(self) -> CombatRules:
@@ -139,7 +161,7 @@ class CombatRules(RulesModel):
 
 class TraitSheet(RulesModel):
     name: str
-    level: int = Field(1, ge=1, le=6)
+    level: int = Field(default=1, ge=1, le=6)
     tags: dict[str, int] = Field(default_factory=dict, description="tag name → level")
 
 
@@ -147,22 +169,25 @@ class CharacterSheet(RulesModel):
     """Rule 1: a character — 3 to 7 traits with their tags, up to 3 flags."""
 
     name: str
-    traits: list[TraitSheet] = Field(min_length=MIN_TRAITS, max_length=MAX_TRAITS,
-                                     description="Rule 1: 3 to 7 traits")
+    traits: list[TraitSheet] = Field(min_length=MIN_TRAITS, max_length=MAX_TRAITS, description="Rule 1: 3 to 7 traits")
     flags: list[str] = Field(default_factory=list, max_length=MAX_FLAGS, description="Rule 1: up to 3 flags")
 
 
 class ObstacleRow(RulesModel):
     name: str = Field(description="also the kind of roll a perk earned on it applies to")
-    weight: float = Field(1.0, gt=0, description="relative chance of drawing this obstacle")
-    difficulty: int = Field(3, ge=1, le=20, description="Rule 4: successes needed (fixed-difficulty obstacles)")
-    opposition: int = Field(0, ge=0, le=20, description="Rule 11: dice of an opposing NPC (0: fixed difficulty)")
+    weight: float = Field(default=1.0, gt=0, description="relative chance of drawing this obstacle")
+    difficulty: int = Field(default=3, ge=1, le=20, description="Rule 4: successes needed (fixed-difficulty obstacles)")
+    opposition: int = Field(
+        default=0, ge=0, le=20, description="Rule 11: dice of an opposing NPC (0: fixed difficulty)"
+    )
     stake: Literal["ordinary", "critical"] = "ordinary"
     traits: list[str] = Field(default_factory=list, description="traits that apply")
     tags: list[str] = Field(default_factory=list, description="tags that apply")
-    flag: bool = Field(False, description="whether acting on a flag is possible")
-    joint: bool = Field(False, description="Rule 12: the helper joins in (successes summed) instead of giving a die")
-    condition_on_failure: str = Field("", description="Rule 7: condition the character gets on failing")
+    flag: bool = Field(default=False, description="whether acting on a flag is possible")
+    joint: bool = Field(
+        default=False, description="Rule 12: the helper joins in (successes summed) instead of giving a die"
+    )
+    condition_on_failure: str = Field(default="", description="Rule 7: condition the character gets on failing")
 
 
 def _sample_character() -> CharacterSheet:
@@ -179,21 +204,51 @@ def _sample_character() -> CharacterSheet:
 
 def _sample_obstacles() -> list[ObstacleRow]:
     return [
-        ObstacleRow(name="brawl", difficulty=3, traits=["Mercenary", "Zen monk"],
-                    tags=["fist-fighting", "strongman", "kung fu"], condition_on_failure="wounded"),
+        ObstacleRow(
+            name="brawl",
+            difficulty=3,
+            traits=["Mercenary", "Zen monk"],
+            tags=["fist-fighting", "strongman", "kung fu"],
+            condition_on_failure="wounded",
+        ),
         ObstacleRow(name="locked door", difficulty=2, traits=["Scoundrel"], tags=["locks"]),
-        ObstacleRow(name="sneak past the guard", opposition=3, traits=["Scoundrel", "Zen monk"],
-                    tags=["sneak", "agile"], condition_on_failure="pursued"),
+        ObstacleRow(
+            name="sneak past the guard",
+            opposition=3,
+            traits=["Scoundrel", "Zen monk"],
+            tags=["sneak", "agile"],
+            condition_on_failure="pursued",
+        ),
         ObstacleRow(name="talk our way out", difficulty=3, traits=["Scoundrel"], tags=["lie"], flag=True),
         ObstacleRow(name="repair the engine", difficulty=3, tags=["mechanic"]),
-        ObstacleRow(name="haul the cargo", difficulty=5, traits=["Mercenary"], tags=["strongman"], joint=True,
-                    condition_on_failure="tired"),
-        ObstacleRow(name="rescue the Lady", weight=0.75, difficulty=4, stake="critical",
-                    traits=["Mercenary", "Zen monk"], tags=["fist-fighting", "kung fu", "agile"], flag=True,
-                    condition_on_failure="wounded"),
-        ObstacleRow(name="escape the Hand", weight=0.75, difficulty=5, stake="critical",
-                    traits=["Scoundrel", "Zen monk"], tags=["sneak", "agile", "meditation"], flag=True,
-                    condition_on_failure="pursued"),
+        ObstacleRow(
+            name="haul the cargo",
+            difficulty=5,
+            traits=["Mercenary"],
+            tags=["strongman"],
+            joint=True,
+            condition_on_failure="tired",
+        ),
+        ObstacleRow(
+            name="rescue the Lady",
+            weight=0.75,
+            difficulty=4,
+            stake="critical",
+            traits=["Mercenary", "Zen monk"],
+            tags=["fist-fighting", "kung fu", "agile"],
+            flag=True,
+            condition_on_failure="wounded",
+        ),
+        ObstacleRow(
+            name="escape the Hand",
+            weight=0.75,
+            difficulty=5,
+            stake="critical",
+            traits=["Scoundrel", "Zen monk"],
+            tags=["sneak", "agile", "meditation"],
+            flag=True,
+            condition_on_failure="pursued",
+        ),
     ]
 
 
@@ -208,14 +263,16 @@ def _conditions() -> dict[str, ConditionRule]:
 
 
 class SessionRules(RulesModel):
-    sessions: int = Field(3, ge=1, le=10, description="sessions played (the pool resets between them)")
-    obstacles_per_session: int = Field(4, ge=1, le=20, description="obstacles drawn per session")
-    retries: int = Field(1, ge=0, le=3, description="Rule 4: extra attempts after a failed roll")
-    ordinary_value: float = Field(1.0, gt=0, le=10, description="reward for winning an ordinary stake")
-    critical_value: float = Field(3.0, gt=0, le=10, description="reward for winning a critical stake")
-    helper_pool: int = Field(7, ge=0, le=MAX_POOL, description="Rule 6: the helper's pool (0: no helper)")
-    helper_joint_dice: int = Field(2, ge=0, le=12, description="Rule 12: the helper's own dice in a joint action")
-    xp_per_session: int = Field(3, ge=0, le=40, description="Rule 9: XP earned at the end of each session")
+    sessions: int = Field(default=3, ge=1, le=10, description="sessions played (the pool resets between them)")
+    obstacles_per_session: int = Field(default=4, ge=1, le=20, description="obstacles drawn per session")
+    retries: int = Field(default=1, ge=0, le=3, description="Rule 4: extra attempts after a failed roll")
+    ordinary_value: float = Field(default=1.0, gt=0, le=10, description="reward for winning an ordinary stake")
+    critical_value: float = Field(default=3.0, gt=0, le=10, description="reward for winning a critical stake")
+    helper_pool: int = Field(default=7, ge=0, le=MAX_POOL, description="Rule 6: the helper's pool (0: no helper)")
+    helper_joint_dice: int = Field(
+        default=2, ge=0, le=12, description="Rule 12: the helper's own dice in a joint action"
+    )
+    xp_per_session: int = Field(default=3, ge=0, le=40, description="Rule 9: XP earned at the end of each session")
     character: CharacterSheet = Field(default_factory=_sample_character)
 
     @field_validator("character")
@@ -232,16 +289,24 @@ class SessionRules(RulesModel):
 
 def _fighters() -> list[CharacterSheet]:
     return [
-        CharacterSheet(name="Kale the Mercenary",
-                       traits=[TraitSheet(name="Mercenary", tags={"fist-fighting": 1, "strongman": 1}),
-                               TraitSheet(name="Survivor", tags={"tough": 1}),
-                               TraitSheet(name="Gambler", tags={"bluff": 1})],
-                       flags=["Loyal to Cyrus"]),
-        CharacterSheet(name="Snargle the Monk",
-                       traits=[TraitSheet(name="Zen monk", tags={"kung fu": 1, "agile": 1}),
-                               TraitSheet(name="Ascetic", tags={"meditation": 1}),
-                               TraitSheet(name="Scholar", tags={"lore": 1})],
-                       flags=["Seeks enlightenment"]),
+        CharacterSheet(
+            name="Kale the Mercenary",
+            traits=[
+                TraitSheet(name="Mercenary", tags={"fist-fighting": 1, "strongman": 1}),
+                TraitSheet(name="Survivor", tags={"tough": 1}),
+                TraitSheet(name="Gambler", tags={"bluff": 1}),
+            ],
+            flags=["Loyal to Cyrus"],
+        ),
+        CharacterSheet(
+            name="Snargle the Monk",
+            traits=[
+                TraitSheet(name="Zen monk", tags={"kung fu": 1, "agile": 1}),
+                TraitSheet(name="Ascetic", tags={"meditation": 1}),
+                TraitSheet(name="Scholar", tags={"lore": 1}),
+            ],
+            flags=["Seeks enlightenment"],
+        ),
     ]
 
 
@@ -252,17 +317,22 @@ class RollUse(RulesModel):
 
 
 class DuelRules(RulesModel):
-    max_turns: int = Field(40, ge=2, le=200, description="turn limit (0 reward to both when reached)")
-    start_distance: int = Field(4, ge=0, le=50, description="metres between the fighters at the start")
-    reach: int = Field(1, ge=0, le=10, description="metres within which a melee attack lands")
-    ranged: bool = Field(False, description="Rule 14: a ranged fight (cover is available)")
+    max_turns: int = Field(default=40, ge=2, le=200, description="turn limit (0 reward to both when reached)")
+    start_distance: int = Field(default=4, ge=0, le=50, description="metres between the fighters at the start")
+    reach: int = Field(default=1, ge=0, le=10, description="metres within which a melee attack lands")
+    ranged: bool = Field(default=False, description="Rule 14: a ranged fight (cover is available)")
     fighters: list[CharacterSheet] = Field(default_factory=_fighters, min_length=2, max_length=2)
-    attack: RollUse = Field(default_factory=lambda: RollUse(
-        traits=["Mercenary", "Zen monk"], tags=["fist-fighting", "kung fu", "strongman"], flag=True))
-    defense: RollUse = Field(default_factory=lambda: RollUse(
-        traits=["Zen monk", "Mercenary"], tags=["agile", "kung fu", "fist-fighting"]))
-    stay_up: RollUse = Field(default_factory=lambda: RollUse(
-        traits=["Survivor", "Ascetic"], tags=["tough", "meditation"], flag=True))
+    attack: RollUse = Field(
+        default_factory=lambda: RollUse(
+            traits=["Mercenary", "Zen monk"], tags=["fist-fighting", "kung fu", "strongman"], flag=True
+        )
+    )
+    defense: RollUse = Field(
+        default_factory=lambda: RollUse(traits=["Zen monk", "Mercenary"], tags=["agile", "kung fu", "fist-fighting"])
+    )
+    stay_up: RollUse = Field(
+        default_factory=lambda: RollUse(traits=["Survivor", "Ascetic"], tags=["tough", "meditation"], flag=True)
+    )
 
 
 class BlackbirdConfig(RulesModel):
@@ -287,6 +357,8 @@ class BlackbirdConfig(RulesModel):
         known = info.data.get("conditions", {})
         for ob in session.obstacles:
             if ob.condition_on_failure and ob.condition_on_failure not in known:
-                raise ValueError(f"obstacle '{ob.name}' inflicts unknown condition '{ob.condition_on_failure}'; "
-                                 f"known: {', '.join(known)}")
+                raise ValueError(
+                    f"obstacle '{ob.name}' inflicts unknown condition '{ob.condition_on_failure}'; "
+                    f"known: {', '.join(known)}"
+                )
         return session

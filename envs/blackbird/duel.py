@@ -13,6 +13,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
+from pydantic import BaseModel
 
 from envs.blackbird.config import MAX_POOL, BlackbirdConfig, RollUse
 from envs.blackbird.dice import (
@@ -25,7 +26,6 @@ from envs.blackbird.dice import (
     sample_roll_off,
 )
 from envs.blackbird.engine import (
-    ATTACKS,
     DUEL_ACTIONS,
     SPEND_ACTIONS,
     Character,
@@ -39,7 +39,6 @@ from envs.blackbird.engine import (
     best_trait,
     build_pool,
     combat_pass,
-    contest_winner,
     create_character,
     defense_maneuver_dice,
     effective_difficulty,
@@ -49,8 +48,8 @@ from envs.blackbird.engine import (
     settle_pool,
     spend_label,
     spend_option,
-    starting_pool,
     standing_after,
+    starting_pool,
     wound_for_margin,
     wound_penalty,
 )
@@ -484,7 +483,8 @@ class DuelState(State):
         if self.cfg.pool.enabled:
             fi.pool = settle_pool(fi.pool, self.check_spent, ok, self.cfg.pool)
         self.narrate("check", f"{self.name(seat)} rolls {self.check_dice.total} dice to stay up: "
-                              f"{successes(roll.successes)} vs difficulty {diff} — {'stays up' if ok else 'passes out'}.", seat)
+                              f"{successes(roll.successes)} vs difficulty {diff} — "
+                              f"{'stays up' if ok else 'passes out'}.", seat)
         if ok and perk_eligible(roll, diff) and award_perk(fi.char, STAY_UP, self.cfg):
             self.narrate("perk", f"{self.name(seat)} earns a perk for staying up (Rule 10).", seat)
         self.checker = -1
@@ -553,7 +553,10 @@ class DuelState(State):
         return o
 
 
-def new_duel(cfg: BlackbirdConfig) -> DuelState:
+def new_duel(cfg: BaseModel) -> DuelState:
+    """The scenario's deterministic start (setup randomness comes through chance nodes)."""
+    if not isinstance(cfg, BlackbirdConfig):
+        raise TypeError(f"expected a BlackbirdConfig, got {type(cfg).__name__}")
     return DuelState(cfg)
 
 

@@ -11,6 +11,7 @@ import enum
 from collections.abc import Hashable
 
 import numpy as np
+from pydantic import BaseModel
 
 from envs.blackbird.config import MAX_POOL, MAX_TRAITS, BlackbirdConfig, ObstacleRow
 from envs.blackbird.dice import (
@@ -24,6 +25,7 @@ from envs.blackbird.dice import (
     sample_roll,
     sample_roll_off,
 )
+from envs.blackbird.duel import successes
 from envs.blackbird.engine import (
     SESSION_ACTIONS,
     SPEND_ACTIONS,
@@ -51,7 +53,6 @@ from envs.blackbird.engine import (
     starting_pool,
     trait_applies,
 )
-from envs.blackbird.duel import successes
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 
@@ -199,7 +200,8 @@ class SessionState(State):
 
     def apply_action(self, action: int) -> None:
         if action not in self.legal_actions():
-            raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in phase {self.phase.name}")
+            raise IllegalActionError(
+                f"illegal action {action} ({self.action_label(action)}) in phase {self.phase.name}")
         ph = self.phase
         who = self.char.short
         if ph == Phase.TRAIT:
@@ -459,7 +461,10 @@ class SessionState(State):
         return o
 
 
-def new_session(cfg: BlackbirdConfig) -> SessionState:
+def new_session(cfg: BaseModel) -> SessionState:
+    """The scenario's deterministic start (setup randomness comes through chance nodes)."""
+    if not isinstance(cfg, BlackbirdConfig):
+        raise TypeError(f"expected a BlackbirdConfig, got {type(cfg).__name__}")
     return SessionState(cfg)
 
 

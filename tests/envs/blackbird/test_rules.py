@@ -28,12 +28,12 @@ from envs.blackbird.engine import (
     net_successes,
     passes,
     perk_eligible,
+    reset_pool_at_session_end,
     settle_help,
     settle_pool,
-    reset_pool_at_session_end,
     spend_experience,
-    starting_pool,
     standing_after,
+    starting_pool,
     wound_penalty,
 )
 from envs.blackbird.session import Phase, SessionState
