@@ -600,8 +600,8 @@ class CrossroadsState(State):
                    flags: tuple[bool, bool, bool]) -> int:
         """Rule 5: a double or triple is a crossroads; its effect (``crossroads.effect``) is applied.
 
-        Returns the change in successes. ``goal_box_on_miss`` marks the goal box of an unmarked stat
-        whose die is one of the matching dice and failed.
+        Returns the change in successes. ``goal_box_on_miss`` marks the goal box of every unmarked
+        stat whose die is one of the matching dice and failed.
         """
         cr = crossroads_of(dice)
         if cr is Crossroads.NONE:
@@ -625,9 +625,8 @@ class CrossroadsState(State):
                 p = PERMUTATIONS[perm]
                 counts = [dice.count(dice[p[i]]) for i in range(3)]
                 for i in range(3):
-                    if counts[i] >= 2 and not flags[i] and not e.goals[i]:
+                    if counts[i] >= 2 and not flags[i] and not e.goals[i] and e.alive:
                         self.mark_goal(e, i)
-                        break
         return delta
 
     # ------------------------------------------------------------------------------------------

@@ -166,3 +166,32 @@ def test_env_sizes_and_terminal():
     st = CrossroadsState(config())
     random_play(st, Rng(0))
     assert st.current_player() == TERMINAL and st.legal_actions() == [] and st.phase == Phase.OVER
+
+
+@pytest.mark.parametrize("path", sorted((RULESET.variants_dir).glob("*.toml")), ids=lambda p: p.stem)
+def test_variants_load_and_play(path):
+    from envs.core.config import load_config, variant_meta
+
+    meta = variant_meta(path)
+    assert meta["kind"] in ("windfall", "exploit", "control") and meta["description"]
+    assert meta["kind"] != "control" or meta["expect"] == []
+    cfg = load_config(RULESET, path)
+    assert cfg != RULESET.default_config()
+    st = CrossroadsState(cfg)
+    random_play(st, Rng(11), invariants)
+
+
+def test_variant_kinds_present():
+    from envs.core.config import variant_meta
+
+    kinds = sorted(variant_meta(p)["kind"] for p in RULESET.variants_dir.glob("*.toml"))
+    assert kinds == ["control", "exploit", "windfall"]
+
+
+def test_knobs_are_valid_overrides():
+    from envs.core.config import with_override
+
+    assert 4 <= len(RULESET.knobs) <= 8
+    for knob in RULESET.knobs:
+        for v in knob.values:
+            with_override(RULESET.default_config(), knob.key, v)
