@@ -10,7 +10,7 @@ import enum
 import itertools
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
@@ -49,11 +49,11 @@ class Roll:
 
     faces: tuple[int, ...]
     advantage: int = 0
+    key: tuple[int, ...] = field(init=False, compare=False, repr=False)
+    """The tuple compared lexicographically: (high + advantage, 2nd, 3rd, …), padded with 0."""
 
-    @property
-    def key(self) -> tuple[int, ...]:
-        """The tuple compared lexicographically: (high + advantage, 2nd, 3rd, …), padded with 0."""
-        return read_roll(self.faces, self.advantage)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", read_roll(self.faces, self.advantage))
 
     @property
     def high(self) -> int:

@@ -229,6 +229,7 @@ class WickedAgeState(State):
         self.conseq: tuple[int, int] | None = None  # (winner, loser) awaiting consequences
         self.conseq_offer = -1
         self.avoid_votes: list[bool] = []
+        self._legal_cache: list[int] | None = None
         if build:
             self._start_build(0)
         if start:
@@ -258,7 +259,9 @@ class WickedAgeState(State):
     def legal_actions(self) -> list[int]:
         if self._outcome is not None or self.node >= Ctx.FORMS_DRAW:
             return []
-        return self._legal()
+        if self._legal_cache is None:
+            self._legal_cache = self._legal()
+        return list(self._legal_cache)
 
     def _legal(self) -> list[int]:
         node, s = self.node, self.actor
@@ -453,7 +456,7 @@ class WickedAgeState(State):
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
         a = int(action)
-        if self._outcome is not None or self.node >= Ctx.FORMS_DRAW or a not in self._legal():
+        if self._outcome is not None or self.node >= Ctx.FORMS_DRAW or a not in self.legal_actions():
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
         node, s = self.node, self.actor
         if node == Ctx.BUILD:
@@ -517,6 +520,7 @@ class WickedAgeState(State):
 
     def _proceed(self) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends."""
+        self._legal_cache = None
         while self._outcome is None and not self._step():
             pass
         if self._outcome is not None:
@@ -1157,50 +1161,51 @@ ROLL_NORM = 40.0
 
 def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     """Flat float32 in [0, 1]: parties (self first), then the round, decision and pending offer."""
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+    v = [0.0] * OBS_SIZE
     n = state.num_players
+    in_turns = state.stage == Stage.TURN
     for k in range(n):
         p = (seat + k) % n
         base = k * PARTY_FEATURES
         ch = state.chars[p]
-        obs[base] = 1.0
-        obs[base + 1] = state.in_chapter[p]
-        obs[base + 2] = state.in_conflict[p]
-        obs[base + 3] = ch.npc
+        v[base] = 1.0
+        v[base + 1] = float(state.in_chapter[p])
+        v[base + 2] = float(state.in_conflict[p])
+        v[base + 3] = float(ch.npc)
         for i, d in enumerate(ch.dice):
-            obs[base + 4 + i] = min(d / DIE_NORM, 1.0)
+            v[base + 4 + i] = d / DIE_NORM
         for i, d in enumerate(state.roll_dice[p][:3]):
-            obs[base + 10 + i] = min(d / DIE_NORM, 1.0)
-        obs[base + 13] = min(state.advantage_dice(p) / 6.0, 1.0)
-        obs[base + 14] = state.adv[p][seat]
-        obs[base + 15] = state.adv[seat][p]
-        obs[base + 16] = min(state.owe.count(p) / 5.0, 1.0)
-        obs[base + 17] = state.challenged[p]
-        obs[base + 18] = state.moved[p]
+            v[base + 10 + i] = d / DIE_NORM
+        v[base + 13] = state.advantage_dice(p) / 6.0
+        v[base + 14] = float(state.adv[p][seat])
+        v[base + 15] = float(state.adv[seat][p])
+        v[base + 16] = state.owe.count(p) / 5.0
+        v[base + 17] = float(state.challenged[p])
+        v[base + 18] = float(state.moved[p])
         r = state.rolls[p]
         if r is not None:
-            key = r.key
-            obs[base + 19] = min(key[0] / ROLL_NORM, 1.0)
-            obs[base + 20] = min(key[1] / ROLL_NORM, 1.0)
-        obs[base + 21] = state.challenger == p and state.stage == Stage.TURN
+            v[base + 19] = r.key[0] / ROLL_NORM
+            v[base + 20] = r.key[1] / ROLL_NORM
+        v[base + 21] = float(in_turns and state.challenger == p)
     g = MAX_PARTIES * PARTY_FEATURES
-    obs[g] = min(state.round_no / state.cfg.contest.max_rounds, 1.0)
-    obs[g + 1] = min(state.conflict_no / state.max_conflicts, 1.0)
+    v[g] = state.round_no / state.cfg.contest.max_rounds
+    v[g + 1] = state.conflict_no / state.max_conflicts
     g += 2
     if state.node < Ctx.FORMS_DRAW:
-        obs[g + DECISION_CONTEXTS.index(state.node)] = 1.0
+        v[g + DECISION_CONTEXTS.index(state.node)] = 1.0
     g += len(DECISION_CONTEXTS)
     for f in state.available[seat]:
-        obs[g + f] = 1.0
+        v[g + f] = 1.0
     g += 6
     for f in state.picks[seat][:1]:
-        obs[g + f] = 1.0
+        v[g + f] = 1.0
     g += 6
     c = state.challenger
-    if state.stage == Stage.TURN and c >= 0 and state.rolls[c] is not None:
-        key = state.rolls[c].key  # type: ignore[union-attr]
-        obs[g] = min(key[0] / ROLL_NORM, 1.0)
-        obs[g + 1] = min(key[1] / ROLL_NORM, 1.0)
+    if in_turns and c >= 0:
+        cr = state.rolls[c]
+        if cr is not None:
+            v[g] = cr.key[0] / ROLL_NORM
+            v[g + 1] = cr.key[1] / ROLL_NORM
     g += 2
     kind = -1
     if state.offer is not None:
@@ -1208,11 +1213,13 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     elif state.conseq_offer >= 10:
         kind = state.conseq_offer - 10
     if kind >= 0:
-        obs[g + kind] = 1.0
+        v[g + kind] = 1.0
     g += 3
     if state.conseq is not None:
-        obs[g] = state.conseq[0] == seat
-        obs[g + 1] = state.conseq[1] == seat
+        v[g] = float(state.conseq[0] == seat)
+        v[g + 1] = float(state.conseq[1] == seat)
+    obs = np.array(v, dtype=np.float32)
+    np.minimum(obs, 1.0, out=obs)
     return obs
 
 
