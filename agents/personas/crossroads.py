@@ -53,10 +53,7 @@ def _own_character(state: CrossroadsState, seat: int) -> Character | None:
 
 def _stat_order(state: CrossroadsState, lowest_first: bool) -> list[int]:
     """Stat indices of the roller (spend) / buyer (outcome) ordered by value."""
-    if state.phase == Phase.SPEND:
-        e = state.entity(state.chk_eid)
-    else:
-        e = state.entity(state.sides[state.side_i].eid)
+    e = state.entity(state.chk_eid) if state.phase == Phase.SPEND else state.entity(state.sides[state.side_i].eid)
     if not e.is_char:
         return [0, 1, 2]
     stats = e.stats  # type: ignore[union-attr]
@@ -88,8 +85,11 @@ def _common(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
     if p == Phase.LOSER_MARK:
         return _first(mask, [Act.MARK_G, Act.MARK_G + 1, Act.MARK_G + 2, Act.PASS])
     if p == Phase.DEAL_FACTION:
-        mine = [Act.TARGET_0 + FACTION_BASE + f.idx for f in state.factions
-                if f.alive and f.owner == state.actor and f.influence < state.cfg.faction.writeoff_high - 1]
+        mine = [
+            Act.TARGET_0 + FACTION_BASE + f.idx
+            for f in state.factions
+            if f.alive and f.owner == state.actor and f.influence < state.cfg.faction.writeoff_high - 1
+        ]
         return _first(mask, mine) if _first(mask, mine) is not None else _any(mask, rng)
     if p == Phase.DEAL_AGAINST:
         return _any(mask, rng)
@@ -101,7 +101,8 @@ def _mark_first(state: CrossroadsState) -> list[int]:
 
 
 class Builder:
-    """Grows its character: spends every success on its lowest stat, frames deals and introductions, buys goal marks and stats."""
+    """Grows its character: spends every success on its lowest stat, frames deals and introductions, buys goal
+    marks and stats."""
 
     name = "builder"
 
@@ -117,11 +118,14 @@ class Builder:
         if p == Phase.BUILD:
             return _build(state, mask, spike=False)
         if p == Phase.SPEND:
-            return _first(mask, [Act.STAT_UP_G + i for i in _stat_order(state, True)]
-                          + [Act.REMOVE_MINUS_C, Act.GAIN_PLUS_C, Act.PASS])
+            return _first(
+                mask,
+                [Act.STAT_UP_G + i for i in _stat_order(state, True)] + [Act.REMOVE_MINUS_C, Act.GAIN_PLUS_C, Act.PASS],
+            )
         if p == Phase.ADMIN_SCENE:
-            return _first(mask, [Act.SCENE_DEAL, Act.SCENE_INTRO_FACTION, Act.SCENE_INTRO_CHARACTER,
-                                 Act.SCENE_CONFRONT, Act.PASS])
+            return _first(
+                mask, [Act.SCENE_DEAL, Act.SCENE_INTRO_FACTION, Act.SCENE_INTRO_CHARACTER, Act.SCENE_CONFRONT, Act.PASS]
+            )
         if p == Phase.ADMIN_OPPOSITION:
             return _first(mask, [Act.NO_OPPOSITION])
         if p == Phase.ADMIN_TARGET:
@@ -133,13 +137,23 @@ class Builder:
         if p == Phase.LOSER_TRADE:
             return _first(mask, [Act.TRADE, Act.PASS])
         if p == Phase.BUY_OUTCOME:
-            return _first(mask, [*_mark_first(state), *[Act.STAT_UP_G + i for i in _stat_order(state, True)],
-                                 Act.INFLUENCE_UP, Act.REMOVE_MINUS_C, Act.GAIN_PLUS_C, Act.PASS])
+            return _first(
+                mask,
+                [
+                    *_mark_first(state),
+                    *[Act.STAT_UP_G + i for i in _stat_order(state, True)],
+                    Act.INFLUENCE_UP,
+                    Act.REMOVE_MINUS_C,
+                    Act.GAIN_PLUS_C,
+                    Act.PASS,
+                ],
+            )
         return None
 
 
 class Schemer:
-    """Hoards +C: spends successes on +C and burns them only in confrontations, for successes before the roll and to reroll bad rolls."""
+    """Hoards +C: spends successes on +C and burns them only in confrontations, for successes before the roll and
+    to reroll bad rolls."""
 
     name = "schemer"
 
@@ -156,17 +170,22 @@ class Schemer:
         if p == Phase.BUILD:
             return _build(state, mask, spike=False)
         if p == Phase.SPEND:
-            return _first(mask, [Act.GAIN_PLUS_C, Act.REMOVE_MINUS_C,
-                                 *[Act.STAT_UP_G + i for i in _stat_order(state, True)], Act.PASS])
+            return _first(
+                mask,
+                [Act.GAIN_PLUS_C, Act.REMOVE_MINUS_C, *[Act.STAT_UP_G + i for i in _stat_order(state, True)], Act.PASS],
+            )
         if p == Phase.ADMIN_SCENE:
             me = _own_character(state, seat)
             if me is not None and me.plus >= 2:
                 return _first(mask, [Act.SCENE_CONFRONT, Act.SCENE_DEAL, Act.SCENE_INTRO_FACTION])
-            return _first(mask, [Act.SCENE_DEAL, Act.SCENE_INTRO_FACTION, Act.SCENE_INTRO_CHARACTER,
-                                 Act.SCENE_CONFRONT, Act.PASS])
+            return _first(
+                mask, [Act.SCENE_DEAL, Act.SCENE_INTRO_FACTION, Act.SCENE_INTRO_CHARACTER, Act.SCENE_CONFRONT, Act.PASS]
+            )
         if p == Phase.ADMIN_TARGET:
-            weakest = sorted((c for c in state.chars if c.alive and c.personal and c.owner != seat),
-                             key=lambda c: (c.plus, sum(c.stats)))
+            weakest = sorted(
+                (c for c in state.chars if c.alive and c.personal and c.owner != seat),
+                key=lambda c: (c.plus, sum(c.stats)),
+            )
             return _first(mask, [Act.TARGET_0 + c.idx for c in weakest])
         if p == Phase.ADMIN_OPPOSITION:
             me = _own_character(state, seat)
@@ -191,13 +210,16 @@ class Schemer:
         if p == Phase.LOSER_TRADE:
             return int(Act.PASS)  # +C are never spent on a lost fight
         if p == Phase.BUY_OUTCOME:
-            return _first(mask, [*_mark_first(state), Act.GAIN_PLUS_C, Act.REMOVE_PLUS_C, Act.ADD_MINUS_C,
-                                 Act.INFLUENCE_UP, Act.PASS])
+            return _first(
+                mask,
+                [*_mark_first(state), Act.GAIN_PLUS_C, Act.REMOVE_PLUS_C, Act.ADD_MINUS_C, Act.INFLUENCE_UP, Act.PASS],
+            )
         return None
 
 
 class Attacker:
-    """Always confronts the leader: as Admin it sends its own character (or the strongest faction) against the leading player and buys harm, unmarks and kills."""
+    """Always confronts the leader: as Admin it sends its own character (or the strongest faction) against the
+    leading player and buys harm, unmarks and kills."""
 
     name = "attacker"
 
@@ -214,11 +236,14 @@ class Attacker:
         if p == Phase.BUILD:
             return _build(state, mask, spike=True)
         if p == Phase.SPEND:
-            return _first(mask, [*[Act.STAT_UP_G + i for i in _stat_order(state, True)], Act.GAIN_PLUS_C,
-                                 Act.REMOVE_MINUS_C, Act.PASS])
+            return _first(
+                mask,
+                [*[Act.STAT_UP_G + i for i in _stat_order(state, True)], Act.GAIN_PLUS_C, Act.REMOVE_MINUS_C, Act.PASS],
+            )
         if p == Phase.ADMIN_SCENE:
-            return _first(mask, [Act.SCENE_CONFRONT, Act.SCENE_DEAL, Act.SCENE_INTRO_FACTION,
-                                 Act.SCENE_INTRO_CHARACTER, Act.PASS])
+            return _first(
+                mask, [Act.SCENE_CONFRONT, Act.SCENE_DEAL, Act.SCENE_INTRO_FACTION, Act.SCENE_INTRO_CHARACTER, Act.PASS]
+            )
         if p == Phase.ADMIN_TARGET:
             return _first(mask, [Act.TARGET_0 + c.idx for c in self.leaders(state, seat)])
         if p == Phase.ADMIN_OPPOSITION:
@@ -245,8 +270,10 @@ class Attacker:
     @staticmethod
     def leaders(state: CrossroadsState, seat: int) -> list[Character]:
         """Other players' personal characters, the leader's first (most goal boxes, then stats)."""
-        return sorted((c for c in state.chars if c.alive and c.personal and c.owner != seat),
-                      key=lambda c: (-sum(c.goals), -sum(c.stats), c.idx))
+        return sorted(
+            (c for c in state.chars if c.alive and c.personal and c.owner != seat),
+            key=lambda c: (-sum(c.goals), -sum(c.stats), c.idx),
+        )
 
     @staticmethod
     def harm_order(state: CrossroadsState) -> list[int]:
@@ -256,8 +283,16 @@ class Attacker:
             stats = state.chars[opp.eid].stats
             low = sorted(range(3), key=lambda i: stats[i])
             prefs += [Act.HARM2_G + i for i in low] + [Act.HARM_G + i for i in low]
-        prefs += [Act.INFLUENCE_DOWN, Act.REMOVE_PLUS_C, *_mark_first(state), Act.STAT_UP_G, Act.STAT_UP_G + 1,
-                  Act.STAT_UP_G + 2, Act.INFLUENCE_UP, Act.PASS]
+        prefs += [
+            Act.INFLUENCE_DOWN,
+            Act.REMOVE_PLUS_C,
+            *_mark_first(state),
+            Act.STAT_UP_G,
+            Act.STAT_UP_G + 1,
+            Act.STAT_UP_G + 2,
+            Act.INFLUENCE_UP,
+            Act.PASS,
+        ]
         return prefs
 
 

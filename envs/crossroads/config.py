@@ -17,12 +17,14 @@ MAX_SEATS = 5
 
 
 class CharacterRules(RulesModel):
-    creation_points: int = Field(12, ge=3, le=27, description="Rule 1: points spread over G, KH, M at creation")
-    stat_min: int = Field(1, ge=1, le=9, description="Rule 1 [decision]: lowest stat allowed at creation")
-    stat_max: int = Field(9, ge=1, le=9, description="Rule 1 [decision]: highest stat allowed at creation")
-    stat_cap: int = Field(10, ge=1, le=10, description="Rule 6 [decision]: highest a stat can be raised in play")
+    creation_points: int = Field(default=12, ge=3, le=27, description="Rule 1: points spread over G, KH, M at creation")
+    stat_min: int = Field(default=1, ge=1, le=9, description="Rule 1 [decision]: lowest stat allowed at creation")
+    stat_max: int = Field(default=9, ge=1, le=9, description="Rule 1 [decision]: highest stat allowed at creation")
+    stat_cap: int = Field(
+        default=10, ge=1, le=10, description="Rule 6 [decision]: highest a stat can be raised in play"
+    )
     max_conditions: int = Field(
-        6, ge=1, le=9, description="Rule 1 [decision]: most +C (and most -C) one character or faction can hold"
+        default=6, ge=1, le=9, description="Rule 1 [decision]: most +C (and most -C) one character or faction can hold"
     )
 
     @model_validator(mode="after")
@@ -38,93 +40,116 @@ class CharacterRules(RulesModel):
 
 
 class FactionRules(RulesModel):
-    start_influence: int = Field(4, ge=1, le=7, description="Rule 2: a new faction's Influence")
-    per_player: int = Field(1, ge=0, le=2, description="Rule 2 [decision]: factions each player presents at setup")
+    start_influence: int = Field(default=4, ge=1, le=7, description="Rule 2: a new faction's Influence")
+    per_player: int = Field(
+        default=1, ge=0, le=2, description="Rule 2 [decision]: factions each player presents at setup"
+    )
     check: Literal["influence", "none"] = Field(
-        "influence",
+        default="influence",
         description="Rule 4 [decision]: 'influence' = 3d10, each die <= Influence succeeds; 'none' = no faction roll",
     )
-    check_bonus: int = Field(0, ge=-5, le=5, description="Rule 4 [decision]: added to Influence as the target number")
-    writeoff_low: int = Field(0, ge=0, le=3, description="Rule 12: Influence at or below this writes a faction off")
-    writeoff_high: int = Field(8, ge=5, le=12, description="Rule 12: Influence at or above this writes a faction off")
+    check_bonus: int = Field(
+        default=0, ge=-5, le=5, description="Rule 4 [decision]: added to Influence as the target number"
+    )
+    writeoff_low: int = Field(
+        default=0, ge=0, le=3, description="Rule 12: Influence at or below this writes a faction off"
+    )
+    writeoff_high: int = Field(
+        default=8, ge=5, le=12, description="Rule 12: Influence at or above this writes a faction off"
+    )
 
 
 class CheckRules(RulesModel):
     assignment: Literal["one_each", "in_order"] = Field(
-        "one_each",
+        default="one_each",
         description="Rule 3 [decision]: 'one_each' = the roller assigns one die per stat; "
         "'in_order' = dice go to G, KH, M as rolled (no choice)",
     )
 
 
 class CrossroadsRules(RulesModel):
-    effect: Literal["none", "extra_success", "lose_success", "gain_plus_c", "gain_minus_c", "goal_box_on_miss"] = (
-        Field(
-            "none",
-            description="Rule 5 [decision]: what a crossroads (double/triple) does to the roller; 'goal_box_on_miss' "
-            "marks the goal box of an unmarked stat whose matching die failed",
-        )
+    effect: Literal["none", "extra_success", "lose_success", "gain_plus_c", "gain_minus_c", "goal_box_on_miss"] = Field(
+        default="none",
+        description="Rule 5 [decision]: what a crossroads (double/triple) does to the roller; 'goal_box_on_miss' "
+        "marks the goal box of an unmarked stat whose matching die failed",
     )
-    triple_twice: bool = Field(False, description="Rule 5 [decision]: a triple applies the effect twice")
+    triple_twice: bool = Field(default=False, description="Rule 5 [decision]: a triple applies the effect twice")
 
 
 class SpendRules(RulesModel):
-    outcomes_per_success: int = Field(1, ge=1, le=3, description="Rule 6: spends bought by one success")
+    outcomes_per_success: int = Field(default=1, ge=1, le=3, description="Rule 6: spends bought by one success")
     double_step: Literal["same_sign", "opposite_sign", "off"] = Field(
-        "same_sign",
+        default="same_sign",
         description="Rules 6/11.7 [decision] the '+-2' option: 'same_sign' = +2 costs one of the character's +C and "
         "-2 costs one of its -C; 'opposite_sign' = +2 removes one of its -C, -2 removes one of its +C; 'off'",
     )
 
 
 class DealRules(RulesModel):
-    influence_gain: int = Field(1, ge=0, le=3, description="Rule 10: Influence the deal's faction gains")
+    influence_gain: int = Field(default=1, ge=0, le=3, description="Rule 10: Influence the deal's faction gains")
 
 
 class ConfrontationRules(RulesModel):
-    burn_before_bonus: int = Field(1, ge=0, le=3, description="Rule 11.3: successes per +C burnt before the roll")
-    reroll_repeatable: bool = Field(
-        True, description="Rule 11.3 [decision]: a side may burn +C to reroll more than once"
+    burn_before_bonus: int = Field(
+        default=1, ge=0, le=3, description="Rule 11.3: successes per +C burnt before the roll"
     )
-    beauty_outcomes: int = Field(1, ge=0, le=3, description="Rule 11.2: outcomes in a scene without opposition")
-    tie_degree: int = Field(0, ge=0, le=2, description="Rule 11.5 [decision]: degree when nobody loses (a tie)")
+    reroll_repeatable: bool = Field(
+        default=True, description="Rule 11.3 [decision]: a side may burn +C to reroll more than once"
+    )
+    beauty_outcomes: int = Field(default=1, ge=0, le=3, description="Rule 11.2: outcomes in a scene without opposition")
+    tie_degree: int = Field(default=0, ge=0, le=2, description="Rule 11.5 [decision]: degree when nobody loses (a tie)")
     loser_trade: Literal["remove_winner_minus_c", "off"] = Field(
-        "remove_winner_minus_c",
+        default="remove_winner_minus_c",
         description="Rule 11.6 [decision]: losers cut the degree by 1 per -C they remove from a winner, or 'off'",
     )
     faction_gate: Literal["any_success", "never"] = Field(
-        "any_success",
+        default="any_success",
         description="Rule 11.7 [decision]: when a faction counts as succeeding on a stat for goal-box gating",
     )
-    free_scene_goal: bool = Field(True, description="Rule 11.7: winners get their scene goal without spending degree")
-    loser_mark: bool = Field(True, description="Rule 11.8: losers may burn a +C to mark a goal box they succeeded on")
+    free_scene_goal: bool = Field(
+        default=True, description="Rule 11.7: winners get their scene goal without spending degree"
+    )
+    loser_mark: bool = Field(
+        default=True, description="Rule 11.8: losers may burn a +C to mark a goal box they succeeded on"
+    )
 
 
 class AdvantageRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 11.4 [decision]: a faction/common character that wins earns Advantage")
-    bonus: int = Field(1, ge=0, le=3, description="Rule 11.4 [decision]: successes Advantage adds to its next roll")
+    enabled: bool = Field(
+        default=True, description="Rule 11.4 [decision]: a faction/common character that wins earns Advantage"
+    )
+    bonus: int = Field(
+        default=1, ge=0, le=3, description="Rule 11.4 [decision]: successes Advantage adds to its next roll"
+    )
 
 
 class WriteoffRules(RulesModel):
-    kill_outcome: bool = Field(True, description="Rule 12: an outcome may kill a character that is wounded and dying")
-    goal_check: bool = Field(True, description="Rule 12: achieving a goal grants a check that lowers Influence")
+    kill_outcome: bool = Field(
+        default=True, description="Rule 12: an outcome may kill a character that is wounded and dying"
+    )
+    goal_check: bool = Field(default=True, description="Rule 12: achieving a goal grants a check that lowers Influence")
 
 
 class SetupRules(RulesModel):
     first_player: Literal["seat0", "roll"] = Field(
-        "seat0", description="Rule 7 [decision]: who starts: seat 0, or a die roll among the seats"
+        default="seat0", description="Rule 7 [decision]: who starts: seat 0, or a die roll among the seats"
     )
 
 
 class EpisodeRules(RulesModel):
-    players: int = Field(3, ge=2, le=MAX_SEATS, description="seats at the table")
-    exits_to_end: int = Field(3, ge=1, le=10, description="Rule 13: exits (write-offs) that end the episode")
-    max_scenes: int = Field(40, ge=1, le=200, description="Rule 13 [decision]: scene limit (ends with time_limit)")
+    players: int = Field(default=3, ge=2, le=MAX_SEATS, description="seats at the table")
+    exits_to_end: int = Field(default=3, ge=1, le=10, description="Rule 13: exits (write-offs) that end the episode")
+    max_scenes: int = Field(
+        default=40, ge=1, le=200, description="Rule 13 [decision]: scene limit (ends with time_limit)"
+    )
     max_characters: int = Field(
-        MAX_CHARACTER_SLOTS, ge=2, le=MAX_CHARACTER_SLOTS, description="Rule 9 [decision]: most characters in play"
+        default=MAX_CHARACTER_SLOTS,
+        ge=2,
+        le=MAX_CHARACTER_SLOTS,
+        description="Rule 9 [decision]: most characters in play",
     )
     max_factions: int = Field(
-        MAX_FACTION_SLOTS, ge=1, le=MAX_FACTION_SLOTS, description="Rule 9 [decision]: most factions in play"
+        default=MAX_FACTION_SLOTS, ge=1, le=MAX_FACTION_SLOTS, description="Rule 9 [decision]: most factions in play"
     )
 
     @model_validator(mode="after")
@@ -137,10 +162,15 @@ class EpisodeRules(RulesModel):
 
 
 class RewardRules(RulesModel):
-    goal: float = Field(1.0, ge=0.0, le=10.0, description="return for a personal character achieving its goal")
-    written_off: float = Field(-1.0, ge=-10.0, le=0.0, description="return for a personal character written off")
+    goal: float = Field(default=1.0, ge=0.0, le=10.0, description="return for a personal character achieving its goal")
+    written_off: float = Field(
+        default=-1.0, ge=-10.0, le=0.0, description="return for a personal character written off"
+    )
     faction_weight: float = Field(
-        0.25, ge=0.0, le=1.0, description="weight of the faction term (Influence - start) / 4, clipped to [-1, 1]"
+        default=0.25,
+        ge=0.0,
+        le=1.0,
+        description="weight of the faction term (Influence - start) / 4, clipped to [-1, 1]",
     )
 
 
@@ -163,6 +193,7 @@ class CrossroadsConfig(RulesModel):
         need = self.faction.per_player * self.episode.players
         if need > self.episode.max_factions:
             raise ValueError(
-                f"faction.per_player x episode.players = {need} exceeds episode.max_factions {self.episode.max_factions}"
+                f"faction.per_player x episode.players = {need} exceeds "
+                f"episode.max_factions {self.episode.max_factions}"
             )
         return self

@@ -10,7 +10,7 @@ over 1,000 ordered rolls x 6 assignments that the tests use as its oracle.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
 from itertools import combinations_with_replacement
 from math import factorial
@@ -36,7 +36,7 @@ def crossroads_of(dice: Sequence[int]) -> Crossroads:
     a, b, c = dice
     if a == b == c:
         return Crossroads.TRIPLE
-    if a == b or b == c or a == c:
+    if a in (b, c) or b == c:
         return Crossroads.DOUBLE
     return Crossroads.NONE
 
@@ -76,7 +76,7 @@ def faction_successes(dice: Sequence[int], target: int) -> int:
     return sum(1 for d in dice if d <= target)
 
 
-def multisets() -> list[tuple[tuple[int, int, int], Fraction]]:
+def multisets() -> list[tuple[tuple[int, ...], Fraction]]:
     """The 220 sorted 3d10 outcomes with their exact probabilities (multinomial weight / 1000)."""
     out = []
     total = SIDES**DICE
@@ -89,7 +89,7 @@ def multisets() -> list[tuple[tuple[int, int, int], Fraction]]:
 
 
 _MULTISETS = multisets()
-CHANCE_OUTCOMES: list[tuple[tuple[int, int, int], float]] = [(m, float(p)) for m, p in _MULTISETS]
+CHANCE_OUTCOMES: list[tuple[Hashable, float]] = [(m, float(p)) for m, p in _MULTISETS]
 """Rules 3-5 chance node: sorted dice and probability (floats, for solvers)."""
 
 

@@ -29,8 +29,16 @@ if TYPE_CHECKING:
     from envs.core.dice import Rng
 
 CHARACTER_NAMES = ("Ash", "Bran", "Cora", "Dov", "Eda", "Fen", "Gil", "Hana", "Ivo", "Juno")
-FACTION_NAMES = ("the Guild", "the Watch", "the Syndicate", "the Temple", "the Docks", "the Council",
-                 "the Cartel", "the Circle")
+FACTION_NAMES = (
+    "the Guild",
+    "the Watch",
+    "the Syndicate",
+    "the Temple",
+    "the Docks",
+    "the Council",
+    "the Cartel",
+    "the Circle",
+)
 FACTION_BASE = MAX_CHARACTER_SLOTS
 """Entity id of faction ``k`` is ``FACTION_BASE + k``."""
 NUM_ENTITIES = MAX_CHARACTER_SLOTS + MAX_FACTION_SLOTS
@@ -94,9 +102,24 @@ class Phase(enum.IntEnum):
 
 
 NUM_CONTEXTS = 16
-CONTEXT_NAMES = ("build", "assign", "spend", "admin_scene", "admin_target", "admin_opposition", "admin_aim",
-                 "target_aim", "deal_faction", "deal_against", "burn_before", "burn_after", "loser_trade",
-                 "buy_outcome", "loser_mark", "lower_influence")
+CONTEXT_NAMES = (
+    "build",
+    "assign",
+    "spend",
+    "admin_scene",
+    "admin_target",
+    "admin_opposition",
+    "admin_aim",
+    "target_aim",
+    "deal_faction",
+    "deal_against",
+    "burn_before",
+    "burn_after",
+    "loser_trade",
+    "buy_outcome",
+    "loser_mark",
+    "lower_influence",
+)
 
 
 class Purpose(enum.IntEnum):
@@ -120,8 +143,21 @@ class Scene(enum.IntEnum):
 class Character:
     """Rule 1: a character: stats G/KH/M, goal boxes, +C and -C, owner, personal or common."""
 
-    __slots__ = ("idx", "owner", "personal", "stats", "plus", "minus", "wounded", "dying", "goals", "alive",
-                 "exit", "advantage", "achieved")
+    __slots__ = (
+        "idx",
+        "owner",
+        "personal",
+        "stats",
+        "plus",
+        "minus",
+        "wounded",
+        "dying",
+        "goals",
+        "alive",
+        "exit",
+        "advantage",
+        "achieved",
+    )
     is_char = True
 
     def __init__(self, idx: int, owner: int, personal: bool, stats: list[int]) -> None:
@@ -151,9 +187,20 @@ class Character:
         c.advantage, c.achieved = self.advantage, self.achieved
         return c
 
-    def key(self) -> tuple:  # type: ignore[type-arg]
-        return (self.owner, self.personal, tuple(self.stats), self.plus, self.minus, self.wounded, self.dying,
-                tuple(self.goals), self.alive, self.advantage, self.achieved)
+    def key(self) -> tuple[object, ...]:
+        return (
+            self.owner,
+            self.personal,
+            tuple(self.stats),
+            self.plus,
+            self.minus,
+            self.wounded,
+            self.dying,
+            tuple(self.goals),
+            self.alive,
+            self.advantage,
+            self.achieved,
+        )
 
 
 class Faction:
@@ -182,7 +229,7 @@ class Faction:
         f.alive, f.exit, f.advantage = self.alive, self.exit, self.advantage
         return f
 
-    def key(self) -> tuple:  # type: ignore[type-arg]
+    def key(self) -> tuple[object, ...]:
         return (self.owner, self.influence, self.plus, self.minus, self.alive, self.advantage)
 
 
@@ -207,12 +254,24 @@ class Side:
     def copy(self) -> Side:
         s = Side.__new__(Side)
         s.eid, s.seat, s.aim, s.burned, s.rerolls = self.eid, self.seat, self.aim, self.burned, self.rerolls
-        s.dice, s.perm, s.flags, s.succ, s.won, s.lost = self.dice, self.perm, self.flags, self.succ, self.won, self.lost
+        s.dice, s.perm, s.flags = self.dice, self.perm, self.flags
+        s.succ, s.won, s.lost = self.succ, self.won, self.lost
         return s
 
-    def key(self) -> tuple:  # type: ignore[type-arg]
-        return (self.eid, self.seat, self.aim, self.burned, self.rerolls, self.dice, self.perm, self.flags, self.succ,
-                self.won, self.lost)
+    def key(self) -> tuple[object, ...]:
+        return (
+            self.eid,
+            self.seat,
+            self.aim,
+            self.burned,
+            self.rerolls,
+            self.dice,
+            self.perm,
+            self.flags,
+            self.succ,
+            self.won,
+            self.lost,
+        )
 
 
 _ORDERED_OUTCOMES: list[tuple[Hashable, float]] = [
@@ -333,7 +392,7 @@ class CrossroadsState(State):
 
     def _legal_scenes(self) -> list[int]:
         ep = self.cfg.episode
-        out = []
+        out: list[int] = []
         if len(self.chars) < ep.max_characters:
             out.append(Act.SCENE_INTRO_CHARACTER)
         if len(self.factions) < ep.max_factions:
@@ -342,12 +401,15 @@ class CrossroadsState(State):
             out.append(Act.SCENE_DEAL)
         if any(c.alive and c.personal and c.owner != self.admin for c in self.chars):
             out.append(Act.SCENE_CONFRONT)
-        return out or [Act.PASS]
+        return out or [int(Act.PASS)]
 
     def _legal_oppositions(self) -> list[int]:
         target = self.sides[1].eid
-        out = [Act.TARGET_0 + c.idx for c in self.chars
-               if c.alive and c.idx != target and (not c.personal or c.owner == self.admin)]
+        out = [
+            Act.TARGET_0 + c.idx
+            for c in self.chars
+            if c.alive and c.idx != target and (not c.personal or c.owner == self.admin)
+        ]
         out += [Act.TARGET_0 + FACTION_BASE + f.idx for f in self.factions if f.alive]
         out.append(Act.NO_OPPOSITION)
         return out
@@ -429,7 +491,7 @@ class CrossroadsState(State):
         if self.phase == Phase.ROLL:
             if self.cfg.check.assignment == "in_order" and self._roller_is_char():
                 return list(_ORDERED_OUTCOMES)
-            return list(CHANCE_OUTCOMES)  # type: ignore[arg-type]
+            return list(CHANCE_OUTCOMES)
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> Hashable:
@@ -511,8 +573,13 @@ class CrossroadsState(State):
         if self.build_step == 2:
             c.stats[2] = self.cfg.character.creation_points - c.stats[0] - c.stats[1]
             kind = "personal" if c.personal else "common"
-            self.narrate("character", f"Player {self.actor + 1} introduces {c.name} ({kind}): "
-                         f"G {c.stats[0]} | KH {c.stats[1]} | M {c.stats[2]}.", self.actor, stats=list(c.stats))
+            self.narrate(
+                "character",
+                f"Player {self.actor + 1} introduces {c.name} ({kind}): "
+                f"G {c.stats[0]} | KH {c.stats[1]} | M {c.stats[2]}.",
+                self.actor,
+                stats=list(c.stats),
+            )
             self.begin_check(c.idx, self.actor, Purpose.SPEND)
 
     # ------------------------------------------------------------------------------------------
@@ -547,8 +614,12 @@ class CrossroadsState(State):
         self.perm = perm
         self.flags, self.succ = self.read_check(e, self.dice, perm)
         self.succ = max(0, self.succ + self.use_advantage(e) + self.crossroads(e, self.dice, perm, self.flags))
-        self.narrate("successes", f"{e.name}: {self.succ} success{'es' if self.succ != 1 else ''}.", self.chk_seat,
-                     successes=self.succ)
+        self.narrate(
+            "successes",
+            f"{e.name}: {self.succ} success{'es' if self.succ != 1 else ''}.",
+            self.chk_seat,
+            successes=self.succ,
+        )
         if not e.alive and self.purpose != Purpose.GOAL:  # written off by the crossroads (Rule 12)
             self._check_done()
             return
@@ -565,14 +636,15 @@ class CrossroadsState(State):
             s.dice, s.perm, s.flags, s.succ = self.dice, perm, self.flags, self.succ
             self.left = self.cfg.confrontation.beauty_outcomes
             self.side_i = 0
-            self.narrate("beauty", f"No opposition: a scene for beauty; {e.name} gets {self.left} outcome(s).",
-                         s.seat)
+            self.narrate("beauty", f"No opposition: a scene for beauty; {e.name} gets {self.left} outcome(s).", s.seat)
             self._next_outcome()
             return
         self.left = self.succ * self.cfg.spend.outcomes_per_success
         self._next_spend()
 
-    def read_check(self, e: Character | Faction, dice: tuple[int, ...], perm: int) -> tuple[tuple[bool, bool, bool], int]:
+    def read_check(
+        self, e: Character | Faction, dice: tuple[int, ...], perm: int
+    ) -> tuple[tuple[bool, bool, bool], int]:
         """Rules 3 and 4: per-stat success flags and the success count of a roll.
 
         A character's die on a stat succeeds if it is at most the stat; a faction's dice each succeed
@@ -596,8 +668,9 @@ class CrossroadsState(State):
             return self.cfg.advantage.bonus
         return 0
 
-    def crossroads(self, e: Character | Faction, dice: tuple[int, ...], perm: int,
-                   flags: tuple[bool, bool, bool]) -> int:
+    def crossroads(
+        self, e: Character | Faction, dice: tuple[int, ...], perm: int, flags: tuple[bool, bool, bool]
+    ) -> int:
         """Rule 5: a double or triple is a crossroads; its effect (``crossroads.effect``) is applied.
 
         Returns the change in successes. ``goal_box_on_miss`` marks the goal box of every unmarked
@@ -918,8 +991,7 @@ class CrossroadsState(State):
         n += self.use_advantage(e)
         n += self.crossroads(e, s.dice, perm, s.flags)
         s.succ = max(0, n)
-        self.narrate("successes", f"{e.name}: {s.succ} success{'es' if s.succ != 1 else ''}.", s.seat,
-                     successes=s.succ)
+        self.narrate("successes", f"{e.name}: {s.succ} success{'es' if s.succ != 1 else ''}.", s.seat, successes=s.succ)
         self.side_i += 1
 
     def resolve_confrontation(self) -> None:
@@ -1079,8 +1151,9 @@ class CrossroadsState(State):
             self.set_opposition(a)
         elif p == Phase.ADMIN_AIM:
             self.sides[0].aim = a
-            self.narrate("aim", f"The Admin's aim: {self.action_label(a)} ({self.chars[self.sides[1].eid].name}).",
-                         self.actor)
+            self.narrate(
+                "aim", f"The Admin's aim: {self.action_label(a)} ({self.chars[self.sides[1].eid].name}).", self.actor
+            )
             self.phase = Phase.TARGET_AIM
             self.actor = self.sides[1].seat
         elif p == Phase.TARGET_AIM:
@@ -1246,8 +1319,11 @@ class CrossroadsState(State):
         if p == Phase.LOWER_INFLUENCE:
             return "lower_influence"
         if p == Phase.DEAL_FACTION:
-            return "deal_own_faction" if self.factions[a - Act.TARGET_0 - FACTION_BASE].owner == self.actor \
+            return (
+                "deal_own_faction"
+                if self.factions[a - Act.TARGET_0 - FACTION_BASE].owner == self.actor
                 else "deal_other_faction"
+            )
         if p == Phase.DEAL_AGAINST:
             return "deal_against"
         return None
@@ -1296,17 +1372,33 @@ class CrossroadsState(State):
                 return CHARACTER_NAMES[e]
             return FACTION_NAMES[e - FACTION_BASE] if e - FACTION_BASE < len(FACTION_NAMES) else f"faction {e}"
         labels = {
-            Act.GAIN_PLUS_C: "gain +C", Act.REMOVE_MINUS_C: "remove -C", Act.ADD_MINUS_C: "give -C",
-            Act.REMOVE_PLUS_C: "strip +C", Act.KILL: "kill", Act.INFLUENCE_UP: "Influence +1",
-            Act.INFLUENCE_DOWN: "their Influence -1", Act.PUSH_INFLUENCE: "their Influence +1", Act.PASS: "pass",
-            Act.BURN: "burn +C", Act.TRADE: "remove winner's -C (degree -1)",
-            Act.SCENE_INTRO_CHARACTER: "introduce a character", Act.SCENE_INTRO_FACTION: "introduce a faction",
-            Act.SCENE_DEAL: "deal", Act.SCENE_CONFRONT: "confrontation", Act.NO_OPPOSITION: "no opposition",
+            Act.GAIN_PLUS_C: "gain +C",
+            Act.REMOVE_MINUS_C: "remove -C",
+            Act.ADD_MINUS_C: "give -C",
+            Act.REMOVE_PLUS_C: "strip +C",
+            Act.KILL: "kill",
+            Act.INFLUENCE_UP: "Influence +1",
+            Act.INFLUENCE_DOWN: "their Influence -1",
+            Act.PUSH_INFLUENCE: "their Influence +1",
+            Act.PASS: "pass",
+            Act.BURN: "burn +C",
+            Act.TRADE: "remove winner's -C (degree -1)",
+            Act.SCENE_INTRO_CHARACTER: "introduce a character",
+            Act.SCENE_INTRO_FACTION: "introduce a faction",
+            Act.SCENE_DEAL: "deal",
+            Act.SCENE_CONFRONT: "confrontation",
+            Act.NO_OPPOSITION: "no opposition",
         }
         if a in labels:
             return labels[a]  # type: ignore[index]
-        for base, text in ((Act.STAT_UP_G, "+1 {}"), (Act.STAT_UP2_G, "+2 {}"), (Act.MARK_G, "mark {}"),
-                           (Act.HARM_G, "their {} -1"), (Act.HARM2_G, "their {} -2"), (Act.UNMARK_G, "unmark their {}")):
+        for base, text in (
+            (Act.STAT_UP_G, "+1 {}"),
+            (Act.STAT_UP2_G, "+2 {}"),
+            (Act.MARK_G, "mark {}"),
+            (Act.HARM_G, "their {} -1"),
+            (Act.HARM2_G, "their {} -2"),
+            (Act.UNMARK_G, "unmark their {}"),
+        ):
             if base <= a <= base + 2:
                 return text.format(STATS[a - base])
         return f"action {a}"
@@ -1378,11 +1470,33 @@ class CrossroadsState(State):
         return np.array(obs, dtype=np.float32)
 
     def key(self) -> Hashable:
-        return (self.phase, self.actor, self.first, self.admin, self.scene_no, self.scene, self.exits,
-                tuple(self.setup_queue), tuple(self.goal_pending), self.chk_eid, self.chk_seat, self.purpose,
-                self.dice, self.perm, self.flags, self.succ, self.left, self.build_step, self.side_i, self.degree,
-                self.deal_faction, self.initial_rolls, tuple(c.key() for c in self.chars),
-                tuple(f.key() for f in self.factions), tuple(s.key() for s in self.sides))
+        return (
+            self.phase,
+            self.actor,
+            self.first,
+            self.admin,
+            self.scene_no,
+            self.scene,
+            self.exits,
+            tuple(self.setup_queue),
+            tuple(self.goal_pending),
+            self.chk_eid,
+            self.chk_seat,
+            self.purpose,
+            self.dice,
+            self.perm,
+            self.flags,
+            self.succ,
+            self.left,
+            self.build_step,
+            self.side_i,
+            self.degree,
+            self.deal_faction,
+            self.initial_rolls,
+            tuple(c.key() for c in self.chars),
+            tuple(f.key() for f in self.factions),
+            tuple(s.key() for s in self.sides),
+        )
 
     def clone(self) -> CrossroadsState:
         new = CrossroadsState.__new__(CrossroadsState)

@@ -53,8 +53,9 @@ def pass_spends(st: CrossroadsState) -> None:
         st.apply_action(Act.PASS)
 
 
-def quick_setup(st: CrossroadsState, stats: tuple[tuple[int, int, int], ...] | None = None,
-                dice: tuple[int, int, int] = (8, 9, 10)) -> CrossroadsState:
+def quick_setup(
+    st: CrossroadsState, stats: tuple[tuple[int, int, int], ...] | None = None, dice: tuple[int, int, int] = (8, 9, 10)
+) -> CrossroadsState:
     """Every seat builds its stats (default 4/4/4) and rolls ``dice``; every faction rolls ``dice``; all pass."""
     n = st.num_players
     stats = stats or ((4, 4, 4),) * n
@@ -72,8 +73,13 @@ def quick_setup(st: CrossroadsState, stats: tuple[tuple[int, int, int], ...] | N
     return st
 
 
-def start_confrontation(st: CrossroadsState, target: int, opposition: int | None, admin_aim: int = Act.ADD_MINUS_C,
-                        target_aim: int = Act.GAIN_PLUS_C) -> None:
+def start_confrontation(
+    st: CrossroadsState,
+    target: int,
+    opposition: int | None,
+    admin_aim: int = Act.ADD_MINUS_C,
+    target_aim: int = Act.GAIN_PLUS_C,
+) -> None:
     """Admin frames a confrontation: target character id, opposition entity id (None = nobody), aims."""
     st.apply_action(Act.SCENE_CONFRONT)
     st.apply_action(Act.TARGET_0 + target)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.crossroads.dice import odds, optimal_permutations, parse_stats, PERMUTATIONS, max_successes
+from envs.crossroads.dice import PERMUTATIONS, max_successes, odds, optimal_permutations, parse_stats
 
 from .helpers import brute_best
 

@@ -14,7 +14,6 @@ from .helpers import (
     build,
     config,
     faction_id,
-    pass_spends,
     quick_setup,
     roll,
     start_confrontation,
@@ -97,14 +96,17 @@ def test_rule3_in_order_assignment_takes_dice_as_rolled():
 
 
 # -- Rule 4: faction check -------------------------------------------------------------------------
-@pytest.mark.parametrize("kw,dice,expected", [
-    ({}, (4, 5, 1), 2),
-    ({"faction__check_bonus": 1}, (4, 5, 6), 2),
-    ({"faction__check": "none"}, (1, 1, 2), 0),
-])
+@pytest.mark.parametrize(
+    "kw,dice,expected",
+    [
+        ({}, (4, 5, 1), 2),
+        ({"faction__check_bonus": 1}, (4, 5, 6), 2),
+        ({"faction__check": "none"}, (1, 1, 2), 0),
+    ],
+)
 def test_rule4_faction_check_counts_dice_at_or_below_influence(kw, dice, expected):
     st = new(**kw)
-    for s in range(3):
+    for _s in range(3):
         build(st, 4, 4)
         roll(st, (8, 9, 10))
         st.apply_action(Act.ASSIGN_0)
@@ -123,13 +125,16 @@ def test_rule5_crossroads_is_narrated_and_has_no_effect_by_default():
     assert any(e.kind == "crossroads" and e.data["crossroads"] == "double" for e in st.log)
 
 
-@pytest.mark.parametrize("effect,triple_twice,dice,succ,plus,minus", [
-    ("extra_success", False, (3, 3, 9), 3, 0, 0),
-    ("extra_success", True, (7, 7, 7), 2, 0, 0),
-    ("lose_success", False, (3, 3, 9), 1, 0, 0),
-    ("gain_plus_c", False, (3, 3, 9), 2, 1, 0),
-    ("gain_minus_c", True, (2, 2, 2), 3, 0, 2),
-])
+@pytest.mark.parametrize(
+    "effect,triple_twice,dice,succ,plus,minus",
+    [
+        ("extra_success", False, (3, 3, 9), 3, 0, 0),
+        ("extra_success", True, (7, 7, 7), 2, 0, 0),
+        ("lose_success", False, (3, 3, 9), 1, 0, 0),
+        ("gain_plus_c", False, (3, 3, 9), 2, 1, 0),
+        ("gain_minus_c", True, (2, 2, 2), 3, 0, 2),
+    ],
+)
 def test_rule5_crossroads_effects(effect, triple_twice, dice, succ, plus, minus):
     st = new(crossroads__effect=effect, crossroads__triple_twice=triple_twice)
     build(st, 4, 4)
@@ -161,8 +166,9 @@ def test_rule6_spends_raise_stats_gain_plus_and_remove_minus():
     st.apply_action(assign_action((0, 1, 2)))
     assert st.left == 3
     legal = st.legal_actions()
-    assert {Act.STAT_UP_G, Act.STAT_UP_G + 1, Act.STAT_UP_G + 2, Act.GAIN_PLUS_C, Act.REMOVE_MINUS_C,
-            Act.PASS} == set(legal)  # no +2: no +C to pay with yet
+    assert {Act.STAT_UP_G, Act.STAT_UP_G + 1, Act.STAT_UP_G + 2, Act.GAIN_PLUS_C, Act.REMOVE_MINUS_C, Act.PASS} == set(
+        legal
+    )  # no +2: no +C to pay with yet
     st.apply_action(Act.GAIN_PLUS_C)
     assert Act.STAT_UP2_G in st.legal_actions()
     st.apply_action(Act.STAT_UP2_G + 2)  # +2 M paid with the +C (same_sign)
@@ -245,8 +251,12 @@ def test_rule8_admin_rotates_left_after_each_scene():
 
 def test_rule8_scene_types_offered():
     st = quick_setup(new())
-    assert st.legal_actions() == [Act.SCENE_INTRO_CHARACTER, Act.SCENE_INTRO_FACTION, Act.SCENE_DEAL,
-                                  Act.SCENE_CONFRONT]
+    assert st.legal_actions() == [
+        Act.SCENE_INTRO_CHARACTER,
+        Act.SCENE_INTRO_FACTION,
+        Act.SCENE_DEAL,
+        Act.SCENE_CONFRONT,
+    ]
 
 
 # -- Rule 9: introduction -----------------------------------------------------------------------------
@@ -300,8 +310,11 @@ def test_rule11_target_must_be_another_players_personal_character():
     st.apply_action(Act.SCENE_CONFRONT)
     assert st.legal_actions() == [Act.TARGET_0 + 1, Act.TARGET_0 + 2]
     st.apply_action(Act.TARGET_0 + 1)
-    assert set(st.legal_actions()) == {Act.TARGET_0 + 0, *(Act.TARGET_0 + faction_id(k) for k in range(3)),
-                                       Act.NO_OPPOSITION}
+    assert set(st.legal_actions()) == {
+        Act.TARGET_0 + 0,
+        *(Act.TARGET_0 + faction_id(k) for k in range(3)),
+        Act.NO_OPPOSITION,
+    }
 
 
 def test_rule11_2_beauty_scene_gives_the_target_one_outcome_and_no_scene_goal():
