@@ -98,6 +98,13 @@ def action_id(kind: Kind, amount: int = 0, direction: int = -1) -> int:
     return ACTION_ID[(kind, amount, direction)]
 
 
+def _n(count: int, word: str) -> str:
+    """``1 success`` / ``2 successes`` for the narration."""
+    if count == 1:
+        return f"1 {word}"
+    return f"{count} {word}es" if word.endswith("s") else f"{count} {word}s"
+
+
 class Phase(enum.IntEnum):
     INITIATIVE = 0  # chance: one bug's initiative total
     TURN = 1  # decision of the active bug
@@ -623,7 +630,7 @@ class DuelState(State):
             atk.att_rolled = True
             self.narrate(
                 "roll",
-                f"The attack rolls {atk.dice} dice: {atk.att_succ} successes.",
+                f"The attack rolls {atk.dice} dice: {_n(atk.att_succ, 'success')}.",
                 atk.attacker,
                 successes=atk.att_succ,
             )
@@ -636,7 +643,7 @@ class DuelState(State):
             verb = "parry" if atk.defense == Defense.PARRY else "dodge"
             self.narrate(
                 "roll",
-                f"The {verb} rolls {atk.def_dice} dice: {atk.def_succ} successes.",
+                f"The {verb} rolls {atk.def_dice} dice: {_n(atk.def_succ, 'success')}.",
                 atk.target,
                 successes=atk.def_succ,
             )
@@ -980,7 +987,11 @@ class DuelState(State):
                 me.imbalance = R.add_imbalance(me.imbalance, cfg.pogo.miss_imbalance, cfg.imbalance.max)
                 self.narrate("pogo", f"{me.name} lands off balance.", atk.attacker)
         if not hit:
-            word = "parried" if parried else ("dodged" if atk.defense == Defense.DODGE and atk.att_succ else "misses")
+            word = (
+                "is parried"
+                if parried
+                else ("is dodged" if atk.defense == Defense.DODGE and atk.att_succ else "misses")
+            )
             self.narrate("miss", f"The attack {word}.", atk.attacker)
             self._attack_done()
             return
@@ -989,7 +1000,7 @@ class DuelState(State):
         atk.damage = R.reduce_damage(potential, foe.p.damage_reduction, cfg.damage.min_after_reduction)
         self.narrate(
             "hit",
-            f"A hit with {net} net successes: {potential} potential damage"
+            f"A hit with {_n(net, 'net success')}: {potential} potential damage"
             f"{f', {atk.damage} after reduction' if atk.damage != potential else ''}.",
             atk.attacker,
             net=net,
@@ -1177,7 +1188,7 @@ class DuelState(State):
             moved += 1
         me.imbalance = R.add_imbalance(me.imbalance, cfg.movement.retreat_imbalance, cfg.imbalance.max)
         self.narrate(
-            "move", f"{me.name} retreats {moved} cells {DIR_NAMES[d]} (Imbalance {me.imbalance}).", self.active
+            "move", f"{me.name} retreats {_n(moved, 'cell')} {DIR_NAMES[d]} (Imbalance {me.imbalance}).", self.active
         )
         self._check_grapple()
 
