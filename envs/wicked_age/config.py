@@ -54,11 +54,11 @@ def _check_strengths(v: list[list[str]]) -> list[list[str]]:
 class FormsRules(RulesModel):
     """Rules 1-3: the forms and the die ladder."""
 
-    pc_dice: list[int] = Field([12, 10, 8, 6, 6, 4], min_length=6, max_length=6,
+    pc_dice: list[int] = Field(default=[12, 10, 8, 6, 6, 4], min_length=6, max_length=6,
                                description="Rule 1: the six dice a PC assigns to its forms")
-    npc_pairs: list[list[int]] = Field([[12, 8], [10, 6], [6, 4]], min_length=3, max_length=3,
+    npc_pairs: list[list[int]] = Field(default=[[12, 8], [10, 6], [6, 4]], min_length=3, max_length=3,
                                        description="Rule 2: the three die pairs an NPC assigns to its forms")
-    ladder: list[int] = Field([12, 10, 8, 6, 4], min_length=1,
+    ladder: list[int] = Field(default=[12, 10, 8, 6, 4], min_length=1,
                               description="Rule 3: the die ladder, largest first; below the last is 0")
 
     @field_validator("pc_dice", "ladder")
@@ -86,52 +86,52 @@ class FormsRules(RulesModel):
 class StrengthRules(RulesModel):
     """Rule 5: the dice of particular strengths."""
 
-    base_die: int = Field(8, ge=1, le=30, description="Rule 5: a particular strength's die")
-    potent_die: int = Field(10, ge=1, le=30, description="Rule 5: a potent strength's die")
-    twice_potent_die: int = Field(12, ge=1, le=30, description="Rule 5: a twice-potent strength's die")
+    base_die: int = Field(default=8, ge=1, le=30, description="Rule 5: a particular strength's die")
+    potent_die: int = Field(default=10, ge=1, le=30, description="Rule 5: a potent strength's die")
+    twice_potent_die: int = Field(default=12, ge=1, le=30, description="Rule 5: a twice-potent strength's die")
 
 
 class RollRules(RulesModel):
     """Rules 6-8: reading a roll and the opening roll."""
 
-    tie_avoid_rounds: Literal["first", "any"] = Field(
+    tie_avoid_rounds: Literal["first", "any"] = Field(default=
         "first", description="Rule 8 [decision]: on which rounds' opening ties the parties may agree to avoid")
-    max_tie_rerolls: int = Field(50, ge=1, le=1000,
+    max_tie_rerolls: int = Field(default=50, ge=1, le=1000,
                                  description="Rule 8 [decision]: safety cap on low-die rerolls, then seat order")
 
 
 class ContestRules(RulesModel):
     """Rules 9-12: turns, answers, comparison, round limit."""
 
-    max_rounds: int = Field(3, ge=1, le=10, description="Rule 12: the last round (advantage becomes absolute)")
-    absolute_multiple: int = Field(2, ge=2, le=5, description="Rule 11: 'double' / 'half' for absolute results")
-    skip_answers_after_challenger_out: bool = Field(
+    max_rounds: int = Field(default=3, ge=1, le=10, description="Rule 12: the last round (advantage becomes absolute)")
+    absolute_multiple: int = Field(default=2, ge=2, le=5, description="Rule 11: 'double' / 'half' for absolute results")
+    skip_answers_after_challenger_out: bool = Field(default=
         True, description="Rule 10 [decision]: remaining named answerers need not answer a challenger who is out")
 
 
 class AdvantageRules(RulesModel):
     """Rule 13: advantage dice."""
 
-    die_sides: int = Field(6, ge=2, le=20, description="Rule 13: the advantage die (a d6)")
-    keep_when_opponent_out: bool = Field(
+    die_sides: int = Field(default=6, ge=2, le=20, description="Rule 13: the advantage die (a d6)")
+    keep_when_opponent_out: bool = Field(default=
         True, description="Rule 13 [decision]: advantage over a party that left the conflict is kept")
 
 
 class ConsequenceRules(RulesModel):
     """Rules 14-16: consequences and leaving the chapter."""
 
-    exhausted_forms: list[str] = Field(["directly", "with_violence"], min_length=1,
+    exhausted_forms: list[str] = Field(default=["directly", "with_violence"], min_length=1,
                                        description="Rule 15: PC forms that lose a size when exhausted")
-    injured_forms: list[str] = Field(["covertly", "for_others"], min_length=1,
+    injured_forms: list[str] = Field(default=["covertly", "for_others"], min_length=1,
                                      description="Rule 15: PC forms that lose a size when injured")
-    npc_exhausted_form: Literal["action", "maneuvering", "self_protection"] = Field(
+    npc_exhausted_form: Literal["action", "maneuvering", "self_protection"] = Field(default=
         "action", description="Rule 15: the NPC form whose two dice lose a size when exhausted")
-    npc_injured_form: Literal["action", "maneuvering", "self_protection"] = Field(
+    npc_injured_form: Literal["action", "maneuvering", "self_protection"] = Field(default=
         "maneuvering", description="Rule 15: the NPC form whose two dice lose a size when injured")
-    min_die_hit: int = Field(0, ge=0, le=30,
+    min_die_hit: int = Field(default=0, ge=0, le=30,
                              description="variant hook: dice smaller than this never lose a size (0 = every die)")
-    pc_out_zero_forms: int = Field(2, ge=1, le=6, description="Rule 16: a PC with this many forms at 0 is out")
-    npc_out_zero_dice: int = Field(2, ge=1, le=6, description="Rule 16: an NPC with this many dice at 0 is out")
+    pc_out_zero_forms: int = Field(default=2, ge=1, le=6, description="Rule 16: a PC with this many forms at 0 is out")
+    npc_out_zero_dice: int = Field(default=2, ge=1, le=6, description="Rule 16: an NPC with this many dice at 0 is out")
 
     @field_validator("exhausted_forms", "injured_forms")
     @classmethod
@@ -145,41 +145,42 @@ class ConsequenceRules(RulesModel):
 class NegotiationRules(RulesModel):
     """Rule 17: negotiation as a menu of offers, the default consequence as the whip."""
 
-    enabled: bool = Field(True, description="Rule 17: negotiation is allowed")
-    offers: list[OfferKind] = Field(["loser_choice", "winner_choice", "concede_stake"],
+    enabled: bool = Field(default=True, description="Rule 17: negotiation is allowed")
+    offers: list[OfferKind] = Field(default=["loser_choice", "winner_choice", "concede_stake"],
                                     description="Rule 17 [decision]: the menu of offers a proposer may make")
-    before_rolls: bool = Field(True, description="Rule 17: offers may be made before round 1's roll")
-    between_rounds: bool = Field(True, description="Rule 17: offers may be made instead of continuing a round")
-    after_absolute: bool = Field(True, description="Rule 17: the loser may offer instead of the default")
+    before_rolls: bool = Field(default=True, description="Rule 17: offers may be made before round 1's roll")
+    between_rounds: bool = Field(default=True, description="Rule 17: offers may be made instead of continuing a round")
+    after_absolute: bool = Field(default=True, description="Rule 17: the loser may offer instead of the default")
 
 
 class OweListRules(RulesModel):
     """Rules 18-19: the owe list."""
 
-    enabled: bool = Field(True, description="Rule 18: the owe list is kept")
-    check_rounds: Literal["first", "every"] = Field(
+    enabled: bool = Field(default=True, description="Rule 18: the owe list is kept")
+    check_rounds: Literal["first", "every"] = Field(default=
         "first", description="Rule 18: at the end of which rounds names are added ('first' only, as written)")
-    against: Literal["exchanged", "all"] = Field(
+    against: Literal["exchanged", "all"] = Field(default=
         "exchanged", description="Rule 18 [decision]: 'rolled against' = had a challenge/answer with (or: any party)")
-    dice_per_entry: int = Field(1, ge=0, le=6, description="Rule 19: advantage dice gained per cashed entry")
+    dice_per_entry: int = Field(default=1, ge=0, le=6, description="Rule 19: advantage dice gained per cashed entry")
 
 
 class DuelSetup(RulesModel):
     """The duel scenario: a chapter of conflicts between two characters."""
 
-    opponent: Literal["pc", "npc"] = Field("pc", description="seat 1 is a PC or an NPC")
-    build_phase: bool = Field(False, description="the agents assign the dice to forms before the chapter")
-    max_conflicts: int = Field(8, ge=1, le=50, description="conflict limit of the chapter (then a time-limit draw)")
-    forms_available: int = Field(6, ge=2, le=6,
+    opponent: Literal["pc", "npc"] = Field(default="pc", description="seat 1 is a PC or an NPC")
+    build_phase: bool = Field(default=False, description="the agents assign the dice to forms before the chapter")
+    max_conflicts: int = Field(default=8, ge=1, le=50,
+                               description="conflict limit of the chapter (then a time-limit draw)")
+    forms_available: int = Field(default=6, ge=2, le=6,
                                  description="forms that fit the action per conflict (fewer = drawn at random)")
-    conflict_win_bonus: float = Field(0.0, ge=0.0, le=1.0,
+    conflict_win_bonus: float = Field(default=0.0, ge=0.0, le=1.0,
                                       description="return per conflict won minus lost (0 = only out counts)")
-    pc_forms: list[list[int]] = Field(
+    pc_forms: list[list[int]] = Field(default=
         [[8, 10, 6, 6, 4, 12], [6, 8, 10, 4, 6, 12]],
         description="fixed sheets (die per form, form order as Rule 1) when there is no build phase")
-    npc_forms: list[list[int]] = Field([[12, 8], [6, 4], [10, 6]], min_length=3, max_length=3,
+    npc_forms: list[list[int]] = Field(default=[[12, 8], [6, 4], [10, 6]], min_length=3, max_length=3,
                                        description="the NPC's fixed pairs (action, maneuvering, self-protection)")
-    strengths: list[list[str]] = Field(
+    strengths: list[list[str]] = Field(default=
         [["with_violence:potent"], ["directly:consequential=for_others"]],
         description="particular strengths per seat: 'form[:potent|twice_potent][:general][:consequential=FORM]'")
 
@@ -192,15 +193,15 @@ class DuelSetup(RulesModel):
 class MeleeSetup(RulesModel):
     """The melee scenario: 3-4 parties, the last of them an NPC."""
 
-    parties: int = Field(3, ge=3, le=4, description="number of parties (the last one is the NPC)")
-    max_conflicts: int = Field(6, ge=1, le=50, description="conflict limit of the chapter")
-    forms_available: int = Field(6, ge=2, le=6, description="forms that fit the action per conflict")
-    pc_forms: list[list[int]] = Field(
+    parties: int = Field(default=3, ge=3, le=4, description="number of parties (the last one is the NPC)")
+    max_conflicts: int = Field(default=6, ge=1, le=50, description="conflict limit of the chapter")
+    forms_available: int = Field(default=6, ge=2, le=6, description="forms that fit the action per conflict")
+    pc_forms: list[list[int]] = Field(default=
         [[6, 10, 12, 8, 4, 6], [8, 4, 12, 6, 6, 10], [10, 6, 6, 12, 4, 8]], min_length=3, max_length=3,
         description="the PCs' sheets (die per form, Rule 1 order)")
-    npc_forms: list[list[int]] = Field([[12, 8], [10, 6], [6, 4]], min_length=3, max_length=3,
+    npc_forms: list[list[int]] = Field(default=[[12, 8], [10, 6], [6, 4]], min_length=3, max_length=3,
                                        description="the NPC's pairs (action, maneuvering, self-protection)")
-    strengths: list[list[str]] = Field([[], [], [], []], description="particular strengths per seat")
+    strengths: list[list[str]] = Field(default=[[], [], [], []], description="particular strengths per seat")
 
     @field_validator("strengths")
     @classmethod

@@ -140,7 +140,9 @@ def advantage_sum_distribution(count: int, sides: int = 6) -> tuple[tuple[int, F
 
 
 @lru_cache(maxsize=256)
-def roll_distribution(dice: tuple[int, ...], advantage: int = 0, sides: int = 6) -> tuple[tuple[tuple[int, ...], Fraction], ...]:
+def roll_distribution(
+    dice: tuple[int, ...], advantage: int = 0, sides: int = 6
+) -> tuple[tuple[tuple[int, ...], Fraction], ...]:
     """The exact distribution of a roll's reading (Rule 6) for dice ``dice`` plus ``advantage`` dice."""
     live = tuple(d for d in dice if d > 0)
     counts: Counter[tuple[int, ...]] = Counter()

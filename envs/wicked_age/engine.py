@@ -18,6 +18,7 @@ import itertools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from math import comb
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,14 @@ from envs.wicked_age.config import (
     WickedAgeConfig,
     parse_strength,
 )
-from envs.wicked_age.dice import Result, Roll, advantage_sum_distribution, compare_answer, read_roll, rolled_lesser_dice, step_down
+from envs.wicked_age.dice import (
+    Result,
+    Roll,
+    advantage_sum_distribution,
+    compare_answer,
+    rolled_lesser_dice,
+    step_down,
+)
 
 MAX_PARTIES = 4
 NO_STRENGTH_USED = -1
@@ -428,7 +436,7 @@ class WickedAgeState(State):
         if node < Ctx.FORMS_DRAW or self._outcome is not None:
             raise ValueError("apply_chance at a decision node")
         if node == Ctx.FORMS_DRAW:
-            forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[union-attr]
+            forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[attr-defined]
             if len(forms) != self.forms_available or not set(forms) <= set(range(6)):
                 raise ValueError(f"bad forms draw {outcome!r}")
             self.available[s] = forms
@@ -439,8 +447,9 @@ class WickedAgeState(State):
             self._reroll_lowest_die(s, int(outcome))  # type: ignore[call-overload]
             self.sub += 1
         else:
-            faces, adv = outcome  # type: ignore[misc]
-            faces = tuple(int(f) for f in faces)
+            pair: Any = outcome
+            faces: tuple[int, ...] = tuple(int(f) for f in pair[0])
+            adv = int(pair[1])
             if len(faces) != len(self.roll_dice[s]) or any(
                     not 1 <= f <= d for f, d in zip(faces, self.roll_dice[s], strict=True)):
                 raise ValueError(f"{self.names[s]} rolls {dice_text(self.roll_dice[s])}; bad faces {faces}")
@@ -1030,8 +1039,9 @@ def gain_advantage(state: WickedAgeState, holder: int, other: int) -> None:
     state.adv[holder][other] = True
     state.adv[other][holder] = False
     verb = "keeps" if had else "takes"
+    k = state.advantage_dice(holder)
     state.narrate("advantage", f"{state.names[holder]} {verb} the advantage over {state.names[other]} "
-                  f"({state.advantage_dice(holder)} advantage {'die' if state.advantage_dice(holder) == 1 else 'dice'}).",
+                  f"({k} advantage {'die' if k == 1 else 'dice'}).",
                   holder, holder=holder, other=other)
 
 

@@ -94,3 +94,29 @@ def test_narration_reads_like_the_seed():
     text = "\n".join(e.text for e in state.log)
     for phrase in ("Round 1.", " rolls ", " stand; ", " challenges with ", " answers: ", " against "):
         assert phrase in text
+
+
+def test_every_option_group_is_declared_by_its_scenario():
+    from envs.core.policy import UniformRandom
+    for scenario, cfg in (("duel", config(duel={"build_phase": True})),
+                          ("duel", config(duel={"opponent": "npc", "build_phase": True})),
+                          ("melee", config(melee={"parties": 4}))):
+        scen = RULESET.scenario(scenario)
+        seen = set()
+        for seed in range(15):
+            state = scen.new_game(cfg)
+            rng = Rng(seed)
+            pol = UniformRandom()
+            while state.current_player() != TERMINAL:
+                if state.current_player() == CHANCE:
+                    state.apply_chance(state.sample_chance(rng))
+                    continue
+                for a in state.legal_actions():
+                    seen.add(state.option_of(a))
+                mask = np.zeros(NUM_ACTIONS, dtype=bool)
+                mask[state.legal_actions()] = True
+                state.apply_action(pol.act(state, mask, rng))
+        assert seen <= set(scen.option_groups), seen - set(scen.option_groups)
+        assert {"cash_owe", "negotiate", "exhaust", "injure", "form_directly", "avoid_tie"} <= seen
+        if scenario == "duel":
+            assert "use_strength" in seen and "build_d12_with_violence" in seen

@@ -7,7 +7,17 @@ import pytest
 from envs.core.game import CHANCE, EndReason
 from envs.wicked_age.dice import Result, compare_answer, read_roll, rolled_lesser_dice, step_down
 from envs.wicked_age.engine import Act, Ctx, Strength, WickedAgeState, npc, pc, start_conflict
-from tests.envs.wicked_age.helpers import AMEK, MEKHA, amek, challenge, config, default_consequence, mekha, roll, seed_four
+from tests.envs.wicked_age.helpers import (
+    AMEK,
+    MEKHA,
+    amek,
+    challenge,
+    config,
+    default_consequence,
+    mekha,
+    roll,
+    seed_four,
+)
 
 LADDER = (12, 10, 8, 6, 4)
 
