@@ -18,6 +18,7 @@ from envs.core.dice import Rng
 from envs.core.game import State
 
 NEAR_BEST = 0.01
+DEFENDER_SAFETY = 0.8
 
 
 def _legal(mask: np.ndarray) -> list[int]:
@@ -192,7 +193,7 @@ class Aggressor:
 
 
 class Defender:
-    """Turtles: readies, aims to the limit and goes all-out on defence, spending pool dice to stay safe, not to hit."""
+    """Counter-puncher: readies out of reach, defends all-out against an aimed blow, spends pool dice only to defend."""
 
     name = "defender"
 
@@ -209,12 +210,12 @@ class Defender:
                 return int(Maneuver.READY) if mask[Maneuver.READY] else plain_attack(state, mask)
             if foe.all_out_attack or me.aim >= c.aim_max:
                 return int(Maneuver.ATTACK)
-            if foe.aim >= 2 or me.hp <= c.hit_points // 2:
+            if foe.aim >= 2:
                 return int(Maneuver.ALL_OUT_DEFENSE)
-            return int(Maneuver.AIM)
+            return int(Maneuver.ATTACK)
         if state.phase == DPhase.ATTACK_SPEND:
             return _pick(0, mask)
-        return _pick(fewest_for(duel_spend_chances(state)), mask)
+        return _pick(fewest_for(duel_spend_chances(state), target=DEFENDER_SAFETY), mask)
 
 
 PERSONAS: dict[str, type] = {

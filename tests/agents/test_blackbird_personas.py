@@ -89,7 +89,7 @@ def test_aggressor_attacks_all_out_and_spends_nothing_on_defence() -> None:
     assert agg.act(d, mask_of(d), Rng(0)) == 0  # nothing on defence
 
 
-def test_defender_readies_out_of_reach_and_spends_only_on_defence() -> None:
+def test_defender_readies_braces_and_spends_only_on_defence() -> None:
     d = DuelState(RULESET.default_config())  # type: ignore[arg-type]
     de = PERSONAS["defender"]()
     assert de.act(d, mask_of(d), Rng(0)) == Maneuver.READY
@@ -100,17 +100,8 @@ def test_defender_readies_out_of_reach_and_spends_only_on_defence() -> None:
     assert de.act(d, mask_of(d), Rng(0)) > 0  # defending: spends
     d2 = DuelState(cfg)  # type: ignore[arg-type]
     d2.apply_action(Maneuver.AIM)
-    d2.apply_action(Maneuver.ATTACK)
-    d2.apply_action(0)
-    d2.apply_action(0)
-    d2.force_faces([1] * 4)
-    d2.force_faces([1] * 3)
-    for _ in range(3):  # Kale aims up to the limit while Snargle waits
-        if d2.current_player() == 0:
-            d2.apply_action(Maneuver.AIM)
-        else:
-            d2.apply_action(Maneuver.ALL_OUT_DEFENSE)
-    while d2.current_player() != 0:
-        d2.apply_action(Maneuver.ALL_OUT_DEFENSE)
-    assert d2.f[0].aim == 3
+    d2.f[0].aim = 2  # Kale has aimed twice: Snargle braces
+    assert de.act(d2, mask_of(d2), Rng(0)) == Maneuver.ALL_OUT_DEFENSE
+    d2.f[0].aim = 0
+    d2.f[1].aim = 3  # fully aimed itself: strike
     assert de.act(d2, mask_of(d2), Rng(0)) == Maneuver.ATTACK
