@@ -98,12 +98,12 @@ def test_narration_reads_like_the_seed():
 
 def test_every_option_group_is_declared_by_its_scenario():
     from envs.core.policy import UniformRandom
+    seen: dict[str, set] = {"duel": set(), "melee": set()}
     for scenario, cfg in (("duel", config(duel={"build_phase": True})),
                           ("duel", config(duel={"opponent": "npc", "build_phase": True})),
                           ("melee", config(melee={"parties": 4}))):
         scen = RULESET.scenario(scenario)
-        seen = set()
-        for seed in range(15):
+        for seed in range(30):
             state = scen.new_game(cfg)
             rng = Rng(seed)
             pol = UniformRandom()
@@ -112,11 +112,12 @@ def test_every_option_group_is_declared_by_its_scenario():
                     state.apply_chance(state.sample_chance(rng))
                     continue
                 for a in state.legal_actions():
-                    seen.add(state.option_of(a))
+                    seen[scenario].add(state.option_of(a))
                 mask = np.zeros(NUM_ACTIONS, dtype=bool)
                 mask[state.legal_actions()] = True
                 state.apply_action(pol.act(state, mask, rng))
-        assert seen <= set(scen.option_groups), seen - set(scen.option_groups)
-        assert {"cash_owe", "negotiate", "exhaust", "injure", "form_directly"} <= seen
-        if scenario == "duel":
-            assert {"use_strength", "avoid_tie", "build_d12_with_violence"} <= seen
+        assert seen[scenario] <= set(scen.option_groups), seen[scenario] - set(scen.option_groups)
+    for groups in seen.values():
+        assert {"cash_owe", "negotiate", "exhaust", "injure", "form_directly"} <= groups
+    assert {"use_strength", "avoid_tie", "build_d12_with_violence"} <= seen["duel"]
+    assert {"challenge_npc", "challenge_several"} <= seen["melee"]
