@@ -193,6 +193,9 @@ class GrappleRules(RulesModel):
     max_appendage_bonus: int = Field(default=2, ge=0, le=4, description="Rule 16: most bonus dice from appendages")
     penalty: int = Field(default=1, ge=0, le=3, description="Rule 16: dice a grappled bug loses on attack and defense")
     escape_cost: int = Field(default=1, ge=0, le=3, description="Rule 16: Stamina of an escape attempt")
+    blocks_dodge: bool = Field(
+        default=False, description="Rule 16 [decision]: a grappled bug counts as immobilised and cannot dodge"
+    )
 
 
 class DelayedRules(RulesModel):

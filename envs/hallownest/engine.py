@@ -498,8 +498,9 @@ class DuelState(State):
         for j in range(min(cap, MAX_DEFENSE_INVEST) + 1):
             if base + j <= me.stamina:
                 out.append(action_id(Kind.PARRY, j))
+        can_dodge = not (cfg.grapple.blocks_dodge and me.grappled_by >= 0)
         for j in range(min(cfg.dodge.max_investment, MAX_DEFENSE_INVEST) + 1):
-            if base + j <= me.stamina:
+            if can_dodge and base + j <= me.stamina:
                 out.append(action_id(Kind.DODGE, j))
         return out
 

@@ -191,3 +191,13 @@ def test_every_variant_loads() -> None:
     assert len(files) >= 3
     for f in files:
         load_config(RULESET, f)
+
+
+def test_every_knob_value_validates() -> None:
+    from envs.core.config import with_override
+
+    assert 4 <= len(RULESET.knobs) <= 8
+    cfg = RULESET.default_config()
+    for knob in RULESET.knobs:
+        for v in knob.values:
+            with_override(cfg, knob.key, v)

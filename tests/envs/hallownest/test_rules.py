@@ -462,3 +462,64 @@ def test_time_limit() -> None:
     act(st, Kind.END_TURN)
     out = st.outcome()
     assert out is not None and out.reason == EndReason.TIME_LIMIT and out.returns == (0.0, 0.0)
+
+
+def test_deaths_door_full_sequence_second_time_gives_no_stamina() -> None:
+    """Heart 0 -> Death's Door (Stamina 1 -> 3); a focus heals 2 Heart and leaves Death's Door;
+    Heart 0 again -> Death's Door gives nothing (Stamina stays 1): once per Rest."""
+    st = _hit_greatbug_to_heart_zero()
+    act(st, Kind.DEATHS_DOOR)
+    great = st.bugs[1]
+    assert great.stamina == 3
+    act(st, Kind.STAY)
+    act(st, Kind.END_TURN)
+    act(st, Kind.FOCUS, 3)  # Greatbug focuses at Death's Door
+    act(st, Kind.END_TURN)  # Nailbug waits
+    force(st, 1)  # focus: 1 rolled success + 1 automatic = 2 Heart
+    assert great.heart == 2 and not great.at_dd
+    act(st, Kind.END_TURN)
+    act(st, Kind.ATTACK, 1)
+    force(st, 3)
+    act(st, Kind.DODGE, 1)
+    assert great.stamina == 1
+    force(st, 1)  # net 2: 4 potential
+    force(st, 2)  # soak 2: 2 damage -> Heart 0
+    assert great.heart == 0 and st.decision_context() == "heart_zero"
+    act(st, Kind.DEATHS_DOOR)
+    assert great.at_dd and great.stamina == 1
+
+
+def test_defense_before_the_attack_roll_by_config() -> None:
+    st = duel(defense={"after_attack_roll": False})
+    act(st, Kind.ATTACK, 1)
+    assert st.decision_context() == "defense" and st.current_player() == 1
+    act(st, Kind.PARRY, 1)
+    assert st.phase == Phase.ATTACK_ROLL
+    force(st, 2, 2)
+    assert st.bugs[1].heart == 7  # fully parried
+
+
+def test_modifiers_as_successes_by_config() -> None:
+    st = duel(seat0={"weapon": "venom_pin"}, dice={"modifiers_are_dice": False})
+    act(st, Kind.ATTACK, 1)
+    force(st, 1)
+    act(st, Kind.NO_DEFENSE)
+    force(st, 3)
+    act(st, Kind.END_TURN)
+    act(st, Kind.ATTACK, 1)
+    assert st.roll[0] == 5  # the dice stay
+    force(st, 1)  # 1 success - 1 = 0: a miss
+    assert st.phase == Phase.TURN and st.bugs[0].heart == 7
+
+
+def test_grappled_bug_cannot_dodge_when_configured() -> None:
+    st = duel(grapple={"blocks_dodge": True})
+    act(st, Kind.GRAPPLE, 1)
+    force(st, 2)
+    act(st, Kind.NO_DEFENSE)
+    act(st, Kind.END_TURN)
+    act(st, Kind.END_TURN)
+    act(st, Kind.ATTACK, 1)
+    force(st, 1)
+    legal = st.legal_actions()
+    assert action_id(Kind.DODGE, 0) not in legal and action_id(Kind.PARRY, 0) in legal
