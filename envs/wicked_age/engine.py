@@ -845,7 +845,7 @@ class WickedAgeState(State):
             self.narrate("lose_move", f"{self.names[t]} had to answer before their turn: they lose their move.", t)
         if res == Result.ABSOLUTE_LOSS:
             self._absolute(c, t)
-        elif res == Result.ABSOLUTE_WIN:
+        elif res == Result.ABSOLUTE_WIN and self.in_conflict[c]:  # a challenger already out suffers once
             self._absolute(t, c)
 
     def _absolute(self, w: int, loser: int) -> None:
@@ -1052,11 +1052,12 @@ def describe_result(state: WickedAgeState, t: int, c: int, roll: Roll, croll: Ro
     word = "half" if m == 2 else f"1/{m}"
     if res == Result.ABSOLUTE_LOSS:
         if m * roll.high <= croll.high:
-            return f"{croll.high} is {word} or less: {state.names[t]} loses absolutely."
+            return f"{roll.high} is {word} of {croll.high} or less: {state.names[t]} loses absolutely."
         return f"lower, not {word}, but round {state.round_no} is the last: {state.names[t]} loses absolutely."
     if res == Result.ABSOLUTE_WIN:
         if roll.high >= m * croll.high:
-            return f"{roll.high} is {'double' if m == 2 else f'{m} times'} or more: {state.names[t]} wins absolutely."
+            times = "double" if m == 2 else f"{m} times"
+            return f"{roll.high} is {times} {croll.high} or more: {state.names[t]} wins absolutely."
         return f"equal or higher, and round {state.round_no} is the last: {state.names[t]} wins absolutely."
     if res == Result.LOSES_ADVANTAGE:
         return f"lower, but not {word}: {state.names[t]} loses the advantage."
