@@ -620,10 +620,13 @@ class DuelState(State):
         self._legal = None
         ph = self.phase
         if ph == Phase.INITIATIVE:
+            dice = self._initiative_pool(self.init_seat)[0]
+            if not dice <= n <= 6 * dice:
+                raise ValueError(f"an initiative total of {n} is impossible with {dice} dice")
             self._initiative_result(n)
             return
-        if ph != Phase.INITIATIVE and not 0 <= n <= self.roll[0] + self.roll[1]:
-            raise ValueError(f"{n} successes are impossible with {self.roll[0]} dice and {self.roll[1]} rerolls")
+        if not 0 <= n <= self.roll[0]:
+            raise ValueError(f"{n} successes are impossible with {self.roll[0]} dice")
         if ph == Phase.ATTACK_ROLL:
             atk = self.atk
             assert atk is not None

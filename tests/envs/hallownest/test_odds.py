@@ -118,3 +118,30 @@ def test_sampled_initiative_agrees_with_exact() -> None:
     mean = sum(k * c for k, c in counts.items()) / n
     var = float(sum((k - mean_exact) ** 2 * p for k, p in exact.items()))
     assert abs(mean - mean_exact) < 4 * (var / n) ** 0.5
+
+
+def test_engine_chance_node_samples_its_own_distribution() -> None:
+    """At an attack roll (6 dice, 1 reroll) the state's sampler agrees with its chance_outcomes (4 sigma)."""
+    from envs.hallownest.engine import Kind
+    from tests.envs.hallownest.helpers import act, duel
+
+    st = duel()
+    act(st, Kind.ATTACK, 2)
+    outs = st.chance_outcomes()
+    assert dict(outs) == pytest.approx({k: float(v) for k, v in success_distribution(6, 1).items()})
+    rng = Rng(99)
+    n = 20_000
+    mean = sum(int(st.sample_chance(rng)) for _ in range(n)) / n  # type: ignore[call-overload]
+    mu = sum(k * p for k, p in outs)  # type: ignore[misc]
+    var = sum((k - mu) ** 2 * p for k, p in outs)  # type: ignore[operator]
+    assert abs(mean - mu) < 4 * (var / n) ** 0.5
+
+
+def test_impossible_forced_outcomes_are_refused() -> None:
+    from envs.hallownest.engine import Kind
+    from tests.envs.hallownest.helpers import act, duel
+
+    st = duel()
+    act(st, Kind.ATTACK, 1)
+    with pytest.raises(ValueError):
+        st.apply_chance(6)  # 5 dice cannot show 6 successes

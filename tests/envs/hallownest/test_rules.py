@@ -185,18 +185,20 @@ def test_no_defense_decision_without_stamina_or_successes() -> None:
 
 # -- Rule 13: damage ------------------------------------------------------------------------------
 def test_extra_damage_cap_is_max_of_base_and_invested() -> None:
-    """Nail (base 3): invest 1, 6 net -> 3 + min(5, max(3, 1)) = 6; invest 4, 8 net -> 3 + min(7, max(3, 4)) = 7."""
+    """Nail (base 3): invest 2, 6 net -> 3 + min(5, max(3, 2)) = 6; invest 5, 9 net -> 3 + min(8, max(3, 5)) = 8."""
     st = duel(seat0={"stamina": 7}, seat1={"heart": 30})
-    act(st, Kind.ATTACK, 1)
+    act(st, Kind.ATTACK, 2)
     force(st, 6)
     act(st, Kind.NO_DEFENSE)
     force(st, 0)  # no soak
     assert st.bugs[1].heart == 30 - 6
-    act(st, Kind.ATTACK, 4)  # cost 4 + tax 1 = 5 of the 6 left
-    force(st, 8)
+    st = duel(seat0={"stamina": 7}, seat1={"heart": 30})
+    act(st, Kind.ATTACK, 5)
+    assert st.roll[0] == 9
+    force(st, 9)
     act(st, Kind.NO_DEFENSE)
     force(st, 0)
-    assert st.bugs[1].heart == 24 - 7
+    assert st.bugs[1].heart == 30 - 8
 
 
 def test_extra_damage_values() -> None:
