@@ -64,7 +64,12 @@ def train(
     if result.status == "interrupted":
         err.print(f"interrupted ({m.get('interrupted_by')}) at {result.num_timesteps}/{result.target} timesteps; "
                   f"checkpoint and record saved. Continue with: rulebreaker train --resume {result.run_dir}")
-        raise typer.Exit(130)
+        import signal
+
+        by = m.get("interrupted_by", "SIGINT")
+        # sys.exit, not typer.Exit: training.cli.main runs click with standalone_mode=False, which
+        # returns typer.Exit's code instead of exiting with it.
+        sys.exit(128 + int(getattr(signal, by, signal.SIGINT)))
     out.print(f"trained {result.num_timesteps} timesteps ({m.get('steps_per_second')} steps/s this session)")
     fe = m.get("final_evaluation")
     if fe:

@@ -37,9 +37,8 @@ class MaskedBox(gym.Env):
 
 
 def _model(algo: str, act: str):
-    from training.train import _policy_kwargs
-
     from agents.rl import algo_class
+    from training.train import _policy_kwargs
 
     kwargs = {"policy_kwargs": _policy_kwargs({"net_arch": [40, 17], "activation_fn": act})}
     if algo == "dqn":
@@ -66,7 +65,8 @@ def test_maskable_ppo_fast_path_equals_predict_with_masks(act):
     net = export_numpy(model)
     obs, masks = _obs_masks(4000)
     batched = net.act_batch(obs, masks)
-    one_by_one = [int(model.predict(o, deterministic=True, action_masks=m)[0]) for o, m in zip(obs[:600], masks[:600])]
+    one_by_one = [int(model.predict(o, deterministic=True, action_masks=m)[0])
+                  for o, m in zip(obs[:600], masks[:600], strict=True)]
     ref_batch = model.predict(obs, deterministic=True, action_masks=masks)[0]
     assert np.array_equal(batched, ref_batch)
     assert batched[:600].tolist() == one_by_one
