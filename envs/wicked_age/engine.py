@@ -500,6 +500,8 @@ class WickedAgeState(State):
                 self.cash_done = True
         elif node == Ctx.TIE_AVOID:
             self.avoid_votes.append(a == Act.AVOID)
+            self.narrate("tie_vote", f"{self.names[s]} " + ("would avoid the conflict." if a == Act.AVOID
+                                                              else "decides to fight."), s)
         elif node == Ctx.CHALLENGE:
             m = a - Act.CHALLENGE_1 + 1
             self._name_answerers(s, [t for t in self.order if m >> t & 1])
@@ -876,7 +878,8 @@ class WickedAgeState(State):
         if self._outcome is not None:
             return
         if self.conflict_no >= self.max_conflicts:
-            self.finish_chapter(EndReason.TIME_LIMIT, f"the chapter's {self.max_conflicts} conflicts are played")
+            self.finish_chapter(EndReason.TIME_LIMIT, f"the chapter's limit of {self.max_conflicts} "
+                                f"conflict{'s' if self.max_conflicts > 1 else ''} is reached")
             return
         self._start_conflict()
 
