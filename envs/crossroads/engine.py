@@ -312,6 +312,7 @@ class CrossroadsState(State):
         self.degree = 0
         self.deal_faction = -1
         self.initial_rolls = False
+        self._legal: list[int] | None = None  # legal actions of the current node (cleared by every move)
         if cfg.setup.first_player == "seat0":
             self._begin_setup(0)
 
@@ -334,6 +335,12 @@ class CrossroadsState(State):
         return self.chars[eid] if eid < FACTION_BASE else self.factions[eid - FACTION_BASE]
 
     def legal_actions(self) -> list[int]:
+        cached = self._legal
+        if cached is None:
+            cached = self._legal = self._compute_legal()
+        return list(cached)
+
+    def _compute_legal(self) -> list[int]:
         p = self.phase
         if p >= Phase.ROLL:
             return []
@@ -507,6 +514,11 @@ class CrossroadsState(State):
         return eid < FACTION_BASE
 
     def apply_chance(self, outcome: Hashable) -> None:
+        self._legal = None
+        self._apply_chance(outcome)
+        self._legal = None
+
+    def _apply_chance(self, outcome: Hashable) -> None:
         if self.phase == Phase.FIRST_PLAYER:
             seat = int(outcome)  # type: ignore[call-overload]
             if not 0 <= seat < self.num_players:
@@ -886,7 +898,7 @@ class CrossroadsState(State):
         old = self.phase
         self.phase = phase
         try:
-            return self.legal_actions()
+            return self._compute_legal()
         finally:
             self.phase = old
 
@@ -1124,6 +1136,11 @@ class CrossroadsState(State):
         a = int(action)
         if a not in self.legal_actions():
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) in {self.decision_context()}")
+        self._legal = None
+        self._apply_action(a)
+        self._legal = None
+
+    def _apply_action(self, a: int) -> None:
         p = self.phase
         if p == Phase.BUILD:
             self._build(a - Act.VALUE_1 + 1)
@@ -1200,7 +1217,7 @@ class CrossroadsState(State):
                 c.plus -= 1
                 self.narrate("burn", f"{c.name} burns a +C to mark its goal.", self.actor)
                 self.mark_goal(c, a - Act.MARK_G)
-                if not (c.alive and c.plus > 0 and self.legal_actions() != [Act.PASS]):
+                if not (c.alive and c.plus > 0 and self._compute_legal() != [Act.PASS]):
                     self._after_loser_mark(self.side_i)
         elif p == Phase.LOWER_INFLUENCE:
             if a == Act.PASS:
@@ -1434,39 +1451,58 @@ class CrossroadsState(State):
                     obs[base + 1], obs[base + 2], obs[base + 3] = s.dice[0] / 10, s.dice[1] / 10, s.dice[2] / 10
                 obs[base + 4] = min(1.0, s.burned / 6)
                 obs[base + 5] = min(1.0, s.succ / 6)
+                if s.won or s.lost or (p == Phase.ASSIGN and k < self.side_i):
+                    f0, f1, f2 = s.flags
+                    obs[42 + 3 * k] = 1.0 if f0 else 0.0
+                    obs[43 + 3 * k] = 1.0 if f1 else 0.0
+                    obs[44 + 3 * k] = 1.0 if f2 else 0.0
+            obs[48] = 1.0 if self.side_i == 1 else 0.0
+        elif p == Phase.SPEND or p == Phase.BUY_OUTCOME or p == Phase.LOWER_INFLUENCE:
+            f0, f1, f2 = self.flags
+            obs[42], obs[43], obs[44] = (1.0 if f0 else 0.0), (1.0 if f1 else 0.0), (1.0 if f2 else 0.0)
+        obs[49] = self.build_step / 2 if p == Phase.BUILD else 0.0
+        obs[50] = 1.0 if self.purpose == Purpose.GOAL else 0.0
+        obs[51] = 1.0 if self.purpose == Purpose.BEAUTY else 0.0
         base = GLOBAL_SIZE
         target = self.sides[-1].eid if self.sides else -1
         opp = self.sides[0].eid if len(self.sides) == 2 else -1
         for c in self.chars:
             o = base + c.idx * CHAR_FEATURES
-            obs[o] = 1.0
-            obs[o + 1] = 1.0 if c.alive else 0.0
-            obs[o + 2] = 1.0 if c.personal and c.owner == seat else 0.0
-            obs[o + 3] = 0.0 if c.personal else 1.0
-            obs[o + 4] = ((c.owner - seat) % n) / (MAX_SEATS - 1) if c.personal else 0.0
-            obs[o + 5], obs[o + 6], obs[o + 7] = c.stats[0] / 10, c.stats[1] / 10, c.stats[2] / 10
-            obs[o + 8] = c.plus / cap
-            obs[o + 9] = c.minus / cap
-            obs[o + 10] = 1.0 if c.wounded else 0.0
-            obs[o + 11] = 1.0 if c.dying else 0.0
-            obs[o + 12] = 1.0 if c.goals[0] else 0.0
-            obs[o + 13] = 1.0 if c.goals[1] else 0.0
-            obs[o + 14] = 1.0 if c.goals[2] else 0.0
-            obs[o + 15] = 1.0 if c.advantage else 0.0
-            obs[o + 16] = 1.0 if c.idx == target else 0.0
-            obs[o + 17] = 1.0 if c.idx == opp else 0.0
+            st, g = c.stats, c.goals
+            obs[o : o + CHAR_FEATURES] = (
+                1.0,
+                1.0 if c.alive else 0.0,
+                1.0 if c.personal and c.owner == seat else 0.0,
+                0.0 if c.personal else 1.0,
+                ((c.owner - seat) % n) / (MAX_SEATS - 1) if c.personal else 0.0,
+                st[0] / 10,
+                st[1] / 10,
+                st[2] / 10,
+                c.plus / cap,
+                c.minus / cap,
+                1.0 if c.wounded else 0.0,
+                1.0 if c.dying else 0.0,
+                1.0 if g[0] else 0.0,
+                1.0 if g[1] else 0.0,
+                1.0 if g[2] else 0.0,
+                1.0 if c.advantage else 0.0,
+                1.0 if c.idx == target else 0.0,
+                1.0 if c.idx == opp else 0.0,
+            )
         base += MAX_CHARACTER_SLOTS * CHAR_FEATURES
         for f in self.factions:
             o = base + f.idx * FACTION_FEATURES
-            obs[o] = 1.0
-            obs[o + 1] = 1.0 if f.alive else 0.0
-            obs[o + 2] = 1.0 if f.owner == seat else 0.0
-            obs[o + 3] = ((f.owner - seat) % n) / (MAX_SEATS - 1)
-            obs[o + 4] = max(0.0, min(1.0, f.influence / high))
-            obs[o + 5] = f.plus / cap
-            obs[o + 6] = f.minus / cap
-            obs[o + 7] = 1.0 if f.advantage else 0.0
-            obs[o + 8] = 1.0 if FACTION_BASE + f.idx == opp else 0.0
+            obs[o : o + FACTION_FEATURES] = (
+                1.0,
+                1.0 if f.alive else 0.0,
+                1.0 if f.owner == seat else 0.0,
+                ((f.owner - seat) % n) / (MAX_SEATS - 1),
+                max(0.0, min(1.0, f.influence / high)),
+                f.plus / cap,
+                f.minus / cap,
+                1.0 if f.advantage else 0.0,
+                1.0 if FACTION_BASE + f.idx == opp else 0.0,
+            )
         return np.array(obs, dtype=np.float32)
 
     def key(self) -> Hashable:
@@ -1510,7 +1546,7 @@ class CrossroadsState(State):
         return new
 
 
-GLOBAL_SIZE = 42
+GLOBAL_SIZE = 52
 CHAR_FEATURES = 18
 FACTION_FEATURES = 9
 OBS_SIZE = GLOBAL_SIZE + MAX_CHARACTER_SLOTS * CHAR_FEATURES + MAX_FACTION_SLOTS * FACTION_FEATURES
