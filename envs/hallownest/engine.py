@@ -98,6 +98,25 @@ def action_id(kind: Kind, amount: int = 0, direction: int = -1) -> int:
     return ACTION_ID[(kind, amount, direction)]
 
 
+def _ids(kind: Kind, amounts: range) -> list[int]:
+    """Ids indexed by amount (entries below the first amount are unused placeholders)."""
+    return [ACTION_ID.get((kind, k, -1), -1) for k in range(amounts.stop)]
+
+
+END_TURN_ID = action_id(Kind.END_TURN)
+ATTACK_IDS = _ids(Kind.ATTACK, range(1, MAX_ATTACK_INVEST + 1))
+GRAPPLE_IDS = _ids(Kind.GRAPPLE, range(1, MAX_SMALL_INVEST + 1))
+POGO_IDS = _ids(Kind.POGO, range(1, MAX_SMALL_INVEST + 1))
+ESCAPE_IDS = _ids(Kind.ESCAPE, range(0, MAX_SMALL_INVEST + 1))
+FOCUS_IDS = _ids(Kind.FOCUS, range(1, MAX_FOCUS + 1))
+STEP_IDS = [action_id(Kind.STEP, 0, d) for d in range(8)]
+DASH_IDS = [action_id(Kind.DASH, 0, d) for d in range(8)]
+RETREAT_IDS = [action_id(Kind.RETREAT, 0, d) for d in range(8)]
+CLEAR_IMBALANCE_ID = action_id(Kind.CLEAR_IMBALANCE)
+CLEAR_DELAYED_ID = action_id(Kind.CLEAR_DELAYED)
+CLEAR_STATUS_ID = action_id(Kind.CLEAR_STATUS)
+
+
 def _n(count: int, word: str) -> str:
     """``1 success`` / ``2 successes`` for the narration."""
     if count == 1:
@@ -433,57 +452,49 @@ class DuelState(State):
         return []
 
     def _legal_turn(self) -> list[int]:
+        """The active bug's options, in increasing action id (the table's order)."""
         cfg = self.cfg
         me = self.bugs[self.active]
         foe = self.bugs[1 - self.active]
         st = me.stamina
-        out = [action_id(Kind.END_TURN)]
+        out = [END_TURN_ID]
         w = me.p.weapon
-        dist = R.chebyshev(me.pos, foe.pos)
+        dist = max(abs(me.x - foe.x), abs(me.y - foe.y))
         tax = me.attacks_made * cfg.stamina.tax_per_attack
+        budget = max(0, st - tax)  # most Stamina an attack can invest now
         targetable = (
             not foe.dead
-            and R.can_be_targeted(self.cover.get(foe.pos, 0))
+            and (not self.cover or R.can_be_targeted(self.cover.get(foe.pos, 0)))
             and (cfg.unconscious.targetable or not foe.unconscious)
         )
         if targetable and dist <= (w.range if w.ranged else 1):
             lo = max(1, cfg.stamina.min_attack_investment)
-            for k in range(lo, MAX_ATTACK_INVEST + 1):
-                if k + tax <= st:
-                    out.append(action_id(Kind.ATTACK, k))
+            out.extend(ATTACK_IDS[lo : min(budget, MAX_ATTACK_INVEST) + 1])
         if targetable and dist == 1:
             if cfg.grapple.enabled and foe.grappled_by != self.active:
-                for k in range(1, MAX_SMALL_INVEST + 1):
-                    if k + tax <= st:
-                        out.append(action_id(Kind.GRAPPLE, k))
+                out.extend(GRAPPLE_IDS[1 : min(budget, MAX_SMALL_INVEST) + 1])
             if cfg.pogo.enabled and me.jumped and not w.ranged:
-                for k in range(1, MAX_SMALL_INVEST + 1):
-                    if k + tax <= st:
-                        out.append(action_id(Kind.POGO, k))
+                out.extend(POGO_IDS[1 : min(budget, MAX_SMALL_INVEST) + 1])
         if me.grappled_by < 0:
             mv = cfg.movement
-            for d in range(self.dirs):
-                dx, dy = DIRECTIONS[d]
-                if (me.speed_left > 0 or me.free_move > 0) and self._free(me.x + dx, me.y + dy):
-                    out.append(action_id(Kind.STEP, 0, d))
-                if st >= mv.dash_cost and self._dash_landing(me, d) is not None:
-                    out.append(action_id(Kind.DASH, 0, d))
-                if st >= mv.retreat_cost and me.speed_left > 0 and self._free(me.x + dx, me.y + dy):
-                    out.append(action_id(Kind.RETREAT, 0, d))
+            free = [self._free(me.x + dx, me.y + dy) for dx, dy in DIRECTIONS[: self.dirs]]
+            if me.speed_left > 0 or me.free_move > 0:
+                out.extend(STEP_IDS[d] for d in range(self.dirs) if free[d])
+            if st >= mv.dash_cost:
+                out.extend(DASH_IDS[d] for d in range(self.dirs) if self._dash_landing(me, d) is not None)
+            if st >= mv.retreat_cost and me.speed_left > 0:
+                out.extend(RETREAT_IDS[d] for d in range(self.dirs) if free[d])
         if me.imbalance > 0 and st >= cfg.imbalance.clear_cost:
-            out.append(action_id(Kind.CLEAR_IMBALANCE))
+            out.append(CLEAR_IMBALANCE_ID)
         if me.delayed > 0 and st >= cfg.delayed.removal_cost:
-            out.append(action_id(Kind.CLEAR_DELAYED))
+            out.append(CLEAR_DELAYED_ID)
         if me.status > 0 and st >= cfg.status.removal_cost:
-            out.append(action_id(Kind.CLEAR_STATUS))
+            out.append(CLEAR_STATUS_ID)
         if me.grappled_by >= 0:
-            for k in range(MAX_SMALL_INVEST + 1):
-                if cfg.grapple.escape_cost + k <= st:
-                    out.append(action_id(Kind.ESCAPE, k))
+            out.extend(ESCAPE_IDS[: max(0, min(st - cfg.grapple.escape_cost, MAX_SMALL_INVEST) + 1)])
         if cfg.focus.enabled and me.focus_pending == 0:
-            for x in range(1, min(me.soul, MAX_FOCUS) + 1):
-                out.append(action_id(Kind.FOCUS, x))
-        return sorted(out)
+            out.extend(FOCUS_IDS[1 : min(me.soul, MAX_FOCUS) + 1])
+        return out
 
     def _legal_defense(self) -> list[int]:
         atk = self.atk
@@ -509,9 +520,10 @@ class DuelState(State):
         return 0 <= x < self.width and 0 <= y < self.height
 
     def _free(self, x: int, y: int) -> bool:
-        if not self._inside(x, y):
+        if not (0 <= x < self.width and 0 <= y < self.height):
             return False
-        return all(b.dead or (b.x, b.y) != (x, y) for b in self.bugs)
+        a, b = self.bugs
+        return (a.dead or a.x != x or a.y != y) and (b.dead or b.x != x or b.y != y)
 
     def _dash_landing(self, me: Bug, d: int) -> tuple[int, int] | None:
         """Rule 15: a dash / jump moves exactly ``dash_cells`` in a line; it may leap over a bug."""
