@@ -175,11 +175,12 @@ class DuelSetup(RulesModel):
                                  description="forms that fit the action per conflict (fewer = drawn at random)")
     conflict_win_bonus: float = Field(default=0.0, ge=0.0, le=1.0,
                                       description="return per conflict won minus lost (0 = only out counts)")
-    pc_forms: list[list[int]] = Field(default=
-        [[8, 10, 6, 6, 4, 12], [6, 8, 10, 4, 6, 12]],
-        description="fixed sheets (die per form, form order as Rule 1) when there is no build phase")
-    npc_forms: list[list[int]] = Field(default=[[12, 8], [6, 4], [10, 6]], min_length=3, max_length=3,
-                                       description="the NPC's fixed pairs (action, maneuvering, self-protection)")
+    pc_assignment: list[list[str]] = Field(default=[
+        ["with_violence", "directly", "covertly", "for_myself", "for_others", "with_love"],
+        ["with_violence", "for_myself", "directly", "covertly", "with_love", "for_others"]],
+        description="without a build phase: per PC seat, the forms that get forms.pc_dice, largest die first")
+    npc_assignment: list[str] = Field(default=["action", "self_protection", "maneuvering"],
+                                      description="the NPC forms that get forms.npc_pairs, largest pair first")
     strengths: list[list[str]] = Field(default=
         [["with_violence:potent"], ["directly:consequential=for_others"]],
         description="particular strengths per seat: 'form[:potent|twice_potent][:general][:consequential=FORM]'")
@@ -196,11 +197,14 @@ class MeleeSetup(RulesModel):
     parties: int = Field(default=3, ge=3, le=4, description="number of parties (the last one is the NPC)")
     max_conflicts: int = Field(default=6, ge=1, le=50, description="conflict limit of the chapter")
     forms_available: int = Field(default=6, ge=2, le=6, description="forms that fit the action per conflict")
-    pc_forms: list[list[int]] = Field(default=
-        [[6, 10, 12, 8, 4, 6], [8, 4, 12, 6, 6, 10], [10, 6, 6, 12, 4, 8]], min_length=3, max_length=3,
-        description="the PCs' sheets (die per form, Rule 1 order)")
-    npc_forms: list[list[int]] = Field(default=[[12, 8], [10, 6], [6, 4]], min_length=3, max_length=3,
-                                       description="the NPC's pairs (action, maneuvering, self-protection)")
+    pc_assignment: list[list[str]] = Field(default=[
+        ["for_myself", "directly", "for_others", "covertly", "with_violence", "with_love"],
+        ["for_myself", "with_violence", "covertly", "for_others", "with_love", "directly"],
+        ["for_others", "covertly", "with_violence", "directly", "for_myself", "with_love"]],
+        min_length=3, max_length=3,
+        description="per PC seat, the forms that get forms.pc_dice, largest die first")
+    npc_assignment: list[str] = Field(default=["action", "maneuvering", "self_protection"],
+                                      description="the NPC forms that get forms.npc_pairs, largest pair first")
     strengths: list[list[str]] = Field(default=[[], [], [], []], description="particular strengths per seat")
 
     @field_validator("strengths")
@@ -225,9 +229,34 @@ class WickedAgeConfig(RulesModel):
 
     @model_validator(mode="after")
     def _sheets(self) -> WickedAgeConfig:
-        for name, sheets in (("duel.pc_forms", self.duel.pc_forms), ("melee.pc_forms", self.melee.pc_forms)):
-            for sheet in sheets:
-                if len(sheet) != 6:
-                    raise ValueError(f"{name}: each sheet has six dice (one per form)")
+        for name, orders in (("duel.pc_assignment", self.duel.pc_assignment),
+                             ("melee.pc_assignment", self.melee.pc_assignment)):
+            if not orders:
+                raise ValueError(f"{name}: give at least one form order")
+            for order in orders:
+                if sorted(order) != sorted(PC_FORMS):
+                    raise ValueError(f"{name}: each entry lists the six PC forms once: {', '.join(PC_FORMS)}")
+        for name, order in (("duel.npc_assignment", self.duel.npc_assignment),
+                            ("melee.npc_assignment", self.melee.npc_assignment)):
+            if sorted(order) != sorted(NPC_FORMS):
+                raise ValueError(f"{name}: lists the three NPC forms once: {', '.join(NPC_FORMS)}")
         return self
+
+
+def assign_pc_dice(dice: list[int], order: list[str]) -> list[int]:
+    """Rule 1: the dice, largest first, to the forms in ``order``; returns one die per form (Rule 1 order)."""
+    sheet = [0] * len(PC_FORMS)
+    for size, form in zip(sorted(dice, reverse=True), order, strict=True):
+        sheet[PC_FORMS.index(form)] = size
+    return sheet
+
+
+def assign_npc_pairs(pairs: list[list[int]], order: list[str]) -> list[int]:
+    """Rule 2: the pairs, largest first, to the NPC forms in ``order``; returns dice[2f], dice[2f+1]."""
+    dice = [0] * 6
+    ranked = sorted((sorted(p, reverse=True) for p in pairs), reverse=True)
+    for pair, form in zip(ranked, order, strict=True):
+        f = NPC_FORMS.index(form)
+        dice[2 * f], dice[2 * f + 1] = pair
+    return dice
 

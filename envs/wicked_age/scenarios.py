@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from envs.core.game import Scenario
-from envs.wicked_age.config import PC_FORMS, WickedAgeConfig
+from envs.wicked_age.config import PC_FORMS, WickedAgeConfig, assign_npc_pairs, assign_pc_dice
 from envs.wicked_age.engine import NUM_ACTIONS, OBS_SIZE, Character, Strength, WickedAgeState
 
 DUEL_NAMES = ("Amek", "Mekha")
@@ -22,10 +22,6 @@ OPTION_GROUPS: tuple[str, ...] = (
 MELEE_GROUPS = (*OPTION_GROUPS, "challenge_pc", "challenge_npc", "challenge_several", "offer_target")
 
 
-def _npc_dice(pairs: list[list[int]]) -> list[int]:
-    return [d for p in pairs for d in p]
-
-
 def _strengths(cfg: WickedAgeConfig, specs: list[list[str]], seat: int) -> tuple[Strength, ...]:
     if seat >= len(specs):
         return ()
@@ -37,12 +33,14 @@ def new_duel(config: BaseModel) -> WickedAgeState:
     cfg = config
     assert isinstance(cfg, WickedAgeConfig)
     d = cfg.duel
-    sheets = d.pc_forms if d.pc_forms else [list(cfg.forms.pc_dice)] * 2
-    a = Character(DUEL_NAMES[0], False, list(sheets[0]), _strengths(cfg, d.strengths, 0))
+    orders = d.pc_assignment
+    a = Character(DUEL_NAMES[0], False, assign_pc_dice(cfg.forms.pc_dice, orders[0]), _strengths(cfg, d.strengths, 0))
     if d.opponent == "npc":
-        b = Character(DUEL_NPC_NAME, True, _npc_dice(d.npc_forms), _strengths(cfg, d.strengths, 1))
+        b = Character(DUEL_NPC_NAME, True, assign_npc_pairs(cfg.forms.npc_pairs, d.npc_assignment),
+                      _strengths(cfg, d.strengths, 1))
     else:
-        b = Character(DUEL_NAMES[1], False, list(sheets[1 % len(sheets)]), _strengths(cfg, d.strengths, 1))
+        b = Character(DUEL_NAMES[1], False, assign_pc_dice(cfg.forms.pc_dice, orders[1 % len(orders)]),
+                      _strengths(cfg, d.strengths, 1))
     return WickedAgeState(cfg, [a, b], max_conflicts=d.max_conflicts, forms_available=d.forms_available,
                           build=d.build_phase, conflict_win_bonus=d.conflict_win_bonus)
 
@@ -57,9 +55,10 @@ def new_melee(config: BaseModel) -> WickedAgeState:
     cfg = config
     assert isinstance(cfg, WickedAgeConfig)
     m = cfg.melee
-    chars = [Character(MELEE_PC_NAMES[i], False, list(m.pc_forms[i]), _strengths(cfg, m.strengths, i))
-             for i in range(m.parties - 1)]
-    chars.append(Character(MELEE_NPC_NAME, True, _npc_dice(m.npc_forms), _strengths(cfg, m.strengths, m.parties - 1)))
+    chars = [Character(MELEE_PC_NAMES[i], False, assign_pc_dice(cfg.forms.pc_dice, m.pc_assignment[i]),
+                       _strengths(cfg, m.strengths, i)) for i in range(m.parties - 1)]
+    chars.append(Character(MELEE_NPC_NAME, True, assign_npc_pairs(cfg.forms.npc_pairs, m.npc_assignment),
+                           _strengths(cfg, m.strengths, m.parties - 1)))
     return WickedAgeState(cfg, chars, max_conflicts=m.max_conflicts, forms_available=m.forms_available)
 
 

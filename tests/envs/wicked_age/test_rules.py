@@ -120,7 +120,7 @@ def test_rule5_strengths_potent_general_consequential():
 
 
 def test_rule4_strength_only_with_its_required_form():
-    cfg = config(duel={"strengths": [["with_love"], []], "pc_forms": [[8, 10, 6, 6, 4, 12], [6, 8, 10, 4, 6, 12]]})
+    cfg = config(duel={"strengths": [["with_love"], []]})
     from envs.wicked_age.scenarios import new_duel
     state = new_duel(cfg)
     state.apply_action(Act.FORM_5)
@@ -226,3 +226,12 @@ def test_build_phase_assigns_every_die_once():
     state.apply_action(Act.NPC_FORM_0)
     assert state.chars[1].dice == [6, 4, 12, 8, 10, 6]
     assert isinstance(state, WickedAgeState) and state.node == Ctx.PICK_FORM
+
+
+def test_scenario_sheets_follow_forms_pc_dice():
+    from envs.wicked_age.scenarios import new_duel
+    state = new_duel(config())
+    assert state.chars[0].dice == [8, 10, 6, 6, 4, 12]  # d12 With Violence, d10 Directly, d8 Covertly, ...
+    state = new_duel(config(forms={"pc_dice": [10, 10, 8, 8, 6, 4]}, duel={"opponent": "npc"}))
+    assert state.chars[0].dice == [8, 10, 8, 6, 4, 10]
+    assert state.chars[1].dice == [12, 8, 6, 4, 10, 6]  # Action d12+d8, Maneuvering d6+d4, Self-protection d10+d6
