@@ -162,6 +162,9 @@ class OweListRules(RulesModel):
     against: Literal["exchanged", "all"] = Field(default=
         "exchanged", description="Rule 18 [decision]: 'rolled against' = had a challenge/answer with (or: any party)")
     dice_per_entry: int = Field(default=1, ge=0, le=6, description="Rule 19: advantage dice gained per cashed entry")
+    end_value: float = Field(default=0.0, ge=0.0, le=1.0,
+                             description="Rule 18 [decision]: return per entry left at the chapter's end (the "
+                             "future chapters an entry guarantees are not simulated; 0 = worthless)")
 
 
 class DuelSetup(RulesModel):

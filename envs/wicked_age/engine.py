@@ -989,8 +989,9 @@ class WickedAgeState(State):
 
     def finish_chapter(self, reason: EndReason, detail: str) -> None:
         """Rules 20-21: +1 per opponent put out of the chapter, -1 for being put out, plus the conflict bonus."""
+        keep = self.cfg.owe_list.end_value
         rets = [self.put_out[s] - (0 if self.in_chapter[s] else 1) + self.conflict_win_bonus * self.conflict_score[s]
-                for s in range(self.num_players)]
+                + keep * self.owe.count(s) for s in range(self.num_players)]
         best = max(rets)
         winner = rets.index(best) if rets.count(best) == 1 else None
         self.finish(winner, reason, rets, detail)

@@ -235,3 +235,13 @@ def test_scenario_sheets_follow_forms_pc_dice():
     state = new_duel(config(forms={"pc_dice": [10, 10, 8, 8, 6, 4]}, duel={"opponent": "npc"}))
     assert state.chars[0].dice == [8, 10, 8, 6, 4, 10]
     assert state.chars[1].dice == [12, 8, 6, 4, 10, 6]  # Action d12+d8, Maneuvering d6+d4, Self-protection d10+d6
+
+
+def test_rule18_entries_left_at_the_end_can_be_worth_a_return():
+    state = start_conflict([amek(), mekha()], [("with_violence", "directly"), ("for_myself", "directly")],
+                           config(owe_list={"end_value": 0.25}), owe_list=[MEKHA, MEKHA])
+    roll(state, AMEK, (10, 3))
+    roll(state, MEKHA, (7, 2))
+    roll(state, MEKHA, (5, 4))
+    default_consequence(state, exhausted=True)
+    assert state.outcome().returns == (0.0, 0.5)
