@@ -527,9 +527,13 @@ def final_evaluation(run_dir: Path, ruleset: str, scenario: str, config: Any, ga
     from envs.core.registry import get_ruleset
     from training.evaluate import evaluate
 
+    from training import runner
+
     rs = get_ruleset(ruleset)
     n = rs.scenario(scenario).players(config)
     me = f"rl:{run_dir}"
+    # runner caches agents by name; a run resumed in this process must not be judged by its old weights.
+    runner._AGENT_CACHE.pop((ruleset, scenario, me), None)
     out: dict[str, Any] = {"games": games, "seed": seed, "num_players": n, "vs": {}}
     if n == 1:
         ev = evaluate(rs, scenario, config, [me, *agent_names(ruleset)], games, seed, workers=workers)

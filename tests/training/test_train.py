@@ -196,3 +196,13 @@ def test_hyperparameter_files_cover_every_design_id():
             assert hp["policy"] == "MlpPolicy"
     assert load_hyperparams("maskable-ppo", "rulebreaker/WickedAgeMelee-v0")["pool_size"] == 20
     assert load_hyperparams("maskable-ppo", "rulebreaker/WickedAgeMelee-v0", {"pool_size": 3})["pool_size"] == 3
+
+
+@pytest.mark.slow  # worker processes import torch: tens of seconds on a loaded 2-core box
+def test_subprocess_vec_env_trains(tmp_path, toy):
+    hp = {"n_steps": 64, "batch_size": 64, "policy_kwargs": {"net_arch": [16]}, "eval_freq": 10**6,
+          "eval_episodes": 2}
+    res = train(TrainConfig("toy_pig", "race", steps=256, n_envs=2, vec="subproc", out=tmp_path / "sub", hp=hp,
+                            final_eval=False))
+    assert res.status == "completed" and res.num_timesteps == 256
+    assert json.loads((res.run_dir / "train_state.json").read_text())["vec"] == "subproc"
