@@ -525,9 +525,8 @@ def final_evaluation(run_dir: Path, ruleset: str, scenario: str, config: Any, ga
     """
     from agents.registry import agent_names
     from envs.core.registry import get_ruleset
-    from training.evaluate import evaluate
-
     from training import runner
+    from training.evaluate import evaluate
 
     rs = get_ruleset(ruleset)
     n = rs.scenario(scenario).players(config)
