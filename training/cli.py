@@ -48,17 +48,17 @@ def rulesets() -> None:
     from envs import all_rulesets
 
     table = Table(title="rulesets")
-    for col in ("ruleset", "scenario", "env id", "players", "agents"):
-        table.add_column(col)
+    for col in ("ruleset", "scenario", "env id", "players"):
+        table.add_column(col, overflow="fold")
     for name, rs in sorted(all_rulesets().items()):
         cfg = rs.default_config()
-        agents = ", ".join(describe(name))
         for sname, sc in rs.scenarios.items():
-            table.add_row(name, sname, rs.env_id(sname), str(sc.players(cfg)), agents)
+            table.add_row(name, sname, rs.env_id(sname), str(sc.players(cfg)))
     out.print(table)
     for name in sorted(all_rulesets()):
+        out.print(f"[bold]{name}[/bold] agents:")
         for agent, doc in describe(name).items():
-            out.print(f"[bold]{name}[/bold] {agent}: {doc}")
+            out.print(f"  {agent}: {doc}", highlight=False)
 
 
 @rules_app.command("show")
