@@ -239,6 +239,10 @@ class DuelState(State):
         self.attack = [[], []]
         self.defence = [None, None]
         self.phase = DPhase.RESOLVE
+        plans = "; ".join(
+            f"{self.sides[s].name}: " + ", ".join(KIND_NAMES[k] for k in self.plans[s])
+            + (" (split: dice -2, -3)" if self.n_actions[s] > 1 else "") for s in (0, 1))
+        self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
 
     # -- resolving -------------------------------------------------------------------------------
     def _settle(self) -> None:
