@@ -58,6 +58,7 @@ class Discovery:
     sections: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     rl_agents: dict[str, str] = field(default_factory=dict)  # label -> agent spec "rl:<path>"
+    written_records: list[GameRecord] | None = None  # the round-robin replayed under the rules as written
 
     def __post_init__(self) -> None:
         self.num_players = self.ruleset.scenario(self.scenario).players(self.config)
@@ -347,6 +348,7 @@ def stage_variant_vs_written(d: Discovery, agents: list[str], rr: Evaluation) ->
     changed = sorted(k for k, v in flat_items(config_dict(d.config))
                      if dict(flat_items(config_dict(d.base_config))).get(k) != v)
     sec = {"changed_keys": changed, "metrics": rows}
+    d.written_records = base_recs
     d.sections["variant_vs_written"] = sec
     d.timings["variant_vs_written"] = time.perf_counter() - t0
     t = d.thresholds
@@ -384,7 +386,8 @@ def stage_variant_vs_written(d: Discovery, agents: list[str], rr: Evaluation) ->
 
 # -- stage 7: seats, lengths, resources -----------------------------------------------------------------
 
-def stage_structure(d: Discovery, rr: Evaluation, strong_records: list[GameRecord]) -> dict[str, Any]:
+def stage_structure(d: Discovery, rr: Evaluation, strong_records: list[GameRecord],
+                    written_records: list[GameRecord] | None = None) -> dict[str, Any]:
     t = d.thresholds
     recs = rr.records
     sec: dict[str, Any] = {}
@@ -419,15 +422,18 @@ def stage_structure(d: Discovery, rr: Evaluation, strong_records: list[GameRecor
     lengths = [r.length for r in recs]
     sec["length"] = {"mean": statistics.fmean(lengths), "median": statistics.median(lengths),
                      "max": max(lengths), "reasons": dict(Counter(r.reason for r in recs))}
-    sec["resources"] = _resources(d, strong_records)
+    if written_records is not None:
+        sec["resources"] = _resources(d, rr.records, written_records)
+    else:
+        sec["resources"] = _resources(d, strong_records)
     sec["snowball"] = _snowball(d, recs)
     d.sections["structure"] = sec
     return sec
 
 
-def _resources(d: Discovery, records: list[GameRecord]) -> dict[str, Any]:
-    t = d.thresholds
-    rises: dict[str, list[float]] = defaultdict(list)
+def _rises(records: list[GameRecord]) -> tuple[dict[str, dict[int, float]], dict[str, list[list[float]]]]:
+    """Per game and resource: the mean over seats of (last − first) / max(|first|, 1); and the level curves."""
+    rises: dict[str, dict[int, float]] = defaultdict(dict)
     curves: dict[str, list[list[float]]] = defaultdict(lambda: [[] for _ in range(11)])
     for r in records:
         first: dict[tuple[int, str], float] = {}
@@ -441,19 +447,40 @@ def _resources(d: Discovery, records: list[GameRecord]) -> dict[str, Any]:
                 first.setdefault((s, k), float(v))
                 last[(s, k)] = float(v)
                 curves[k][min(10, int(10 * i / n_dec))].append(float(v))
+        per: dict[str, list[float]] = defaultdict(list)
         for (s, k), f0 in first.items():
-            rises[k].append((last[(s, k)] - f0) / max(abs(f0), 1.0))
+            per[k].append((last[(s, k)] - f0) / max(abs(f0), 1.0))
+        for k, vs in per.items():
+            rises[k][r.index] = sum(vs) / len(vs)
+    return rises, curves
+
+
+def _resources(d: Discovery, records: list[GameRecord],
+               base_records: list[GameRecord] | None = None) -> dict[str, Any]:
+    """Resource runaway. With a variant, the rise is measured against the same games under the rules as
+    written (a resource that already grows as written is the game's design, not the variant's doing)."""
+    t = d.thresholds
+    rises, curves = _rises(records)
+    base_rises = _rises(base_records)[0] if base_records is not None else None
     out: dict[str, Any] = {}
-    for k, vals in rises.items():
-        iv = mean_interval(vals)
-        out[k] = {"relative_rise": _iv(iv),
+    for k, by_game in rises.items():
+        if base_rises is not None:
+            common = sorted(set(by_game) & set(base_rises.get(k, {})))
+            iv = mean_interval([by_game[i] - base_rises[k][i] for i in common])
+            what = "rise beyond the rules as written"
+        else:
+            iv = mean_interval(list(by_game.values()))
+            what = "relative rise from the first to the last decision"
+        out[k] = {"relative_rise": _iv(iv), "compared_to_written": base_rises is not None,
                   "curve": [round(statistics.fmean(c), 4) if c else None for c in curves[k]]}
         if iv.low > t.runaway_rise:
-            d.add(Finding(
-                Kind.RESOURCE_RUNAWAY, k, severity_of(iv.value, t), "relative rise from the first to the last decision",
-                iv.value, t.runaway_rise, (iv.low, iv.high), "",
-                f"'{k}' runs away under strong play: it ends {100 * iv.value:.0f}% [{100 * iv.low:.0f}, "
-                f"{100 * iv.high:.0f}] above where it started."))
+            summary = (f"'{k}' runs away under the variant: it rises {100 * iv.value:.0f}% [{100 * iv.low:.0f}, "
+                       f"{100 * iv.high:.0f}] more over a game than under the rules as written."
+                       if base_rises is not None else
+                       f"'{k}' runs away under strong play: it ends {100 * iv.value:.0f}% [{100 * iv.low:.0f}, "
+                       f"{100 * iv.high:.0f}] above where it started.")
+            d.add(Finding(Kind.RESOURCE_RUNAWAY, k, severity_of(iv.value, t), what, iv.value, t.runaway_rise,
+                          (iv.low, iv.high), "", summary))
     return out
 
 
@@ -525,7 +552,7 @@ def run_discovery(d: Discovery, rl_stage: Callable[[Discovery, list[str]], dict[
     stage_sensitivity(d, personas, rr)
     stage_variant_vs_written(d, personas, rr)
     strong_recs = [r for r in rr.records if strong in r.agents] or rr.records
-    stage_structure(d, rr, strong_recs)
+    stage_structure(d, rr, strong_recs, d.written_records)
     d.sections["usage"] = restricted["agents"].get(strong, {}).get("usage", {})
     d.timings["total"] = time.perf_counter() - t_start
     d.findings.sort(key=lambda f: (-f.severity.rank, f.kind.value, f.subject))
