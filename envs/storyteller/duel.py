@@ -35,10 +35,13 @@ class DAct(enum.IntEnum):
     ATTACK_ALT = 3
     DEFEND = 4
     NO_WILLPOWER = 5
-    WILLPOWER = 6  # WILLPOWER + k-1 (action k): 6, 7
+    WILLPOWER = 6  # Willpower on action 1
+    WILLPOWER_2 = 7  # Willpower on action 2
 
 
 DUEL_ACTIONS = 8
+DUEL_MAX_ACTIONS = 2
+"""The duel's action table offers one action or a two-action split (attack and defend)."""
 
 
 class DPhase(enum.IntEnum):
@@ -98,7 +101,7 @@ class DuelState(State):
         self.attack: list[list[int]] = [[], []]  # this turn's attack outcomes per seat
         self.defence: list[int | None] = [None, None]
         self.last = (0, 0, 0, 0)  # last turn: gains and defence nets, for observations
-        self.max_actions = rules.max_actions(cfg)
+        self.max_actions = min(rules.max_actions(cfg), DUEL_MAX_ACTIONS)
         self.narrate("setup", f"{self.sides[0].name} and {self.sides[1].name} struggle: first to {self.target} "
                      f"successes wins, within {cfg.duel.turns} turns.")
 
@@ -191,12 +194,12 @@ class DuelState(State):
         return {DAct.ONE_ACTION: "one action", DAct.TWO_ACTIONS: "two actions (split)", DAct.ATTACK: "attack",
                 DAct.ATTACK_ALT: "wild attack (bigger pool, higher difficulty)", DAct.DEFEND: "defend",
                 DAct.NO_WILLPOWER: "no willpower", DAct.WILLPOWER: "willpower on action 1",
-                DAct.WILLPOWER + 1: "willpower on action 2"}.get(DAct(action), f"action {action}")
+                DAct.WILLPOWER_2: "willpower on action 2"}.get(DAct(action), f"action {action}")
 
     def option_of(self, action: int) -> str | None:
         return {DAct.ONE_ACTION: "single_action", DAct.TWO_ACTIONS: "multiple_actions", DAct.ATTACK: "attack",
                 DAct.ATTACK_ALT: "approach_alt", DAct.DEFEND: "defend", DAct.NO_WILLPOWER: "no_willpower",
-                DAct.WILLPOWER: "willpower", DAct.WILLPOWER + 1: "willpower"}[DAct(action)]
+                DAct.WILLPOWER: "willpower", DAct.WILLPOWER_2: "willpower"}[DAct(action)]
 
     def decision_context(self) -> str:
         return {DPhase.COUNT: "actions", DPhase.PICK: "action", DPhase.WILLPOWER: "willpower"}.get(self.phase, "none")
