@@ -96,8 +96,7 @@ class Steady:
             prefs = [Act.AUTO + s, roll] if value <= 1.25 else [roll, Act.AUTO + s]
             return _first_legal(prefs, mask)
         if ph == Phase.WILLPOWER:
-            return _first_legal([Act.WILLPOWER, Act.NO_WILLPOWER] if _heist_behind(state) else [Act.NO_WILLPOWER],
-                                mask)
+            return _first_legal([Act.WILLPOWER, Act.NO_WILLPOWER] if _heist_behind(state) else [Act.NO_WILLPOWER], mask)
         return _first_legal(_ally_pref(state), mask)
 
 

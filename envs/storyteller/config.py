@@ -14,12 +14,35 @@ from envs.core.config import RulesModel
 
 TRAITS: tuple[str, ...] = (
     # Attributes (Rule 1)
-    "strength", "dexterity", "stamina", "charisma", "manipulation", "appearance",
-    "perception", "intelligence", "wits",
+    "strength",
+    "dexterity",
+    "stamina",
+    "charisma",
+    "manipulation",
+    "appearance",
+    "perception",
+    "intelligence",
+    "wits",
     # Abilities used by the seed's examples (Rule 1)
-    "athletics", "brawl", "computer", "drive", "etiquette", "firearms", "investigation",
-    "streetwise", "technology", "dodge", "politics", "occultism", "subterfuge", "performance",
-    "security", "stealth", "alertness", "expression", "medicine",
+    "athletics",
+    "brawl",
+    "computer",
+    "drive",
+    "etiquette",
+    "firearms",
+    "investigation",
+    "streetwise",
+    "technology",
+    "dodge",
+    "politics",
+    "occultism",
+    "subterfuge",
+    "performance",
+    "security",
+    "stealth",
+    "alertness",
+    "expression",
+    "medicine",
 )
 
 
@@ -28,10 +51,14 @@ TASK_KEYS: tuple[str, ...] = ("documents", "house", "drive", "autopsy", "virus",
 
 
 class DiceRules(RulesModel):
-    default_difficulty: int = Field(6, ge=2, le=10, description="Rule 2: difficulty when none is given")
-    min_difficulty: int = Field(2, ge=2, le=10, description="Rule 2 [decision]: difficulties are clamped up to this")
-    max_difficulty: int = Field(10, ge=2, le=10, description="Rule 2 [decision]: difficulties are clamped down to this")
-    required_successes: int = Field(1, ge=1, le=5, description="Rule 5: net successes a simple action needs")
+    default_difficulty: int = Field(default=6, ge=2, le=10, description="Rule 2: difficulty when none is given")
+    min_difficulty: int = Field(
+        default=2, ge=2, le=10, description="Rule 2 [decision]: difficulties are clamped up to this"
+    )
+    max_difficulty: int = Field(
+        default=10, ge=2, le=10, description="Rule 2 [decision]: difficulties are clamped down to this"
+    )
+    required_successes: int = Field(default=1, ge=1, le=5, description="Rule 5: net successes a simple action needs")
 
     @model_validator(mode="after")
     def _order(self) -> DiceRules:
@@ -41,82 +68,106 @@ class DiceRules(RulesModel):
 
 
 class AutoSuccessRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 7: pool >= difficulty may take one success without rolling")
+    enabled: bool = Field(default=True, description="Rule 7: pool >= difficulty may take one success without rolling")
 
 
 class WillpowerRules(RulesModel):
-    points: int = Field(3, ge=0, le=10, description="Rule 8: Willpower points per scene")
-    successes: int = Field(1, ge=0, le=5, description="Rule 8: automatic successes one point buys")
-    per_turn: int = Field(1, ge=0, le=1, description="Rule 8: points that may be spent per turn (once per turn)")
-    prevents_botch: bool = Field(True, description="Rule 8: a roll with Willpower spent cannot botch")
+    points: int = Field(default=3, ge=0, le=10, description="Rule 8: Willpower points per scene")
+    successes: int = Field(default=1, ge=0, le=5, description="Rule 8: automatic successes one point buys")
+    per_turn: int = Field(
+        default=1, ge=0, le=1, description="Rule 8: points that may be spent per turn (once per turn)"
+    )
+    prevents_botch: bool = Field(default=True, description="Rule 8: a roll with Willpower spent cannot botch")
 
 
 class MultipleActionRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 9: several actions may be declared in one turn")
-    max_actions: int = Field(3, ge=1, le=3, description="Rule 9: most actions a character may declare per turn")
+    enabled: bool = Field(default=True, description="Rule 9: several actions may be declared in one turn")
+    max_actions: int = Field(default=3, ge=1, le=3, description="Rule 9: most actions a character may declare per turn")
 
 
 class RetryRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 10: a failed retryable task may be tried again")
-    difficulty_step: int = Field(1, ge=0, le=3, description="Rule 10: difficulty rise per repeated attempt")
+    enabled: bool = Field(default=True, description="Rule 10: a failed retryable task may be tried again")
+    difficulty_step: int = Field(default=1, ge=0, le=3, description="Rule 10: difficulty rise per repeated attempt")
     restart_is_retry: bool = Field(
-        True, description="Rule 10/11: restarting a reset extended action counts as a new attempt"
+        default=True, description="Rule 10/11: restarting a reset extended action counts as a new attempt"
     )
 
 
 class ExtendedRules(RulesModel):
     reset_on: Literal["botch", "failure", "never"] = Field(
-        "botch", description="Rule 11 [decision]: which roll result wipes the accumulated successes"
+        default="botch", description="Rule 11 [decision]: which roll result wipes the accumulated successes"
     )
     abandon_on_reset: bool = Field(
-        False, description="Rule 11 [decision]: the Storyteller ends the attempt instead of allowing a restart"
+        default=False, description="Rule 11 [decision]: the Storyteller ends the attempt instead of allowing a restart"
     )
-    one_roll_per_task: bool = Field(True, description="Rule 11 [decision]: one roll per task per interval")
+    one_roll_per_task: bool = Field(default=True, description="Rule 11 [decision]: one roll per task per interval")
 
 
 class ResistedRules(RulesModel):
     actor_wins_ties: bool = Field(
-        False, description="Rule 12 [decision]: false = a tie is a failure / status quo; true = a tie is 1 success"
+        default=False,
+        description="Rule 12 [decision]: false = a tie is a failure / status quo; true = a tie is 1 success",
     )
 
 
 class ContestRules(RulesModel):
     simultaneous: Literal["higher_total", "draw"] = Field(
-        "higher_total",
+        default="higher_total",
         description="Rule 13 [decision]: both reach the total in one roll: higher total wins (equal: roll again)",
     )
 
 
 class TeamworkRules(RulesModel):
-    enabled: bool = Field(True, description="Rule 14: helpers roll separately and add their successes")
+    enabled: bool = Field(default=True, description="Rule 14: helpers roll separately and add their successes")
 
 
 class SpecialtyRules(RulesModel):
-    enabled: bool = Field(False, description="Rule 15: a 10 on a specialty roll is rerolled for an extra success")
+    enabled: bool = Field(
+        default=False, description="Rule 15: a 10 on a specialty roll is rerolled for an extra success"
+    )
 
 
 class HeistRules(RulesModel):
     tasks: list[str] = Field(
-        ["documents", "house", "drive", "autopsy", "virus"],
+        default=["documents", "house", "drive", "autopsy", "virus"],
         min_length=1,
         max_length=9,
         description="Heist: catalogue keys of the job's tasks (documents, house, drive, autopsy, virus, tree, "
         "phone, director, shoot)",
     )
-    draw: int = Field(3, ge=0, le=3, description="Heist: draw this many tasks at random (0 = use tasks as listed)")
-    turns: int = Field(10, ge=1, le=30, description="Heist: turns until the guards arrive (time limit)")
-    botch_costs_turns: int = Field(1, ge=0, le=5, description="Heist: a botch brings the guards this much sooner")
-    ally_pool: int = Field(3, ge=0, le=10, description="Heist: the ally's dice pool for teamwork (0 = no ally)")
+    draw: int = Field(
+        default=3, ge=0, le=3, description="Heist: draw this many tasks at random (0 = use tasks as listed)"
+    )
+    turns: int = Field(default=10, ge=1, le=30, description="Heist: turns until the guards arrive (time limit)")
+    botch_costs_turns: int = Field(
+        default=1, ge=0, le=5, description="Heist: a botch brings the guards this much sooner"
+    )
+    ally_pool: int = Field(default=3, ge=0, le=10, description="Heist: the ally's dice pool for teamwork (0 = no ally)")
     character: dict[str, int] = Field(
-        {
-            "strength": 3, "dexterity": 3, "stamina": 3, "charisma": 2, "manipulation": 3, "appearance": 2,
-            "perception": 3, "intelligence": 4, "wits": 3,
-            "athletics": 2, "computer": 4, "drive": 3, "etiquette": 2, "firearms": 2, "investigation": 3,
-            "streetwise": 3, "technology": 3,
+        default={
+            "strength": 3,
+            "dexterity": 3,
+            "stamina": 3,
+            "charisma": 2,
+            "manipulation": 3,
+            "appearance": 2,
+            "perception": 3,
+            "intelligence": 4,
+            "wits": 3,
+            "athletics": 2,
+            "computer": 4,
+            "drive": 3,
+            "etiquette": 2,
+            "firearms": 2,
+            "investigation": 3,
+            "streetwise": 3,
+            "technology": 3,
         },
         description="Heist: the character's Attribute and Ability ratings (0..10; missing traits are 0)",
     )
-    specialties: list[str] = Field(["computer"], description="Heist: abilities the character has a specialty in")
+    specialties: list[str] = Field(
+        default=["computer"], description="Heist: abilities the character has a specialty in"
+    )
 
     @field_validator("tasks")
     @classmethod
@@ -164,18 +215,34 @@ class Fighter(RulesModel):
     alt_attack_difficulty: int = Field(..., ge=1, le=12, description="Duel: difficulty of the alternative approach")
     defence_pool: int = Field(..., ge=1, le=20, description="Duel: Attribute + Ability of the resisting roll")
     defence_difficulty: int = Field(..., ge=1, le=12, description="Duel: difficulty of the resisting roll")
-    specialty: bool = Field(False, description="Duel: the main approach uses a specialty (Rule 15)")
+    specialty: bool = Field(default=False, description="Duel: the main approach uses a specialty (Rule 15)")
 
 
 class DuelRules(RulesModel):
-    target: int = Field(6, ge=1, le=30, description="Duel: accumulated successes that win the contest (Rule 13)")
-    turns: int = Field(10, ge=1, le=30, description="Duel: turn limit; a draw (0) when it runs out")
+    target: int = Field(
+        default=6, ge=1, le=30, description="Duel: accumulated successes that win the contest (Rule 13)"
+    )
+    turns: int = Field(default=10, ge=1, le=30, description="Duel: turn limit; a draw (0) when it runs out")
     fighters: list[Fighter] = Field(
-        [
-            Fighter(name="Asha", attack_pool=6, attack_difficulty=6, alt_attack_pool=8, alt_attack_difficulty=8,
-                    defence_pool=6, defence_difficulty=6),
-            Fighter(name="Bram", attack_pool=6, attack_difficulty=6, alt_attack_pool=8, alt_attack_difficulty=8,
-                    defence_pool=6, defence_difficulty=6),
+        default=[
+            Fighter(
+                name="Asha",
+                attack_pool=6,
+                attack_difficulty=6,
+                alt_attack_pool=8,
+                alt_attack_difficulty=8,
+                defence_pool=6,
+                defence_difficulty=6,
+            ),
+            Fighter(
+                name="Bram",
+                attack_pool=6,
+                attack_difficulty=6,
+                alt_attack_pool=8,
+                alt_attack_difficulty=8,
+                defence_pool=6,
+                defence_difficulty=6,
+            ),
         ],
         min_length=2,
         max_length=2,

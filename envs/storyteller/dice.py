@@ -99,7 +99,11 @@ def outcome_of_faces(
 
 
 def roll_outcome(
-    rng: Rng, pool: int, difficulty: int, willpower_successes: int = 0, prevents_botch: bool = True,
+    rng: Rng,
+    pool: int,
+    difficulty: int,
+    willpower_successes: int = 0,
+    prevents_botch: bool = True,
     specialty: bool = False,
 ) -> int:
     """Roll ``pool`` d10s (and specialty rerolls) with real dice and read the outcome."""
@@ -182,7 +186,11 @@ def _sampler(
 
 
 def sample_outcome(
-    rng: Rng, pool: int, difficulty: int, willpower_successes: int = 0, prevents_botch: bool = True,
+    rng: Rng,
+    pool: int,
+    difficulty: int,
+    willpower_successes: int = 0,
+    prevents_botch: bool = True,
     specialty: bool = False,
 ) -> int:
     """One roll's outcome drawn from the exact table with a single uniform number (the fast path)."""

@@ -102,8 +102,11 @@ class DuelState(State):
         self.defence: list[int | None] = [None, None]
         self.last = (0, 0, 0, 0)  # last turn: gains and defence nets, for observations
         self.max_actions = min(rules.max_actions(cfg), DUEL_MAX_ACTIONS)
-        self.narrate("setup", f"{self.sides[0].name} and {self.sides[1].name} struggle: first to {self.target} "
-                     f"successes wins, within {cfg.duel.turns} turns.")
+        self.narrate(
+            "setup",
+            f"{self.sides[0].name} and {self.sides[1].name} struggle: first to {self.target} "
+            f"successes wins, within {cfg.duel.turns} turns.",
+        )
 
     # -- protocol --------------------------------------------------------------------------------
     def current_player(self) -> int:
@@ -118,8 +121,14 @@ class DuelState(State):
             p = float(self._tiebreak_odds())
             return [(0, p), (1, 1.0 - p)]
         r = self.queue[0]
-        table = outcome_distribution(r.pool, r.difficulty, r.willpower > 0, willpower_successes=r.willpower,
-                                     prevents_botch=self.cfg.willpower.prevents_botch, specialty=r.specialty)
+        table = outcome_distribution(
+            r.pool,
+            r.difficulty,
+            r.willpower > 0,
+            willpower_successes=r.willpower,
+            prevents_botch=self.cfg.willpower.prevents_botch,
+            specialty=r.specialty,
+        )
         return [(k, float(p)) for k, p in table.items()]
 
     def sample_chance(self, rng: Rng) -> Hashable:
@@ -133,21 +142,35 @@ class DuelState(State):
         TIEBREAK: the winning seat."""
         if self.phase == DPhase.TIEBREAK:
             w = int(outcome)  # type: ignore[call-overload]
-            self.narrate("tiebreak", f"Both reach {self.target} with equal totals; they roll again and "
-                         f"{self.sides[w].name} wins.", w)
+            self.narrate(
+                "tiebreak",
+                f"Both reach {self.target} with equal totals; they roll again and {self.sides[w].name} wins.",
+                w,
+            )
             self._win(w)
             return
         r = self.queue.pop(0)
         if isinstance(outcome, tuple):
-            value = outcome_of_faces(outcome[: r.pool], r.difficulty, r.willpower, self.cfg.willpower.prevents_botch,
-                                     r.specialty, outcome[r.pool:])
+            value = outcome_of_faces(
+                outcome[: r.pool],
+                r.difficulty,
+                r.willpower,
+                self.cfg.willpower.prevents_botch,
+                r.specialty,
+                outcome[r.pool :],
+            )
         else:
             value = int(outcome)  # type: ignore[call-overload]
         name = self.sides[r.seat].name
         wp = " with Willpower" if r.willpower else ""
         text = "botches" if value == BOTCH else f"scores {value} ({degree_of(value)})"
-        self.narrate("roll", f"{name} rolls {KIND_NAMES[r.kind]}{wp} ({r.pool} dice at difficulty {r.difficulty}): "
-                     f"{text}.", r.seat, roll=r.kind, outcome=value)
+        self.narrate(
+            "roll",
+            f"{name} rolls {KIND_NAMES[r.kind]}{wp} ({r.pool} dice at difficulty {r.difficulty}): {text}.",
+            r.seat,
+            roll=r.kind,
+            outcome=value,
+        )
         if r.kind == DEFEND:
             prev = self.defence[r.seat]
             self.defence[r.seat] = value if prev is None else max(prev, 0) + max(value, 0)
@@ -165,8 +188,11 @@ class DuelState(State):
         if self.phase == DPhase.PICK:
             n, k0 = self.n_actions[s], len(self.plans[s])
             used = tuple(self.plans[s])
-            return [DAct.ATTACK + kind for kind in (ATTACK_MAIN, ATTACK_ALT, DEFEND)
-                    if self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind))]
+            return [
+                DAct.ATTACK + kind
+                for kind in (ATTACK_MAIN, ATTACK_ALT, DEFEND)
+                if self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind))
+            ]
         if self.phase == DPhase.WILLPOWER:
             return [DAct.NO_WILLPOWER] + [DAct.WILLPOWER + k for k in range(len(self.plans[s]))]
         return []
@@ -191,15 +217,28 @@ class DuelState(State):
             self._declared()
 
     def action_label(self, action: int) -> str:
-        return {DAct.ONE_ACTION: "one action", DAct.TWO_ACTIONS: "two actions (split)", DAct.ATTACK: "attack",
-                DAct.ATTACK_ALT: "wild attack (bigger pool, higher difficulty)", DAct.DEFEND: "defend",
-                DAct.NO_WILLPOWER: "no willpower", DAct.WILLPOWER: "willpower on action 1",
-                DAct.WILLPOWER_2: "willpower on action 2"}.get(DAct(action), f"action {action}")
+        return {
+            DAct.ONE_ACTION: "one action",
+            DAct.TWO_ACTIONS: "two actions (split)",
+            DAct.ATTACK: "attack",
+            DAct.ATTACK_ALT: "wild attack (bigger pool, higher difficulty)",
+            DAct.DEFEND: "defend",
+            DAct.NO_WILLPOWER: "no willpower",
+            DAct.WILLPOWER: "willpower on action 1",
+            DAct.WILLPOWER_2: "willpower on action 2",
+        }.get(DAct(action), f"action {action}")
 
     def option_of(self, action: int) -> str | None:
-        return {DAct.ONE_ACTION: "single_action", DAct.TWO_ACTIONS: "multiple_actions", DAct.ATTACK: "attack",
-                DAct.ATTACK_ALT: "approach_alt", DAct.DEFEND: "defend", DAct.NO_WILLPOWER: "no_willpower",
-                DAct.WILLPOWER: "willpower", DAct.WILLPOWER_2: "willpower"}[DAct(action)]
+        return {
+            DAct.ONE_ACTION: "single_action",
+            DAct.TWO_ACTIONS: "multiple_actions",
+            DAct.ATTACK: "attack",
+            DAct.ATTACK_ALT: "approach_alt",
+            DAct.DEFEND: "defend",
+            DAct.NO_WILLPOWER: "no_willpower",
+            DAct.WILLPOWER: "willpower",
+            DAct.WILLPOWER_2: "willpower",
+        }[DAct(action)]
 
     def decision_context(self) -> str:
         return {DPhase.COUNT: "actions", DPhase.PICK: "action", DPhase.WILLPOWER: "willpower"}.get(self.phase, "none")
@@ -221,8 +260,10 @@ class DuelState(State):
     def _feasible(self, s: int, n: int, k0: int, used: tuple[int, ...]) -> bool:
         if k0 >= n:
             return True
-        return any(self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind))
-                   for kind in (ATTACK_MAIN, ATTACK_ALT, DEFEND))
+        return any(
+            self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind))
+            for kind in (ATTACK_MAIN, ATTACK_ALT, DEFEND)
+        )
 
     def _declared(self) -> None:
         if self.seat == 0:
@@ -243,8 +284,11 @@ class DuelState(State):
         self.defence = [None, None]
         self.phase = DPhase.RESOLVE
         plans = "; ".join(
-            f"{self.sides[s].name}: " + ", ".join(KIND_NAMES[k] for k in self.plans[s])
-            + (" (split: dice -2, -3)" if self.n_actions[s] > 1 else "") for s in (0, 1))
+            f"{self.sides[s].name}: "
+            + ", ".join(KIND_NAMES[k] for k in self.plans[s])
+            + (" (split: dice -2, -3)" if self.n_actions[s] > 1 else "")
+            for s in (0, 1)
+        )
         self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
 
     # -- resolving -------------------------------------------------------------------------------
@@ -260,8 +304,9 @@ class DuelState(State):
                 progress, reset = rules.extended_progress(0, v, self.cfg)
                 if reset:
                     if self.progress[s]:
-                        self.narrate("reset", f"{self.sides[s].name} loses all {self.progress[s]} accumulated "
-                                     "successes.", s)
+                        self.narrate(
+                            "reset", f"{self.sides[s].name} loses all {self.progress[s]} accumulated successes.", s
+                        )
                     self.progress[s] = 0
                     kept = []
                 else:
@@ -270,8 +315,12 @@ class DuelState(State):
         for s in (0, 1):
             self.progress[s] += gains[s]
             if self.attack[s]:
-                self.narrate("gain", f"{self.sides[s].name} gains {gains[s]} (total {self.progress[s]}/"
-                             f"{self.target}).", s, gain=gains[s])
+                self.narrate(
+                    "gain",
+                    f"{self.sides[s].name} gains {gains[s]} (total {self.progress[s]}/{self.target}).",
+                    s,
+                    gain=gains[s],
+                )
         d0, d1 = self.defence
         self.last = (gains[0], gains[1], max(d0 or 0, 0), max(d1 or 0, 0))
         w = rules.contest_winner(self.progress, self.target, self.cfg)
@@ -299,8 +348,12 @@ class DuelState(State):
 
     def _win(self, w: int) -> None:
         self.phase = DPhase.OVER
-        self.finish(w, EndReason.KNOCKOUT, [1.0 if s == w else -1.0 for s in (0, 1)],
-                    f"{self.sides[w].name} reaches {self.target} successes")
+        self.finish(
+            w,
+            EndReason.KNOCKOUT,
+            [1.0 if s == w else -1.0 for s in (0, 1)],
+            f"{self.sides[w].name} reaches {self.target} successes",
+        )
 
     def _tiebreak_odds(self) -> Fraction:
         """Rule 13: equal totals: both roll their main attack again until one scores more; the chance
@@ -308,8 +361,7 @@ class DuelState(State):
         tabs = []
         for side in self.sides:
             t: dict[int, Fraction] = {}
-            for k, p in outcome_distribution(side.pools[0], side.difficulties[0],
-                                             specialty=side.specialty[0]).items():
+            for k, p in outcome_distribution(side.pools[0], side.difficulties[0], specialty=side.specialty[0]).items():
                 t[max(k, 0)] = t.get(max(k, 0), Fraction(0)) + p
             tabs.append(t)
         win = sum((pa * pb for a, pa in tabs[0].items() for b, pb in tabs[1].items() if a > b), Fraction(0))
@@ -346,9 +398,20 @@ class DuelState(State):
         return obs
 
     def key(self) -> Hashable:
-        return (self.phase, self.seat, self.turn, tuple(self.progress), tuple(self.willpower), tuple(self.n_actions),
-                tuple(tuple(p) for p in self.plans), tuple(self.wp_action), tuple(self.queue),
-                tuple(tuple(a) for a in self.attack), tuple(self.defence), self.last)
+        return (
+            self.phase,
+            self.seat,
+            self.turn,
+            tuple(self.progress),
+            tuple(self.willpower),
+            tuple(self.n_actions),
+            tuple(tuple(p) for p in self.plans),
+            tuple(self.wp_action),
+            tuple(self.queue),
+            tuple(tuple(a) for a in self.attack),
+            tuple(self.defence),
+            self.last,
+        )
 
     def clone(self) -> DuelState:
         new = DuelState.__new__(DuelState)

@@ -53,24 +53,62 @@ class TaskSpec:
 CATALOGUE: dict[str, TaskSpec] = {
     t.key: t
     for t in (
-        TaskSpec("documents", "Find the documents",
-                 (Approach("search the files", "wits", "computer", 8),
-                  Approach("crack the encryption", "intelligence", "computer", 9)), 12, True, False),
-        TaskSpec("house", "Find the house",
-                 (Approach("ask around", "perception", "streetwise", 7),
-                  Approach("check the records", "intelligence", "investigation", 8)), 10, True, True),
+        TaskSpec(
+            "documents",
+            "Find the documents",
+            (
+                Approach("search the files", "wits", "computer", 8),
+                Approach("crack the encryption", "intelligence", "computer", 9),
+            ),
+            12,
+            True,
+            False,
+        ),
+        TaskSpec(
+            "house",
+            "Find the house",
+            (
+                Approach("ask around", "perception", "streetwise", 7),
+                Approach("check the records", "intelligence", "investigation", 8),
+            ),
+            10,
+            True,
+            True,
+        ),
         TaskSpec("drive", "The long drive", (Approach("drive on", "stamina", "drive", 7),), 12, True, True),
-        TaskSpec("autopsy", "Autopsy",
-                 (Approach("open the body", "stamina", "investigation", None),
-                  Approach("by the book", "intelligence", "investigation", 7)), 15, True, True),
-        TaskSpec("virus", "Kill the virus",
-                 (Approach("Wits + Computer", "wits", "computer", 6),
-                  Approach("Intelligence + Computer", "intelligence", "computer", 7)), 10, True, False),
+        TaskSpec(
+            "autopsy",
+            "Autopsy",
+            (
+                Approach("open the body", "stamina", "investigation", None),
+                Approach("by the book", "intelligence", "investigation", 7),
+            ),
+            15,
+            True,
+            True,
+        ),
+        TaskSpec(
+            "virus",
+            "Kill the virus",
+            (
+                Approach("Wits + Computer", "wits", "computer", 6),
+                Approach("Intelligence + Computer", "intelligence", "computer", 7),
+            ),
+            10,
+            True,
+            False,
+        ),
         TaskSpec("tree", "Move the fallen tree", (Approach("heave", "strength", "athletics", 8),), 1, True, True),
         TaskSpec("phone", "Fix the phone", (Approach("repair", "dexterity", "technology", 8),), 1, True, True),
         # Rule 2: the director's Perception 3 + Etiquette 3 is the difficulty.
-        TaskSpec("director", "Impress the gallery director",
-                 (Approach("charm", "manipulation", "etiquette", 3 + 3),), 1, True, False),
+        TaskSpec(
+            "director",
+            "Impress the gallery director",
+            (Approach("charm", "manipulation", "etiquette", 3 + 3),),
+            1,
+            True,
+            False,
+        ),
         TaskSpec("shoot", "Shoot out the camera", (Approach("shoot", "dexterity", "firearms", 6),), 1, False, False),
     )
 }
@@ -189,8 +227,11 @@ class HeistState(State):
         self.tasks = [Task(CATALOGUE[names[i]], self.cfg) for i in picks]
         for t in self.tasks:
             extra = f", {t.spec.target} successes" if t.spec.target > 1 else ""
-            self.narrate("setup", f"Task: {t.spec.title} ({t.spec.approaches[0].attribute.title()} + "
-                         f"{t.spec.approaches[0].ability.title()}, difficulty {t.difficulties[0]}{extra}).")
+            self.narrate(
+                "setup",
+                f"Task: {t.spec.title} ({t.spec.approaches[0].attribute.title()} + "
+                f"{t.spec.approaches[0].ability.title()}, difficulty {t.difficulties[0]}{extra}).",
+            )
         self.narrate("setup", f"The guards arrive in {self.turn_limit} turns; Willpower {self.willpower}.")
         self._start_turn()
 
@@ -207,8 +248,14 @@ class HeistState(State):
             combos = list(combinations(range(len(self.cfg.heist.tasks)), self.cfg.heist.draw))
             return [(c, 1.0 / len(combos)) for c in combos]
         r = self.queue[0]
-        table = outcome_distribution(r.pool, r.difficulty, r.willpower > 0, willpower_successes=r.willpower,
-                                     prevents_botch=self.cfg.willpower.prevents_botch, specialty=r.specialty)
+        table = outcome_distribution(
+            r.pool,
+            r.difficulty,
+            r.willpower > 0,
+            willpower_successes=r.willpower,
+            prevents_botch=self.cfg.willpower.prevents_botch,
+            specialty=r.specialty,
+        )
         return [(k, float(p)) for k, p in table.items()]
 
     def sample_chance(self, rng: Rng) -> Hashable:
@@ -228,8 +275,9 @@ class HeistState(State):
         r = self.queue.pop(0)
         if isinstance(outcome, tuple):
             faces = outcome[: r.pool]
-            value = outcome_of_faces(faces, r.difficulty, r.willpower, self.cfg.willpower.prevents_botch,
-                                     r.specialty, outcome[r.pool:])
+            value = outcome_of_faces(
+                faces, r.difficulty, r.willpower, self.cfg.willpower.prevents_botch, r.specialty, outcome[r.pool :]
+            )
         else:
             value = int(outcome)  # type: ignore[call-overload]
         self._apply_roll(r, value)
@@ -327,8 +375,13 @@ class HeistState(State):
         return "no_teamwork"
 
     def decision_context(self) -> str:
-        return {Phase.RETRY: "retry", Phase.COUNT: "actions", Phase.PICK: "task", Phase.WILLPOWER: "willpower",
-                Phase.ALLY: "ally"}.get(self.phase, "none")
+        return {
+            Phase.RETRY: "retry",
+            Phase.COUNT: "actions",
+            Phase.PICK: "task",
+            Phase.WILLPOWER: "willpower",
+            Phase.ALLY: "ally",
+        }.get(self.phase, "none")
 
     def resources(self, seat: int) -> dict[str, float]:
         out: dict[str, float] = {"willpower": float(self.willpower), "turns_left": float(self.turn_limit - self.turn)}
@@ -399,10 +452,14 @@ class HeistState(State):
         if k0 >= n:
             return True
         for s, t in enumerate(self.tasks):
-            if self._usable(s, used) and any(
-                rules.multiple_action_pool(p, n, k0 + 1) >= 1 and t.possible(ap, self.cfg)
-                for ap, p in enumerate(t.pools)
-            ) and self._feasible(n, k0 + 1, (*used, s)):
+            if (
+                self._usable(s, used)
+                and any(
+                    rules.multiple_action_pool(p, n, k0 + 1) >= 1 and t.possible(ap, self.cfg)
+                    for ap, p in enumerate(t.pools)
+                )
+                and self._feasible(n, k0 + 1, (*used, s))
+            ):
                 return True
         return False
 
@@ -452,8 +509,9 @@ class HeistState(State):
             self.queue.append(PendingRoll(s, pool, t.difficulty(ap, self.cfg), wp, t.specialty[ap], False, ap))
         if self.ally_slot >= 0:
             t = self.tasks[self.ally_slot]
-            self.queue.append(PendingRoll(self.ally_slot, self.cfg.heist.ally_pool, t.difficulty(0, self.cfg), 0,
-                                          False, True, 0))
+            self.queue.append(
+                PendingRoll(self.ally_slot, self.cfg.heist.ally_pool, t.difficulty(0, self.cfg), 0, False, True, 0)
+            )
         self.phase = Phase.RESOLVE
         self._resolve()
 
@@ -488,12 +546,21 @@ class HeistState(State):
         if outcome == BOTCH:
             self.botches += 1
             self.turn_limit = max(self.turn, self.turn_limit - self.cfg.heist.botch_costs_turns)
-            self.narrate("botch", f"{who} botch{'es' if r.ally else ''} {t.spec.title} ({r.pool} dice at difficulty {r.difficulty}){wp}: "
-                         f"the guards are coming sooner (turn limit {self.turn_limit}).", 0, outcome=outcome)
+            self.narrate(
+                "botch",
+                f"{who} botch{'es' if r.ally else ''} {t.spec.title} ({r.pool} dice at difficulty {r.difficulty}){wp}: "
+                f"the guards are coming sooner (turn limit {self.turn_limit}).",
+                0,
+                outcome=outcome,
+            )
         else:
-            self.narrate("roll", f"{who} roll{verb} {t.spec.title} ({r.pool} dice at difficulty {r.difficulty}){wp}: "
-                         f"{outcome} net success{'es' if outcome != 1 else ''} ({degree_of(outcome)}).", 0,
-                         outcome=outcome)
+            self.narrate(
+                "roll",
+                f"{who} roll{verb} {t.spec.title} ({r.pool} dice at difficulty {r.difficulty}){wp}: "
+                f"{outcome} net success{'es' if outcome != 1 else ''} ({degree_of(outcome)}).",
+                0,
+                outcome=outcome,
+            )
         if t.spec.target <= 1:  # a simple action: success, or a failed attempt
             if outcome >= self.cfg.dice.required_successes:
                 t.progress = 1
@@ -566,8 +633,16 @@ class HeistState(State):
 
     def key(self) -> Hashable:
         return (
-            self.phase, self.turn, self.turn_limit, self.willpower, self.pending_slot, self.n_actions,
-            tuple(self.plan), self.wp_action, self.ally_slot, tuple(self.queue),
+            self.phase,
+            self.turn,
+            self.turn_limit,
+            self.willpower,
+            self.pending_slot,
+            self.n_actions,
+            tuple(self.plan),
+            self.wp_action,
+            self.ally_slot,
+            tuple(self.queue),
             tuple((t.spec.key, t.progress, t.attempt, t.status) for t in self.tasks),
         )
 
@@ -592,8 +667,12 @@ class HeistState(State):
 
     def describe(self) -> dict[str, Any]:
         """A compact summary (tests and personas)."""
-        return {"turn": self.turn, "limit": self.turn_limit, "willpower": self.willpower,
-                "tasks": [(t.spec.key, t.progress, t.spec.target, t.status.name) for t in self.tasks]}
+        return {
+            "turn": self.turn,
+            "limit": self.turn_limit,
+            "willpower": self.willpower,
+            "tasks": [(t.spec.key, t.progress, t.spec.target, t.status.name) for t in self.tasks],
+        }
 
 
 PER_TASK = 20

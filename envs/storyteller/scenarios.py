@@ -18,8 +18,19 @@ HEIST = Scenario(
     max_episode_steps=400,
     player_names=("Thief",),
     observation_bounds=(0.0, 1.0),
-    option_groups=("single_action", "multiple_actions", "approach_main", "approach_alt", "auto_success",
-                   "willpower", "no_willpower", "retry", "abandon", "teamwork", "no_teamwork"),
+    option_groups=(
+        "single_action",
+        "multiple_actions",
+        "approach_main",
+        "approach_alt",
+        "auto_success",
+        "willpower",
+        "no_willpower",
+        "retry",
+        "abandon",
+        "teamwork",
+        "no_teamwork",
+    ),
 )
 
 DUEL = Scenario(
@@ -34,8 +45,15 @@ DUEL = Scenario(
     max_episode_steps=400,
     player_names=("Asha", "Bram"),
     observation_bounds=(0.0, 1.0),
-    option_groups=("single_action", "multiple_actions", "attack", "approach_alt", "defend", "willpower",
-                   "no_willpower"),
+    option_groups=(
+        "single_action",
+        "multiple_actions",
+        "attack",
+        "approach_alt",
+        "defend",
+        "willpower",
+        "no_willpower",
+    ),
 )
 
 SCENARIOS = {"heist": HEIST, "duel": DUEL}

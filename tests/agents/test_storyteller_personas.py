@@ -10,8 +10,8 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE
 from envs.core.policy import legal_mask
 from envs.storyteller import RULESET
-from envs.storyteller.duel import DAct, DPhase, DuelState
-from envs.storyteller.heist import Act, HeistState, Phase, Status
+from envs.storyteller.duel import DAct, DPhase
+from envs.storyteller.heist import Act, Phase, Status
 from tests.envs.storyteller.helpers import make_cfg
 
 
@@ -50,8 +50,12 @@ def _record(state, seat, action, log):
 def test_steady_takes_one_action_and_spends_willpower_only_when_behind():
     log: list = []
     for seed in range(30):
-        play("duel", [PERSONAS["steady"](), PERSONAS["spender"]()], seed,
-             hook=lambda s, p, a: _record(s, p, a, log) if p == 0 else None)
+        play(
+            "duel",
+            [PERSONAS["steady"](), PERSONAS["spender"]()],
+            seed,
+            hook=lambda s, p, a: _record(s, p, a, log) if p == 0 else None,
+        )
     assert all(a == DAct.ONE_ACTION for _, ph, _, a, _ in log if ph == DPhase.COUNT)
     wp = [(a, st) for _, ph, _, a, st in log if ph == DPhase.WILLPOWER]
     assert any(a == DAct.WILLPOWER for a, _ in wp)
@@ -62,10 +66,18 @@ def test_steady_takes_one_action_and_spends_willpower_only_when_behind():
 def test_splitter_always_declares_two_actions():
     counts: list[int] = []
     for seed in range(20):
-        play("heist", [PERSONAS["splitter"]()], seed,
-             hook=lambda s, p, a: counts.append(a) if s.phase == Phase.COUNT else None)
-        play("duel", [PERSONAS["splitter"](), PERSONAS["steady"]()], seed,
-             hook=lambda s, p, a: counts.append(("d", a)) if p == 0 and s.phase == DPhase.COUNT else None)
+        play(
+            "heist",
+            [PERSONAS["splitter"]()],
+            seed,
+            hook=lambda s, p, a: counts.append(a) if s.phase == Phase.COUNT else None,
+        )
+        play(
+            "duel",
+            [PERSONAS["splitter"](), PERSONAS["steady"]()],
+            seed,
+            hook=lambda s, p, a: counts.append(("d", a)) if p == 0 and s.phase == DPhase.COUNT else None,
+        )
     heist = [a for a in counts if not isinstance(a, tuple)]
     duel = [a for _, a in (c for c in counts if isinstance(c, tuple))]
     assert heist and duel
@@ -77,9 +89,12 @@ def test_spender_spends_willpower_every_turn_while_it_lasts():
     cfg = make_cfg(willpower__points=4)
     for seed in range(10):
         spent: list[int] = []
-        state = play("heist", [PERSONAS["spender"]()], seed, cfg=cfg,
-                     hook=lambda s, p, a: spent.append(s.turn) if s.phase == Phase.WILLPOWER
-                     and a >= Act.WILLPOWER else None)
+
+        def hook(s, p, a, spent=spent):
+            if s.phase == Phase.WILLPOWER and a >= Act.WILLPOWER:
+                spent.append(s.turn)
+
+        state = play("heist", [PERSONAS["spender"]()], seed, cfg=cfg, hook=hook)
         turns = min(state.turn, 4)
         assert spent[:turns] == list(range(turns))  # the first turns, one point each
         d = play("duel", [PERSONAS["spender"](), PERSONAS["steady"]()], seed, cfg=cfg)
@@ -103,13 +118,18 @@ def test_retrier_always_retries_and_hammers_the_first_unfinished_task():
     assert picks and all(f == s for f, s in picks)
     attacks: list[int] = []
     for seed in range(10):
-        play("duel", [PERSONAS["retrier"](), PERSONAS["steady"]()], seed,
-             hook=lambda s, p, a: attacks.append(a) if p == 0 and s.phase == DPhase.PICK else None)
+        play(
+            "duel",
+            [PERSONAS["retrier"](), PERSONAS["steady"]()],
+            seed,
+            hook=lambda s, p, a: attacks.append(a) if p == 0 and s.phase == DPhase.PICK else None,
+        )
     assert set(attacks) == {DAct.ATTACK_ALT}
 
 
 def test_steady_beats_retrier_in_the_heist():
     """Not a rule: a sanity check that the personas' styles matter (mean completed fraction)."""
+
     def mean(persona):
         return np.mean([play("heist", [PERSONAS[persona]()], s).returns()[0] for s in range(300)])
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envs.core.dice import Rng
-from envs.core.game import CHANCE, TERMINAL, EndReason
+from envs.core.game import CHANCE, EndReason
 from envs.storyteller import RULESET
 from envs.storyteller.duel import DuelState
 from envs.storyteller.heist import HeistState, Status
@@ -145,8 +145,7 @@ def test_one_task_heist_solved_exactly_matches_brute_force():
     from agents.solver import solve
 
     cfg = make_cfg(heist__tasks=["tree"], heist__draw=0, heist__turns=1, heist__ally_pool=0, willpower__points=0)
-    hits = sum(1 for f in itertools.product(range(1, 11), repeat=5)
-               if sum(x >= 8 for x in f) - f.count(1) >= 1)
+    hits = sum(1 for f in itertools.product(range(1, 11), repeat=5) if sum(x >= 8 for x in f) - f.count(1) >= 1)
     res = solve(HeistState(cfg))
     assert res.value[0] == pytest.approx(float(Fraction(hits, 10**5)), abs=1e-12)
     with_wp = solve(HeistState(make_cfg(heist__tasks=["tree"], heist__draw=0, heist__turns=1, heist__ally_pool=0)))

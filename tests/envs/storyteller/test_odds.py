@@ -20,10 +20,7 @@ def brute_faces(pool: int, d: int, wp: int = 0) -> dict[int, Fraction]:
     for faces in itertools.product(range(1, 11), repeat=pool):
         s = sum(1 for f in faces if f >= d)
         o = faces.count(1)
-        if s == 0 and o > 0 and wp == 0:
-            k = -1
-        else:
-            k = max(0, s - o) + wp
+        k = -1 if s == 0 and o > 0 and wp == 0 else max(0, s - o) + wp
         out[k] = out.get(k, Fraction(0)) + Fraction(1, 10**pool)
     return out
 

@@ -61,7 +61,14 @@ def test_rule5_botch_only_without_any_success():
 
 def test_rule6_degrees():
     assert [degree_of(n) for n in range(0, 7)] == [
-        "failure", "marginal", "moderate", "complete", "exceptional", "phenomenal", "phenomenal"]
+        "failure",
+        "marginal",
+        "moderate",
+        "complete",
+        "exceptional",
+        "phenomenal",
+        "phenomenal",
+    ]
 
 
 def test_rule7_automatic_success_needs_pool_at_least_difficulty_and_calm():
