@@ -82,7 +82,34 @@ class Side:
 
 
 class DuelState(State):
-    """A duel in progress (see the module docstring)."""
+    """A duel in progress: ``rulebreaker/StorytellerDuel-v0``.
+
+    ## Description
+    Two characters in an extended + resisted contest (Rules 11-13), first to ``duel.target``
+    accumulated successes. Seat 0 declares, then seat 1 (neither sees the other's declaration), then
+    the rolls are made in declared order, seat 0's first.
+
+    ## Action Space
+    ``Discrete(8)``: 0 one action, 1 two actions (dice -2, -3 in the declared order, Rule 9);
+    2 attack (main approach), 3 wild attack (alternative: bigger pool, higher difficulty), 4 defend
+    (the resisting roll, Rule 12); 5 no Willpower, 6/7 Willpower on action 1/2 (Rule 8).
+    One attack and one defence per turn (Rule 11's one roll per task per interval).
+
+    ## Observation Space
+    ``Box(0, 1, (32,))`` from the seat's side: both progresses / target, both Willpower / 10, turn,
+    own decision phase and declared actions, both fighters' pools / 20 and difficulties / 10, last
+    turn's gains and defence successes, the seat index.
+
+    ## Rewards
+    +1 to the winner, -1 to the loser, 0 each on a draw (turn limit).
+
+    ## Episode End
+    A side reaches the target (``KNOCKOUT``; both at once: higher total, equal: a roll-off chance
+    node, Rule 13), or ``duel.turns`` turns pass (``TIME_LIMIT``).
+
+    ## Arguments
+    The config's ``[duel]`` table: ``target``, ``turns``, ``fighters`` (pools and difficulties).
+    """
 
     def __init__(self, cfg: StorytellerConfig) -> None:
         super().__init__(2)

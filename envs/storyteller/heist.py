@@ -200,7 +200,37 @@ class Task:
 
 
 class HeistState(State):
-    """A heist in progress (see the module docstring)."""
+    """A heist in progress: ``rulebreaker/StorytellerHeist-v0``.
+
+    ## Description
+    One character (seat 0) works on 1..3 extended or simple tasks from the seed's example list before
+    the guards arrive (docs/rules/storyteller.md, Heist). Each turn is one interval of every task.
+
+    ## Action Space
+    ``Discrete(22)``, taken as a sequence of small decisions per turn (legal subset by mask):
+    0 RETRY / 1 ABANDON a task reset or failed last turn (Rule 10); 2..4 declare one, two or three
+    actions (Rule 9); 5..10 roll task slot s by approach a (``5 + 2s + a``; a = 1 is the alternative,
+    bigger-pool-higher-difficulty approach); 11..13 automatic success on slot s (Rule 7); 14 no
+    Willpower, 15..17 Willpower on action k (Rule 8); 18..20 the ally helps slot s, 21 the ally rests
+    (Rule 14).
+
+    ## Observation Space
+    ``Box(0, 1, (70,))``: per task slot (20 values): present, status one-hot (active, done, lost,
+    awaiting retry), progress / target, target / 20, pools / 20 and difficulties / 10 of both
+    approaches, attempt, calm, retryable, its place in this turn's plan, ally, pending retry; then
+    turn, turns left, Willpower / 10, the decision phase one-hot, actions declared and picked.
+
+    ## Rewards
+    At the end: the fraction of the job's tasks completed (0..1).
+
+    ## Episode End
+    All tasks done or lost (``COMPLETED``), or the guards arrive after ``heist.turns`` turns, one turn
+    sooner per botch (``TIME_LIMIT``).
+
+    ## Arguments
+    The config's ``[heist]`` table: ``tasks``, ``draw`` (random draw at a chance node; 0 = as listed),
+    ``turns``, ``botch_costs_turns``, ``ally_pool``, ``character``, ``specialties``.
+    """
 
     def __init__(self, cfg: StorytellerConfig) -> None:
         super().__init__(1)

@@ -119,3 +119,14 @@ def test_sampled_outcomes_agree_with_exact_table():
         for k, p in table.items():  # and every cell within 4 sigma
             sd = (n * float(p) * (1 - float(p))) ** 0.5
             assert abs(counts.get(k, 0) - n * float(p)) < 4 * sd
+
+
+def test_matches_the_odds_command_table():
+    """results.odds.storyteller_odds is a separate implementation (the `rulebreaker odds` command)."""
+    from results.odds import storyteller_odds
+
+    for pool, d, wp in ((5, 6, False), (9, 8, True), (14, 4, False)):
+        table = storyteller_odds(pool, d, wp)
+        mine = {("botch" if k == BOTCH else str(k)): v for k, v in outcome_distribution(pool, d, wp).items()}
+        theirs = {k: Fraction(v) for k, v in table.probabilities.items() if v}
+        assert mine == theirs
