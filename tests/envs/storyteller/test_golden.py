@@ -243,3 +243,17 @@ def test_duel_illegal_second_attack_and_exploit_variant():
     x = DuelState(make_cfg(extended__one_roll_per_task=False))
     play(x, DAct.TWO_ACTIONS, DAct.ATTACK_ALT)
     assert DAct.ATTACK_ALT in x.legal_actions()
+
+
+def test_specialty_rerolls_tens_on_computer_rolls_when_enabled():
+    s = heist(["virus"], specialties__enabled=True)  # the character's specialty is Computer
+    play(s, Act.ONE_ACTION, Act.ROLL + 0, Act.NO_WILLPOWER)
+    assert s.queue[0].specialty
+    # 10, 10, 6 are three successes, the rerolled tens show 7 (one more) and 2; the 1 cancels one: 3
+    s.apply_chance((10, 10, 6, 1, 2, 3, 4, 7, 2))
+    assert s.tasks[0].progress == 3
+    off = heist(["virus"])
+    play(off, Act.ONE_ACTION, Act.ROLL + 0, Act.NO_WILLPOWER)
+    assert not off.queue[0].specialty
+    off.apply_chance((10, 10, 6, 1, 2, 3, 4))
+    assert off.tasks[0].progress == 2
