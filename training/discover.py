@@ -154,6 +154,11 @@ def usage_by_context(records: list[GameRecord],
 # -- stage 4: restricted play ------------------------------------------------------------------------
 
 def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, Any]:
+    """Each option group forbidden for one seat; the value change is paired by deal.
+
+    The strongest agent is replayed for every group. Another agent is replayed only for the groups it
+    chose at least once in its own games: a group it never chooses is reported as unused, not replayed.
+    """
     t0 = time.perf_counter()
     sc = d.ruleset.scenario(d.scenario)
     groups = list(sc.option_groups)
@@ -161,45 +166,47 @@ def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, 
     cfg = config_dict(d.config)
     deal_seeds = seeds(d.seed + 7919, d.budget.restricted_deals)
     out: dict[str, Any] = {"groups": groups, "agents": {}, "strong": strong}
+    base_jobs = [GameJob(d.ruleset.name, d.scenario, cfg, (a,) * n, s, trace=True)
+                 for a in agents for s in deal_seeds]
+    base_recs = d.play("restricted_base", base_jobs)
+    base: dict[tuple[str, int], GameRecord] = {}
+    for j, (a, g) in enumerate((a, g) for a in agents for g in range(len(deal_seeds))):
+        base[(a, g)] = base_recs[j]
+    used: dict[str, Counter[str]] = {a: Counter(opt for g in range(len(deal_seeds))
+                                                for _, _, opt in base[(a, g)].decisions) for a in agents}
     all_jobs: list[GameJob] = []
-    keys: list[tuple[str, str | None, int]] = []
+    keys: list[tuple[str, str, int]] = []
     for a in agents:
-        for g, s in enumerate(deal_seeds):
-            all_jobs.append(GameJob(d.ruleset.name, d.scenario, cfg, (a,) * n, s, trace=True))
-            keys.append((a, None, g))
-            for grp in groups:
+        for grp in groups:
+            if a != strong and used[a][grp] == 0:
+                continue
+            for g, s in enumerate(deal_seeds):
                 all_jobs.append(GameJob(d.ruleset.name, d.scenario, cfg, (a,) * n, s, forbid=((g % n, grp),)))
                 keys.append((a, grp, g))
     recs = d.play("restricted", all_jobs)
-    base: dict[tuple[str, int], GameRecord] = {}
     restricted: dict[tuple[str, str], list[tuple[int, GameRecord]]] = defaultdict(list)
     for (a, grp, g), rec in zip(keys, recs, strict=True):
-        if grp is None:
-            base[(a, g)] = rec
-        else:
-            restricted[(a, grp)].append((g, rec))
+        restricted[(a, grp)].append((g, rec))
     for a in agents:
         own = [base[(a, g)] for g in range(len(deal_seeds))]
         usage = usage_by_context(own, lambda r: set(range(n)))
-        overall = Counter(opt for r in own for _, _, opt in r.decisions)
-        total = sum(overall.values()) or 1
+        total = sum(used[a].values()) or 1
         rows = {}
         for grp in groups:
+            ctx_usage = max((u.get(grp, 0.0) for u in usage.values()), default=0.0)
+            replayed = (a, grp) in restricted
             diffs, worst = [], (0.0, None)
-            for g, rec in restricted[(a, grp)]:
+            for g, rec in restricted.get((a, grp), []):
                 k = g % n
                 dlt = rec.returns[k] - base[(a, g)].returns[k]
                 diffs.append(dlt)
                 if dlt < worst[0]:
                     worst = (dlt, rec)
-            iv = mean_interval(diffs)
-            if all(x == 0 for x in diffs):
-                iv = Interval(0.0, 0.0, 0.0)
-            ctx_usage = max((u.get(grp, 0.0) for u in usage.values()), default=0.0)
+            iv = Interval(0.0, 0.0, 0.0) if all(x == 0 for x in diffs) else mean_interval(diffs)
             ex = worst[1]
             gid = d.game_id("restricted", all_jobs[ex.index]) if ex is not None else ""
-            rows[grp] = {"value_change": _iv(iv), "usage_overall": round(overall.get(grp, 0) / total, 6),
-                         "usage_in_context": round(ctx_usage, 6), "example": gid}
+            rows[grp] = {"value_change": _iv(iv), "usage_overall": round(used[a][grp] / total, 6),
+                         "usage_in_context": round(ctx_usage, 6), "example": gid, "replayed": replayed}
         out["agents"][a] = {"usage": usage, "options": rows}
     d.sections["restricted"] = out
     d.timings["restricted"] = time.perf_counter() - t0
@@ -231,9 +238,10 @@ def _restricted_findings(d: Discovery, out: dict[str, Any]) -> None:
                 Kind.DEAD_OPTION, grp, Severity.LOW, "largest value change when forbidden, any agent",
                 max(abs(vc["value"]) for vc in every_agent),
                 t.dead_option_band, (v["low"], v["high"]), r["example"],
-                f"'{grp}' is a dead option: forbidding it moves no agent's value by more than "
-                f"{t.dead_option_band:.3f} ({strong}: {v['value']:+.4f} [{v['low']:+.4f}, {v['high']:+.4f}]); "
-                f"{strong} uses it in {100 * r['usage_overall']:.1f}% of its decisions."))
+                f"'{grp}' is a dead option: forbidding it moves {strong}'s value by {v['value']:+.4f} "
+                f"[{v['low']:+.4f}, {v['high']:+.4f}], inside ±{t.dead_option_band:.3f}, and no persona loses "
+                f"more either (or never chooses it); {strong} uses it in {100 * r['usage_overall']:.1f}% "
+                "of its decisions."))
 
 
 # -- stage 5: rule sensitivity ---------------------------------------------------------------------------
