@@ -80,15 +80,19 @@ def train(
             for col in ("persona", "agent mean return [95%]", "persona mean return [95%]", "beats"):
                 table.add_column(col)
             for name, v in fe["vs"].items():
-                table.add_row(name, f"{v['agent_mean_return']:+.3f} {v['agent_return_ci']}",
-                              f"{v['persona_mean_return']:+.3f} {v['persona_return_ci']}",
+                table.add_row(name, f"{v['agent_mean_return']:+.3f} {_ci(v['agent_return_ci'])}",
+                              f"{v['persona_mean_return']:+.3f} {_ci(v['persona_return_ci'])}",
                               "yes" if v["beats"] else "no")
         else:
             for col in ("persona", "win rate [Wilson 95%]", "fair share", "mean return", "beats"):
                 table.add_column(col)
             for name, v in fe["vs"].items():
-                table.add_row(name, f"{v['win_rate']:.3f} {v['win_ci']}", f"{v['fair_share']:.3f}",
+                table.add_row(name, f"{v['win_rate']:.3f} {_ci(v['win_ci'])}", f"{v['fair_share']:.3f}",
                               f"{v['mean_return']:+.3f}", "yes" if v["beats"] else "no")
         out.print(table)
         out.print("beats every persona" if fe["beats_all"] else f"does not beat: {', '.join(fe['not_beaten'])}")
     out.print(f"run: {result.run_dir}")
+
+
+def _ci(ci: list[float]) -> str:
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
