@@ -131,6 +131,7 @@ class SolveResult:
     residual: float
     seconds: float
     stochastic_fixed_nodes: int  # fixed-policy decisions whose distribution was estimated from probes
+    config: Any = None  # the resolved rules config, when solved through a ruleset (solve_scenario)
     _index: dict[Hashable, int] = field(repr=False, default_factory=dict)
     _nodes: list[_Node] = field(repr=False, default_factory=list)
     _values: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
