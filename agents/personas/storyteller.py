@@ -70,8 +70,9 @@ def _focus(state: HeistState) -> int:
 
 
 class Steady:
-    """One action a turn on the task nearest completion, the safe automatic success when a roll is worth
-    little more, Willpower only when behind schedule (heist) or behind the opponent (duel)."""
+    """One action a turn on the task nearest completion, the safe automatic success when it finishes the
+    task or a roll is worth little more, Willpower only when behind schedule (heist) or behind the
+    opponent (duel)."""
 
     name = "steady"
 
@@ -93,7 +94,8 @@ class Steady:
         if ph == Phase.PICK:
             s = _focus(state)
             roll, value = _best_roll(state, s, state.n_actions, len(state.plan) + 1)
-            prefs = [Act.AUTO + s, roll] if value <= 1.25 else [roll, Act.AUTO + s]
+            sure = _need(state.tasks[s]) <= 1  # one automatic success finishes it: no risk taken
+            prefs = [Act.AUTO + s, roll] if sure or value <= 1.25 else [roll, Act.AUTO + s]
             return _first_legal(prefs, mask)
         if ph == Phase.WILLPOWER:
             return _first_legal([Act.WILLPOWER, Act.NO_WILLPOWER] if _heist_behind(state) else [Act.NO_WILLPOWER], mask)

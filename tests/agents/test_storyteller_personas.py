@@ -134,3 +134,15 @@ def test_steady_beats_retrier_in_the_heist():
         return np.mean([play("heist", [PERSONAS[persona]()], s).returns()[0] for s in range(300)])
 
     assert mean("steady") > mean("retrier") + 0.1
+
+
+def test_steady_takes_the_automatic_success_that_finishes_a_calm_task():
+    from envs.storyteller.heist import HeistState
+
+    s = HeistState(make_cfg(heist__tasks=["autopsy"], heist__draw=0, heist__ally_pool=0))
+    s.tasks[0].progress = 14  # one success short of 15
+    s.apply_action(Act.ONE_ACTION)
+    sc = RULESET.scenarios["heist"]
+    assert PERSONAS["steady"]().act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.AUTO + 0
+    s.tasks[0].progress = 0  # far from done: 6 dice at 6 are worth more than one sure success
+    assert PERSONAS["steady"]().act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.ROLL + 0
