@@ -210,7 +210,9 @@ class SessionState(State):
             self.narrate("trait", f"{who} builds the pool on {name}.", 0)
             self.help_given = 0
             ob = self.ob
-            if self.has_helper() and not ob.joint and self.helper_pool >= self.cfg.help.dice_per_helper > 0:
+            # Rule 6: help is a die from the helper's pool, so there is none when pool dice are not in play
+            if (self.has_helper() and self.cfg.pool.enabled and not ob.joint
+                    and self.helper_pool >= self.cfg.help.dice_per_helper > 0):
                 self.phase = Phase.HELP
             else:
                 self.phase = Phase.SPEND
@@ -345,7 +347,10 @@ class SessionState(State):
     def _resolve(self, passed: bool, difficulty: int | None) -> None:
         """Rules 5, 6, 7, 8, 10: what a passed or failed roll does to the pool, the helper, the sheet."""
         cfg, ob, who = self.cfg, self.ob, self.char.short
-        self.partner = 0
+        assert self.own is not None
+        roll = self.own
+        # the roll is spent: clear it so that positions after it share one key (exact solvers)
+        self.own, self.partner, self.opposition = None, 0, 0
         before = self.pool
         if cfg.pool.enabled:
             self.pool = settle_pool(self.pool, self.spent, passed, cfg.pool)
@@ -357,9 +362,8 @@ class SessionState(State):
             lost = f"; the {self.spent} pool dice are lost" if self.spent and cfg.pool.enabled else ""
             self.narrate("pass", f"Pass — {who} overcomes '{ob.name}'{lost} (pool {before} → {self.pool}).", 0,
                          passed=True, spent=self.spent)
-            assert self.own is not None
-            if difficulty is not None and perk_eligible(self.own, difficulty) and award_perk(self.char, ob.name, cfg):
-                self.narrate("perk", f"{self.own.sixes} sixes against difficulty {difficulty}: "
+            if difficulty is not None and perk_eligible(roll, difficulty) and award_perk(self.char, ob.name, cfg):
+                self.narrate("perk", f"{roll.sixes} sixes against difficulty {difficulty}: "
                                      f"{who} earns a perk for '{ob.name}' (Rule 10).", 0)
             if cfg.field.learn_tag:
                 tag = learn_from_field(self.char, self.breakdown, True, ob.traits, ob.tags)
@@ -374,6 +378,8 @@ class SessionState(State):
         if ob.condition_on_failure and ob.condition_on_failure not in self.conditions:
             self.conditions = tuple(sorted((*self.conditions, ob.condition_on_failure)))
             self.narrate("condition", f"{who} is now {ob.condition_on_failure} (Rule 7).", 0)
+        self.spent = self.help_given = 0
+        self.trait = None
         if self.attempt < cfg.session.retries:
             self.phase = Phase.RETRY
         else:
@@ -383,6 +389,8 @@ class SessionState(State):
         s = self.cfg.session
         self.obstacle_no += 1
         self.spent = self.help_given = 0
+        self.trait = None
+        self.obstacle = -1
         if self.obstacle_no >= s.obstacles_per_session:
             self._end_session()
             return

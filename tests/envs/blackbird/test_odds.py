@@ -103,3 +103,23 @@ def test_sampled_rolls_agree_with_exact_distribution(n: int) -> None:
     obs = Counter(r.successes for r in seen.elements())
     chi2 = sum((obs[s] - draws * p) ** 2 / (draws * p) for s, p in enumerate(marg) if draws * p >= 5)
     assert chi2 < 40
+
+
+def test_state_chance_nodes_sample_their_own_outcome_table() -> None:
+    """A session roll node: sample_chance frequencies within 4 sigma of chance_outcomes(), fixed seed."""
+    from envs.blackbird import RULESET
+    from envs.blackbird.engine import SessionAct
+    from envs.blackbird.session import SessionState
+
+    s = SessionState(RULESET.default_config())  # type: ignore[arg-type]
+    s.apply_chance(0)
+    s.apply_action(SessionAct.TRAIT_0)
+    s.apply_action(SessionAct.DECLINE_HELP)
+    s.apply_action(2)  # 6 dice
+    table = dict(s.chance_outcomes())
+    rng = Rng(99)
+    draws = 20_000
+    seen = Counter(s.sample_chance(rng) for _ in range(draws))
+    assert set(seen) <= set(table)
+    for o, p in table.items():
+        assert abs(seen[o] - draws * p) <= 4 * math.sqrt(draws * p * (1 - p)) + 1

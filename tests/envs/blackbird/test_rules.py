@@ -104,8 +104,7 @@ def test_rule4_difficulty_conditions_and_no_pool_play(cfg) -> None:  # type: ign
 def test_rule4_no_pool_play_offers_only_zero_spend(cfg) -> None:  # type: ignore[no-untyped-def]
     s = SessionState(override(cfg, pool__enabled=False))
     s.apply_chance(0)
-    s.apply_action(SessionAct.TRAIT_0)
-    s.apply_action(SessionAct.DECLINE_HELP)
+    s.apply_action(SessionAct.TRAIT_0)  # no help phase: help is a pool die
     assert s.legal_actions() == [0] and s.difficulty() == 2
 
 
