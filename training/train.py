@@ -488,8 +488,8 @@ def plot_curves(run_dir: Path, title: str, baselines: dict[str, float] | None = 
         hi = [p["vs"][name]["return_ci"][1] for p in points]
         line = ax.plot(steps, ys, marker="o", ms=3, label="agent" if solo else f"vs {name}")[0]
         ax.fill_between(steps, lo, hi, alpha=0.15, color=line.get_color())
-    for name, value in (baselines or {}).items():
-        ax.axhline(value, ls="--", lw=1, label=f"{name} (persona alone)", color=None)
+    for i, (name, value) in enumerate((baselines or {}).items()):
+        ax.axhline(value, ls="--", lw=1, label=f"{name} (persona alone)", color=f"C{(i + 1) % 10}")
     ax.set_xlabel("timesteps")
     ax.set_ylabel("mean return")
     ax.set_title("reward")
@@ -709,7 +709,8 @@ def train(cfg: TrainConfig) -> TrainResult:
         if num_players == 1:
             baselines = {k: v["persona_mean_return"] for k, v in fe["vs"].items()}
     metrics["curves"] = run.curves[-1] if run.curves else None
-    plot_curves(run_dir, f"{env_id} {cfg.algo} vs {cfg.opponent} (seed {cfg.seed})", baselines)
+    against = f"vs {cfg.opponent}" if num_players > 1 else "one seat"
+    plot_curves(run_dir, f"{env_id} {cfg.algo} {against} (seed {cfg.seed})", baselines)
     state["status"] = status
     state["num_timesteps"] = done
     _write_state(run_dir, state)
