@@ -322,6 +322,7 @@ class DuelState(State):
     def _settle(self) -> None:
         """Rules 11-13: resets, resisted gains, and the first to the target."""
         gains = [0, 0]
+        ended = [False, False]
         for s in (0, 1):
             o = 1 - s
             if not self.attack[s]:
@@ -329,6 +330,8 @@ class DuelState(State):
             kept: list[int] = []
             for v in self.attack[s]:
                 progress, reset = rules.extended_progress(0, v, self.cfg)
+                if reset and self.cfg.extended.abandon_on_reset:
+                    ended[s] = True
                 if reset:
                     if self.progress[s]:
                         self.narrate(
@@ -339,6 +342,19 @@ class DuelState(State):
                 else:
                     kept.append(progress)
             gains[s] = rules.resisted_result(sum(kept), self.defence[o] or 0, self.cfg) if kept else 0
+        if any(ended):  # Rule 11 [decision]: the Storyteller ends a reset attempt: that side loses
+            self.phase = DPhase.OVER
+            if all(ended):
+                self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both attempts ended by botches")
+            else:
+                w = 0 if ended[1] else 1
+                self.finish(
+                    w,
+                    EndReason.KNOCKOUT,
+                    [1.0 if i == w else -1.0 for i in (0, 1)],
+                    f"{self.sides[1 - w].name}'s attempt ends with a botch",
+                )
+            return
         for s in (0, 1):
             self.progress[s] += gains[s]
             if self.attack[s]:

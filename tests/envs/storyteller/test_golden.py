@@ -257,3 +257,11 @@ def test_specialty_rerolls_tens_on_computer_rolls_when_enabled():
     assert not off.queue[0].specialty
     off.apply_chance((10, 10, 6, 1, 2, 3, 4))
     assert off.tasks[0].progress == 2
+
+
+def test_duel_storyteller_ends_a_botched_attempt_when_configured():
+    s = DuelState(make_cfg(extended__abandon_on_reset=True))
+    play(s, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER)
+    s.apply_chance(BOTCH)
+    s.apply_chance(1)
+    assert s.outcome().winner == 1 and s.returns() == [-1.0, 1.0]
