@@ -347,12 +347,12 @@ class DuelState(State):
             if all(ended):
                 self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both attempts ended by botches")
             else:
-                w = 0 if ended[1] else 1
+                keeper = 0 if ended[1] else 1
                 self.finish(
-                    w,
+                    keeper,
                     EndReason.KNOCKOUT,
-                    [1.0 if i == w else -1.0 for i in (0, 1)],
-                    f"{self.sides[1 - w].name}'s attempt ends with a botch",
+                    [1.0 if i == keeper else -1.0 for i in (0, 1)],
+                    f"{self.sides[1 - keeper].name}'s attempt ends with a botch",
                 )
             return
         for s in (0, 1):
