@@ -176,7 +176,9 @@ class CharacterSheet(RulesModel):
 class ObstacleRow(RulesModel):
     name: str = Field(description="also the kind of roll a perk earned on it applies to")
     weight: float = Field(default=1.0, gt=0, description="relative chance of drawing this obstacle")
-    difficulty: int = Field(default=3, ge=1, le=20, description="Rule 4: successes needed (fixed-difficulty obstacles)")
+    difficulty: int | None = Field(
+        default=None, ge=1, le=20, description="Rule 4: successes needed (unset: difficulty.default)"
+    )
     opposition: int = Field(
         default=0, ge=0, le=20, description="Rule 11: dice of an opposing NPC (0: fixed difficulty)"
     )
@@ -206,7 +208,6 @@ def _sample_obstacles() -> list[ObstacleRow]:
     return [
         ObstacleRow(
             name="brawl",
-            difficulty=3,
             traits=["Mercenary", "Zen monk"],
             tags=["fist-fighting", "strongman", "kung fu"],
             condition_on_failure="wounded",
@@ -220,7 +221,7 @@ def _sample_obstacles() -> list[ObstacleRow]:
             condition_on_failure="pursued",
         ),
         ObstacleRow(name="talk our way out", difficulty=3, traits=["Scoundrel"], tags=["lie"], flag=True),
-        ObstacleRow(name="repair the engine", difficulty=3, tags=["mechanic"]),
+        ObstacleRow(name="repair the engine", tags=["mechanic"]),
         ObstacleRow(
             name="haul the cargo",
             difficulty=5,

@@ -120,7 +120,8 @@ class SessionState(State):
 
     def difficulty(self) -> int:
         """Rule 4/7: the current obstacle's difficulty with the character's conditions."""
-        return effective_difficulty(self.cfg, self.ob.difficulty, self.conditions)
+        base = self.ob.difficulty if self.ob.difficulty is not None else self.cfg.difficulty.default
+        return effective_difficulty(self.cfg, base, self.conditions)
 
     def opposed_penalty(self) -> int:
         """Rule 7 in a contested roll: conditions take successes off the character's side."""
