@@ -416,7 +416,9 @@ def stage_structure(d: Discovery, rr: Evaluation, strong_records: list[GameRecor
                     f"Seat {k} wins {100 * iv.value:.1f}% [{100 * iv.low:.1f}, {100 * iv.high:.1f}] of decisive games "
                     f"against a fair share of {100 * fair:.1f}%."))
         sec["seats"] = seats
-    limit = [r for r in recs if r.reason in (EndReason.TIME_LIMIT.value, EndReason.STALL.value)]
+    sc = d.ruleset.scenario(d.scenario)
+    stops = (EndReason.STALL.value,) if sc.time_limit_is_rule else (EndReason.TIME_LIMIT.value, EndReason.STALL.value)
+    limit = [r for r in recs if r.reason in stops]
     iv = wilson(len(limit), len(recs))
     sec["time_limit_share"] = _iv(iv)
     if iv.low > t.time_limit_share:
@@ -471,7 +473,10 @@ def _resources(d: Discovery, records: list[GameRecord],
     rises, curves = _rises(records)
     base_rises = _rises(base_records)[0] if base_records is not None else None
     out: dict[str, Any] = {}
+    by_design = set(d.ruleset.scenario(d.scenario).progress_resources)
     for k, by_game in rises.items():
+        if base_rises is None and any(k.startswith(p) for p in by_design):
+            continue  # progress grows by design; only a variant's extra growth is a finding
         if base_rises is not None:
             common = sorted(set(by_game) & set(base_rises.get(k, {})))
             iv = mean_interval([by_game[i] - base_rises[k][i] for i in common])

@@ -114,6 +114,7 @@ EPISODE = Scenario(
     player_names=tuple(f"Player {i + 1}" for i in range(MAX_SEATS)),
     observation_bounds=(0.0, 1.0),
     option_groups=OPTION_GROUPS,
+    progress_resources=("goal_boxes",),
 )
 
 SCENARIOS = {"episode": EPISODE}

@@ -31,6 +31,8 @@ HEIST = Scenario(
         "teamwork",
         "no_teamwork",
     ),
+    progress_resources=("progress",),
+    time_limit_is_rule=True,  # the guards arriving is how a heist ends
 )
 
 DUEL = Scenario(
@@ -54,6 +56,7 @@ DUEL = Scenario(
         "willpower",
         "no_willpower",
     ),
+    progress_resources=("progress",),
 )
 
 SCENARIOS = {"heist": HEIST, "duel": DUEL}
