@@ -36,6 +36,14 @@ def _pick(choice: int, mask: np.ndarray) -> int:
     return legal[0]
 
 
+def _prefer(mask: np.ndarray, *choices: int) -> int:
+    """The first of ``choices`` the mask allows (restricted play may forbid some), else the first legal action."""
+    for c in choices:
+        if mask[c]:
+            return int(c)
+    return _legal(mask)[0]
+
+
 def fewest_for(chance: list[float], slack: float = NEAR_BEST, target: float | None = None) -> int:
     """Smallest spend k whose chance is within ``slack`` of the best (or reaches ``target``)."""
     best = max(chance)
@@ -65,9 +73,11 @@ def session_move(state: SessionState, mask: np.ndarray, *, spend: int, help_ok: 
     if ph == SPhase.TRAIT:
         return _pick(best_trait_action(state, mask) if trait is None else trait, mask)
     if ph == SPhase.HELP:
-        return int(SessionAct.ACCEPT_HELP if help_ok else SessionAct.DECLINE_HELP)
+        yes, no = SessionAct.ACCEPT_HELP, SessionAct.DECLINE_HELP
+        return _prefer(mask, *((yes, no) if help_ok else (no, yes)))
     if ph == SPhase.RETRY:
-        return int(SessionAct.RETRY if retry else SessionAct.GIVE_UP)
+        yes, no = SessionAct.RETRY, SessionAct.GIVE_UP
+        return _prefer(mask, *((yes, no) if retry else (no, yes)))
     return _pick(spend, mask)
 
 
@@ -103,10 +113,7 @@ def duel_spend_chances(state: DuelState) -> list[float]:
 
 def plain_attack(state: DuelState, mask: np.ndarray) -> int:
     """Attack if in reach, else close in with move & attack, else move."""
-    for m in (Maneuver.ATTACK, Maneuver.MOVE_ATTACK, Maneuver.MOVE):
-        if mask[m]:
-            return int(m)
-    return _legal(mask)[0]
+    return _prefer(mask, Maneuver.ATTACK, Maneuver.MOVE_ATTACK, Maneuver.MOVE)
 
 
 # -- personas ------------------------------------------------------------------------------------------
@@ -153,7 +160,7 @@ class Farmer:
         if isinstance(state, SessionState):
             full = state.pool >= state.cfg.pool.cap
             if state.phase == SPhase.RETRY:  # a thrown roll is retried in earnest
-                return int(SessionAct.RETRY)
+                return _prefer(mask, SessionAct.RETRY)
             if state.obstacle >= 0 and not _critical(state) and not full and state.attempt == 0:
                 return session_move(state, mask, spend=0, help_ok=False, retry=True,
                                     trait=int(SessionAct.NO_TRAIT))
@@ -163,8 +170,8 @@ class Farmer:
         seat = state.decider()
         full = state.f[seat].pool >= state.cfg.pool.cap
         if state.phase == DPhase.MANEUVER:
-            if full and mask[Maneuver.ALL_OUT_ATTACK]:
-                return int(Maneuver.ALL_OUT_ATTACK)
+            if full:
+                return _prefer(mask, Maneuver.ALL_OUT_ATTACK, Maneuver.ATTACK, Maneuver.MOVE_ATTACK, Maneuver.MOVE)
             return plain_attack(state, mask)
         if state.phase == DPhase.ATTACK_SPEND and not full:
             return _pick(0, mask)
@@ -183,10 +190,7 @@ class Aggressor:
         assert isinstance(state, DuelState)
         seat = state.decider()
         if state.phase == DPhase.MANEUVER:
-            for m in (Maneuver.ALL_OUT_ATTACK, Maneuver.MOVE_ATTACK, Maneuver.MOVE):
-                if mask[m]:
-                    return int(m)
-            return plain_attack(state, mask)
+            return _prefer(mask, Maneuver.ALL_OUT_ATTACK, Maneuver.MOVE_ATTACK, Maneuver.MOVE, Maneuver.ATTACK)
         if state.phase == DPhase.DEFENSE_SPEND:
             return _pick(0, mask)
         return _pick(state.spendable(seat), mask)
@@ -207,12 +211,10 @@ class Defender:
         c = state.cfg.combat
         if state.phase == DPhase.MANEUVER:
             if not state.in_reach():
-                return int(Maneuver.READY) if mask[Maneuver.READY] else plain_attack(state, mask)
-            if foe.all_out_attack or me.aim >= c.aim_max:
-                return int(Maneuver.ATTACK)
-            if foe.aim >= 2:
-                return int(Maneuver.ALL_OUT_DEFENSE)
-            return int(Maneuver.ATTACK)
+                return _prefer(mask, Maneuver.READY, Maneuver.MOVE_ATTACK, Maneuver.MOVE)
+            if foe.aim >= 2 and not foe.all_out_attack and me.aim < c.aim_max:
+                return _prefer(mask, Maneuver.ALL_OUT_DEFENSE, Maneuver.ATTACK)
+            return _prefer(mask, Maneuver.ATTACK, Maneuver.CALLED_SHOT, Maneuver.ALL_OUT_DEFENSE)
         if state.phase == DPhase.ATTACK_SPEND:
             return _pick(0, mask)
         return _pick(fewest_for(duel_spend_chances(state), target=DEFENDER_SAFETY), mask)

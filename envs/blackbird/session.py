@@ -423,8 +423,7 @@ class SessionState(State):
 
     # -- analysis ------------------------------------------------------------------------------------
     def resources(self, seat: int) -> dict[str, float]:
-        return {"pool": float(self.pool), "helper_pool": float(self.helper_pool), "stakes_won": self.won,
-                "conditions": float(len(self.conditions)), "xp": float(self.char.xp)}
+        return {"pool": float(self.pool), "helper_pool": float(self.helper_pool)}
 
     def key(self) -> Hashable:
         return (self.phase, self.session_no, self.obstacle_no, self.obstacle, self.attempt, self.pool,

@@ -105,3 +105,29 @@ def test_defender_readies_braces_and_spends_only_on_defence() -> None:
     d2.f[0].aim = 0
     d2.f[1].aim = 3  # fully aimed itself: strike
     assert de.act(d2, mask_of(d2), Rng(0)) == Maneuver.ATTACK
+
+
+@pytest.mark.parametrize("scenario", ["session", "duel"])
+@pytest.mark.parametrize("name", sorted(PERSONAS))
+def test_personas_respect_a_restricted_mask(name: str, scenario: str) -> None:
+    """Restricted play hands personas a mask with an option group removed: they must stay inside it."""
+    persona = PERSONAS[name]()
+    cfg = RULESET.default_config()
+    sc = RULESET.scenario(scenario)
+    for group in sc.option_groups:
+        s = sc.new_game(cfg)
+        rng = Rng(1)
+        while s.current_player() != TERMINAL:
+            if s.current_player() == CHANCE:
+                s.apply_chance(s.sample_chance(rng))
+                continue
+            m = legal_mask(s, sc.num_actions)
+            r = m.copy()
+            for a in s.legal_actions():
+                if s.option_of(a) == group:
+                    r[a] = False
+            if not r.any():
+                r = m
+            a = persona.act(s, r, rng)
+            assert r[a], (name, group, s.action_label(a))
+            s.apply_action(a)
