@@ -63,6 +63,10 @@ def successes(n: int) -> str:
     return f"{n} success{'' if n == 1 else 'es'}"
 
 
+def dice(n: int) -> str:
+    return f"{n} {'die' if n == 1 else 'dice'}"
+
+
 class Phase(enum.IntEnum):
     MANEUVER = 0
     ATTACK_SPEND = 1
@@ -415,9 +419,9 @@ class DuelState(State):
             dfn = net_successes(ex.def_roll, self.penalty(d))
         else:
             dfn = self.cfg.combat.all_out_attack_defense
-        defence = (f"{self.name(d)} defends with {ex.def_dice.total} dice ({ex.def_dice.describe()}): "
+        defence = (f"{self.name(d)} defends with {dice(ex.def_dice.total)} ({ex.def_dice.describe()}): "
                    f"{successes(dfn)}" if ex.can_defend else f"{self.name(d)} cannot defend: {successes(dfn)}")
-        self.narrate("exchange", f"{self.name(a)} rolls {ex.att_dice.total} dice ({ex.att_dice.describe()}): "
+        self.narrate("exchange", f"{self.name(a)} rolls {dice(ex.att_dice.total)} ({ex.att_dice.describe()}): "
                                  f"{successes(att)}; {defence}.", a, attack=att, defense=dfn)
         if attack_hits(att, dfn):
             self._land(True, att - dfn)
@@ -482,7 +486,7 @@ class DuelState(State):
         fi = self.f[seat]
         if self.cfg.pool.enabled:
             fi.pool = settle_pool(fi.pool, self.check_spent, ok, self.cfg.pool)
-        self.narrate("check", f"{self.name(seat)} rolls {self.check_dice.total} dice to stay up: "
+        self.narrate("check", f"{self.name(seat)} rolls {dice(self.check_dice.total)} to stay up: "
                               f"{successes(roll.successes)} vs difficulty {diff} — "
                               f"{'stays up' if ok else 'passes out'}.", seat)
         if ok and perk_eligible(roll, diff) and award_perk(fi.char, STAY_UP, self.cfg):

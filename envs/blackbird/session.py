@@ -25,7 +25,7 @@ from envs.blackbird.dice import (
     sample_roll,
     sample_roll_off,
 )
-from envs.blackbird.duel import successes
+from envs.blackbird.duel import dice, successes
 from envs.blackbird.engine import (
     SESSION_ACTIONS,
     SPEND_ACTIONS,
@@ -207,8 +207,9 @@ class SessionState(State):
         who = self.char.short
         if ph == Phase.TRAIT:
             self.trait = None if action == SessionAct.NO_TRAIT else action - SessionAct.TRAIT_0
-            name = "no trait" if self.trait is None else self.char.traits[self.trait]
-            self.narrate("trait", f"{who} builds the pool on {name}.", 0)
+            text = (f"{who} goes without a trait." if self.trait is None
+                    else f"{who} builds the pool on {self.char.traits[self.trait]}.")
+            self.narrate("trait", text, 0)
             self.help_given = 0
             ob = self.ob
             # Rule 6: help is a die from the helper's pool, so there is none when pool dice are not in play
@@ -227,7 +228,7 @@ class SessionState(State):
             self.breakdown = self.pool_for(self.trait, action, self.help_given)
             ob = self.ob
             target = f"{ob.opposition} opposing dice" if ob.opposition else f"difficulty {self.difficulty()}"
-            self.narrate("pool", f"{who} rolls {self.breakdown.total} dice ({self.breakdown.describe()}) "
+            self.narrate("pool", f"{who} rolls {dice(self.breakdown.total)} ({self.breakdown.describe()}) "
                                  f"against {target}.", 0, spent=action)
             self.phase = Phase.ROLL
         elif ph == Phase.RETRY:
