@@ -702,18 +702,19 @@ def train(cfg: TrainConfig) -> TrainResult:
                                "steps_per_second": round((done - done_before) / elapsed, 1) if elapsed > 0 else None}
     if interrupted_by:
         metrics["interrupted_by"] = interrupted_by
+    metrics["curves"] = run.curves[-1] if run.curves else None
+    state["status"] = status
+    state["num_timesteps"] = done
+    _write_state(run_dir, state)
+    _write_run_record(run_dir, state, metrics)  # now, so a Ctrl-C in the final evaluation loses nothing
     if status == "completed" and cfg.final_eval:
         fe = final_evaluation(run_dir, rs.name, sc_name, config, int(settings.get("final_eval_games", 200)),
                               cfg.seed + 999, cfg.workers)
         metrics["final_evaluation"] = fe
         if num_players == 1:
             baselines = {k: v["persona_mean_return"] for k, v in fe["vs"].items()}
-    metrics["curves"] = run.curves[-1] if run.curves else None
     against = f"vs {cfg.opponent}" if num_players > 1 else "one seat"
     plot_curves(run_dir, f"{env_id} {cfg.algo} {against} (seed {cfg.seed})", baselines)
-    state["status"] = status
-    state["num_timesteps"] = done
-    _write_state(run_dir, state)
     _write_run_record(run_dir, state, metrics)
     return TrainResult(run_dir, status, done, target, metrics)
 

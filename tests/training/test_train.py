@@ -30,7 +30,7 @@ def test_tiny_maskable_ppo_run_beats_random_significantly(tmp_path, toy):
     """A real (tiny) MaskablePPO run on toy Pig; the agent beats random with a Wilson interval above 1/2."""
     from training.evaluate import evaluate
 
-    res = train(_cfg(tmp_path, "run", 6144, final_eval=False))
+    res = train(_cfg(tmp_path, "run", 6144, seed=0, final_eval=False))  # seed 0: the untrained policy loses
     assert res.status == "completed" and res.num_timesteps == 6144
     ev = evaluate(toy, "race", toy.default_config(), [f"rl:{res.run_dir}", "random"], games=400, seed=2024)
     view = ev.metrics()["matrix"][f"rl:{res.run_dir}"]["random"]
@@ -46,6 +46,8 @@ def test_tiny_maskable_ppo_run_beats_random_significantly(tmp_path, toy):
     points = json.loads((run / "curves.json").read_text())["points"]
     assert [p["step"] for p in points] == [0, 2048, 4096, 6144]
     assert set(points[-1]["vs"]) == {"random"} and 0 <= points[-1]["vs"]["random"]["win_rate"] <= 1
+    # It was learned: the untrained policy of this seed (the step-0 evaluation) loses to random.
+    assert points[0]["vs"]["random"]["win_rate"] < 0.5 < points[-1]["vs"]["random"]["win_rate"]
     assert (run / "curves.csv").read_text().splitlines()[0].startswith("step,opponent,episodes,mean_return")
     assert any((run / "tb").rglob("events.out.tfevents.*"))
     rec = read_record(run)
