@@ -84,11 +84,12 @@ def train(
                               f"{v['persona_mean_return']:+.3f} {_ci(v['persona_return_ci'])}",
                               "yes" if v["beats"] else "no")
         else:
-            for col in ("persona", "win rate [Wilson 95%]", "fair share", "mean return", "beats"):
+            for col in ("persona", "win rate [Wilson 95%]", "fair share", "draws", "return edge [95%]", "beats"):
                 table.add_column(col)
             for name, v in fe["vs"].items():
                 table.add_row(name, f"{v['win_rate']:.3f} {_ci(v['win_ci'])}", f"{v['fair_share']:.3f}",
-                              f"{v['mean_return']:+.3f}", "yes" if v["beats"] else "no")
+                              f"{v['draw_rate']:.2f}", f"{v['return_edge']:+.3f} {_ci(v['return_edge_ci'])}",
+                              "yes" if v["beats"] else "no")
         out.print(table)
         out.print("beats every persona" if fe["beats_all"] else f"does not beat: {', '.join(fe['not_beaten'])}")
     out.print(f"run: {result.run_dir}")

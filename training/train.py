@@ -521,7 +521,9 @@ def final_evaluation(run_dir: Path, ruleset: str, scenario: str, config: Any, ga
     """The trained agent against every persona; "beats" needs the interval to clear parity.
 
     Two or more seats: win rate against a field of the persona, Wilson 95% low end above the fair share
-    (1/seats). One seat: the agent's mean-return interval lies wholly above the persona's.
+    (1/seats); also the return edge (agent's return minus the persona seats' mean, 95% interval), which
+    matters where games often end without a single winner. One seat: the agent's mean-return interval
+    lies wholly above the persona's.
     """
     from agents.registry import agent_names
     from envs.core.registry import get_ruleset
@@ -549,7 +551,12 @@ def final_evaluation(run_dir: Path, ruleset: str, scenario: str, config: Any, ga
         for name in agent_names(ruleset):
             ev = evaluate(rs, scenario, config, [me, name], games, seed, workers=workers)
             m = ev.metrics()["matrix"][me][name]
-            out["vs"][name] = {**m, "fair_share": round(fair, 6), "beats": m["win_ci"][0] > fair}
+            # Return edge: per game, the agent's return minus the mean return of the persona seats.
+            edges = [r.returns[seat] - sum(x for k, x in enumerate(r.returns) if k != seat) / (n - 1)
+                     for r, (fa, _fb, seat) in zip(ev.records, ev.matchups, strict=True) if fa == me]
+            edge, edge_ci = _ci(edges)
+            out["vs"][name] = {**m, "fair_share": round(fair, 6), "beats": m["win_ci"][0] > fair,
+                               "return_edge": edge, "return_edge_ci": edge_ci, "beats_on_return": edge_ci[0] > 0}
     out["beats_all"] = all(v["beats"] for v in out["vs"].values())
     out["not_beaten"] = [k for k, v in out["vs"].items() if not v["beats"]]
     return out

@@ -170,6 +170,11 @@ def test_self_play_on_three_seats_trains_resumes_and_keeps_its_pool(tmp_path, ra
     fe = res.metrics["final_evaluation"]
     assert fe["num_players"] == 3 and set(fe["vs"]) == {"random"}
     assert fe["vs"]["random"]["fair_share"] == pytest.approx(1 / 3, abs=1e-6)
+    edge = fe["vs"]["random"]
+    assert edge["return_edge_ci"][0] <= edge["return_edge"] <= edge["return_edge_ci"][1]
+    assert edge["beats_on_return"] == (edge["return_edge_ci"][0] > 0)
+    # Every race ends with a winner (+1) and two losers (-0.5): a win is an edge of 1.5, a loss of -0.75.
+    assert edge["return_edge"] == pytest.approx(2.25 * edge["win_rate"] - 0.75, abs=1e-4)
     points = json.loads((res.run_dir / "curves.json").read_text())["points"]
     assert points[0]["step"] == 0 and points[-1]["step"] == 512
     # Continue the same run further: the pool comes back from pool.npz.
