@@ -12,6 +12,7 @@ Built-in benchmarks:
 * ``inference``: a trained agent's decisions/s through the numpy fast path (per decision, and batched)
   ÷ SB3 ``predict(obs, deterministic=True, action_masks=mask)`` one observation at a time.
 * ``vec``: MaskablePPO training steps/s with DummyVecEnv vs SubprocVecEnv for 2, 4 and 8 envs.
+* ``odds``: median milliseconds per exact odds table (``results.odds.odds_benchmarks``).
 """
 
 from __future__ import annotations
@@ -223,3 +224,12 @@ def bench_vec(opts: BenchOptions) -> dict[str, Any]:
     best = max(rows, key=lambda k: rows[k])
     return {"scenario": f"{ruleset} {scenario}", "steps": opts.steps, "steps_per_s": rows, "fastest": best,
             "subproc_over_dummy": {n: round(rows[f"subproc_{n}"] / rows[f"dummy_{n}"], 3) for n in (2, 4, 8)}}
+
+
+@register_benchmark("odds", "exact odds tables of each ruleset's core mechanic (icepool): median ms per table")
+def bench_odds(opts: BenchOptions) -> dict[str, Any]:
+    try:
+        from results.odds import time_benchmarks
+    except ImportError as e:  # the odds module is not there (or not yet)
+        return {"skipped": f"results.odds unavailable: {e}"}
+    return {"median_ms_per_table": {k: round(v, 3) for k, v in time_benchmarks(repeat=5).items()}}

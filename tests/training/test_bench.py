@@ -56,3 +56,11 @@ def test_cli_bench_list_and_json(capsys, toy):
     assert json.loads(r.out)["inference"]["same_actions_as_predict"] == 1.0
     r = run_cli(capsys, "bench", "nope")
     assert r.code == 2 and "nope" in r.err
+
+
+def test_odds_benchmark_times_every_exact_table():
+    res = run_benchmarks(["odds"], TOY)["odds"]
+    from results.odds import odds_benchmarks
+
+    assert set(res["median_ms_per_table"]) == set(odds_benchmarks())
+    assert all(v >= 0 for v in res["median_ms_per_table"].values())
