@@ -269,7 +269,9 @@ class SessionRules(RulesModel):
     retries: int = Field(default=1, ge=0, le=3, description="Rule 4: extra attempts after a failed roll")
     ordinary_value: float = Field(default=1.0, gt=0, le=10, description="reward for winning an ordinary stake")
     critical_value: float = Field(default=3.0, gt=0, le=10, description="reward for winning a critical stake")
-    helper_pool: int = Field(default=7, ge=0, le=MAX_POOL, description="Rule 6: the helper's pool (0: no helper)")
+    helper_pool: int = Field(
+        default=3, ge=0, le=MAX_POOL, description="Rule 6: dice a fellow player can spare per session (0: no helper)"
+    )
     helper_joint_dice: int = Field(
         default=2, ge=0, le=12, description="Rule 12: the helper's own dice in a joint action"
     )
