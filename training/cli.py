@@ -185,16 +185,17 @@ def evaluate(ruleset: str, scenario: str,
 
 
 @app.command()
-def demo() -> None:
-    """The built-in default job: a narrated blackbird game and a short persona playtest."""
-    from envs import all_rulesets
+def demo(ruleset: Annotated[str, typer.Argument(help="Ruleset to examine.")] = "blackbird",
+         budget: Annotated[str, typer.Option("--budget", help="quick | standard | deep")] = "quick",
+         out_dir: Annotated[Path | None, typer.Option("--out", help="Output folder.")] = None) -> None:
+    """The main job on its default: `discover blackbird --budget quick` (findings, report, example games)."""
+    _load_command_modules()
+    from training.cli_discover import discover_cmd
 
-    rss = all_rulesets()
-    name = "blackbird" if "blackbird" in rss else sorted(rss)[0]
-    rs = rss[name]
-    sc = next(iter(rs.scenarios))
-    play(name, sc, agents="random", seed=1, rules=None)
-    evaluate(name, sc, agents=None, games=100, seed=1, rules=None, workers=2, as_json=False, out_dir=None)
+    out.print(f"[bold]rulebreaker demo[/bold]: discovering what breaks in '{ruleset}' (budget {budget}); "
+              "this trains RL agents and replays thousands of games, a few minutes per scenario.")
+    discover_cmd(ruleset, None, rules=None, budget=budget, out_dir=out_dir, fail_on=None, seed=0, workers=2,
+                 no_rl=False)
 
 
 # Commands that live in their own modules register themselves on ``app`` when imported.

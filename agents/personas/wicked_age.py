@@ -64,7 +64,11 @@ class WickedAgePersona:
         assert isinstance(state, WickedAgeState)
         handler = getattr(self, f"on_{state.node.name.lower()}", None)
         if handler is not None:
-            return int(handler(state, state.actor, mask))
+            a = int(handler(state, state.actor, mask))
+            if 0 <= a < len(mask) and mask[a]:
+                return a
+            # its preferred move is forbidden (restricted play narrows the mask): at the two-way choices
+            # (roll/cash, accept/insist, fight/avoid, exhaust/injure) this is the other option
         return _legal(mask)[0]
 
     # -- defaults ---------------------------------------------------------------------------------
