@@ -523,10 +523,11 @@ def final_evaluation(run_dir: Path, ruleset: str, scenario: str, config: Any, ga
     Two or more seats: win rate against a field of the persona, Wilson 95% low end above the fair share
     (1/seats); also the return edge (agent's return minus the persona seats' mean, 95% interval), which
     matters where games often end without a single winner. One seat: the agent's mean-return interval
-    lies wholly above the persona's.
+    lies wholly above the persona's (also reported: the paired edge over the same deal seeds).
     """
     from agents.registry import agent_names
     from envs.core.registry import get_ruleset
+    from results.stats import paired_difference
     from training import runner
     from training.evaluate import evaluate
 
@@ -541,11 +542,16 @@ def final_evaluation(run_dir: Path, ruleset: str, scenario: str, config: Any, ga
         per = ev.metrics()["agents"]
         mine = per[me]
         out["agent"] = mine
+        by_agent: dict[str, list[float]] = {}
+        for r in ev.records:  # in job order: game g of every agent is played on the same deal seed
+            by_agent.setdefault(r.agents[0], []).append(r.returns[0])
         for name in agent_names(ruleset):
             other = per[name]
+            edge = paired_difference(by_agent[name], by_agent[me])
             out["vs"][name] = {"agent_mean_return": mine["mean_return"], "agent_return_ci": mine["return_ci"],
                                "persona_mean_return": other["mean_return"], "persona_return_ci": other["return_ci"],
-                               "beats": mine["return_ci"][0] > other["return_ci"][1]}
+                               "beats": mine["return_ci"][0] > other["return_ci"][1],
+                               "paired_edge": round(edge.value, 6), "paired_edge_ci": edge.as_list()}
     else:
         fair = 1.0 / n
         for name in agent_names(ruleset):

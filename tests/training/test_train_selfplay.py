@@ -191,3 +191,19 @@ def test_mix_opponent_trains_on_three_seats(tmp_path, race3):
     res = train(TrainConfig("race3", "race", opponent="mix", steps=128, n_envs=2, out=tmp_path / "mix", hp=hp,
                             final_eval=False))
     assert res.status == "completed" and res.num_timesteps == 128
+
+
+def test_one_seat_variant_trains_and_reports_against_each_persona_alone(tmp_path, race3):
+    """With one seat (a variant sets seats = 1) the learner plays alone; the final evaluation compares returns."""
+    variant = tmp_path / "solo.toml"
+    variant.write_text("[race]\nseats = 1\n")
+    hp = {"n_steps": 32, "batch_size": 32, "policy_kwargs": {"net_arch": [8]}, "eval_freq": 10**6,
+          "eval_episodes": 4, "final_eval_games": 12}
+    res = train(TrainConfig("race3", "race", rules=variant, steps=64, n_envs=2, out=tmp_path / "solo", hp=hp))
+    fe = res.metrics["final_evaluation"]
+    assert fe["num_players"] == 1 and set(fe["vs"]) == {"random"}
+    v = fe["vs"]["random"]
+    # Alone, every race is won (+1): nobody can beat anybody, and the paired edge is exactly zero.
+    assert v["agent_mean_return"] == v["persona_mean_return"] == 1.0
+    assert v["paired_edge"] == 0.0 and v["beats"] is False
+    assert json.loads((res.run_dir / "curves.json").read_text())["points"][0]["vs"].keys() == {"solo"}
