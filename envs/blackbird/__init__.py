@@ -25,13 +25,16 @@ RULESET = Ruleset(
     variants_dir=HERE / "variants",
     knobs=[
         Knob("pool.failure_bonus", (0, 2), "a failed roll gives no extra pool die / two extra pool dice"),
-        Knob("pool.session_reset", (4, 10), "the pool resets lower / to full between sessions"),
+        Knob("pool.session_reset", (4, 10), "the pool resets lower / to full between sessions",
+             ("session",)),
         Knob("pool.cap", (7, 15), "a tighter / looser pool cap"),
         Knob("dice.success_on", (3, 5), "successes on 3+ / 5+ instead of 4+"),
-        Knob("difficulty.default", (2, 4), "ordinary obstacles are easy / hard instead of medium"),
-        Knob("help.returned_on_failure", (False,), "the helper's die is lost even when the roll fails"),
-        Knob("combat.hit_points", (4, 8), "fewer / more hit points"),
-        Knob("combat.aim_max", (1, 5), "aiming stores at most 1 / 5 dice"),
+        Knob("difficulty.default", (2, 4), "ordinary obstacles are easy / hard instead of medium",
+             ("session",)),
+        Knob("help.returned_on_failure", (False,), "the helper's die is lost even when the roll fails",
+             ("session",)),
+        Knob("combat.hit_points", (4, 8), "fewer / more hit points", ("duel",)),
+        Knob("combat.aim_max", (1, 5), "aiming stores at most 1 / 5 dice", ("duel",)),
     ],
 )
 

@@ -25,10 +25,12 @@ RULESET = Ruleset(
         Knob("willpower.points", (1, 6), "fewer / more Willpower points per scene (Rule 8)"),
         Knob("willpower.successes", (0, 2), "Willpower buys no success / two successes (Rule 8)"),
         Knob("extended.reset_on", ("failure", "never"), "extended progress resets on any failure / never (Rule 11)"),
-        Knob("auto_success.enabled", (False,), "no automatic successes (Rule 7)"),
+        Knob("auto_success.enabled", (False,), "no automatic successes (Rule 7)", ("heist",)),
         Knob("multiple_actions.enabled", (False,), "one action per turn only (Rule 9)"),
-        Knob("retry.difficulty_step", (0, 2), "retries are not harder / two steps harder (Rule 10)"),
-        Knob("resisted.actor_wins_ties", (True,), "a tied resisted roll gives the actor one success (Rule 12)"),
+        Knob("retry.difficulty_step", (0, 2), "retries are not harder / two steps harder (Rule 10)",
+             ("heist",)),
+        Knob("resisted.actor_wins_ties", (True,), "a tied resisted roll gives the actor one success (Rule 12)",
+             ("duel",)),
     ],
 )
 
