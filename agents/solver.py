@@ -26,6 +26,7 @@ the gap to the optimum can be measured without sampling noise.
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import time
@@ -306,6 +307,45 @@ def _policy_distribution(policy: Policy, state: State, num_actions: int, probes:
     return {a: c / probes for a, c in counts.items()}
 
 
+def _frozen_models(obj: Any, found: dict[int, Any]) -> None:
+    """Every frozen pydantic model reachable from a config object (immutable: clones may share them)."""
+    from pydantic import BaseModel
+
+    if isinstance(obj, BaseModel):
+        if not obj.model_config.get("frozen", False) or id(obj) in found:
+            return
+        found[id(obj)] = obj
+        for name in type(obj).model_fields:
+            _frozen_models(getattr(obj, name), found)
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            _frozen_models(x, found)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            _frozen_models(x, found)
+
+
+class _Cloner:
+    """Fast clones for exploration: the narration log is dropped (no engine reads it) and, for states
+    that use the default deepcopy clone, frozen config models are shared instead of copied."""
+
+    def __init__(self, root: State) -> None:
+        self.default = type(root).clone is State.clone
+        self.shared: dict[int, Any] = {}
+        if self.default:
+            for v in vars(root).values():
+                _frozen_models(v, self.shared)
+
+    def __call__(self, state: State) -> State:
+        if self.default:
+            memo = dict(self.shared)
+            memo[id(state.log)] = []
+            return copy.deepcopy(state, memo)
+        child = state.clone()
+        child.log = []
+        return child
+
+
 def _explore(root: State, seat: int, opponents: Mapping[int, Policy], key: KeyFn, max_states: int,
              num_actions: int, probes: int) -> tuple[list[_Node], dict[Hashable, int], int]:
     try:
@@ -314,7 +354,8 @@ def _explore(root: State, seat: int, opponents: Mapping[int, Policy], key: KeyFn
         raise UserError(f"cannot solve exactly: {e}") from None
     index: dict[Hashable, int] = {k0: 0}
     nodes: list[_Node] = [_Node(root.current_player())]
-    stack: list[tuple[State, int]] = [(root.clone(), 0)]
+    clone = _Cloner(root)
+    stack: list[tuple[State, int]] = [(clone(root), 0)]
     stochastic = 0
     while stack:
         state, idx = stack.pop()
@@ -359,7 +400,9 @@ def _explore(root: State, seat: int, opponents: Mapping[int, Policy], key: KeyFn
                 node.children.append(-1)
                 node.probs.append(0.0)
                 continue
-            child = state if j == last else state.clone()
+            child = state if j == last else clone(state)
+            if child is state:
+                state.log.clear()
             if is_chance:
                 child.apply_chance(move)
             else:

@@ -29,36 +29,69 @@ def parse_value(text: str) -> Any:
 
 
 def apply_sets(config: Any, sets: list[str]) -> Any:
-    from envs.core.config import with_override
+    """Apply every ``KEY=VALUE`` override, then validate once (so related keys may change together)."""
+    from envs.core.config import config_dict, validate_config
+    from envs.core.errors import ConfigError
 
+    if not sets:
+        return config
+    data = config_dict(config)
     for item in sets:
         if "=" not in item:
             raise UserError(f"--set needs KEY=VALUE (e.g. session.sessions=1), got '{item}'")
-        k, v = item.split("=", 1)
-        config = with_override(config, k.strip(), parse_value(v.strip()))
-    return config
+        k, v = (x.strip() for x in item.split("=", 1))
+        node = data
+        parts = k.split(".")
+        for p in parts[:-1]:
+            if not isinstance(node.get(p), dict):
+                raise ConfigError(f"--set: unknown key '{k}'")
+            node = node[p]
+        if parts[-1] not in node:
+            raise ConfigError(f"--set: unknown key '{k}'")
+        node[parts[-1]] = parse_value(v)
+    return validate_config(type(config), data, "--set " + " ".join(sets))
+
+
+def _key_without(state: Any, blank: dict[str, Any]) -> Any:
+    """``state.key()`` computed with some attributes temporarily blanked (restored afterwards)."""
+    saved = {a: getattr(state, a) for a in blank}
+    try:
+        for a, v in blank.items():
+            setattr(state, a, v)
+        return state.key()
+    finally:
+        for a, v in saved.items():
+            setattr(state, a, v)
 
 
 def _blackbird_session_key(state: Any) -> Any:
     """blackbird session: ``key()`` keeps the last roll (``own``), the helper's and the opposition's
     successes after the roll is resolved, so positions that differ only in a past roll stay apart (the
-    solve grows ~100x). They matter only while a roll is being resolved, so drop them otherwise."""
+    solve grows ~100x). They matter only while a roll is being resolved, so blank them otherwise."""
     from envs.blackbird.session import Phase
 
-    mid = state.phase in (Phase.JOINT, Phase.OPPOSE, Phase.ROLL_OFF)
-    return (state.phase, state.session_no, state.obstacle_no, state.obstacle, state.attempt, state.pool,
-            state.helper_pool, state.conditions, state.trait, state.help_given, state.spent,
-            state.own if mid else None, state.partner if mid else 0, state.opposition if mid else 0,
-            state.won, state.at_stake, state.char.key(), state._outcome)
+    if state.phase in (Phase.JOINT, Phase.OPPOSE, Phase.ROLL_OFF):
+        return state.key()
+    return _key_without(state, {"own": None, "partner": 0, "opposition": 0})
+
+
+def _wicked_age_duel_key(state: Any) -> Any:
+    """wicked_age duel: once an absolute result is in (``conseq`` set), the faces of this round's rolls
+    no longer matter in a two-party conflict (the loser is out, no roll is compared again; the owe list
+    reads die sizes, not faces), but ``key()`` keeps them, so every roll history carries its own copy
+    of the consequence decisions. Blank them there."""
+    if state.conseq is None or state.num_players != 2:
+        return state.key()
+    return _key_without(state, {"rolls": [None] * len(state.rolls)})
 
 
 CANONICAL_KEYS: dict[tuple[str, str], tuple[tuple[str, ...], Any]] = {
-    ("blackbird", "session"): (("phase", "session_no", "obstacle_no", "obstacle", "attempt", "pool", "helper_pool",
-                                "conditions", "trait", "help_given", "spent", "own", "partner", "opposition", "won",
-                                "at_stake", "char", "_outcome"), _blackbird_session_key),
+    ("blackbird", "session"): (("phase", "own", "partner", "opposition"), _blackbird_session_key),
+    ("wicked_age", "duel"): (("conseq", "rolls"), _wicked_age_duel_key),
 }
 """Solver keys that merge positions a scenario's own ``key()`` keeps apart needlessly (used only when
-the state still has every attribute they read; otherwise ``State.key()`` is used)."""
+the state has every attribute they touch; otherwise ``State.key()`` is used). Each is checked against
+the plain key on a small configuration in tests/training/test_solve.py."""
 
 
 def solver_key(ruleset: str, scenario: str, root: Any) -> Any:
