@@ -152,3 +152,63 @@ def test_blackbird_short_session_value(capsys) -> None:  # type: ignore[no-untyp
     assert 0.5 < data["value"][0] < float(blackbird_one_obstacle_value())
     opts = {(o["context"], o["option"]): o["share"] for o in data["options"]}
     assert opts.get(("spend_ordinary", "spend_0_pool"), 0) > 0  # saves dice for the second obstacle sometimes
+
+
+def test_wicked_age_key_adapter_blanks_only_what_the_future_cannot_see() -> None:
+    """After an absolute result in a duel, replacing the round's rolls changes nothing that follows:
+    the same choices and dice give the same legal actions at every step and the same returns."""
+    pytest.importorskip("envs.wicked_age")
+    from envs import get_ruleset
+    from envs.core.dice import Rng
+    from envs.core.game import CHANCE, TERMINAL
+
+    rs = get_ruleset("wicked_age")
+    cfg = rs.default_config()
+    checked = 0
+    for seed in range(40):
+        rng = Rng(seed)
+        s = rs.new_game(cfg, "duel")
+        while s.current_player() != TERMINAL and s.conseq is None:
+            if s.current_player() == CHANCE:
+                s.apply_chance(s.sample_chance(rng))
+            else:
+                legal = s.legal_actions()
+                s.apply_action(legal[int(rng.random() * len(legal))])
+        if s.current_player() == TERMINAL:
+            continue
+        a, b = s.clone(), s.clone()
+        b.rolls = [None] * len(b.rolls)
+        ra, rb = Rng(1000 + seed), Rng(1000 + seed)
+        while a.current_player() != TERMINAL:
+            assert a.current_player() == b.current_player()
+            if a.current_player() == CHANCE:
+                o = a.sample_chance(ra)
+                rb.random()
+                a.apply_chance(o)
+                b.apply_chance(o)
+            else:
+                assert a.legal_actions() == b.legal_actions()
+                legal = a.legal_actions()
+                x = legal[int(ra.random() * len(legal))]
+                rb.random()
+                a.apply_action(x)
+                b.apply_action(x)
+        assert b.current_player() == TERMINAL and a.returns() == b.returns()
+        checked += 1
+    assert checked >= 10
+
+
+def test_no_persona_beats_the_optimum_exactly() -> None:
+    """Exact evaluation of every storyteller persona on the one-task heist never exceeds the optimum,
+    and the optimal policy evaluated exactly reproduces the optimum."""
+    pytest.importorskip("envs.storyteller")
+    from agents.registry import personas
+    from agents.solver import evaluate_exactly
+    from training.cli_solve import solve_scenario
+
+    res = solve_scenario("storyteller", "heist", HERE / "solve_storyteller_heist.toml",
+                         ["heist.turns=4", "heist.tasks=[\"virus\"]"])
+    assert evaluate_exactly(res.root, {0: res.policy()}).value[0] == pytest.approx(res.value[0], abs=1e-12)
+    values = {name: evaluate_exactly(res.root, {0: cls()}).value[0] for name, cls in personas("storyteller").items()}
+    assert values and all(v <= res.value[0] + 1e-12 for v in values.values()), values
+    assert min(values.values()) < res.value[0]  # the decisions matter: someone plays worse than the optimum
