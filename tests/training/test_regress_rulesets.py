@@ -50,11 +50,14 @@ def test_baseline_of_another_ruleset_exits_2(capsys):
 @pytest.mark.parametrize(("ruleset", "scenario"), [(rs, sc) for rs in
                          ("blackbird", "storyteller", "crossroads", "hallownest", "wicked_age")
                          for sc in get_ruleset(rs).scenarios])
-def test_every_scenario_has_a_baseline_that_loads(ruleset, scenario):
-    from training.regress import load_baseline
+def test_every_scenario_has_a_baseline_that_still_reproduces(ruleset, scenario):
+    """A committed baseline must still replay exactly (a changed engine or persona needs a new baseline)."""
+    from training.regress import check_reproducible, load_baseline
 
-    b = load_baseline(baseline_path(ruleset, scenario), get_ruleset(ruleset), scenario)
+    rs = get_ruleset(ruleset)
+    b = load_baseline(baseline_path(ruleset, scenario), rs, scenario)
     assert b.jobs and b.features
+    check_reproducible(rs, b)
 
 
 @pytest.mark.slow
