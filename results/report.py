@@ -196,6 +196,20 @@ def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[d
         L.append("## Trained agent")
         L.append(f"{rl.get('summary', '')}")
         L.append("")
+    ex = sections.get("exact")
+    if ex:
+        L.append("## Exact optimum")
+        if ex.get("tractable"):
+            L.append(f"Solved exactly ({ex['states']:,} positions, {ex['seconds']} s): optimal value "
+                     f"{ex['optimal_value']:.4f}. Each agent's exact value and its gap to the optimum:")
+            L.append("")
+            L.append("| agent | exact value | gap to optimum |")
+            L.append("|---|---|---|")
+            for a, g in ex["agents"].items():
+                L.append(f"| {a} | {g['value']:.4f} | {g['gap']:.4f} |")
+        else:
+            L.append(f"Not solved: {ex.get('reason', '')}")
+        L.append("")
     restricted = sections.get("restricted")
     if restricted:
         strong = restricted["strong"]

@@ -567,6 +567,11 @@ def run_discovery(d: Discovery, rl_stage: Callable[[Discovery, list[str]], dict[
     strong_recs = [r for r in rr.records if strong in r.agents] or rr.records
     stage_structure(d, rr, strong_recs, d.written_records)
     d.sections["usage"] = restricted["agents"].get(strong, {}).get("usage", {})
+    t0 = time.perf_counter()
+    from training.discover_exact import exact_stage
+
+    exact_stage(d, agents)
+    d.timings["exact"] = time.perf_counter() - t0
     d.timings["total"] = time.perf_counter() - t_start
     d.findings.sort(key=lambda f: (-f.severity.rank, f.kind.value, f.subject))
     return result_json(d)
