@@ -42,9 +42,11 @@ def train(
 ) -> None:
     """Train an RL agent (MaskablePPO by default) on a scenario; Ctrl-C / SIGTERM save a checkpoint.
 
-    The run directory gets model.zip, checkpoints/, TensorBoard logs (tb/), learning curves
-    (curves.json/.csv/.png) and record.json. Trained agents play as `rl:<run dir>` (weights only, no
-    pickle). --resume DIR loads the full SB3 model, which unpickles code: only use your own run dirs.
+    Run dir: model.zip, checkpoints/, tb/ (TensorBoard), curves.json/.csv/.png, record.json.
+
+    Trained agents play as rl:<run dir> (weights only, no pickle).
+
+    --resume loads the full SB3 model, which unpickles code: only resume your own run dirs.
     """
     from envs.core.errors import UserError
     from training.train import TrainConfig, parse_hp_overrides
