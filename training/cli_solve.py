@@ -75,19 +75,41 @@ def _blackbird_session_key(state: Any) -> Any:
     return _key_without(state, {"own": None, "partner": 0, "opposition": 0})
 
 
+def wicked_age_duel_blanks(state: Any) -> dict[str, Any] | None:
+    """What a two-party wicked_age conflict no longer needs (``None``: nothing to blank).
+
+    Once the turn order is set (stage TURN) the others have picked up their opening dice, only the
+    standing roll's reading (Rule 6: sorted faces, advantage on the highest) is compared again, and the
+    tie bookkeeping is reset before any later tie; once an absolute result is in (``conseq`` set) no
+    roll is compared again at all (the owe list reads die sizes, not faces). ``key()`` keeps all of it,
+    so every roll history would carry its own copy of the rest of the round."""
+    from envs.wicked_age.dice import Roll
+    from envs.wicked_age.engine import Stage
+
+    if state.num_players != 2 or state.stage != Stage.TURN:
+        return None
+    n = len(state.rolls)
+    if state.conseq is not None:
+        rolls: list[Any] = [None] * n
+    else:
+        rolls = [None] * n
+        if state.order:
+            first = state.order[0]
+            r = state.rolls[first]
+            rolls[first] = None if r is None else Roll(tuple(x for x in r.key if x), 0)
+    return {"rolls": rolls, "tie_rerolls": 0, "tied": [], "avoid_votes": []}
+
+
 def _wicked_age_duel_key(state: Any) -> Any:
-    """wicked_age duel: once an absolute result is in (``conseq`` set), the faces of this round's rolls
-    no longer matter in a two-party conflict (the loser is out, no roll is compared again; the owe list
-    reads die sizes, not faces), but ``key()`` keeps them, so every roll history carries its own copy
-    of the consequence decisions. Blank them there."""
-    if state.conseq is None or state.num_players != 2:
-        return state.key()
-    return _key_without(state, {"rolls": [None] * len(state.rolls)})
+    """wicked_age duel: ``key()`` with :func:`wicked_age_duel_blanks` applied."""
+    blanks = wicked_age_duel_blanks(state)
+    return state.key() if blanks is None else _key_without(state, blanks)
 
 
 CANONICAL_KEYS: dict[tuple[str, str], tuple[tuple[str, ...], Any]] = {
     ("blackbird", "session"): (("phase", "own", "partner", "opposition"), _blackbird_session_key),
-    ("wicked_age", "duel"): (("conseq", "rolls"), _wicked_age_duel_key),
+    ("wicked_age", "duel"): (("conseq", "rolls", "stage", "order", "tie_rerolls", "tied", "avoid_votes"),
+                             _wicked_age_duel_key),
 }
 """Solver keys that merge positions a scenario's own ``key()`` keeps apart needlessly (used only when
 the state has every attribute they touch; otherwise ``State.key()`` is used). Each is checked against
@@ -237,3 +259,16 @@ def _short(text: str, n: int = 60) -> str:
 
     text = escape(text)
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def solve_benchmarks() -> dict[str, Any]:
+    """Named callables, each one exact solve from scratch (for ``rulebreaker bench``)."""
+    here = Path(__file__).resolve().parents[1] / "tests" / "training"
+    return {
+        "solve.blackbird.session_1_obstacle": lambda: solve_scenario(
+            "blackbird", "session", here / "solve_blackbird_session.toml", ["session.obstacles_per_session=1"]),
+        "solve.storyteller.heist_one_task": lambda: solve_scenario(
+            "storyteller", "heist", here / "solve_storyteller_heist.toml"),
+        "solve.blackbird.session_2_obstacles": lambda: solve_scenario(
+            "blackbird", "session", here / "solve_blackbird_session.toml"),
+    }

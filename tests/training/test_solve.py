@@ -154,13 +154,16 @@ def test_blackbird_short_session_value(capsys) -> None:  # type: ignore[no-untyp
     assert opts.get(("spend_ordinary", "spend_0_pool"), 0) > 0  # saves dice for the second obstacle sometimes
 
 
-def test_wicked_age_key_adapter_blanks_only_what_the_future_cannot_see() -> None:
-    """After an absolute result in a duel, replacing the round's rolls changes nothing that follows:
-    the same choices and dice give the same legal actions at every step and the same returns."""
+@pytest.mark.parametrize("stop_at", ["turn", "conseq"])
+def test_wicked_age_key_adapter_blanks_only_what_the_future_cannot_see(stop_at: str) -> None:
+    """Once the order is set (and again after an absolute result), blanking what the solver's key
+    blanks changes nothing that follows: the same choices and dice give the same legal actions at
+    every step and the same returns."""
     pytest.importorskip("envs.wicked_age")
     from envs import get_ruleset
     from envs.core.dice import Rng
     from envs.core.game import CHANCE, TERMINAL
+    from training.cli_solve import wicked_age_duel_blanks
 
     rs = get_ruleset("wicked_age")
     cfg = rs.default_config()
@@ -168,7 +171,8 @@ def test_wicked_age_key_adapter_blanks_only_what_the_future_cannot_see() -> None
     for seed in range(40):
         rng = Rng(seed)
         s = rs.new_game(cfg, "duel")
-        while s.current_player() != TERMINAL and s.conseq is None:
+        while s.current_player() != TERMINAL and (wicked_age_duel_blanks(s) is None or (
+                stop_at == "conseq" and s.conseq is None)):
             if s.current_player() == CHANCE:
                 s.apply_chance(s.sample_chance(rng))
             else:
@@ -177,7 +181,10 @@ def test_wicked_age_key_adapter_blanks_only_what_the_future_cannot_see() -> None
         if s.current_player() == TERMINAL:
             continue
         a, b = s.clone(), s.clone()
-        b.rolls = [None] * len(b.rolls)
+        blanks = wicked_age_duel_blanks(b)
+        assert blanks is not None
+        for attr, value in blanks.items():
+            setattr(b, attr, value)
         ra, rb = Rng(1000 + seed), Rng(1000 + seed)
         while a.current_player() != TERMINAL:
             assert a.current_player() == b.current_player()
