@@ -253,7 +253,8 @@ class SolveResult:
 
     def to_dict(self, limit: int = 25) -> dict[str, Any]:
         return {
-            "seat": self.seat, "solved_seats": list(self.solved_seats), "fixed": {str(k): v for k, v in self.fixed.items()},
+            "seat": self.seat, "solved_seats": list(self.solved_seats),
+            "fixed": {str(k): v for k, v in self.fixed.items()},
             "value": list(self.value), "win_probability": self.win_probability, "num_states": self.num_states,
             "num_decisions": self.num_decisions, "acyclic": self.acyclic, "iterations": self.iterations,
             "residual": self.residual, "seconds": self.seconds,

@@ -138,10 +138,7 @@ def storyteller_odds(pool: int, difficulty: int, willpower: bool = False, *, wil
             if b and not blank_faces:
                 continue
             c = nf // (factorial(s) * factorial(o) * factorial(b)) * ws * blank_faces**b
-            if s == 0 and o > 0 and not (wp > 0 and willpower_prevents_botch):
-                k = -1
-            else:
-                k = max(0, s - o) + wp
+            k = -1 if s == 0 and o > 0 and not (wp > 0 and willpower_prevents_botch) else max(0, s - o) + wp
             counts[k] = counts.get(k, 0) + c
     total = 10**n
     labels = ["botch", *(str(k) for k in range(n + wp + 1))]
@@ -196,7 +193,8 @@ def hallownest_odds(dice: int, rerolls: int = 0, *, success_on: int = 5) -> Odds
     labels = [str(s) for s in range(dice + 1)]
     probs = {lab: Fraction(c, total) for lab, c in zip(labels, counts, strict=True)}
     return OddsTable("hallownest", {"dice": dice, "rerolls": rerolls, "success_on": success_on}, probs, labels,
-                     f"{dice}d6, success on {success_on}+, {rerolls} reroll{'s' if rerolls != 1 else ''} of failed dice")
+                     f"{dice}d6, success on {success_on}+, {rerolls} reroll{'s' if rerolls != 1 else ''} "
+                     "of failed dice")
 
 
 # ------------------------------------------------------------------------------------------------
