@@ -158,7 +158,7 @@ def build_report(out_dir: Path, result: dict[str, Any], sections: dict[str, Any]
     md_path = out_dir / "report.md"
     atomic_write_text(md_path, md)
     html_path = out_dir / "report.html"
-    atomic_write_text(html_path, _html(result, sections, examples, timings, images))
+    atomic_write_text(html_path, _html(md, result, images, out_dir))
     return md_path, html_path
 
 
@@ -221,6 +221,15 @@ def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[d
             L.append(f"| {g} | {v['value']:+.4f} | [{v['low']:+.4f}, {v['high']:+.4f}] | "
                      f"{100 * r['usage_in_context']:.1f}% | `{r['example']}` |")
         L.append("")
+        base_value = sections["round_robin"]["values"].get(strong, {}).get("value")
+        for g, r in restricted["agents"][strong]["options"].items():
+            v = r["value_change"]
+            if not r.get("replayed", True) or (v["low"] == 0 and v["high"] == 0):
+                continue
+            rel = f", {100 * -v['value'] / abs(base_value):.1f}% of its value" if base_value else ""
+            L.append(f"- Forbidding `{g}` costs {strong} {-v['value']:.4f} [{-v['high']:.4f}, {-v['low']:.4f}] "
+                     f"per game{rel}.")
+        L.append("")
     sens = sections.get("sensitivity", {}).get("knobs", [])
     if sens:
         L.append("## Rule sensitivity")
@@ -279,44 +288,22 @@ def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[d
     return "\n".join(L) + "\n"
 
 
-def _html(result: dict[str, Any], sections: dict[str, Any], examples: list[dict[str, Any]],
-          timings: dict[str, float], images: list[tuple[str, Path]]) -> str:
-    e = html.escape
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>rulebreaker: {e(result['ruleset'])} / {e(result['scenario'])}</title>",
-        "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}"
-        "li{margin:.4rem 0}.high{color:#b00}.medium{color:#b60}.low{color:#555}.info{color:#777}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;font-size:.9rem}"
-        "pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.8rem}img{max-width:100%}</style>",
-        "</head><body>",
-        f"<h1>rulebreaker discovery: {e(result['ruleset'])} / {e(result['scenario'])}</h1>",
-        f"<p>Rules hash <code>{e(result['rules_hash'])}</code>"
-        + (f" (variant <code>{e(str(result['variant']))}</code>)" if result.get("variant") else " (rules as written)")
-        + f", seed {result['seed']}, budget {e(result['budget'])}, {timings.get('total', 0):.0f} s.</p>",
-        "<h2>Findings</h2><ul>",
-    ]
-    if not result["findings"]:
-        parts.append("<li>No finding cleared its threshold with its whole 95% interval.</li>")
-    for f in result["findings"]:
-        parts.append(f"<li><b class='{e(f['severity'])}'>{e(f['severity'].upper())}</b> · {e(f['kind'])} · "
-                     f"<b>{e(f['subject'])}</b> — {e(f['summary'])}"
-                     + (f" <small>(example game <code>{e(f['evidence'])}</code>)</small>" if f["evidence"] else "")
-                     + "</li>")
-    parts.append("</ul>")
-    rr = sections["round_robin"]
-    parts.append("<h2>Agent values</h2><table><tr><th>agent</th><th>value</th><th>95% CI</th></tr>")
-    for a, v in rr["values"].items():
-        parts.append(f"<tr><td>{e(a)}</td><td>{v['value']:.3f}</td><td>[{v['low']:.3f}, {v['high']:.3f}]</td></tr>")
-    parts.append("</table>")
-    for title, img in images:
+def _html(md: str, result: dict[str, Any], images: list[tuple[str, Path]], out_dir: Path) -> str:
+    """The markdown report as one self-contained HTML page (images embedded as data URIs)."""
+    import markdown
+
+    body = markdown.markdown(md, extensions=["tables", "fenced_code"])
+    for _, img in images:
+        ref = img.name if img.parent == out_dir else str(img)
         data = base64.b64encode(img.read_bytes()).decode()
-        parts.append(f"<h2>{e(title)}</h2><img alt='{e(title)}' src='data:image/png;base64,{data}'>")
-    if examples:
-        parts.append("<h2>Example games</h2>")
-        for ex in examples:
-            parts.append(f"<h3><code>{e(ex['id'])}</code> — {e(ex['title'])}</h3><p>Replay: <code>{e(ex['replay'])}</code></p>"
-                         f"<pre>{e(chr(10).join(ex['log'][:80]))}</pre>")
-    parts.append("<h2>Timings</h2><p>" + e(", ".join(f"{k} {v:.1f} s" for k, v in timings.items())) + "</p>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+        body = body.replace(f'src="{html.escape(ref)}"', f'src="data:image/png;base64,{data}"')
+    for sev in ("HIGH", "MEDIUM", "LOW", "INFO"):
+        body = body.replace(f"<strong>{sev} ·", f"<strong class='{sev.lower()}'>{sev} ·")
+    title = html.escape(f"rulebreaker: {result['ruleset']} / {result['scenario']}")
+    style = ("body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#222}"
+             "li{margin:.4rem 0}.high{color:#b00}.medium{color:#b60}.low{color:#555}.info{color:#777}"
+             "table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;"
+             "font-size:.9rem}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.8rem}"
+             "img{max-width:100%}")
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
+            f"<style>{style}</style></head><body>\n{body}\n</body></html>\n")

@@ -75,8 +75,9 @@ class Discovery:
 
         return run_games(jobs, workers=self.workers, progress=tick)
 
-    def game_id(self, stage: str, job: GameJob) -> str:
-        gid = f"{stage}-{job.index}"
+    def game_id(self, stage: str, job: GameJob, index: int | None = None) -> str:
+        """Record a game for replay; ``index`` is its position in the stage's batch."""
+        gid = f"{stage}-{job.index if index is None else index}"
         self.games[gid] = {"ruleset": job.ruleset, "scenario": job.scenario, "agents": list(job.agents),
                            "seed": job.seed, "forbid": [list(f) for f in job.forbid],
                            "rules_hash": config_hash(self.config if job.config == config_dict(self.config)
@@ -204,7 +205,7 @@ def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, 
                     worst = (dlt, rec)
             iv = Interval(0.0, 0.0, 0.0) if all(x == 0 for x in diffs) else mean_interval(diffs)
             ex = worst[1]
-            gid = d.game_id("restricted", all_jobs[ex.index]) if ex is not None else ""
+            gid = d.game_id("restricted", all_jobs[ex.index], ex.index) if ex is not None else ""
             rows[grp] = {"value_change": _iv(iv), "usage_overall": round(used[a][grp] / total, 6),
                          "usage_in_context": round(ctx_usage, 6), "example": gid, "replayed": replayed}
         out["agents"][a] = {"usage": usage, "options": rows}
@@ -298,7 +299,7 @@ def stage_sensitivity(d: Discovery, agents: list[str], rr: Evaluation) -> dict[s
         tab = feature_table(chunk, meta, d.num_players)
         rows = compare_tables(base_tab, tab, idx)
         knob_rows.append({"key": key, "value": v, "was": current.get(key), "description": desc, "metrics": rows,
-                          "example": d.game_id("sensitivity", all_jobs[p * len(jobs)])})
+                          "example": d.game_id("sensitivity", all_jobs[p * len(jobs)], p * len(jobs))})
     d.sections["sensitivity"] = {"games_per_matchup": games, "knobs": knob_rows, "skipped": skipped}
     d.timings["sensitivity"] = time.perf_counter() - t0
     _sensitivity_findings(d, knob_rows)
@@ -409,7 +410,7 @@ def stage_structure(d: Discovery, rr: Evaluation, strong_records: list[GameRecor
             iv = wilson(sum(1 for r in decisive if r.winner == k), len(decisive))
             seats[str(k)] = _iv(iv)
             fair = 1 / n
-            if decisive and (iv.low > fair + t.seat_advantage or iv.high < fair - t.seat_advantage):
+            if decisive and iv.low > fair + t.seat_advantage:
                 d.add(Finding(
                     Kind.SEAT_ADVANTAGE, f"seat {k}", severity_of(iv.value - fair, t), "share of decisive games won",
                     iv.value - fair, t.seat_advantage, (iv.low - fair, iv.high - fair), example,

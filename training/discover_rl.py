@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,11 @@ def rl_stage(d: Discovery, personas: list[str]) -> dict[str, Any] | None:
         fair = 1 / d.num_players
         gap = Interval(v["value"] - fair, v["low"] - fair, v["high"] - fair) if v else Interval(0, 0, 0)
     curve_png = next(iter(glob.glob(os.path.join(runs[chosen], "curves.png"))), None)
+    if curve_png:  # keep the report folder self-contained
+        shutil.copyfile(curve_png, d.out_dir / "learning_curve.png")
+        curve_png = str(d.out_dir / "learning_curve.png")
+    per_persona = ("" if d.num_players == 1 else
+                   " Win rate per persona: " + ", ".join(f"{p} {v['value']:.3f}" for p, v in ev["vs"].items()) + ".")
     out: dict[str, Any] = {
         "agent": agent, "runs": runs, "steps": d.budget.rl_steps, "chosen": chosen,
         "value": ev["value"], "vs": ev["vs"], "gap_vs_best_persona": _iv(gap), "best_persona": best,
@@ -126,8 +132,7 @@ def rl_stage(d: Discovery, personas: list[str]) -> dict[str, Any] | None:
         "summary": (f"MaskablePPO trained {d.budget.rl_steps} steps ({_opponent_mode(d)} opponents), run "
                     f"`{runs[chosen]}`; value {ev['value']['value']:.3f} [{ev['value']['low']:.3f}, "
                     f"{ev['value']['high']:.3f}]; against the best persona ({best}) "
-                    f"{gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}]. Per persona: "
-                    + ", ".join(f"{p} {v['value']:.3f}" for p, v in ev["vs"].items()) + "."),
+                    f"{gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}]." + per_persona),
     }
     if "as_written" in runs:
         out["transplant"] = transplant(d, agents["variant"], agents["as_written"])
