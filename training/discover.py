@@ -469,15 +469,16 @@ def _rises(records: list[GameRecord]) -> tuple[dict[str, dict[int, float]], dict
 def _resources(d: Discovery, records: list[GameRecord],
                base_records: list[GameRecord] | None = None) -> dict[str, Any]:
     """Resource runaway. With a variant, the rise is measured against the same games under the rules as
-    written (a resource that already grows as written is the game's design, not the variant's doing)."""
+    written (a resource that already grows as written is the game's design, not the variant's doing).
+    Resources the scenario declares as progress counters or clocks are never runaways."""
     t = d.thresholds
     rises, curves = _rises(records)
     base_rises = _rises(base_records)[0] if base_records is not None else None
     out: dict[str, Any] = {}
     by_design = set(d.ruleset.scenario(d.scenario).progress_resources)
     for k, by_game in rises.items():
-        if base_rises is None and any(k.startswith(p) for p in by_design):
-            continue  # progress grows by design; only a variant's extra growth is a finding
+        if any(k.startswith(p) for p in by_design):
+            continue  # progress counters and clocks move by design (a faster job shows in returns)
         if base_rises is not None:
             common = sorted(set(by_game) & set(base_rises.get(k, {})))
             iv = mean_interval([by_game[i] - base_rises[k][i] for i in common])

@@ -192,7 +192,7 @@ class Scenario:
     player_names: tuple[str, ...] = ()
     observation_bounds: tuple[float, float] = (-1.0, 1.0)
     option_groups: tuple[str, ...] = ()  # option groups restricted play may forbid (see State.option_of)
-    progress_resources: tuple[str, ...] = ()  # resources that grow by design (progress, goal boxes): no runaway
+    progress_resources: tuple[str, ...] = ()  # name prefixes of progress counters and clocks: never runaways
     time_limit_is_rule: bool = False  # the scenario's time limit is part of the game (a timed job), not a stall
 
     def players(self, config: BaseModel) -> int:

@@ -31,7 +31,7 @@ HEIST = Scenario(
         "teamwork",
         "no_teamwork",
     ),
-    progress_resources=("progress",),
+    progress_resources=("progress", "turns_left"),
     time_limit_is_rule=True,  # the guards arriving is how a heist ends
 )
 
