@@ -219,3 +219,20 @@ def test_no_persona_beats_the_optimum_exactly() -> None:
     values = {name: evaluate_exactly(res.root, {0: cls()}).value[0] for name, cls in personas("storyteller").items()}
     assert values and all(v <= res.value[0] + 1e-12 for v in values.values()), values
     assert min(values.values()) < res.value[0]  # the decisions matter: someone plays worse than the optimum
+
+
+@pytest.mark.slow
+def test_wicked_age_one_conflict_against_a_persona() -> None:
+    """The shipped one-conflict duel against `highest`: the optimum is at least every persona's exact value."""
+    pytest.importorskip("envs.wicked_age")
+    from agents.registry import personas
+    from agents.solver import evaluate_exactly
+    from training.cli_solve import solve_scenario
+
+    res = solve_scenario("wicked_age", "duel", HERE / "solve_wicked_age_duel.toml", opponent="highest")
+    assert res.fixed == {1: "highest"} and res.stochastic_fixed_nodes == 0
+    assert res.value[0] == pytest.approx(-res.value[1], abs=1e-12)
+    opp = personas("wicked_age")["highest"]()
+    for name, cls in personas("wicked_age").items():
+        v = evaluate_exactly(res.root, {0: cls(), 1: opp}).value[0]
+        assert v <= res.value[0] + 1e-12, name
