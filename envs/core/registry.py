@@ -45,8 +45,6 @@ def load_builtin_rulesets() -> None:
             if e.name == f"envs.{name}":
                 continue
             raise
-        if not hasattr(module, "RULESET"):  # TEMP-DEV: a ruleset being written; made strict before landing
-            continue
         register_ruleset(module.RULESET)
 
 

@@ -80,3 +80,27 @@ def test_evaluate_writes_record(capsys, tmp_path):
     rec = json.loads((tmp_path / "record.json").read_text())
     assert rec["ruleset"] == "toy_pig" and rec["rules_hash"] and rec["versions"]["gymnasium"]
     assert len(rec["games_detail"]) == 40
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [("[pool]\nstrat = 10\n", "pool.strat"), ('[pool]\ncap = "ten"\n', "pool.cap"),
+     ("[dice]\nsuccess_on = 9\n", "dice.success_on")],
+)
+def test_blackbird_bad_rules_file_exits_2_naming_the_key(capsys, tmp_path, text, key):
+    """The issue's own example: unknown key, wrong type, out of range — one line, exit 2."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    r = run_cli(capsys, "rules", "show", "blackbird", "--rules", str(bad))
+    assert r.code == 2
+    assert key in r.err and len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+
+
+def test_blackbird_evaluate_workers_2_equals_workers_1(capsys, tmp_path):
+    def ev(w):
+        r = run_cli(capsys, "evaluate", "blackbird", "duel", "--agents", "greedy,aggressor", "--games", "60",
+                    "--seed", "9", "--workers", w, "--json", "--out", str(tmp_path / w))
+        assert r.code == 0, r.err
+        return json.loads(r.out)
+
+    assert ev("1") == ev("2")
