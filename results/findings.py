@@ -69,7 +69,7 @@ class Thresholds(BaseModel):
     dominant_usage: float = Field(0.6, gt=0, le=1, description="share of its decisions strong play gives the option")
     dead_option_band: float = Field(0.01, gt=0, description="forbidding the option moves value less than this")
     dead_rule_band: float = Field(0.01, gt=0, description="a knob moving no metric more than this is dead")
-    fragile_move: float = Field(0.10, gt=0, description="a knob moving some win rate / return more than this is fragile")
+    fragile_move: float = Field(0.10, gt=0, description="a knob moving a win rate / return more than this is fragile")
     seat_advantage: float = Field(0.05, gt=0, description="a seat's win rate beyond its fair share by this much")
     time_limit_share: float = Field(0.10, gt=0, le=1, description="share of games ending at a time/step limit")
     runaway_rise: float = Field(0.10, gt=0, description="relative rise of a resource above its starting level")

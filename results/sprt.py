@@ -64,7 +64,10 @@ def paired_sprt(diffs: Sequence[float], delta: float, alpha: float = 0.05, beta:
 
 
 def fixed_sample_size_unpaired(p: float, delta: float, alpha: float = 0.05, beta: float = 0.05) -> int:
-    """Games per arm an unpaired two-proportion z-test needs to detect ``p`` → ``p + delta`` (two-sided α, power 1 − β)."""
+    """Games per arm an unpaired two-proportion z-test needs to detect ``p`` → ``p + delta``.
+
+    Two-sided α, power 1 − β, no continuity correction.
+    """
     from statistics import NormalDist
 
     z_a = NormalDist().inv_cdf(1 - alpha / 2)

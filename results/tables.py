@@ -36,7 +36,8 @@ def print_evaluation(console: Console, m: dict[str, Any], agents: list[str], tit
         console.print(t)
         sa = m["seat_advantage"]
         seats = ", ".join(f"seat {s}: {_pct(v['win_rate'], v['win_ci'])}" for s, v in sa["seats"].items())
-        console.print(f"seat advantage (fair share {100 * sa['fair_share']:.0f}%): {seats}; draws {100 * sa['draw_rate']:.1f}%")
+        console.print(f"seat advantage (fair share {100 * sa['fair_share']:.0f}%): {seats}; "
+                      f"draws {100 * sa['draw_rate']:.1f}%")
     gl = m["game_length"]
     console.print(f"game length (decisions): mean {gl['mean']:.1f}, median {gl['median']:.0f}, "
                   f"p90 {gl['p90']:.0f}, range {gl['min']}–{gl['max']}")

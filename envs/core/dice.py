@@ -10,8 +10,11 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 
 class Rng:
@@ -49,10 +52,10 @@ class Rng:
         """An integer in ``[low, high)``."""
         return low + int(self._random() * (high - low))
 
-    def choice(self, items: Sequence):  # type: ignore[no-untyped-def]
+    def choice(self, items: Sequence[T]) -> T:
         return items[int(self._random() * len(items))]
 
-    def shuffle(self, items: list) -> None:  # type: ignore[type-arg]
+    def shuffle(self, items: list[Any]) -> None:
         self._r.shuffle(items)
 
     def getstate(self) -> object:

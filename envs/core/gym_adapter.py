@@ -94,19 +94,20 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         """Replace the policies of the other seats (self-play swaps snapshots in here)."""
         if opponents is None:
             opponents = UniformRandom()
+        pols: list[Policy | None]
         if isinstance(opponents, Sequence):
             pols = list(opponents)
             if len(pols) == self.num_players - 1:
-                pols.insert(self.seat, None)  # type: ignore[arg-type]
+                pols.insert(self.seat, None)
             if len(pols) != self.num_players:
                 raise ValueError(f"need {self.num_players - 1} opponents, got {len(opponents)}")
         else:
             pols = [opponents] * self.num_players
-        pols[self.seat] = None  # type: ignore[call-overload]
-        self._policies: list[Policy | None] = pols
+        pols[self.seat] = None
+        self._policies = pols
 
     # -- gym API ---------------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):  # type: ignore[override]
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         self._rng = Rng.from_numpy(self.np_random)
         for _ in range(MAX_DEALS):
@@ -119,7 +120,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         self._rendered = 0
         return self._obs(), self._info()
 
-    def step(self, action):  # type: ignore[override]
+    def step(self, action):
         state = self._require_state()
         if state.current_player() != self.seat:
             raise RuntimeError("step() called after the episode ended; call reset()")
@@ -142,7 +143,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             return np.ones(self.scenario.num_actions, dtype=bool)
         return legal_mask(state, self.scenario.num_actions)
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | None:
         if self.render_mode is None or self.state is None:
             return None
         lines = [e.text for e in self.state.log[self._rendered :]]

@@ -19,7 +19,7 @@ def test_agent_chooses_within_a_narrowed_mask(ruleset, scenario, agent):
     policy = make_agent(ruleset, agent, scenario)
     rng, chance = Rng(1), Rng(2)
     checked = 0
-    for game in range(20):
+    for _game in range(20):
         state = sc.new_game(rs.default_config())
         steps = 0
         while state.current_player() != TERMINAL and steps < 400:
