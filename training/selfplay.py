@@ -95,6 +95,10 @@ class RotatingSeatEnv(GameEnv):
         if isinstance(self._opponent_spec, PoolOpponent):
             self._opponent_spec.add_snapshot(net)
 
+    def restart_rotation(self, offset: int) -> None:
+        """Start the seat rotation again at ``offset`` (evaluations replay the same seats and deals)."""
+        self._game_index = offset
+
     def pool_size(self) -> int:
         return len(self._opponent_spec.pool) if isinstance(self._opponent_spec, PoolOpponent) else 0
 

@@ -298,7 +298,9 @@ class PersonaEvaluator:
             from stable_baselines3.common.evaluation import evaluate_policy
         out: dict[str, Any] = {}
         for name, env in self.envs.items():
-            env.seed(self.seed)  # the same deals at every evaluation: curves compare like with like
+            env.seed(self.seed)  # the same deals and seats at every evaluation: curves compare like with like
+            for i in range(env.num_envs):
+                env.env_method("restart_rotation", i, indices=[i])
             wins = [0]
 
             def count(loc: dict[str, Any], _glob: dict[str, Any], wins: list[int] = wins) -> None:

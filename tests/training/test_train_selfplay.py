@@ -207,3 +207,18 @@ def test_one_seat_variant_trains_and_reports_against_each_persona_alone(tmp_path
     assert v["agent_mean_return"] == v["persona_mean_return"] == 1.0
     assert v["paired_edge"] == 0.0 and v["beats"] is False
     assert json.loads((res.run_dir / "curves.json").read_text())["points"][0]["vs"].keys() == {"solo"}
+
+
+def test_persona_evaluation_replays_the_same_games(race3):
+    """Two evaluations of the same model give identical figures (same deals, same seats)."""
+    from sb3_contrib import MaskablePPO
+
+    from training.train import PersonaEvaluator, make_vec_env
+
+    env = make_vec_env("race3", "race", RaceConfig(), [None, None])
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0, device="cpu")
+    ev = PersonaEvaluator("race3", "race", RaceConfig(), episodes=7, seed=3, masked=True)
+    first, second = ev(model), ev(model)
+    ev.close()
+    env.close()
+    assert first == second and first["random"]["episodes"] == 7
