@@ -25,7 +25,7 @@ from typing import Any
 
 from envs.core.errors import UserError
 
-BENCH_MODULES: tuple[str, ...] = ("training.bench_odds", "training.bench_solve")
+BENCH_MODULES: tuple[str, ...] = ("training.bench_odds", "training.bench_solve", "training.bench_regress")
 PREFERRED_SCENARIOS: tuple[tuple[str, str], ...] = (("blackbird", "session"), ("storyteller", "heist"),
                                                     ("blackbird", "duel"), ("hallownest", "duel"))
 
