@@ -215,26 +215,19 @@ def _load_command_modules() -> None:
 
 
 def main() -> None:
+    """Entry point: click/typer report usage errors (exit 2) themselves; a :class:`UserError` raised
+    by a command becomes one ``error:`` line and exit 2."""
     _load_command_modules()
     try:
-        app(standalone_mode=False)
+        app()
     except UserError as e:
         from rich.markup import escape
 
         err.print(f"[bold red]error:[/bold red] {escape(str(e))}", highlight=False, soft_wrap=True)
         sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
+    except KeyboardInterrupt:
         err.print("aborted")
         sys.exit(130)
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        raise
 
 
 if __name__ == "__main__":

@@ -104,3 +104,11 @@ def test_blackbird_evaluate_workers_2_equals_workers_1(capsys, tmp_path):
         return json.loads(r.out)
 
     assert ev("1") == ev("2")
+
+
+@pytest.mark.parametrize("args", [("odds", "storyteller", "--pool", "x"), ("nosuchcommand",),
+                                  ("evaluate", "toy_pig", "race", "--games", "0")])
+def test_usage_errors_exit_2_without_a_traceback(capsys, args):
+    r = run_cli(capsys, *args)
+    assert r.code == 2
+    assert "Traceback" not in r.err + r.out
