@@ -23,8 +23,8 @@ class Budget(BaseModel):
 
 
 BUDGETS: dict[str, Budget] = {
-    "quick": Budget(name="quick", round_robin_games=100, restricted_deals=100, sensitivity_games=60,
-                    rl_steps=20_000, rl_eval_games=100, wall_seconds=120),
+    "quick": Budget(name="quick", round_robin_games=150, restricted_deals=150, sensitivity_games=80,
+                    rl_steps=50_000, rl_eval_games=150, wall_seconds=120),
     "standard": Budget(name="standard", round_robin_games=400, restricted_deals=600, sensitivity_games=200,
                        rl_steps=300_000, rl_eval_games=400, wall_seconds=900),
     "deep": Budget(name="deep", round_robin_games=1500, restricted_deals=2000, sensitivity_games=800,

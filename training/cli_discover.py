@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from envs.core.errors import UserError
-from training.cli import app, err, out
+from training.cli import app, out
 
 SEVERITIES = ("info", "low", "medium", "high")
 
