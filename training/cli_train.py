@@ -69,8 +69,7 @@ def train(
         import signal
 
         by = m.get("interrupted_by", "SIGINT")
-        # sys.exit, not typer.Exit: training.cli.main runs click with standalone_mode=False, which
-        # returns typer.Exit's code instead of exiting with it.
+        # 128 + signal number, the shell's convention (sys.exit works whatever click's standalone mode).
         sys.exit(128 + int(getattr(signal, by, signal.SIGINT)))
     out.print(f"trained {result.num_timesteps} timesteps ({m.get('steps_per_second')} steps/s this session)")
     fe = m.get("final_evaluation")
