@@ -101,6 +101,8 @@ _AGENT_CACHE: dict[tuple[str, str, str], Policy] = {}
 def _agent(ruleset: str, scenario: str, name: str) -> Policy:
     from agents.registry import make_agent
 
+    if name.startswith("rl:"):  # agents.rl caches by model file and modification time: a retrained model reloads
+        return make_agent(ruleset, name, scenario)
     key = (ruleset, scenario, name)
     if key not in _AGENT_CACHE:
         _AGENT_CACHE[key] = make_agent(ruleset, name, scenario)
