@@ -218,8 +218,8 @@ def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[d
         L.append("|---|---|---|---|---|")
         for g, r in restricted["agents"][strong]["options"].items():
             v = r["value_change"]
-            L.append(f"| {g} | {v['value']:+.4f} | [{v['low']:+.4f}, {v['high']:+.4f}] | "
-                     f"{100 * r['usage_in_context']:.1f}% | `{r['example']}` |")
+            usage = f"{100 * r['usage_in_context']:.1f}%" if r.get("available", True) else "never legal"
+            L.append(f"| {g} | {v['value']:+.4f} | [{v['low']:+.4f}, {v['high']:+.4f}] | {usage} | `{r['example']}` |")
         L.append("")
         base_value = sections["round_robin"]["values"].get(strong, {}).get("value")
         for g, r in restricted["agents"][strong]["options"].items():

@@ -175,6 +175,7 @@ def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, 
         base[(a, g)] = base_recs[j]
     used: dict[str, Counter[str]] = {a: Counter(opt for g in range(len(deal_seeds))
                                                 for _, _, opt in base[(a, g)].decisions) for a in agents}
+    available = {a: set().union(*(base[(a, g)].available for g in range(len(deal_seeds)))) for a in agents}
     all_jobs: list[GameJob] = []
     keys: list[tuple[str, str, int]] = []
     for a in agents:
@@ -207,7 +208,8 @@ def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, 
             ex = worst[1]
             gid = d.game_id("restricted", all_jobs[ex.index], ex.index) if ex is not None else ""
             rows[grp] = {"value_change": _iv(iv), "usage_overall": round(used[a][grp] / total, 6),
-                         "usage_in_context": round(ctx_usage, 6), "example": gid, "replayed": replayed}
+                         "usage_in_context": round(ctx_usage, 6), "example": gid, "replayed": replayed,
+                         "available": grp in available[a]}
         out["agents"][a] = {"usage": usage, "options": rows}
     d.sections["restricted"] = out
     d.timings["restricted"] = time.perf_counter() - t0
@@ -234,6 +236,8 @@ def _restricted_findings(d: Discovery, out: dict[str, Any]) -> None:
                     f"and forbidding it costs {loss:.3f} [{-v['high']:.3f}, {-v['low']:.3f}] of value per game.",
                     {"usage_in_context": usage}))
         every_agent = [out["agents"][a]["options"][grp]["value_change"] for a in out["agents"]]
+        if not r.get("available", True):
+            continue  # never legal in these games (a phase or rule this configuration leaves out): not an option
         if all(abs(vc["low"]) < t.dead_option_band and abs(vc["high"]) < t.dead_option_band for vc in every_agent):
             d.add(Finding(
                 Kind.DEAD_OPTION, grp, Severity.LOW, "largest value change when forbidden, any agent",
@@ -455,7 +459,8 @@ def _rises(records: list[GameRecord]) -> tuple[dict[str, dict[int, float]], dict
             for k, v in snap.items():
                 if k == "seat" or not isinstance(v, int | float):
                     continue
-                first.setdefault((s, k), float(v))
+                if v != 0 or (s, k) in first:  # a resource counts from its first non-zero level (after setup)
+                    first.setdefault((s, k), float(v))
                 last[(s, k)] = float(v)
                 curves[k][min(10, int(10 * i / n_dec))].append(float(v))
         per: dict[str, list[float]] = defaultdict(list)

@@ -51,6 +51,7 @@ class GameRecord:
     resources: list[dict[str, Any]] = field(default_factory=list)  # per decision: seat -> resources
     log: list[str] = field(default_factory=list)
     actions: list[tuple[int, int]] = field(default_factory=list)  # (seat, action) for replays
+    available: set[str] = field(default_factory=set)  # option groups that were legal at some decision (trace)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,6 +134,10 @@ def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRec
         rec.actions.append((seat, action))
         if job.trace:
             rec.decisions.append((seat, st.decision_context(), st.option_of(action) or st.action_label(action)))
+            for a in st.legal_actions():
+                opt = st.option_of(a)
+                if opt is not None:
+                    rec.available.add(opt)
             rec.resources.append({"seat": seat, **st.resources(seat)})
 
     rec.length = advance(state, chance, pols, scenario.num_actions, policy_rngs=prngs, hook=hook,
