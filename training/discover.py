@@ -217,9 +217,15 @@ def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, 
     return out
 
 
+def _label(agent: str) -> str:
+    """How findings name an agent: personas by name, a trained agent as such (its run is in the report)."""
+    return "the trained agent" if agent.startswith("rl:") else agent
+
+
 def _restricted_findings(d: Discovery, out: dict[str, Any]) -> None:
     t = d.thresholds
     strong = out["strong"]
+    who = _label(strong)
     rows = out["agents"][strong]["options"]
     for grp, r in rows.items():
         v = r["value_change"]
@@ -230,9 +236,9 @@ def _restricted_findings(d: Discovery, out: dict[str, Any]) -> None:
             usage = r["usage_in_context"]
             if usage >= t.dominant_usage:
                 d.add(Finding(
-                    Kind.DOMINANT_STRATEGY, grp, severity_of(loss, t), f"value lost by {strong} without it", -loss,
+                    Kind.DOMINANT_STRATEGY, grp, severity_of(loss, t), f"value lost by {who} without it", -loss,
                     t.dominant_loss, (v["low"], v["high"]), r["example"],
-                    f"'{grp}' dominates: {strong} chooses it in {100 * usage:.0f}% of its decisions of that kind, "
+                    f"'{grp}' dominates: {who} chooses it in {100 * usage:.0f}% of its decisions of that kind, "
                     f"and forbidding it costs {loss:.3f} [{-v['high']:.3f}, {-v['low']:.3f}] of value per game.",
                     {"usage_in_context": usage}))
         every_agent = [out["agents"][a]["options"][grp]["value_change"] for a in out["agents"]]
@@ -243,9 +249,9 @@ def _restricted_findings(d: Discovery, out: dict[str, Any]) -> None:
                 Kind.DEAD_OPTION, grp, Severity.LOW, "largest value change when forbidden, any agent",
                 max(abs(vc["value"]) for vc in every_agent),
                 t.dead_option_band, (v["low"], v["high"]), r["example"],
-                f"'{grp}' is a dead option: forbidding it moves {strong}'s value by {v['value']:+.4f} "
+                f"'{grp}' is a dead option: forbidding it moves {who}'s value by {v['value']:+.4f} "
                 f"[{v['low']:+.4f}, {v['high']:+.4f}], inside ±{t.dead_option_band:.3f}, and no persona loses "
-                f"more either (or never chooses it); {strong} uses it in {100 * r['usage_overall']:.1f}% "
+                f"more either (or never chooses it); {who} uses it in {100 * r['usage_overall']:.1f}% "
                 "of its decisions."))
 
 
