@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.registry import make_agent
-from agents.solver import TooLargeError, estimate_states, evaluate_exactly, solve
+from agents.solver import TooLargeError, estimate_states, solve
 from training.discover import Discovery
 
 MAX_STATES = {"quick": 20_000, "standard": 500_000, "deep": 5_000_000}
@@ -47,7 +47,9 @@ def exact_stage(d: Discovery, agents: list[str]) -> dict[str, Any]:
     for a in agents:
         pol = make_agent(d.ruleset.name, a, d.scenario)
         try:
-            v = evaluate_exactly(sc.new_game(d.config), {0: pol}, 0, key=key, max_states=limit).value[0]
+            # every seat fixed: the exact value of that policy (full-width masks, as the env gives them)
+            v = solve(sc.new_game(d.config), 0, {0: pol}, key=key, max_states=limit,
+                      num_actions=sc.num_actions).value[0]
         except TooLargeError:
             continue
         gaps[a] = {"value": round(v, 6), "gap": round(res.value[0] - v, 6)}

@@ -31,9 +31,12 @@ def _train_one(args: tuple[str, str, str | None, int, int, str, str]) -> str:
     torch.set_num_threads(1)
     from training.train import TrainConfig, train
 
-    res = train(TrainConfig(ruleset=ruleset, scenario=scenario, steps=steps, opponent=opponent, seed=seed,
-                            out=Path(out), rules=Path(rules) if rules else None, final_eval=False, workers=1,
-                            n_envs=None))
+    if (Path(out) / "train_state.json").exists():  # a rerun into the same folder continues (or reuses) that run
+        res = train(TrainConfig(ruleset=ruleset, scenario=scenario, resume=Path(out), final_eval=False, workers=1))
+    else:
+        res = train(TrainConfig(ruleset=ruleset, scenario=scenario, steps=steps, opponent=opponent, seed=seed,
+                                out=Path(out), rules=Path(rules) if rules else None, final_eval=False, workers=1,
+                                n_envs=None))
     return str(res.run_dir)
 
 
