@@ -100,15 +100,24 @@ def _mark_first(state: CrossroadsState) -> list[int]:
     return [Act.MARK_G, Act.MARK_G + 1, Act.MARK_G + 2]
 
 
-class Builder:
-    """Grows its character: spends every success on its lowest stat, frames deals and introductions, buys goal
-    marks and stats."""
+class _Persona:
+    """Shared shape: a persona's own choice when the (possibly narrowed) mask allows it, else any allowed move."""
 
-    name = "builder"
+    name = "persona"
 
     def act(self, state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int:
         pick = self._choose(state, mask, rng)
         return pick if pick is not None and mask[pick] else _any(mask, rng)
+
+    def _choose(self, state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
+        raise NotImplementedError
+
+
+class Builder(_Persona):
+    """Grows its character: spends every success on its lowest stat, frames deals and introductions, buys goal
+    marks and stats."""
+
+    name = "builder"
 
     def _choose(self, state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
         p = state.phase
@@ -151,15 +160,11 @@ class Builder:
         return None
 
 
-class Schemer:
+class Schemer(_Persona):
     """Hoards +C: spends successes on +C and burns them only in confrontations, for successes before the roll and
     to reroll bad rolls."""
 
     name = "schemer"
-
-    def act(self, state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int:
-        pick = self._choose(state, mask, rng)
-        return pick if pick is not None and mask[pick] else _any(mask, rng)
 
     def _choose(self, state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
         p = state.phase
@@ -217,15 +222,11 @@ class Schemer:
         return None
 
 
-class Attacker:
+class Attacker(_Persona):
     """Always confronts the leader: as Admin it sends its own character (or the strongest faction) against the
     leading player and buys harm, unmarks and kills."""
 
     name = "attacker"
-
-    def act(self, state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int:
-        pick = self._choose(state, mask, rng)
-        return pick if pick is not None and mask[pick] else _any(mask, rng)
 
     def _choose(self, state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
         p = state.phase

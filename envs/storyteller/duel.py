@@ -148,15 +148,7 @@ class DuelState(State):
             p = float(self._tiebreak_odds())
             return [(0, p), (1, 1.0 - p)]
         r = self.queue[0]
-        table = outcome_distribution(
-            r.pool,
-            r.difficulty,
-            r.willpower > 0,
-            willpower_successes=r.willpower,
-            prevents_botch=self.cfg.willpower.prevents_botch,
-            specialty=r.specialty,
-        )
-        return [(k, float(p)) for k, p in table.items()]
+        return rules.roll_chance_outcomes(r.pool, r.difficulty, r.willpower, r.specialty, self.cfg)
 
     def sample_chance(self, rng: Rng) -> Hashable:
         if self.phase == DPhase.TIEBREAK:

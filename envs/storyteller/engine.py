@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from envs.storyteller.config import StorytellerConfig
-from envs.storyteller.dice import BOTCH, clamp_difficulty
+from envs.storyteller.dice import BOTCH, clamp_difficulty, outcome_distribution
 
 
 def dice_pool(attribute: int, ability: int) -> int:
@@ -107,3 +107,11 @@ def contest_winner(totals: Sequence[int], target: int, cfg: StorytellerConfig) -
 def teamwork_successes(outcomes: Iterable[int]) -> int:
     """Rule 14: characters roll independently and add their successes (ratings are never pooled)."""
     return sum(max(o, 0) for o in outcomes)
+
+
+def roll_chance_outcomes(pool: int, difficulty: int, willpower: int, specialty: bool,
+                         cfg: StorytellerConfig) -> list[tuple[int, float]]:
+    """Rules 3-5, 8, 15: the exact (outcome, probability) list of one pending roll (a chance node's branches)."""
+    table = outcome_distribution(pool, difficulty, willpower > 0, willpower_successes=willpower,
+                                 prevents_botch=cfg.willpower.prevents_botch, specialty=specialty)
+    return [(k, float(p)) for k, p in table.items()]

@@ -22,7 +22,7 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 from envs.storyteller import engine as rules
 from envs.storyteller.config import TASK_KEYS, StorytellerConfig
-from envs.storyteller.dice import BOTCH, degree_of, outcome_distribution, outcome_of_faces, sample_outcome
+from envs.storyteller.dice import BOTCH, degree_of, outcome_of_faces, sample_outcome
 
 SLOTS = 3
 """Task slots of the action table (a job has 1..3 tasks)."""
@@ -278,15 +278,7 @@ class HeistState(State):
             combos = list(combinations(range(len(self.cfg.heist.tasks)), self.cfg.heist.draw))
             return [(c, 1.0 / len(combos)) for c in combos]
         r = self.queue[0]
-        table = outcome_distribution(
-            r.pool,
-            r.difficulty,
-            r.willpower > 0,
-            willpower_successes=r.willpower,
-            prevents_botch=self.cfg.willpower.prevents_botch,
-            specialty=r.specialty,
-        )
-        return [(k, float(p)) for k, p in table.items()]
+        return rules.roll_chance_outcomes(r.pool, r.difficulty, r.willpower, r.specialty, self.cfg)
 
     def sample_chance(self, rng: Rng) -> Hashable:
         if self.phase == Phase.SETUP:
