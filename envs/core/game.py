@@ -185,8 +185,8 @@ class Scenario:
     title: str  # CamelCase for the env id, e.g. "Duel"
     description: str
     num_players: int | Callable[[BaseModel], int]
-    num_actions: int
-    observation_size: int
+    num_actions: int | Callable[[BaseModel], int]  # a callable when the rules size an action range
+    observation_size: int | Callable[[BaseModel], int]
     new_game: Callable[[BaseModel], State]
     max_episode_steps: int = 1000
     player_names: tuple[str, ...] = ()
@@ -197,6 +197,16 @@ class Scenario:
 
     def players(self, config: BaseModel) -> int:
         n = self.num_players
+        return n(config) if callable(n) else n
+
+    def action_count(self, config: BaseModel) -> int:
+        """The number of action ids under ``config`` (a rule such as a pool cap may size a range)."""
+        n = self.num_actions
+        return n(config) if callable(n) else n
+
+    def observation_length(self, config: BaseModel) -> int:
+        """The length of the observation vector under ``config``."""
+        n = self.observation_size
         return n(config) if callable(n) else n
 
 

@@ -30,11 +30,11 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     from an rng seeded from the env's ``np_random``, inside ``step``.
 
     ## Action Space
-    ``Discrete(scenario.num_actions)``; the legal subset at each decision is given by
+    ``Discrete(scenario.action_count(config))``; the legal subset at each decision is given by
     :meth:`action_masks` (the name sb3-contrib's MaskablePPO reads) and ``info["action_mask"]``.
 
     ## Observation Space
-    ``Box(low, high, (scenario.observation_size,), float32)`` with the scenario's bounds; the engine's
+    ``Box(low, high, (scenario.observation_length(config),), float32)`` with the scenario's bounds; the engine's
     observation of the seat, clipped to the bounds.
 
     ## Rewards
@@ -44,7 +44,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Episode End
     Terminated when the game ends (``info["outcome"]`` holds winner, reason and returns) or on an
-    illegal action; truncated by the registered ``max_episode_steps``.
+    illegal action; truncated by the registered ``max_episode_steps``. ``step()`` after either end
+    raises until ``reset()``.
     If a deal ends before the seat ever moves, the env re-deals (at most 100 times).
 
     ## Arguments
@@ -78,14 +79,18 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         self.seat = seat
         self.illegal_action_penalty = float(illegal_action_penalty)
         self.render_mode = render_mode
-        n = self.scenario.num_actions
+        n = self.num_actions = self.scenario.action_count(self.config)
         low, high = self.scenario.observation_bounds
         self.action_space = spaces.Discrete(n)
         self.observation_space = spaces.Box(
-            low=np.float32(low), high=np.float32(high), shape=(self.scenario.observation_size,), dtype=np.float32
+            low=np.float32(low),
+            high=np.float32(high),
+            shape=(self.scenario.observation_length(self.config),),
+            dtype=np.float32,
         )
         self.set_opponents(opponents)
         self.state: State | None = None
+        self._ended_by_illegal = False
         self._rng = Rng(0)
         self._rendered = 0
 
@@ -118,18 +123,19 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         else:
             raise RuntimeError(f"seat {self.seat} never got a decision in {MAX_DEALS} deals")
         self._rendered = 0
+        self._ended_by_illegal = False
         return self._obs(), self._info()
 
     def step(self, action):
         state = self._require_state()
-        if state.current_player() != self.seat:
+        if self._ended_by_illegal or state.current_player() != self.seat:
             raise RuntimeError("step() called after the episode ended; call reset()")
         a = int(action)
-        if not (0 <= a < self.scenario.num_actions) or a not in state.legal_actions():
+        if not (0 <= a < self.num_actions) or a not in state.legal_actions():
             info = self._info()
             info["illegal_action"] = True
             info["illegal_action_id"] = a
-            self._terminal_by_illegal = True
+            self._ended_by_illegal = True
             return self._obs(), self.illegal_action_penalty, True, False, info
         state.apply_action(a)
         self._advance()
@@ -140,8 +146,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     def action_masks(self) -> np.ndarray:
         state = self._require_state()
         if state.current_player() != self.seat:
-            return np.ones(self.scenario.num_actions, dtype=bool)
-        return legal_mask(state, self.scenario.num_actions)
+            return np.ones(self.num_actions, dtype=bool)
+        return legal_mask(state, self.num_actions)
 
     def render(self) -> str | None:
         if self.render_mode is None or self.state is None:
@@ -162,7 +168,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
 
     def _advance(self) -> None:
         state = self._require_state()
-        advance(state, self._rng, self._policies, self.scenario.num_actions, stop_at=self.seat)
+        advance(state, self._rng, self._policies, self.num_actions, stop_at=self.seat)
 
     def _obs(self) -> np.ndarray:
         low, high = self.scenario.observation_bounds

@@ -101,3 +101,28 @@ def test_env_seat_gets_decisions(toy, seat):
     env = GameEnv(toy, "race", seat=seat)
     env.reset(seed=1)
     assert env.state.current_player() == seat
+
+
+def test_step_after_illegal_action_raises_until_reset(toy):
+    env = GameEnv(toy, "race")
+    env.reset(seed=0)
+    _, _, terminated, _, info = env.step(env.action_space.n)  # an id outside the action space
+
+    assert terminated and info["illegal_action"]
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(legal)
+    env.reset(seed=1)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))  # playable again after reset
+
+
+def test_action_and_observation_sizes_may_follow_the_config(toy):
+    from dataclasses import replace
+
+    race = toy.scenarios["race"]
+    sized = replace(race, num_actions=lambda cfg: race.num_actions + 3,
+                    observation_size=lambda cfg: race.observation_size)
+    cfg = toy.default_config()
+    assert sized.action_count(cfg) == race.num_actions + 3
+    assert sized.observation_length(cfg) == race.observation_size
+    assert race.action_count(cfg) == race.num_actions
