@@ -25,7 +25,8 @@ test-all: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check envs agents training results tests
-	$(BIN)/mypy envs
+	$(BIN)/ruff format --check envs agents training results tests
+	$(BIN)/mypy envs agents training results
 
 bench: $(STAMP)
 	$(BIN)/rulebreaker bench

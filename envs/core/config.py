@@ -31,6 +31,7 @@ class RulesModel(BaseModel):
 
 
 def read_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML rules file; a missing or malformed file is a :class:`ConfigError` naming it."""
     if not path.exists():
         raise ConfigError(f"rules file not found: {path}")
     try:
@@ -43,6 +44,7 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``override`` merged in, table by table (a variant overrides only the keys it names)."""
     out = dict(base)
     for k, v in override.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict):
@@ -94,8 +96,8 @@ def validate_config(model: type[BaseModel], data: dict[str, Any], source: str) -
         value = err.get("input")
         if err["type"] == "extra_forbidden":
             parent = loc[:-1]
-            allowed = _allowed(model, (*parent, "\0")) if parent else "one of the keys: " + ", ".join(
-                model.model_fields
+            allowed = (
+                _allowed(model, (*parent, "\0")) if parent else "one of the keys: " + ", ".join(model.model_fields)
             )
             msg = f"{source}: unknown key '{key}'; allowed: {allowed.removeprefix('one of the keys: ')}"
         elif isinstance(value, dict):  # a rule that ties several keys of a section together
@@ -134,6 +136,7 @@ def variant_meta(path: Path | str) -> dict[str, Any]:
 
 
 def config_dict(config: BaseModel) -> dict[str, Any]:
+    """The resolved config as plain JSON-ready data."""
     return config.model_dump(mode="json")
 
 

@@ -93,6 +93,7 @@ def count_at_least(faces: Iterable[int], target: int) -> int:
 
 
 def count_equal(faces: Iterable[int], value: int) -> int:
+    """How many of ``faces`` show exactly ``value``."""
     return sum(1 for f in faces if f == value)
 
 

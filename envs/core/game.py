@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,9 @@ CHANCE = -1
 """``current_player()`` at a chance node."""
 TERMINAL = -2
 """``current_player()`` once the game is over."""
+
+ChanceT = TypeVar("ChanceT", bound=Hashable)
+"""The type of a scenario's chance outcomes (dice faces, a card, a (successes, ones) summary…)."""
 
 
 class EndReason(enum.StrEnum):
@@ -64,8 +67,12 @@ class Event:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-class State(ABC):
-    """A position in a game. Subclasses implement the abstract methods; see the module docstring."""
+class State(ABC, Generic[ChanceT]):
+    """A position in a game. Subclasses implement the abstract methods; see the module docstring.
+
+    ``State[T]`` is generic over its chance-outcome type ``T``: ``chance_outcomes`` lists ``T`` values,
+    ``sample_chance`` returns one and ``apply_chance`` takes one.
+    """
 
     num_players: int
 
@@ -99,11 +106,11 @@ class State(ABC):
         """A short human label of an action id in the current context."""
 
     # -- chance ----------------------------------------------------------------------------------
-    def chance_outcomes(self) -> list[tuple[Hashable, float]]:
+    def chance_outcomes(self) -> list[tuple[ChanceT, float]]:
         """``(outcome, probability)`` pairs at a chance node, where the branching is small enough."""
         raise NotImplementedError(f"{type(self).__name__} does not enumerate this chance node")
 
-    def sample_chance(self, rng: Rng) -> Hashable:
+    def sample_chance(self, rng: Rng) -> ChanceT:
         """Draw an outcome of the current chance node (does not apply it)."""
         outcomes = self.chance_outcomes()
         r = rng.random()
@@ -115,7 +122,7 @@ class State(ABC):
         return outcomes[-1][0]
 
     @abstractmethod
-    def apply_chance(self, outcome: Hashable) -> None:
+    def apply_chance(self, outcome: ChanceT) -> None:
         """Apply a chance outcome (dice faces, a draw…). Tests use it to force dice."""
 
     # -- results ---------------------------------------------------------------------------------
@@ -155,7 +162,8 @@ class State(ABC):
     def narrate(self, kind: str, text: str, seat: int | None = None, **data: Any) -> None:
         self.log.append(Event(kind, text, seat, data))
 
-    def clone(self) -> State:
+    def clone(self) -> State[ChanceT]:
+        """An independent copy of the position (engines may override with a cheaper copy)."""
         return copy.deepcopy(self)
 
     def key(self) -> Hashable:
@@ -233,9 +241,7 @@ class Ruleset:
         from envs.core.errors import UserError
 
         if name not in self.scenarios:
-            raise UserError(
-                f"unknown scenario '{name}' for ruleset '{self.name}'; valid: {', '.join(self.scenarios)}"
-            )
+            raise UserError(f"unknown scenario '{name}' for ruleset '{self.name}'; valid: {', '.join(self.scenarios)}")
         return self.scenarios[name]
 
     def new_game(self, config: BaseModel, scenario: str) -> State:

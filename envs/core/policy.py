@@ -34,6 +34,7 @@ class Policy(Protocol):
 
 
 def legal_mask(state: State, num_actions: int) -> np.ndarray:
+    """A boolean vector over ``num_actions`` ids, True where the action is legal in ``state``."""
     mask = np.zeros(num_actions, dtype=bool)
     mask[state.legal_actions()] = True
     return mask

@@ -34,6 +34,7 @@ def register_ruleset(ruleset: Ruleset) -> None:
 
 
 def load_builtin_rulesets() -> None:
+    """Import and register the shipped rulesets (once)."""
     global _loaded
     if _loaded:
         return
@@ -49,11 +50,13 @@ def load_builtin_rulesets() -> None:
 
 
 def all_rulesets() -> dict[str, Ruleset]:
+    """Every registered ruleset by name."""
     load_builtin_rulesets()
     return dict(_RULESETS)
 
 
 def get_ruleset(name: str) -> Ruleset:
+    """The ruleset called ``name``; an unknown name is a :class:`UserError` listing the valid ones."""
     rulesets = all_rulesets()
     if name not in rulesets:
         raise UserError(f"unknown ruleset '{name}'; valid: {', '.join(sorted(rulesets)) or '(none)'}")

@@ -120,8 +120,9 @@ def test_action_and_observation_sizes_may_follow_the_config(toy):
     from dataclasses import replace
 
     race = toy.scenarios["race"]
-    sized = replace(race, num_actions=lambda cfg: race.num_actions + 3,
-                    observation_size=lambda cfg: race.observation_size)
+    sized = replace(
+        race, num_actions=lambda cfg: race.num_actions + 3, observation_size=lambda cfg: race.observation_size
+    )
     cfg = toy.default_config()
     assert sized.action_count(cfg) == race.num_actions + 3
     assert sized.observation_length(cfg) == race.observation_size
