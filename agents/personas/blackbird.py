@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from envs.blackbird.actions import DuelPhase as DPhase
+from envs.blackbird.actions import Maneuver, SessionAct
+from envs.blackbird.actions import SessionPhase as SPhase
 from envs.blackbird.dice import beat_probability, pass_probability
 from envs.blackbird.duel import DuelState
-from envs.blackbird.duel import Phase as DPhase
-from envs.blackbird.engine import Maneuver, SessionAct
-from envs.blackbird.session import Phase as SPhase
 from envs.blackbird.session import SessionState
 from envs.core.dice import Rng
 from envs.core.game import State
@@ -67,8 +67,9 @@ def best_trait_action(state: SessionState, mask: np.ndarray) -> int:
     return best
 
 
-def session_move(state: SessionState, mask: np.ndarray, *, spend: int, help_ok: bool, retry: bool,
-                 trait: int | None = None) -> int:
+def session_move(
+    state: SessionState, mask: np.ndarray, *, spend: int, help_ok: bool, retry: bool, trait: int | None = None
+) -> int:
     ph = state.phase
     if ph == SPhase.TRAIT:
         return _pick(best_trait_action(state, mask) if trait is None else trait, mask)
@@ -92,8 +93,11 @@ def duel_spend_chances(state: DuelState) -> list[float]:
     seat = state.decider()
     ks = range(state.spendable(seat) + 1)
     if state.phase == DPhase.CHECK_SPEND:
-        diff = max(1, state.cfg.combat.consciousness_difficulty
-                   + (0 if state.cfg.pool.enabled else state.cfg.difficulty.without_pool_modifier))
+        diff = max(
+            1,
+            state.cfg.combat.consciousness_difficulty
+            + (0 if state.cfg.pool.enabled else state.cfg.difficulty.without_pool_modifier),
+        )
         base = state._roll_pool(seat, state.cfg.duel.stay_up, "stay up", 0, 0).total
         return [pass_probability(base + k, so, diff) for k in ks]
     ex = state.ex
@@ -147,7 +151,8 @@ class Hoarder:
             return plain_attack(state, mask)
         seat = state.decider()
         critical = state.phase == DPhase.CHECK_SPEND or (
-            state.phase == DPhase.DEFENSE_SPEND and state.f[seat].hp <= state.cfg.combat.hit_points // 2)
+            state.phase == DPhase.DEFENSE_SPEND and state.f[seat].hp <= state.cfg.combat.hit_points // 2
+        )
         return _pick(fewest_for(duel_spend_chances(state)) if critical else 0, mask)
 
 
@@ -162,8 +167,7 @@ class Farmer:
             if state.phase == SPhase.RETRY:  # a thrown roll is retried in earnest
                 return _prefer(mask, SessionAct.RETRY)
             if state.obstacle >= 0 and not _critical(state) and not full and state.attempt == 0:
-                return session_move(state, mask, spend=0, help_ok=False, retry=True,
-                                    trait=int(SessionAct.NO_TRAIT))
+                return session_move(state, mask, spend=0, help_ok=False, retry=True, trait=int(SessionAct.NO_TRAIT))
             spend = fewest_for(session_chances(state)) if state.phase == SPhase.SPEND else 0
             return session_move(state, mask, spend=spend, help_ok=True, retry=True)
         assert isinstance(state, DuelState)

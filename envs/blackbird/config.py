@@ -24,10 +24,14 @@ MAX_FLAGS = 3
 
 
 class DiceRules(RulesModel):
+    """Rule 3: reading the dice."""
+
     success_on: int = Field(default=4, ge=2, le=6, description="Rule 3: a d6 showing this or more is a success")
 
 
 class DifficultyRules(RulesModel):
+    """Rule 4: difficulties."""
+
     default: int = Field(default=3, ge=1, le=20, description="Rule 4: the usual difficulty (medium)")
     without_pool_modifier: int = Field(
         default=-1, ge=-3, le=0, description="Rule 4: difficulty change when the game is played without pool dice"
@@ -35,6 +39,8 @@ class DifficultyRules(RulesModel):
 
 
 class PoolRules(RulesModel):
+    """Rule 5: the personal pool dice."""
+
     enabled: bool = Field(default=True, description="Rule 4/5: play with personal pool dice (off: difficulties drop)")
     start: int = Field(default=10, ge=0, le=MAX_POOL, description="Rule 5: pool dice at the start of play")
     session_reset: int = Field(
@@ -52,6 +58,8 @@ class PoolRules(RulesModel):
 
 
 class HelpRules(RulesModel):
+    """Rule 6: help from another player."""
+
     dice_per_helper: int = Field(default=1, ge=0, le=3, description="Rule 6: dice a helper gives from their pool")
     returned_on_failure: bool = Field(
         default=True, description="Rule 6: the helper gets the die back if the roll fails"
@@ -59,6 +67,8 @@ class HelpRules(RulesModel):
 
 
 class CharacterRules(RulesModel):
+    """Rule 2: the dice each part of a character sheet adds to a roll."""
+
     flag_dice: int = Field(
         default=1, ge=0, le=3, description="Rule 2: dice for acting on a flag (never more than once)"
     )
@@ -68,6 +78,8 @@ class CharacterRules(RulesModel):
 
 
 class AdvancementRules(RulesModel):
+    """Rule 9: advancement costs and what a level is worth."""
+
     tag_base_cost: int = Field(default=1, ge=1, le=20, description="Rule 9: XP for tag level 1 (doubles per level)")
     trait_base_cost: int = Field(default=5, ge=1, le=50, description="Rule 9: XP for trait level 1 (doubles per level)")
     growth: int = Field(default=2, ge=1, le=4, description="Rule 9: cost multiplier per further level")
@@ -77,27 +89,37 @@ class AdvancementRules(RulesModel):
 
 
 class FieldRules(RulesModel):
+    """Rule 8: skills learnt in the field."""
+
     learn_tag: bool = Field(
         default=True, description="Rule 8: passing with no trait or tag dice earns the obstacle's tag"
     )
 
 
 class PerkRules(RulesModel):
+    """Rule 10: perks."""
+
     award: bool = Field(default=True, description="Rule 10: a perk-eligible roll earns a perk for that kind of roll")
     dice: int = Field(default=1, ge=0, le=3, description="Rule 10: dice a perk adds to similar rolls")
     max_per_kind: int = Field(default=1, ge=0, le=5, description="Rule 10 [decision]: perks one kind of roll can hold")
 
 
 class ConditionRule(RulesModel):
+    """Rule 7: one named condition."""
+
     difficulty: int = Field(default=1, ge=-3, le=5, description="Rule 7: difficulty change while the condition holds")
     forbids_tags: list[str] = Field(default_factory=list, description="Rule 7: tags unusable while it holds")
 
 
 class ContestRules(RulesModel):
+    """Rule 11: contested rolls."""
+
     rolloff_on_tie: bool = Field(default=True, description="Rule 11: a tie is settled by 1d6 roll-offs")
 
 
 class WoundRow(RulesModel):
+    """Rule 16: one row of the damage table."""
+
     name: str
     margin: int = Field(ge=1, le=20, description="Rule 16: smallest margin giving this wound")
     hp_loss: int = Field(ge=0, le=20, description="Rule 16: hit points lost")
@@ -114,6 +136,8 @@ def _wound_table() -> list[WoundRow]:
 
 
 class CombatRules(RulesModel):
+    """Rules 13-18: the combat fork."""
+
     hit_points: int = Field(default=6, ge=1, le=20, description="Rule 15: hit points of every character")
     tie_misses: bool = Field(default=True, description="Rule 13: an attack hits only with MORE successes (no roll-off)")
     called_shot_defender_dice: int = Field(
@@ -160,6 +184,8 @@ class CombatRules(RulesModel):
 
 
 class TraitSheet(RulesModel):
+    """Rule 1: a trait, its level and its tags."""
+
     name: str
     level: int = Field(default=1, ge=1, le=6)
     tags: dict[str, int] = Field(default_factory=dict, description="tag name → level")
@@ -174,6 +200,8 @@ class CharacterSheet(RulesModel):
 
 
 class ObstacleRow(RulesModel):
+    """An obstacle of the session scenario (Rules 4, 7, 11, 12)."""
+
     name: str = Field(description="also the kind of roll a perk earned on it applies to")
     weight: float = Field(default=1.0, gt=0, description="relative chance of drawing this obstacle")
     difficulty: int | None = Field(
@@ -264,6 +292,8 @@ def _conditions() -> dict[str, ConditionRule]:
 
 
 class SessionRules(RulesModel):
+    """The session scenario: sessions, obstacles, the helper, XP, the character."""
+
     sessions: int = Field(default=3, ge=1, le=10, description="sessions played (the pool resets between them)")
     obstacles_per_session: int = Field(default=4, ge=1, le=20, description="obstacles drawn per session")
     retries: int = Field(default=1, ge=0, le=3, description="Rule 4: extra attempts after a failed roll")
@@ -314,12 +344,16 @@ def _fighters() -> list[CharacterSheet]:
 
 
 class RollUse(RulesModel):
+    """Rule 2: what helps one kind of roll in the duel (traits, tags, a flag)."""
+
     traits: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     flag: bool = False
 
 
 class DuelRules(RulesModel):
+    """The duel scenario: distance, reach, the fighters and what helps their rolls."""
+
     max_turns: int = Field(default=40, ge=2, le=200, description="turn limit (0 reward to both when reached)")
     start_distance: int = Field(default=4, ge=0, le=50, description="metres between the fighters at the start")
     reach: int = Field(default=1, ge=0, le=10, description="metres within which a melee attack lands")
@@ -339,6 +373,8 @@ class DuelRules(RulesModel):
 
 
 class BlackbirdConfig(RulesModel):
+    """The whole Blackbird Pie rules config (``rules.toml``)."""
+
     dice: DiceRules = DiceRules()
     difficulty: DifficultyRules = DifficultyRules()
     pool: PoolRules = PoolRules()

@@ -1,21 +1,65 @@
-"""The Duel scenario: two combatants trade maneuvers until one dies, passes out, or time runs out.
+"""Blackbird Duel: two combatants trade maneuvers until one dies, passes out, or time runs out.
 
-Each turn the active fighter picks a maneuver (Rule 14); in an attack (Rule 13) the attacker and
-then the defender choose how many pool dice to add (Rule 18). Wounds (Rule 16) take successes off
-every roll; below zero hit points a fighter rolls to stay conscious (Rule 17).
+Rules card of ``rulebreaker/BlackbirdDuel-v0``; rule numbers are those of ``docs/rules/blackbird.md``.
+The state below only sequences the rules of :mod:`envs.blackbird.rules`.
+
+Description:
+    The two ``duel.fighters`` start ``duel.start_distance`` metres apart with ``combat.hit_points`` (Rule 15)
+    and ``pool.start`` pool dice each; seat 0 moves first. Each turn the active fighter picks a maneuver
+    (Rule 14). An attack (Rule 13) is a contested roll: the attacker, then the defender, choose how many
+    pool dice to add; the attack hits only with more successes, and the margin sets the wound (Rule 16),
+    whose penalty comes off every later roll. Below zero hit points a fighter rolls to stay conscious
+    (Rule 17), and may add pool dice to it. Each side settles its pool for itself (Rule 18). The best trait
+    for each roll is used automatically (``duel.attack``, ``duel.defense``, ``duel.stay_up``).
+
+Actions:
+    ``0..MAX_POOL`` spend that many pool dice (at the attack, defence and consciousness decisions, up to the
+    pool held); ``Maneuver.ATTACK``, ``CALLED_SHOT``, ``AIM``, ``ALL_OUT_ATTACK``, ``ALL_OUT_DEFENSE``,
+    ``MOVE_ATTACK``, ``MOVE``, ``READY``, ``COVER`` (Rule 14; attacks only in reach, Move / Ready / Move &
+    attack only out of it, Cover only with ``duel.ranged``).
+
+Observation:
+    39 floats in [-1, 1] (:func:`envs.blackbird.observation.duel_observation`): for the seat and then its
+    foe, hit points, pool, stored aim, all-out attack / defence, ready, cover, wound penalty, below zero,
+    stunned; the distance and whether in reach; the decision phase (one-hot); whose turn; the turn count;
+    the attack in progress (attack dice, defence dice, maneuver one-hot).
+
+Rewards:
+    At the end only: +1 to the winner and −1 to the loser (the loser died or fell unconscious), 0 to both at
+    the turn limit.
+
+Episode end:
+    Death at ``combat.death_at`` HP or a failed consciousness check (``EndReason.KNOCKOUT``), or
+    ``duel.max_turns`` turns (``EndReason.TIME_LIMIT``).
+
+Arguments:
+    The resolved ``BlackbirdConfig``: ``combat.*``, ``duel.*``, ``pool.*``, ``dice.*``, ``perk.*`` and the
+    roll-building keys (``character.*``, ``advancement.level_adds_dice``); see ``rules.toml``.
 """
 
 from __future__ import annotations
 
 import copy
-import enum
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
 from pydantic import BaseModel
 
-from envs.blackbird.config import MAX_POOL, BlackbirdConfig, RollUse
+from envs.blackbird.actions import (
+    ATTACK_VERBS,
+    CHANCE_CONTEXT,
+    DUEL_ACTIONS,
+    DUEL_CONTEXTS,
+    SPEND_PHASES,
+    Maneuver,
+    dice_phrase,
+    maneuver_label,
+    maneuver_option,
+    successes_phrase,
+)
+from envs.blackbird.actions import DuelPhase as Phase
+from envs.blackbird.config import BlackbirdConfig, RollUse
 from envs.blackbird.dice import (
     ROLL_OFF_OUTCOMES,
     Roll,
@@ -25,63 +69,49 @@ from envs.blackbird.dice import (
     sample_roll,
     sample_roll_off,
 )
-from envs.blackbird.engine import (
-    DUEL_ACTIONS,
-    SPEND_ACTIONS,
+from envs.blackbird.observation import DUEL_OBS_SIZE, duel_observation
+from envs.blackbird.rules import (
+    AttackResult,
     Character,
-    Maneuver,
     Pool,
     Standing,
     add_aim,
-    attack_hits,
+    attack_base_die,
     attack_maneuver_dice,
+    attack_result,
+    available_maneuvers,
     award_perk,
     best_trait,
     build_pool,
+    can_defend,
     combat_pass,
+    consciousness_check_due,
     create_character,
+    defence_successes,
     defense_maneuver_dice,
+    distance_after_move,
     effective_difficulty,
+    in_reach,
     net_successes,
     passes,
     perk_eligible,
     settle_pool,
-    spend_label,
-    spend_option,
+    spendable,
     standing_after,
     starting_pool,
     wound_for_margin,
+    wound_margin,
     wound_penalty,
+    wound_stuns,
 )
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 
 STAY_UP = "stay up"
-
-
-def successes(n: int) -> str:
-    return f"{n} success{'' if n == 1 else 'es'}"
-
-
-def dice(n: int) -> str:
-    return f"{n} {'die' if n == 1 else 'dice'}"
-
-
-class Phase(enum.IntEnum):
-    MANEUVER = 0
-    ATTACK_SPEND = 1
-    DEFENSE_SPEND = 2
-    CHECK_SPEND = 3
-    ATTACK_ROLL = 4  # chance
-    DEFENSE_ROLL = 5  # chance
-    ROLL_OFF = 6  # chance (only if combat.tie_misses is off)
-    CHECK_ROLL = 7  # chance
-    OVER = 8
-
-
-DECISIONS = (Phase.MANEUVER, Phase.ATTACK_SPEND, Phase.DEFENSE_SPEND, Phase.CHECK_SPEND)
-OBS_SIZE = 39
-FIGHTER_OBS = 10
+"""The kind of roll of a consciousness check (its perks apply to later checks, Rule 10)."""
+OBS_SIZE = DUEL_OBS_SIZE
+NOBODY = -1
+"""``DuelState.checker`` when no one is rolling to stay up."""
 
 
 @dataclass
@@ -101,12 +131,35 @@ class Fighter:
     below_zero: bool = False
 
     def copy(self) -> Fighter:
-        return Fighter(self.char.copy(), self.hp, self.pool, list(self.wounds), self.aim, self.all_out_attack,
-                       self.all_out_defense, self.ready, self.cover, self.stunned, self.below_zero)
+        return Fighter(
+            self.char.copy(),
+            self.hp,
+            self.pool,
+            list(self.wounds),
+            self.aim,
+            self.all_out_attack,
+            self.all_out_defense,
+            self.ready,
+            self.cover,
+            self.stunned,
+            self.below_zero,
+        )
 
     def key(self) -> tuple[object, ...]:
-        return (self.char.key(), self.hp, self.pool, tuple(self.wounds), self.aim, self.all_out_attack,
-                self.all_out_defense, self.ready, self.cover, self.stunned, self.below_zero)
+        """The fighter's position, hashable."""
+        return (
+            self.char.key(),
+            self.hp,
+            self.pool,
+            tuple(self.wounds),
+            self.aim,
+            self.all_out_attack,
+            self.all_out_defense,
+            self.ready,
+            self.cover,
+            self.stunned,
+            self.below_zero,
+        )
 
 
 @dataclass
@@ -129,8 +182,20 @@ class Exchange:
         return copy.copy(self)
 
     def key(self) -> tuple[object, ...]:
-        return (self.attacker, self.maneuver, self.ready_attack, self.follow_up, self.att_dice, self.def_dice,
-                self.att_spent, self.def_spent, self.att_roll, self.def_roll, self.can_defend)
+        """The exchange's position, hashable."""
+        return (
+            self.attacker,
+            self.maneuver,
+            self.ready_attack,
+            self.follow_up,
+            self.att_dice,
+            self.def_dice,
+            self.att_spent,
+            self.def_spent,
+            self.att_roll,
+            self.def_roll,
+            self.can_defend,
+        )
 
 
 class DuelState(State):
@@ -146,21 +211,28 @@ class DuelState(State):
         self.active = 0
         self.phase = Phase.MANEUVER
         self.ex: Exchange | None = None
-        self.checker = -1  # who is rolling to stay conscious
+        self.checker = NOBODY  # who is rolling to stay conscious
         self.check_spent = 0
         self.check_dice = Pool()
-        self.narrate("start", f"{self.f[0].char.name} faces {self.f[1].char.name}, {self.distance} m apart; "
-                              f"{cfg.combat.hit_points} hit points and {pool0} pool dice each.", None)
+        self.narrate(
+            "start",
+            f"{self.f[0].char.name} faces {self.f[1].char.name}, {self.distance} m apart; "
+            f"{cfg.combat.hit_points} hit points and {pool0} pool dice each.",
+            None,
+        )
         self._start_turn()
 
-    # -- helpers --------------------------------------------------------------------------------------
+    # -- the position, read through the rules -----------------------------------------------------------
     def name(self, seat: int) -> str:
+        """A fighter's short name, for narration."""
         return self.f[seat].char.short
 
     def in_reach(self) -> bool:
-        return self.distance <= self.cfg.duel.reach
+        """Rule 14: whether a melee attack can land."""
+        return in_reach(self.distance, self.cfg.duel.reach)
 
     def penalty(self, seat: int) -> int:
+        """Rule 16: the successes a fighter's wounds take off each roll."""
         return wound_penalty(self.f[seat].wounds, self.cfg.combat)
 
     def _roll_pool(self, seat: int, use: RollUse, kind: str, spend: int, extra: int, base: bool = True) -> Pool:
@@ -171,7 +243,7 @@ class DuelState(State):
     def attack_pool(self, seat: int, maneuver: Maneuver, spend: int = 0) -> Pool:
         """Rule 2 + 14: the attacker's dice for a maneuver (move & attack drops the base die)."""
         extra = attack_maneuver_dice(maneuver, self.f[seat].aim, self.cfg.combat)
-        base = maneuver != Maneuver.MOVE_ATTACK or self.cfg.combat.move_attack_base_die
+        base = attack_base_die(maneuver, self.cfg.combat)
         return self._roll_pool(seat, self.cfg.duel.attack, "attack", spend, extra, base)
 
     def defense_pool(self, seat: int, called_shot: bool, spend: int = 0) -> Pool:
@@ -181,9 +253,11 @@ class DuelState(State):
         return self._roll_pool(seat, self.cfg.duel.defense, "defense", spend, extra)
 
     def spendable(self, seat: int) -> int:
-        return min(self.f[seat].pool, MAX_POOL) if self.cfg.pool.enabled else 0
+        """Rule 5: the pool dice a fighter can add to the current roll."""
+        return spendable(self.f[seat].pool, self.cfg.pool)
 
     def decider(self) -> int:
+        """The seat deciding now, or ``CHANCE``."""
         if self.phase == Phase.MANEUVER:
             return self.active
         if self.phase == Phase.ATTACK_SPEND:
@@ -203,22 +277,12 @@ class DuelState(State):
         return self.decider()
 
     def decision_context(self) -> str:
-        return {Phase.MANEUVER: "maneuver", Phase.ATTACK_SPEND: "attack_spend", Phase.DEFENSE_SPEND: "defense_spend",
-                Phase.CHECK_SPEND: "consciousness_spend"}.get(self.phase, "chance")
+        return DUEL_CONTEXTS.get(self.phase, CHANCE_CONTEXT)
 
     def legal_maneuvers(self) -> list[int]:
         """Rule 14: what the active fighter may do from where they stand."""
-        c, d = self.cfg, self.cfg.duel
-        acts = [Maneuver.AIM, Maneuver.ALL_OUT_DEFENSE]
-        if self.in_reach():
-            acts += [Maneuver.ATTACK, Maneuver.CALLED_SHOT, Maneuver.ALL_OUT_ATTACK]
-        else:
-            acts += [Maneuver.MOVE, Maneuver.READY]
-            if self.distance - c.combat.move_attack_metres <= d.reach:
-                acts.append(Maneuver.MOVE_ATTACK)
-        if d.ranged:
-            acts.append(Maneuver.COVER)
-        return sorted(int(a) for a in acts)
+        d = self.cfg.duel
+        return available_maneuvers(self.distance, d.reach, self.cfg.combat.move_attack_metres, d.ranged)
 
     def legal_actions(self) -> list[int]:
         if self._outcome is not None:
@@ -226,20 +290,16 @@ class DuelState(State):
         ph = self.phase
         if ph == Phase.MANEUVER:
             return self.legal_maneuvers()
-        if ph in (Phase.ATTACK_SPEND, Phase.DEFENSE_SPEND, Phase.CHECK_SPEND):
+        if ph in SPEND_PHASES:
             return list(range(self.spendable(self.decider()) + 1))
         return []
 
     def action_label(self, action: int) -> str:
-        if 0 <= action < SPEND_ACTIONS:
-            return spend_label(action)
-        return Maneuver(action).name.lower().replace("_", " ")
+        return maneuver_label(action)
 
     def option_of(self, action: int) -> str | None:
-        if 0 <= action < SPEND_ACTIONS:
-            seat = self.decider()
-            return spend_option(action, self.spendable(seat) if seat >= 0 else 0)
-        return Maneuver(action).name.lower()
+        seat = self.decider()
+        return maneuver_option(action, self.spendable(seat) if seat >= 0 else 0)
 
     def apply_action(self, action: int) -> None:
         if action not in self.legal_actions():
@@ -293,7 +353,7 @@ class DuelState(State):
             fi.cover = True
             self.narrate("cover", f"{who} takes cover.", me)
         elif m == Maneuver.MOVE:
-            self.distance = max(self.cfg.duel.reach, self.distance - c.move_metres)
+            self.distance = distance_after_move(self.distance, c.move_metres, self.cfg.duel.reach)
             self.narrate("move", f"{who} moves in ({self.distance} m apart).", me)
             if self._ready_strike(me, follow_up=False):
                 return
@@ -319,22 +379,20 @@ class DuelState(State):
 
     def _open_attack(self, attacker: int, m: Maneuver, ready_attack: bool = False, follow_up: bool = False) -> None:
         self.ex = Exchange(attacker, m, ready_attack, follow_up)
-        fa = self.f[attacker]
         if m == Maneuver.ALL_OUT_ATTACK:
-            fa.all_out_attack = True
-        what = {Maneuver.ATTACK: "attacks", Maneuver.CALLED_SHOT: "makes a called shot",
-                Maneuver.ALL_OUT_ATTACK: "attacks all-out", Maneuver.MOVE_ATTACK: "attacks on the move"}[m]
-        self.narrate("attack", f"{self.name(attacker)} {what}.", attacker, maneuver=m.name.lower())
+            self.f[attacker].all_out_attack = True
+        self.narrate("attack", f"{self.name(attacker)} {ATTACK_VERBS[m]}.", attacker, maneuver=m.name.lower())
         self.phase = Phase.ATTACK_SPEND
 
     def _attack_spend(self, k: int) -> None:
+        """Rules 2, 5, 14: the attacker's dice with k pool dice; stored aim goes on this attack."""
         ex = self.ex
         assert ex is not None
         ex.att_spent = k
         ex.att_dice = self.attack_pool(ex.attacker, ex.maneuver, k)
         self.f[ex.attacker].aim = 0  # Rule 14: stored aim is used on this attack
         defender = 1 - ex.attacker
-        ex.can_defend = not self.f[defender].all_out_attack
+        ex.can_defend = can_defend(self.f[defender].all_out_attack)
         if ex.can_defend:
             self.phase = Phase.DEFENSE_SPEND
         else:
@@ -342,6 +400,7 @@ class DuelState(State):
             self.phase = Phase.ATTACK_ROLL
 
     def _defense_spend(self, k: int) -> None:
+        """Rules 2, 5, 13/14: the defender's dice with k pool dice."""
         ex = self.ex
         assert ex is not None
         ex.def_spent = k
@@ -349,6 +408,7 @@ class DuelState(State):
         self.phase = Phase.ATTACK_ROLL
 
     def _check_spend(self, k: int) -> None:
+        """Rule 17: the stay-up roll, built as in Rule 2, with k pool dice."""
         self.check_spent = k
         self.check_dice = self._roll_pool(self.checker, self.cfg.duel.stay_up, STAY_UP, k, 0)
         self.phase = Phase.CHECK_ROLL
@@ -414,18 +474,24 @@ class DuelState(State):
         assert ex is not None and ex.att_roll is not None
         a, d = ex.attacker, 1 - ex.attacker
         att = net_successes(ex.att_roll, self.penalty(a))
-        if ex.can_defend:
-            assert ex.def_roll is not None
-            dfn = net_successes(ex.def_roll, self.penalty(d))
-        else:
-            dfn = self.cfg.combat.all_out_attack_defense
-        defence = (f"{self.name(d)} defends with {dice(ex.def_dice.total)} ({ex.def_dice.describe()}): "
-                   f"{successes(dfn)}" if ex.can_defend else f"{self.name(d)} cannot defend: {successes(dfn)}")
-        self.narrate("exchange", f"{self.name(a)} rolls {dice(ex.att_dice.total)} ({ex.att_dice.describe()}): "
-                                 f"{successes(att)}; {defence}.", a, attack=att, defense=dfn)
-        if attack_hits(att, dfn):
+        dfn = defence_successes(ex.def_roll if ex.can_defend else None, self.penalty(d), self.cfg.combat)
+        attack = f"{self.name(a)} rolls {dice_phrase(ex.att_dice.total)} ({ex.att_dice.describe()})"
+        defence = (
+            f"{self.name(d)} defends with {dice_phrase(ex.def_dice.total)} ({ex.def_dice.describe()})"
+            if ex.can_defend
+            else f"{self.name(d)} cannot defend"
+        )
+        self.narrate(
+            "exchange",
+            f"{attack}: {successes_phrase(att)}; {defence}: {successes_phrase(dfn)}.",
+            a,
+            attack=att,
+            defense=dfn,
+        )
+        result = attack_result(att, dfn, self.cfg.combat, self.cfg.contest)
+        if result == AttackResult.HIT:
             self._land(True, att - dfn)
-        elif att == dfn and not self.cfg.combat.tie_misses and self.cfg.contest.rolloff_on_tie:
+        elif result == AttackResult.ROLL_OFF:
             self.phase = Phase.ROLL_OFF
         else:
             self._land(False, 0)
@@ -444,26 +510,29 @@ class DuelState(State):
             self.narrate("miss", f"{self.name(a)} misses ({pools}).", a)
             self._after_exchange()
             return
-        if ex.maneuver == Maneuver.CALLED_SHOT:
-            margin += c.called_shot_margin_bonus
+        margin = wound_margin(margin, ex.maneuver == Maneuver.CALLED_SHOT, c)
         row = wound_for_margin(margin, c)
         assert row is not None
         fd = self.f[d]
         fd.hp -= row.hp_loss
         fd.wounds.append(row.penalty)
-        if c.heavy_stuns and row.penalty >= 2:
+        if wound_stuns(row, c):
             fd.stunned = True
-        self.narrate("wound", f"Hit by {margin}: a {row.name} wound, −{row.hp_loss} HP "
-                              f"({self.name(d)} at {fd.hp} HP, −{self.penalty(d)} on rolls; {pools}).", a,
-                     margin=margin, wound=row.name)
+        self.narrate(
+            "wound",
+            f"Hit by {margin}: a {row.name} wound, −{row.hp_loss} HP "
+            f"({self.name(d)} at {fd.hp} HP, −{self.penalty(d)} on rolls; {pools}).",
+            a,
+            margin=margin,
+            wound=row.name,
+        )
         standing = standing_after(fd.hp, c)
         if standing == Standing.DEAD:
             self.phase = Phase.OVER
             self.narrate("dead", f"{self.name(d)} is dead.", d)
-            self.finish(a, EndReason.KNOCKOUT, [1.0 if s == a else -1.0 for s in range(2)],
-                        f"{self.name(d)} died at {fd.hp} HP")
+            self.finish(a, EndReason.KNOCKOUT, self._win_for(a), f"{self.name(d)} died at {fd.hp} HP")
             return
-        if standing == Standing.BELOW_ZERO and (not fd.below_zero or c.check_after_each_hit):
+        if consciousness_check_due(standing, fd.below_zero, c):
             fd.below_zero = True
             self._open_check(d)
             return
@@ -480,23 +549,27 @@ class DuelState(State):
             self._check_spend(0)
 
     def _resolve_check(self, roll: Roll) -> None:
+        """Rule 17: pass and stay up (Rule 5 settles the pool, Rule 10 may give a perk), fail and fall."""
         seat, c = self.checker, self.cfg.combat
         diff = effective_difficulty(self.cfg, c.consciousness_difficulty, ())
         ok = passes(roll.successes, diff)  # Rule 17: wound penalties are ignored
         fi = self.f[seat]
         if self.cfg.pool.enabled:
             fi.pool = settle_pool(fi.pool, self.check_spent, ok, self.cfg.pool)
-        self.narrate("check", f"{self.name(seat)} rolls {dice(self.check_dice.total)} to stay up: "
-                              f"{successes(roll.successes)} vs difficulty {diff} — "
-                              f"{'stays up' if ok else 'passes out'}.", seat)
+        self.narrate(
+            "check",
+            f"{self.name(seat)} rolls {dice_phrase(self.check_dice.total)} to stay up: "
+            f"{successes_phrase(roll.successes)} vs difficulty {diff} — "
+            f"{'stays up' if ok else 'passes out'}.",
+            seat,
+        )
         if ok and perk_eligible(roll, diff) and award_perk(fi.char, STAY_UP, self.cfg):
             self.narrate("perk", f"{self.name(seat)} earns a perk for staying up (Rule 10).", seat)
-        self.checker = -1
+        self.checker = NOBODY
         if not ok:
             self.phase = Phase.OVER
             w = 1 - seat
-            self.finish(w, EndReason.KNOCKOUT, [1.0 if s == w else -1.0 for s in range(2)],
-                        f"{self.name(seat)} fell unconscious")
+            self.finish(w, EndReason.KNOCKOUT, self._win_for(w), f"{self.name(seat)} fell unconscious")
             return
         self._after_exchange()
 
@@ -509,14 +582,28 @@ class DuelState(State):
             return
         self._end_turn()
 
+    @staticmethod
+    def _win_for(winner: int) -> list[float]:
+        return [1.0 if s == winner else -1.0 for s in range(2)]
+
     # -- analysis ------------------------------------------------------------------------------------
     def resources(self, seat: int) -> dict[str, float]:
         fi = self.f[seat]
         return {"pool": float(fi.pool), "hp": float(fi.hp), "aim": float(fi.aim)}
 
     def key(self) -> Hashable:
-        return (self.phase, self.turn, self.active, self.distance, self.f[0].key(), self.f[1].key(),
-                None if self.ex is None else self.ex.key(), self.checker, self.check_spent, self._outcome)
+        return (
+            self.phase,
+            self.turn,
+            self.active,
+            self.distance,
+            self.f[0].key(),
+            self.f[1].key(),
+            None if self.ex is None else self.ex.key(),
+            self.checker,
+            self.check_spent,
+            self._outcome,
+        )
 
     def clone(self) -> DuelState:
         new = copy.copy(self)
@@ -525,36 +612,8 @@ class DuelState(State):
         new.log = list(self.log)
         return new
 
-    def _fighter_obs(self, o: np.ndarray, at: int, seat: int) -> None:
-        fi, c = self.f[seat], self.cfg.combat
-        o[at] = max(-1.0, fi.hp / c.hit_points)
-        o[at + 1] = fi.pool / self.cfg.pool.cap
-        o[at + 2] = fi.aim / c.aim_max if c.aim_max else 0.0
-        o[at + 3] = float(fi.all_out_attack)
-        o[at + 4] = float(fi.all_out_defense)
-        o[at + 5] = float(fi.ready)
-        o[at + 6] = float(fi.cover)
-        o[at + 7] = min(1.0, self.penalty(seat) / 3)
-        o[at + 8] = float(fi.below_zero)
-        o[at + 9] = float(fi.stunned)
-
     def observation(self, seat: int) -> np.ndarray:
-        o = np.zeros(OBS_SIZE, dtype=np.float32)
-        self._fighter_obs(o, 0, seat)
-        self._fighter_obs(o, FIGHTER_OBS, 1 - seat)
-        d = self.cfg.duel
-        o[20] = min(1.0, self.distance / max(1, d.start_distance, d.reach))
-        o[21] = float(self.in_reach())
-        if self.phase in DECISIONS:
-            o[22 + DECISIONS.index(self.phase)] = 1.0
-        o[26] = float(self.active == seat)
-        o[27] = self.turn / d.max_turns
-        if self.ex is not None:
-            o[28] = min(1.0, self.ex.att_dice.total / 20) if self.phase != Phase.ATTACK_SPEND else \
-                min(1.0, self.attack_pool(self.ex.attacker, self.ex.maneuver).total / 20)
-            o[29] = min(1.0, self.ex.def_dice.total / 20)
-            o[30 + (self.ex.maneuver - Maneuver.ATTACK)] = 1.0
-        return o
+        return duel_observation(self, seat)
 
 
 def new_duel(cfg: BaseModel) -> DuelState:
@@ -564,4 +623,4 @@ def new_duel(cfg: BaseModel) -> DuelState:
     return DuelState(cfg)
 
 
-__all__ = ["DUEL_ACTIONS", "OBS_SIZE", "DuelState", "Phase", "new_duel"]
+__all__ = ["DUEL_ACTIONS", "OBS_SIZE", "DuelState", "Fighter", "Phase", "new_duel"]

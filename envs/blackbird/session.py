@@ -1,44 +1,89 @@
-"""The Session scenario: one character against a run of obstacles over several sessions.
+"""Blackbird Session: one character against a run of obstacles over several sessions.
 
-Decisions (the studied one is how many pool dice to spend): which trait to build the pool on,
-whether to take a helper's die, how many pool dice to add, and whether to retry after a failure.
+Rules card of ``rulebreaker/BlackbirdSession-v0``; rule numbers are those of ``docs/rules/blackbird.md``.
+The state below only sequences the rules of :mod:`envs.blackbird.rules`.
+
+Description:
+    The sample character (``session.character``) meets ``session.obstacles_per_session`` obstacles in
+    each of ``session.sessions`` sessions, each drawn at a chance node from ``session.obstacles`` (by
+    weight). An obstacle has a difficulty (Rule 4) or opposing dice (Rule 11), an ordinary or critical
+    stake, the traits and tags that apply, whether a flag applies, and may be a joint action (Rule 12) or
+    inflict a condition on failure (Rule 7). The studied decision is how many pool dice to spend (Rule 5):
+    a pass loses them, a failure keeps them and adds one. The pool resets at each session's end, conditions
+    clear and XP is spent (Rule 9).
+
+Actions:
+    ``0..MAX_POOL`` spend that many pool dice (only up to the pool held); ``SessionAct.TRAIT_0 + i`` build
+    the pool on trait i (Rule 2; only traits that apply), ``NO_TRAIT``; ``ACCEPT_HELP`` / ``DECLINE_HELP``
+    the helper's die (Rule 6); ``RETRY`` / ``GIVE_UP`` after a failure (Rule 4, ``session.retries``).
+    Decisions come in the order trait → help (if offered) → spend, then retry after a failure.
+
+Observation:
+    37 floats in [-1, 1] (:func:`envs.blackbird.observation.session_observation`): pool and helper pool,
+    the phase (one-hot), the obstacle (difficulty, opposition, critical, flag, joint), each trait's dice,
+    the trait chosen, help taken, the roll's dice so far, perks, attempt, conditions, progress through the
+    sessions, the share won so far, XP, and at the spend decision the exact pass chance with no pool dice
+    and with all of them.
+
+Rewards:
+    At the end only: the stakes won divided by the stakes drawn (``session.ordinary_value`` 1,
+    ``session.critical_value`` 3), in [0, 1]. The "winner" is the character if more than half was won.
+
+Episode end:
+    After the last obstacle of the last session (``EndReason.COMPLETED``). Every obstacle ends in a pass,
+    a failure without retries left, or giving up, so a session always ends.
+
+Arguments:
+    The resolved ``BlackbirdConfig``: ``pool.*``, ``help.*``, ``difficulty.*``, ``conditions``, ``perk.*``,
+    ``field.*``, ``advancement.*``, ``contest.*`` and ``session.*`` (see ``rules.toml``).
 """
 
 from __future__ import annotations
 
 import copy
-import enum
 from collections.abc import Hashable
 
 import numpy as np
 from pydantic import BaseModel
 
-from envs.blackbird.config import MAX_POOL, MAX_TRAITS, BlackbirdConfig, ObstacleRow
+from envs.blackbird.actions import (
+    CHANCE_CONTEXT,
+    SESSION_ACTIONS,
+    SESSION_CONTEXTS,
+    SESSION_DECISIONS,
+    SessionAct,
+    dice_phrase,
+    session_label,
+    session_option,
+    spend_context,
+    successes_phrase,
+)
+from envs.blackbird.actions import SessionPhase as Phase
+from envs.blackbird.config import BlackbirdConfig, ObstacleRow
 from envs.blackbird.dice import (
     ROLL_OFF_OUTCOMES,
     Roll,
     RollOff,
-    beat_probability,
     pass_probability,
     read_faces,
     roll_distribution,
     sample_roll,
     sample_roll_off,
 )
-from envs.blackbird.duel import dice, successes
-from envs.blackbird.engine import (
-    SESSION_ACTIONS,
-    SPEND_ACTIONS,
+from envs.blackbird.observation import SESSION_OBS_SIZE, session_observation
+from envs.blackbird.rules import (
     Character,
     Pool,
-    SessionAct,
     award_perk,
+    base_difficulty,
     build_pool,
-    condition_modifier,
+    contest_condition_penalty,
+    contest_win_chance,
     contest_winner,
     create_character,
     effective_difficulty,
     forbidden_tags,
+    help_offered,
     joint_successes,
     learn_from_field,
     net_successes,
@@ -48,30 +93,14 @@ from envs.blackbird.engine import (
     settle_help,
     settle_pool,
     spend_experience,
-    spend_label,
-    spend_option,
+    spendable,
     starting_pool,
     trait_applies,
 )
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 
-
-class Phase(enum.IntEnum):
-    DRAW = 0  # chance: which obstacle comes next
-    TRAIT = 1
-    HELP = 2
-    SPEND = 3
-    ROLL = 4  # chance: the character's dice
-    JOINT = 5  # chance: the helper's dice in a joint action (Rule 12)
-    OPPOSE = 6  # chance: the opposing NPC's dice (Rule 11)
-    ROLL_OFF = 7  # chance: d6 vs d6 after a tie (Rule 11)
-    RETRY = 8
-    OVER = 9
-
-
-DECISION_PHASES = (Phase.TRAIT, Phase.HELP, Phase.SPEND, Phase.RETRY)
-OBS_SIZE = 37
+OBS_SIZE = SESSION_OBS_SIZE
 
 
 class SessionState(State):
@@ -87,7 +116,7 @@ class SessionState(State):
         self.conditions: tuple[str, ...] = ()
         self.session_no = 0
         self.obstacle_no = 0  # within the session
-        self.obstacle = -1  # index into the obstacle table
+        self.obstacle = -1  # index into the obstacle table (-1: none drawn)
         self.attempt = 0
         self.phase = Phase.DRAW
         self.trait: int | None = None
@@ -106,34 +135,39 @@ class SessionState(State):
         self._cum = tuple(np.cumsum([p for _, p in self._draw]).tolist())
         self.narrate("session", f"Session 1 begins. {self.char.name} has {self.pool} pool dice.", 0)
 
-    # -- helpers --------------------------------------------------------------------------------------
+    # -- the position, read through the rules -----------------------------------------------------------
     @property
     def ob(self) -> ObstacleRow:
+        """The obstacle being faced."""
         return self.cfg.session.obstacles[self.obstacle]
 
     def stake_value(self, ob: ObstacleRow) -> float:
+        """What winning an obstacle's stake is worth (the scenario's scoring)."""
         s = self.cfg.session
         return s.critical_value if ob.stake == "critical" else s.ordinary_value
 
     def has_helper(self) -> bool:
+        """Whether the session has a fellow player who can help (``session.helper_pool`` > 0)."""
         return self.cfg.session.helper_pool > 0
 
     def difficulty(self) -> int:
         """Rule 4/7: the current obstacle's difficulty with the character's conditions."""
-        base = self.ob.difficulty if self.ob.difficulty is not None else self.cfg.difficulty.default
+        base = base_difficulty(self.ob.difficulty, self.cfg.difficulty.default)
         return effective_difficulty(self.cfg, base, self.conditions)
 
     def opposed_penalty(self) -> int:
         """Rule 7 in a contested roll: conditions take successes off the character's side."""
-        return max(0, condition_modifier(self.cfg.conditions, self.conditions))
+        return contest_condition_penalty(self.cfg.conditions, self.conditions)
 
     def pool_for(self, trait: int | None, spend: int = 0, help_dice: int = 0) -> Pool:
+        """Rule 2: the dice for the current obstacle on a trait (or none), with pool and help dice."""
         ob = self.ob
-        return build_pool(self.cfg, self.char, trait, ob.traits, ob.tags, ob.flag, ob.name,
-                          forbidden_tags(self.cfg.conditions, self.conditions), spend, help_dice)
+        forbidden = forbidden_tags(self.cfg.conditions, self.conditions)
+        return build_pool(self.cfg, self.char, trait, ob.traits, ob.tags, ob.flag, ob.name, forbidden, spend, help_dice)
 
     def spendable(self) -> int:
-        return min(self.pool, MAX_POOL) if self.cfg.pool.enabled else 0
+        """Rule 5: the pool dice that can go on this roll."""
+        return spendable(self.pool, self.cfg.pool)
 
     def pass_chance(self, spend: int, trait: int | None = -1, help_dice: int = -1) -> float:
         """Exact P(pass) of the current obstacle for a choice of spend (and trait / help, default: as chosen)."""
@@ -144,24 +178,19 @@ class SessionState(State):
         if ob.joint and self.has_helper():
             n += self.cfg.session.helper_joint_dice
         if ob.opposition:
-            pen = self.opposed_penalty()
-            win = beat_probability(n, ob.opposition, so, pen, 0)
-            if self.cfg.contest.rolloff_on_tie:
-                lose = beat_probability(ob.opposition, n, so, 0, pen)
-                win += (1 - win - lose) * 0.5
-            return win
+            return contest_win_chance(n, ob.opposition, so, self.opposed_penalty(), self.cfg.contest)
         return pass_probability(n, so, self.difficulty())
 
     # -- protocol -------------------------------------------------------------------------------------
     def current_player(self) -> int:
         if self._outcome is not None:
             return TERMINAL
-        return 0 if self.phase in DECISION_PHASES else CHANCE
+        return 0 if self.phase in SESSION_DECISIONS else CHANCE
 
     def decision_context(self) -> str:
         if self.phase == Phase.SPEND:
-            return f"spend_{self.ob.stake}"
-        return {Phase.TRAIT: "trait", Phase.HELP: "help", Phase.RETRY: "retry"}.get(self.phase, "chance")
+            return spend_context(self.ob.stake)
+        return SESSION_CONTEXTS.get(self.phase, CHANCE_CONTEXT)
 
     def legal_actions(self) -> list[int]:
         if self._outcome is not None:
@@ -169,8 +198,11 @@ class SessionState(State):
         ph = self.phase
         if ph == Phase.TRAIT:
             ob = self.ob
-            acts = [SessionAct.TRAIT_0 + i for i in range(len(self.char.traits))
-                    if trait_applies(self.char, i, ob.traits, ob.tags)]
+            acts = [
+                SessionAct.TRAIT_0 + i
+                for i in range(len(self.char.traits))
+                if trait_applies(self.char, i, ob.traits, ob.tags)
+            ]
             return [*acts, int(SessionAct.NO_TRAIT)]
         if ph == Phase.HELP:
             return [int(SessionAct.ACCEPT_HELP), int(SessionAct.DECLINE_HELP)]
@@ -181,64 +213,74 @@ class SessionState(State):
         return []
 
     def action_label(self, action: int) -> str:
-        if 0 <= action < SPEND_ACTIONS:
-            return spend_label(action)
-        a = SessionAct.TRAIT_0 + MAX_TRAITS
-        if SessionAct.TRAIT_0 <= action < a:
-            i = action - SessionAct.TRAIT_0
-            return f"use {self.char.traits[i]}" if i < len(self.char.traits) else f"trait slot {i}"
-        return SessionAct(action).name.lower().replace("_", " ")
+        return session_label(action, self.char.traits)
 
     def option_of(self, action: int) -> str | None:
-        if 0 <= action < SPEND_ACTIONS:
-            return spend_option(action, self.spendable())
-        if action == SessionAct.NO_TRAIT:
-            return "no_trait"
-        if SessionAct.TRAIT_0 <= action < SessionAct.NO_TRAIT:
-            return "use_trait"
-        return {SessionAct.ACCEPT_HELP: "accept_help", SessionAct.DECLINE_HELP: "decline_help",
-                SessionAct.RETRY: "retry", SessionAct.GIVE_UP: "give_up"}.get(SessionAct(action))
+        return session_option(action, self.spendable())
 
     def apply_action(self, action: int) -> None:
         if action not in self.legal_actions():
             raise IllegalActionError(
-                f"illegal action {action} ({self.action_label(action)}) in phase {self.phase.name}")
+                f"illegal action {action} ({self.action_label(action)}) in phase {self.phase.name}"
+            )
         ph = self.phase
-        who = self.char.short
         if ph == Phase.TRAIT:
-            self.trait = None if action == SessionAct.NO_TRAIT else action - SessionAct.TRAIT_0
-            text = (f"{who} goes without a trait." if self.trait is None
-                    else f"{who} builds the pool on {self.char.traits[self.trait]}.")
-            self.narrate("trait", text, 0)
-            self.help_given = 0
-            ob = self.ob
-            # Rule 6: help is a die from the helper's pool, so there is none when pool dice are not in play
-            if (self.has_helper() and self.cfg.pool.enabled and not ob.joint
-                    and self.helper_pool >= self.cfg.help.dice_per_helper > 0):
-                self.phase = Phase.HELP
-            else:
-                self.phase = Phase.SPEND
+            self._choose_trait(action)
         elif ph == Phase.HELP:
-            if action == SessionAct.ACCEPT_HELP:
-                self.help_given = self.cfg.help.dice_per_helper
-                self.narrate("help", f"The helper gives {who} a die from their pool (Rule 6).", 0)
-            self.phase = Phase.SPEND
+            self._choose_help(action == SessionAct.ACCEPT_HELP)
         elif ph == Phase.SPEND:
-            self.spent = action
-            self.breakdown = self.pool_for(self.trait, action, self.help_given)
-            ob = self.ob
-            target = f"{ob.opposition} opposing dice" if ob.opposition else f"difficulty {self.difficulty()}"
-            self.narrate("pool", f"{who} rolls {dice(self.breakdown.total)} ({self.breakdown.describe()}) "
-                                 f"against {target}.", 0, spent=action)
-            self.phase = Phase.ROLL
+            self._spend(action)
         elif ph == Phase.RETRY:
-            if action == SessionAct.RETRY:
-                self.attempt += 1
-                self.narrate("retry", f"{who} tries again.", 0)
-                self.phase = Phase.TRAIT
-            else:
-                self.narrate("give_up", f"{who} lets '{self.ob.name}' go.", 0)
-                self._next_obstacle()
+            self._retry_or_give_up(action == SessionAct.RETRY)
+
+    # -- decisions --------------------------------------------------------------------------------------
+    def _choose_trait(self, action: int) -> None:
+        """Rule 2: the one trait the pool is built on; then Rule 6's help, if a helper can give a die."""
+        who = self.char.short
+        self.trait = None if action == SessionAct.NO_TRAIT else action - SessionAct.TRAIT_0
+        text = (
+            f"{who} goes without a trait."
+            if self.trait is None
+            else f"{who} builds the pool on {self.char.traits[self.trait]}."
+        )
+        self.narrate("trait", text, 0)
+        self.help_given = 0
+        offered = self.has_helper() and help_offered(
+            self.helper_pool, self.cfg.help.dice_per_helper, self.cfg.pool.enabled, self.ob.joint
+        )
+        self.phase = Phase.HELP if offered else Phase.SPEND
+
+    def _choose_help(self, accept: bool) -> None:
+        """Rule 6: take the helper's die (or not)."""
+        if accept:
+            self.help_given = self.cfg.help.dice_per_helper
+            self.narrate("help", f"The helper gives {self.char.short} a die from their pool (Rule 6).", 0)
+        self.phase = Phase.SPEND
+
+    def _spend(self, k: int) -> None:
+        """Rule 5: add k pool dice; the pool is built (Rule 2) and rolled."""
+        self.spent = k
+        self.breakdown = self.pool_for(self.trait, k, self.help_given)
+        ob = self.ob
+        target = f"{ob.opposition} opposing dice" if ob.opposition else f"difficulty {self.difficulty()}"
+        self.narrate(
+            "pool",
+            f"{self.char.short} rolls {dice_phrase(self.breakdown.total)} ({self.breakdown.describe()}) "
+            f"against {target}.",
+            0,
+            spent=k,
+        )
+        self.phase = Phase.ROLL
+
+    def _retry_or_give_up(self, retry: bool) -> None:
+        """Rule 4: after a failure the character may try again."""
+        if retry:
+            self.attempt += 1
+            self.narrate("retry", f"{self.char.short} tries again.", 0)
+            self.phase = Phase.TRAIT
+        else:
+            self.narrate("give_up", f"{self.char.short} lets '{self.ob.name}' go.", 0)
+            self._next_obstacle()
 
     # -- chance -----------------------------------------------------------------------------------------
     def _dice_now(self) -> int:
@@ -282,61 +324,68 @@ class SessionState(State):
     def apply_chance(self, outcome: Hashable) -> None:
         ph = self.phase
         if ph == Phase.DRAW:
-            self.obstacle = int(outcome)  # type: ignore[call-overload]
-            self.attempt = 0
-            self.trait = None
-            ob = self.ob
-            self.at_stake += self.stake_value(ob)
-            kind = "opposed" if ob.opposition else f"difficulty {self.difficulty()}"
-            self.narrate("obstacle", f"Obstacle: {ob.name} ({kind}, {ob.stake} stake).", 0, obstacle=ob.name)
-            self.phase = Phase.TRAIT
-            return
-        if ph == Phase.ROLL:
-            self.own = Roll(*outcome)  # type: ignore[misc]
-            self.narrate("roll", f"{self.char.short} rolls {successes(self.own.successes)} "
-                                 f"({self.own.sixes} {'six' if self.own.sixes == 1 else 'sixes'}).", 0)
-            if self.ob.joint and self.has_helper() and self.cfg.session.helper_joint_dice > 0:
-                self.phase = Phase.JOINT
-            elif self.ob.opposition:
-                self.phase = Phase.OPPOSE
-            else:
-                self._resolve_fixed()
-            return
-        if ph == Phase.JOINT:
+            self._draw_obstacle(int(outcome))  # type: ignore[call-overload]
+        elif ph == Phase.ROLL:
+            self._own_roll(Roll(*outcome))  # type: ignore[misc]
+        elif ph == Phase.JOINT:
             self.partner = Roll(*outcome).successes  # type: ignore[misc]
-            self.narrate("joint", f"The helper joins in: {successes(self.partner)} (Rule 12).", 0)
+            self.narrate("joint", f"The helper joins in: {successes_phrase(self.partner)} (Rule 12).", 0)
             if self.ob.opposition:
                 self.phase = Phase.OPPOSE
             else:
                 self._resolve_fixed()
-            return
-        if ph == Phase.OPPOSE:
+        elif ph == Phase.OPPOSE:
             self.opposition = Roll(*outcome).successes  # type: ignore[misc]
             self._resolve_contest()
-            return
-        if ph == Phase.ROLL_OFF:
+        elif ph == Phase.ROLL_OFF:
             ro = outcome if isinstance(outcome, RollOff) else RollOff(outcome)  # type: ignore[arg-type]
             if ro.winner is None:
                 self.narrate("roll_off", "The roll-off is tied; roll again.", 0)
                 return
-            self.narrate("roll_off", f"{'The character' if ro.winner == 0 else 'The opposition'} wins the roll-off.", 0)
+            winner = "The character" if ro.winner == 0 else "The opposition"
+            self.narrate("roll_off", f"{winner} wins the roll-off.", 0)
             self._resolve(ro.winner == 0, None)
-            return
-        raise ValueError("not a chance node")
+        else:
+            raise ValueError("not a chance node")
+
+    def _draw_obstacle(self, index: int) -> None:
+        self.obstacle = index
+        self.attempt = 0
+        self.trait = None
+        ob = self.ob
+        self.at_stake += self.stake_value(ob)
+        kind = "opposed" if ob.opposition else f"difficulty {self.difficulty()}"
+        self.narrate("obstacle", f"Obstacle: {ob.name} ({kind}, {ob.stake} stake).", 0, obstacle=ob.name)
+        self.phase = Phase.TRAIT
+
+    def _own_roll(self, roll: Roll) -> None:
+        """The character's dice are in; the helper's (Rule 12) or the opposition's (Rule 11) may follow."""
+        self.own = roll
+        sixes = f"{roll.sixes} {'six' if roll.sixes == 1 else 'sixes'}"
+        self.narrate("roll", f"{self.char.short} rolls {successes_phrase(roll.successes)} ({sixes}).", 0)
+        if self.ob.joint and self.has_helper() and self.cfg.session.helper_joint_dice > 0:
+            self.phase = Phase.JOINT
+        elif self.ob.opposition:
+            self.phase = Phase.OPPOSE
+        else:
+            self._resolve_fixed()
 
     # -- resolution -----------------------------------------------------------------------------------
     def _total_successes(self) -> int:
+        """Rules 3 and 12: the character's successes, plus the helper's in a joint action."""
         assert self.own is not None
         mine = net_successes(self.own, 0)
         return joint_successes([mine, self.partner]) if self.ob.joint else mine
 
     def _resolve_fixed(self) -> None:
+        """Rule 4: against a difficulty."""
         d = self.difficulty()
         self._resolve(passes(self._total_successes(), d), d)
 
     def _resolve_contest(self) -> None:
+        """Rule 11: against the opposition's successes; a tie rolls off (or fails, without the roll-off)."""
         mine = max(0, self._total_successes() - self.opposed_penalty())
-        self.narrate("oppose", f"The opposition rolls {successes(self.opposition)} against {mine}.", 0)
+        self.narrate("oppose", f"The opposition rolls {successes_phrase(self.opposition)} against {mine}.", 0)
         w = contest_winner(mine, self.opposition)
         if w is None:
             if self.cfg.contest.rolloff_on_tie:
@@ -362,21 +411,36 @@ class SessionState(State):
             self.passed_count += 1
             self.won += self.stake_value(ob)
             lost = f"; the {self.spent} pool dice are lost" if self.spent and cfg.pool.enabled else ""
-            self.narrate("pass", f"Pass — {who} overcomes '{ob.name}'{lost} (pool {before} → {self.pool}).", 0,
-                         passed=True, spent=self.spent)
+            self.narrate(
+                "pass",
+                f"Pass — {who} overcomes '{ob.name}'{lost} (pool {before} → {self.pool}).",
+                0,
+                passed=True,
+                spent=self.spent,
+            )
             if difficulty is not None and perk_eligible(roll, difficulty) and award_perk(self.char, ob.name, cfg):
-                self.narrate("perk", f"{roll.sixes} sixes against difficulty {difficulty}: "
-                                     f"{who} earns a perk for '{ob.name}' (Rule 10).", 0)
+                self.narrate(
+                    "perk",
+                    f"{roll.sixes} sixes against difficulty {difficulty}: "
+                    f"{who} earns a perk for '{ob.name}' (Rule 10).",
+                    0,
+                )
             if cfg.field.learn_tag:
                 tag = learn_from_field(self.char, self.breakdown, True, ob.traits, ob.tags)
                 if tag:
-                    self.narrate("field", f"{who} passed without trait or tag dice and learns the tag '{tag}' "
-                                          "(Rule 8).", 0)
+                    self.narrate(
+                        "field", f"{who} passed without trait or tag dice and learns the tag '{tag}' (Rule 8).", 0
+                    )
             self._next_obstacle()
             return
         self.failed_count += 1
-        self.narrate("fail", f"Fail — {who} keeps the pool dice and gains {self.pool - before} "
-                             f"(pool {before} → {self.pool}).", 0, passed=False, spent=self.spent)
+        self.narrate(
+            "fail",
+            f"Fail — {who} keeps the pool dice and gains {self.pool - before} (pool {before} → {self.pool}).",
+            0,
+            passed=False,
+            spent=self.spent,
+        )
         if ob.condition_on_failure and ob.condition_on_failure not in self.conditions:
             self.conditions = tuple(sorted((*self.conditions, ob.condition_on_failure)))
             self.narrate("condition", f"{who} is now {ob.condition_on_failure} (Rule 7).", 0)
@@ -413,11 +477,15 @@ class SessionState(State):
         self.narrate("session", f"Session {self.session_no} ends; the pool returns to {self.pool}.{extra}", 0)
         if self.session_no >= s.sessions:
             share = self.won / self.at_stake if self.at_stake else 0.0
-            winner = 0 if share > 0.5 else None
+            winner = 0 if share > 0.5 else None  # the scenario's "more than half won"
             self.phase = Phase.OVER
-            self.finish(winner, EndReason.COMPLETED, [share],
-                        f"{self.char.short} won {self.won:g} of {self.at_stake:g} at stake "
-                        f"({self.passed_count} passes, {self.failed_count} failures)")
+            self.finish(
+                winner,
+                EndReason.COMPLETED,
+                [share],
+                f"{self.char.short} won {self.won:g} of {self.at_stake:g} at stake "
+                f"({self.passed_count} passes, {self.failed_count} failures)",
+            )
             return
         self.narrate("session", f"Session {self.session_no + 1} begins.", 0)
         self.phase = Phase.DRAW
@@ -427,9 +495,26 @@ class SessionState(State):
         return {"pool": float(self.pool), "helper_pool": float(self.helper_pool)}
 
     def key(self) -> Hashable:
-        return (self.phase, self.session_no, self.obstacle_no, self.obstacle, self.attempt, self.pool,
-                self.helper_pool, self.conditions, self.trait, self.help_given, self.spent, self.own,
-                self.partner, self.opposition, self.won, self.at_stake, self.char.key(), self._outcome)
+        return (
+            self.phase,
+            self.session_no,
+            self.obstacle_no,
+            self.obstacle,
+            self.attempt,
+            self.pool,
+            self.helper_pool,
+            self.conditions,
+            self.trait,
+            self.help_given,
+            self.spent,
+            self.own,
+            self.partner,
+            self.opposition,
+            self.won,
+            self.at_stake,
+            self.char.key(),
+            self._outcome,
+        )
 
     def clone(self) -> SessionState:
         new = copy.copy(self)
@@ -438,36 +523,7 @@ class SessionState(State):
         return new
 
     def observation(self, seat: int) -> np.ndarray:
-        cfg, s = self.cfg, self.cfg.session
-        o = np.zeros(OBS_SIZE, dtype=np.float32)
-        o[0] = self.pool / cfg.pool.cap
-        o[1] = self.helper_pool / max(1, s.helper_pool)
-        if self.phase in DECISION_PHASES:
-            o[2 + DECISION_PHASES.index(self.phase)] = 1.0
-        if self.obstacle >= 0 and self._outcome is None:
-            ob = self.ob
-            o[6] = min(1.0, self.difficulty() / 10)
-            o[7] = min(1.0, ob.opposition / 12)
-            o[8] = float(ob.stake == "critical")
-            o[9] = float(ob.flag)
-            o[10] = float(ob.joint)
-            for i in range(len(self.char.traits)):
-                p = self.pool_for(i)
-                o[11 + i] = min(1.0, (p.trait + p.tags) / 6)
-            o[18 + (MAX_TRAITS if self.trait is None else self.trait)] = 1.0
-            o[26] = float(self.help_given > 0)
-            o[27] = min(1.0, self.pool_for(self.trait, 0, self.help_given).total / 20)
-            o[28] = min(1.0, self.char.perks.get(ob.name, 0) / 3)
-            if self.phase == Phase.SPEND:
-                o[35] = self.pass_chance(0)
-                o[36] = self.pass_chance(self.spendable())
-        o[29] = self.attempt / 4
-        o[30] = max(-1.0, min(1.0, condition_modifier(cfg.conditions, self.conditions) / 5))
-        o[31] = self.session_no / s.sessions
-        o[32] = self.obstacle_no / s.obstacles_per_session
-        o[33] = self.won / self.at_stake if self.at_stake else 0.0
-        o[34] = min(1.0, self.char.xp / 40)
-        return o
+        return session_observation(self)
 
 
 def new_session(cfg: BaseModel) -> SessionState:

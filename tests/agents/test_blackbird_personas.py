@@ -7,9 +7,10 @@ import pytest
 
 from agents.personas.blackbird import PERSONAS
 from envs.blackbird import RULESET
+from envs.blackbird.actions import Maneuver, SessionAct
+from envs.blackbird.actions import SessionPhase as Phase
 from envs.blackbird.duel import DuelState
-from envs.blackbird.engine import Maneuver, SessionAct
-from envs.blackbird.session import Phase, SessionState
+from envs.blackbird.session import SessionState
 from envs.core.config import with_override
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL

@@ -15,8 +15,17 @@ from envs.core.config import load_config, variant_meta, with_override
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason
 
-FINDING_KINDS = {"dominant_strategy", "dead_option", "dead_rule", "fragile_rule", "seat_advantage",
-                 "resource_runaway", "non_termination", "snowball", "exploit"}
+FINDING_KINDS = {
+    "dominant_strategy",
+    "dead_option",
+    "dead_rule",
+    "fragile_rule",
+    "seat_advantage",
+    "resource_runaway",
+    "non_termination",
+    "snowball",
+    "exploit",
+}
 
 
 def play_random(scenario: str, seed: int, check=None, cfg=None):  # type: ignore[no-untyped-def]
@@ -103,7 +112,7 @@ def test_clone_is_independent_and_key_tracks_position(seed: int, scenario: str, 
 def test_time_limit_ends_a_stalled_duel() -> None:
     cfg = with_override(RULESET.default_config(), "duel.max_turns", 6)
     s = RULESET.new_game(cfg, "duel")
-    from envs.blackbird.engine import Maneuver
+    from envs.blackbird.actions import Maneuver
 
     while not s.is_terminal():
         s.apply_action(Maneuver.AIM)

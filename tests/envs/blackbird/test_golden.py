@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from envs.blackbird.actions import DuelPhase as DPhase
+from envs.blackbird.actions import Maneuver, SessionAct
+from envs.blackbird.actions import SessionPhase as Phase
 from envs.blackbird.config import AdvancementRules, CombatRules
 from envs.blackbird.duel import DuelState
-from envs.blackbird.duel import Phase as DPhase
-from envs.blackbird.engine import Maneuver, SessionAct, tag_cost, trait_cost, wound_for_margin
-from envs.blackbird.session import Phase, SessionState
+from envs.blackbird.rules import tag_cost, trait_cost, wound_for_margin
+from envs.blackbird.session import SessionState
 from envs.core.game import EndReason
 from tests.envs.blackbird.conftest import override
 
@@ -174,9 +176,10 @@ def test_joint_action_sums_the_successes(cfg) -> None:  # type: ignore[no-untype
 
 
 # -- Rule 16: the damage table -------------------------------------------------------------------------
-@pytest.mark.parametrize(("margin", "name", "hp", "penalty"),
-                         [(1, "light", 1, 0), (2, "medium", 2, 1), (3, "heavy", 4, 2), (4, "critical", 6, 3),
-                          (7, "critical", 6, 3)])
+@pytest.mark.parametrize(
+    ("margin", "name", "hp", "penalty"),
+    [(1, "light", 1, 0), (2, "medium", 2, 1), (3, "heavy", 4, 2), (4, "critical", 6, 3), (7, "critical", 6, 3)],
+)
 def test_damage_table_rows(margin: int, name: str, hp: int, penalty: int) -> None:
     row = wound_for_margin(margin, CombatRules())
     assert row is not None and (row.name, row.hp_loss, row.penalty) == (name, hp, penalty)

@@ -65,12 +65,20 @@ def test_golden_five_dice_three_successes_is_one_half() -> None:
 
 def test_beat_probability_by_enumeration() -> None:
     """3 dice vs 2 dice, strictly more successes, by brute force."""
-    wins = sum(1 for a in itertools.product(range(1, 7), repeat=3) for b in itertools.product(range(1, 7), repeat=2)
-               if sum(f >= 4 for f in a) > sum(f >= 4 for f in b))
+    wins = sum(
+        1
+        for a in itertools.product(range(1, 7), repeat=3)
+        for b in itertools.product(range(1, 7), repeat=2)
+        if sum(f >= 4 for f in a) > sum(f >= 4 for f in b)
+    )
     assert beat_probability(3, 2, 4) == pytest.approx(wins / 6**5, abs=1e-12)
     # a wound penalty of 1 on the attacker: max(0, a-1) > b
-    wins = sum(1 for a in itertools.product(range(1, 7), repeat=3) for b in itertools.product(range(1, 7), repeat=2)
-               if max(0, sum(f >= 4 for f in a) - 1) > sum(f >= 4 for f in b))
+    wins = sum(
+        1
+        for a in itertools.product(range(1, 7), repeat=3)
+        for b in itertools.product(range(1, 7), repeat=2)
+        if max(0, sum(f >= 4 for f in a) - 1) > sum(f >= 4 for f in b)
+    )
     assert beat_probability(3, 2, 4, 1, 0) == pytest.approx(wins / 6**5, abs=1e-12)
 
 
@@ -108,7 +116,7 @@ def test_sampled_rolls_agree_with_exact_distribution(n: int) -> None:
 def test_state_chance_nodes_sample_their_own_outcome_table() -> None:
     """A session roll node: sample_chance frequencies within 4 sigma of chance_outcomes(), fixed seed."""
     from envs.blackbird import RULESET
-    from envs.blackbird.engine import SessionAct
+    from envs.blackbird.actions import SessionAct
     from envs.blackbird.session import SessionState
 
     s = SessionState(RULESET.default_config())  # type: ignore[arg-type]

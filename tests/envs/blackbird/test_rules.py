@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from envs.blackbird import RULESET
+from envs.blackbird.actions import DuelPhase as DPhase
+from envs.blackbird.actions import Maneuver, SessionAct
+from envs.blackbird.actions import SessionPhase as Phase
 from envs.blackbird.config import AdvancementRules, CombatRules, PoolRules
 from envs.blackbird.dice import Roll, read_faces
 from envs.blackbird.duel import DuelState
-from envs.blackbird.duel import Phase as DPhase
-from envs.blackbird.engine import (
+from envs.blackbird.rules import (
     Character,
-    Maneuver,
-    SessionAct,
     Standing,
     add_aim,
     attack_hits,
@@ -36,15 +36,16 @@ from envs.blackbird.engine import (
     starting_pool,
     wound_penalty,
 )
-from envs.blackbird.session import Phase, SessionState
+from envs.blackbird.session import SessionState
 from envs.core.config import load_config
 from envs.core.errors import ConfigError
 from tests.envs.blackbird.conftest import override
 
 
 def merc_monk() -> Character:
-    return Character("Test", ["Mercenary", "Zen monk"], [1, 1],
-                     [{"fist-fighting": 1, "strongman": 1}, {"kung fu": 1}], ("Loyal",))
+    return Character(
+        "Test", ["Mercenary", "Zen monk"], [1, 1], [{"fist-fighting": 1, "strongman": 1}, {"kung fu": 1}], ("Loyal",)
+    )
 
 
 PUNCH = (["Mercenary", "Zen monk"], ["fist-fighting", "strongman", "kung fu"])
@@ -53,12 +54,18 @@ PUNCH = (["Mercenary", "Zen monk"], ["fist-fighting", "strongman", "kung fu"])
 # Rule 1
 def test_rule1_character_limits_are_enforced(cfg, tmp_path) -> None:  # type: ignore[no-untyped-def]
     bad = tmp_path / "two_traits.toml"
-    bad.write_text('[session.character]\nname = "X"\n[[session.character.traits]]\nname = "A"\n'
-                   'tags = {a = 5}\n[[session.character.traits]]\nname = "B"\ntags = {b = 5}\n')
+    bad.write_text(
+        '[session.character]\nname = "X"\n[[session.character.traits]]\nname = "A"\n'
+        'tags = {a = 5}\n[[session.character.traits]]\nname = "B"\ntags = {b = 5}\n'
+    )
     with pytest.raises(ConfigError, match="session.character.traits"):
         load_config(RULESET, bad)
-    bad.write_text('[session.character]\nname = "X"\n' + "".join(
-        f'[[session.character.traits]]\nname = "T{i}"\ntags = {{t{i} = 1, u{i} = 1, v{i} = 1}}\n' for i in range(3)))
+    bad.write_text(
+        '[session.character]\nname = "X"\n'
+        + "".join(
+            f'[[session.character.traits]]\nname = "T{i}"\ntags = {{t{i} = 1, u{i} = 1, v{i} = 1}}\n' for i in range(3)
+        )
+    )
     with pytest.raises(ConfigError, match="exactly 10 points"):
         load_config(RULESET, bad)
     bad.write_text('[[session.obstacles]]\nname = "pit"\ncondition_on_failure = "cursed"\n')
@@ -76,8 +83,10 @@ def test_rule2_only_one_traits_tags_count_and_flag_once(cfg) -> None:  # type: i
     ch.perks["punch"] = 1
     assert build_pool(cfg, ch, 1, *PUNCH, on_flag=False, kind="punch").total == 1 + 1 + 1 + 1
     assert build_pool(cfg, ch, 0, *PUNCH, False, "punch", forbidden={"strongman"}).tags == 1
-    assert build_pool(cfg, ch, 0, *PUNCH, False, "x", pool_dice=3, help_dice=1, maneuver_dice=2,
-                      base_die=False).total == 0 + 1 + 2 + 3 + 1 + 2
+    assert (
+        build_pool(cfg, ch, 0, *PUNCH, False, "x", pool_dice=3, help_dice=1, maneuver_dice=2, base_die=False).total
+        == 0 + 1 + 2 + 3 + 1 + 2
+    )
 
 
 def test_rule2_an_irrelevant_trait_adds_nothing(cfg) -> None:  # type: ignore[no-untyped-def]
@@ -265,7 +274,12 @@ def test_rule15_rule16_rule17_rule18(cfg) -> None:  # type: ignore[no-untyped-de
     assert wound_penalty([1, 2, 0], c) == 2
     assert wound_penalty([1, 2], CombatRules(worst_wound_only=False)) == 3
     assert [standing_after(h, c) for h in (0, -1, -3, -4, -5)] == [
-        Standing.UP, Standing.BELOW_ZERO, Standing.BELOW_ZERO, Standing.DEAD, Standing.DEAD]
+        Standing.UP,
+        Standing.BELOW_ZERO,
+        Standing.BELOW_ZERO,
+        Standing.DEAD,
+        Standing.DEAD,
+    ]
     assert combat_pass(True, True) and not combat_pass(True, False) and combat_pass(False, False)
 
 

@@ -1,7 +1,9 @@
-"""Blackbird Pie rules: one function per numbered rule of ``docs/rules/blackbird.md``.
+"""Blackbird Pie rules: one pure function per numbered rule of ``docs/rules/blackbird.md``.
 
-The two scenario states (:mod:`envs.blackbird.session`, :mod:`envs.blackbird.duel`) are built from
-these functions; nothing here knows about agents or rewards.
+The functions take plain values and small records (a :class:`Character` sheet, a :class:`Pool`, a roll,
+a config section) and return values; every configurable number comes from the config. The scenario
+states (:mod:`envs.blackbird.session`, :mod:`envs.blackbird.duel`) only sequence them; nothing here knows
+about agents or rewards.
 """
 
 from __future__ import annotations
@@ -10,60 +12,27 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from envs.blackbird.actions import Maneuver
 from envs.blackbird.config import (
-    MAX_POOL,
-    MAX_TRAITS,
     AdvancementRules,
     BlackbirdConfig,
     CharacterSheet,
     CombatRules,
     ConditionRule,
+    ContestRules,
     PoolRules,
     WoundRow,
 )
-from envs.blackbird.dice import Roll
+from envs.blackbird.dice import Roll, beat_probability
 
-# -- action tables -----------------------------------------------------------------------------------
-SPEND_ACTIONS = MAX_POOL + 1
-"""Action ids 0..MAX_POOL mean "spend k pool dice on this roll" in both scenarios."""
-
-
-class SessionAct(enum.IntEnum):
-    """Non-spending actions of the session (ids after the spend range)."""
-
-    TRAIT_0 = SPEND_ACTIONS  # TRAIT_0 + i: build the pool on trait i (Rule 2)
-    NO_TRAIT = SPEND_ACTIONS + MAX_TRAITS  # roll without a trait (base die, flag, perks, pool only)
-    ACCEPT_HELP = NO_TRAIT + 1  # Rule 6
-    DECLINE_HELP = NO_TRAIT + 2
-    RETRY = NO_TRAIT + 3  # Rule 4: try again after a failure
-    GIVE_UP = NO_TRAIT + 4
+STUN_PENALTY = 2
+"""Rule 16: a wound with this penalty or worse (heavy, critical) is the one that may stun."""
 
 
-SESSION_ACTIONS = int(SessionAct.GIVE_UP) + 1
-
-
-class Maneuver(enum.IntEnum):
-    """Rule 13/14: the maneuvers of a combat turn (ids after the spend range)."""
-
-    ATTACK = SPEND_ACTIONS
-    CALLED_SHOT = SPEND_ACTIONS + 1
-    AIM = SPEND_ACTIONS + 2
-    ALL_OUT_ATTACK = SPEND_ACTIONS + 3
-    ALL_OUT_DEFENSE = SPEND_ACTIONS + 4
-    MOVE_ATTACK = SPEND_ACTIONS + 5
-    MOVE = SPEND_ACTIONS + 6
-    READY = SPEND_ACTIONS + 7
-    COVER = SPEND_ACTIONS + 8
-
-
-DUEL_ACTIONS = int(Maneuver.COVER) + 1
-ATTACKS = frozenset({Maneuver.ATTACK, Maneuver.CALLED_SHOT, Maneuver.ALL_OUT_ATTACK, Maneuver.MOVE_ATTACK})
-
-
-# -- characters (Rule 1) ----------------------------------------------------------------------------
+# -- Rule 1: characters ---------------------------------------------------------------------------------
 @dataclass
 class Character:
-    """A character sheet in play: traits with levels, their tags with levels, flags, perks, XP."""
+    """Rule 1: a character sheet in play — traits with levels, their tags with levels, flags, perks, XP."""
 
     name: str
     traits: list[str]
@@ -74,22 +43,40 @@ class Character:
     xp: int = 0
 
     def copy(self) -> Character:
-        return Character(self.name, list(self.traits), list(self.trait_levels), [dict(t) for t in self.tags],
-                         self.flags, dict(self.perks), self.xp)
+        return Character(
+            self.name,
+            list(self.traits),
+            list(self.trait_levels),
+            [dict(t) for t in self.tags],
+            self.flags,
+            dict(self.perks),
+            self.xp,
+        )
 
     def key(self) -> tuple[object, ...]:
-        return (tuple(self.trait_levels), tuple(tuple(sorted(t.items())) for t in self.tags),
-                tuple(sorted(self.perks.items())), self.xp)
+        """What of the sheet can change in play (levels, tags, perks, XP), hashable."""
+        return (
+            tuple(self.trait_levels),
+            tuple(tuple(sorted(t.items())) for t in self.tags),
+            tuple(sorted(self.perks.items())),
+            self.xp,
+        )
 
     @property
     def short(self) -> str:
+        """The first word of the name, for narration."""
         return self.name.split()[0]
 
 
 def create_character(sheet: CharacterSheet) -> Character:
     """Rule 1: a character from its sheet — traits, a tag per creation point, flags (limits checked by config)."""
-    return Character(sheet.name, [t.name for t in sheet.traits], [t.level for t in sheet.traits],
-                     [dict(t.tags) for t in sheet.traits], tuple(sheet.flags))
+    return Character(
+        sheet.name,
+        [t.name for t in sheet.traits],
+        [t.level for t in sheet.traits],
+        [dict(t.tags) for t in sheet.traits],
+        tuple(sheet.flags),
+    )
 
 
 # -- Rule 2: building the pool ------------------------------------------------------------------------
@@ -108,12 +95,25 @@ class Pool:
 
     @property
     def total(self) -> int:
+        """All the dice of the roll."""
         return self.base + self.trait + self.tags + self.flag + self.perks + self.pool + self.help + self.maneuver
 
     def describe(self) -> str:
-        parts = [f"{v} {k}" for k, v in (("base", self.base), ("trait", self.trait), ("tag", self.tags),
-                                         ("flag", self.flag), ("perk", self.perks), ("pool", self.pool),
-                                         ("help", self.help), ("maneuver", self.maneuver)) if v]
+        """Where the dice come from, for narration: "1 base + 1 trait + 2 tag"."""
+        parts = [
+            f"{v} {k}"
+            for k, v in (
+                ("base", self.base),
+                ("trait", self.trait),
+                ("tag", self.tags),
+                ("flag", self.flag),
+                ("perk", self.perks),
+                ("pool", self.pool),
+                ("help", self.help),
+                ("maneuver", self.maneuver),
+            )
+            if v
+        ]
         return " + ".join(parts) or "0"
 
 
@@ -128,9 +128,20 @@ def trait_applies(char: Character, i: int, traits: Iterable[str], tags: Iterable
     return char.traits[i] in set(traits) or any(t in tag_set for t in char.tags[i])
 
 
-def build_pool(cfg: BlackbirdConfig, char: Character, trait: int | None, traits: Sequence[str],
-               tags: Sequence[str], on_flag: bool, kind: str, forbidden: Iterable[str] = (),
-               pool_dice: int = 0, help_dice: int = 0, maneuver_dice: int = 0, base_die: bool = True) -> Pool:
+def build_pool(
+    cfg: BlackbirdConfig,
+    char: Character,
+    trait: int | None,
+    traits: Sequence[str],
+    tags: Sequence[str],
+    on_flag: bool,
+    kind: str,
+    forbidden: Iterable[str] = (),
+    pool_dice: int = 0,
+    help_dice: int = 0,
+    maneuver_dice: int = 0,
+    base_die: bool = True,
+) -> Pool:
     """Rule 2: 1 base die + the ONE trait used + its relevant tags + 1 for a flag + perks + pool + help + maneuvers.
 
     Only the tags of the chosen trait count (clarification No. 1); forbidden tags (Rule 7) do not.
@@ -146,8 +157,9 @@ def build_pool(cfg: BlackbirdConfig, char: Character, trait: int | None, traits:
     return Pool(ch.base_dice if base_die else 0, trait_d, tag_d, flag_d, perk_d, pool_dice, help_dice, maneuver_dice)
 
 
-def best_trait(cfg: BlackbirdConfig, char: Character, traits: Sequence[str], tags: Sequence[str],
-               forbidden: Iterable[str] = ()) -> int | None:
+def best_trait(
+    cfg: BlackbirdConfig, char: Character, traits: Sequence[str], tags: Sequence[str], forbidden: Iterable[str] = ()
+) -> int | None:
     """Rule 2: the trait giving the most dice for a roll (None if no trait applies); used where no one chooses."""
     best, best_d = None, 0
     for i in range(len(char.traits)):
@@ -161,6 +173,11 @@ def best_trait(cfg: BlackbirdConfig, char: Character, traits: Sequence[str], tag
 def net_successes(roll: Roll, penalty: int) -> int:
     """Rule 3: successes minus the current wound penalty, never below zero."""
     return max(0, roll.successes - penalty)
+
+
+def base_difficulty(named: int | None, default: int) -> int:
+    """Rule 4: an obstacle's own difficulty, or ``difficulty.default`` (medium) when it names none."""
+    return named if named is not None else default
 
 
 def effective_difficulty(cfg: BlackbirdConfig, base: int, conditions: Iterable[str]) -> int:
@@ -177,6 +194,11 @@ def passes(successes: int, difficulty: int) -> bool:
 
 
 # -- Rule 5: the personal pool ------------------------------------------------------------------------
+def spendable(pool: int, rules: PoolRules) -> int:
+    """Rule 5: any number of the pool dice held may be added to a roll; none when the pool is not in play."""
+    return pool if rules.enabled else 0
+
+
 def settle_pool(pool: int, spent: int, passed: bool, rules: PoolRules) -> int:
     """Rule 5: pass → the spent pool dice are lost; fail → keep them and gain the failure bonus (up to the cap)."""
     if passed:
@@ -196,6 +218,14 @@ def starting_pool(rules: PoolRules) -> int:
 
 
 # -- Rule 6: help ----------------------------------------------------------------------------------
+def help_offered(helper_pool: int, dice_per_helper: int, pool_enabled: bool, joint: bool) -> bool:
+    """Rule 6: a helper can give a die from their pool — not without pool dice, nor when they join the roll.
+
+    (A joint action, Rule 12, has the helper roll with the character instead.)
+    """
+    return pool_enabled and not joint and helper_pool >= dice_per_helper > 0
+
+
 def settle_help(helper_pool: int, given: int, passed: bool, returned_on_failure: bool) -> int:
     """Rule 6: the helper's die is lost if the roll passes and comes back if it fails."""
     if passed or not returned_on_failure:
@@ -207,6 +237,11 @@ def settle_help(helper_pool: int, given: int, passed: bool, returned_on_failure:
 def condition_modifier(table: dict[str, ConditionRule], conditions: Iterable[str]) -> int:
     """Rule 7: the summed difficulty modifiers of the conditions a character has."""
     return sum(table[c].difficulty for c in conditions if c in table)
+
+
+def contest_condition_penalty(table: dict[str, ConditionRule], conditions: Iterable[str]) -> int:
+    """Rule 7: in a contested roll the conditions' modifier comes off the character's successes (never a bonus)."""
+    return max(0, condition_modifier(table, conditions))
 
 
 def forbidden_tags(table: dict[str, ConditionRule], conditions: Iterable[str]) -> set[str]:
@@ -298,15 +333,61 @@ def contest_winner(first: int, second: int) -> int | None:
     return None
 
 
+def contest_win_chance(n: int, opposition: int, success_on: int, penalty: int, contest: ContestRules) -> float:
+    """Rule 11: exact chance that ``n`` dice (less ``penalty`` successes) beat ``opposition`` dice.
+
+    With the roll-off a tie is a coin flip (either d6 is higher first with probability 1/2); without it a tie fails.
+    """
+    win = beat_probability(n, opposition, success_on, penalty, 0)
+    if contest.rolloff_on_tie:
+        lose = beat_probability(opposition, n, success_on, 0, penalty)
+        win += (1 - win - lose) * 0.5
+    return win
+
+
 def joint_successes(successes: Iterable[int]) -> int:
     """Rule 12: a joint action sums every participant's successes against the one difficulty."""
     return sum(successes)
 
 
 # -- Rule 13/14: combat ---------------------------------------------------------------------------------
+class AttackResult(enum.Enum):
+    """Rule 13: what an attack's comparison leads to."""
+
+    HIT = "hit"
+    MISS = "miss"
+    ROLL_OFF = "roll-off"  # only when ties do not miss and contests roll off (a variant)
+
+
 def attack_hits(attacker: int, defender: int) -> bool:
     """Rule 13: an attack hits only with strictly more successes than the defence (a tie misses)."""
     return attacker > defender
+
+
+def attack_result(attacker: int, defender: int, combat: CombatRules, contest: ContestRules) -> AttackResult:
+    """Rule 13: more successes hit; a tie misses (``combat.tie_misses``), else goes to Rule 11's roll-off."""
+    if attack_hits(attacker, defender):
+        return AttackResult.HIT
+    if attacker == defender and not combat.tie_misses and contest.rolloff_on_tie:
+        return AttackResult.ROLL_OFF
+    return AttackResult.MISS
+
+
+def can_defend(all_out_attacked: bool) -> bool:
+    """Rule 14: a fighter who attacked all-out cannot defend until their next turn."""
+    return not all_out_attacked
+
+
+def defence_successes(roll: Roll | None, penalty: int, combat: CombatRules) -> int:
+    """Rule 13/14: the defence's successes — its roll less wound penalties, or a set number if it cannot defend."""
+    if roll is None:
+        return combat.all_out_attack_defense
+    return net_successes(roll, penalty)
+
+
+def wound_margin(margin: int, called_shot: bool, combat: CombatRules) -> int:
+    """Rule 13 [decision]: a called shot that hits lands ``combat.called_shot_margin_bonus`` steps harder."""
+    return margin + combat.called_shot_margin_bonus if called_shot else margin
 
 
 def attack_maneuver_dice(maneuver: Maneuver, aim: int, combat: CombatRules) -> int:
@@ -317,15 +398,51 @@ def attack_maneuver_dice(maneuver: Maneuver, aim: int, combat: CombatRules) -> i
     return extra
 
 
+def attack_base_die(maneuver: Maneuver, combat: CombatRules) -> bool:
+    """Rule 14: move & attack rolls without the base die (unless ``combat.move_attack_base_die``)."""
+    return maneuver != Maneuver.MOVE_ATTACK or combat.move_attack_base_die
+
+
 def defense_maneuver_dice(all_out_defense: bool, cover: bool, called_shot: bool, combat: CombatRules) -> int:
     """Rule 13/14: extra defence dice — all-out defence, cover, and a called shot against you."""
-    return ((combat.all_out_defense_dice if all_out_defense else 0) + (combat.cover_dice if cover else 0)
-            + (combat.called_shot_defender_dice if called_shot else 0))
+    return (
+        (combat.all_out_defense_dice if all_out_defense else 0)
+        + (combat.cover_dice if cover else 0)
+        + (combat.called_shot_defender_dice if called_shot else 0)
+    )
 
 
 def add_aim(aim: int, combat: CombatRules) -> int:
     """Rule 14: a turn spent aiming stores ``combat.aim_dice`` more attack dice, never above ``combat.aim_max``."""
     return min(combat.aim_max, aim + combat.aim_dice)
+
+
+def in_reach(distance: int, reach: int) -> bool:
+    """Rule 14: a melee attack needs the fighters within ``duel.reach`` metres."""
+    return distance <= reach
+
+
+def distance_after_move(distance: int, move_metres: int, reach: int) -> int:
+    """Rule 14 (Move): close in by up to ``combat.move_metres``, stopping at reach."""
+    return max(reach, distance - move_metres)
+
+
+def available_maneuvers(distance: int, reach: int, move_attack_metres: int, ranged: bool) -> list[int]:
+    """Rule 14: the maneuvers open to a fighter at a distance (action ids, in id order).
+
+    Aim and all-out defence always; in reach the attacks; out of reach Move and Ready, and Move & attack
+    when its shorter move brings the foe into reach; Cover only in a ranged fight.
+    """
+    acts = [Maneuver.AIM, Maneuver.ALL_OUT_DEFENSE]
+    if in_reach(distance, reach):
+        acts += [Maneuver.ATTACK, Maneuver.CALLED_SHOT, Maneuver.ALL_OUT_ATTACK]
+    else:
+        acts += [Maneuver.MOVE, Maneuver.READY]
+        if distance - move_attack_metres <= reach:
+            acts.append(Maneuver.MOVE_ATTACK)
+    if ranged:
+        acts.append(Maneuver.COVER)
+    return sorted(int(a) for a in acts)
 
 
 # -- Rule 15/16/17: hit points and wounds -----------------------------------------------------------------
@@ -343,6 +460,11 @@ def wound_penalty(penalties: Sequence[int], combat: CombatRules) -> int:
     if not penalties:
         return 0
     return max(penalties) if combat.worst_wound_only else sum(penalties)
+
+
+def wound_stuns(row: WoundRow, combat: CombatRules) -> bool:
+    """Rule 16 [decision]: "−2 successes / stun" — a heavy or worse wound costs a turn (``combat.heavy_stuns``)."""
+    return combat.heavy_stuns and row.penalty >= STUN_PENALTY
 
 
 class Standing(enum.Enum):
@@ -365,17 +487,11 @@ def standing_after(hp: int, combat: CombatRules) -> Standing:
     return Standing.UP
 
 
+def consciousness_check_due(standing: Standing, was_below_zero: bool, combat: CombatRules) -> bool:
+    """Rule 17 [decision]: a check when HP first drop below zero, then after each hit (``check_after_each_hit``)."""
+    return standing == Standing.BELOW_ZERO and (not was_below_zero or combat.check_after_each_hit)
+
+
 def combat_pass(hit: bool, attacking: bool) -> bool:
     """Rule 18: in an attack the attacker passes iff it hits, the defender iff it is not hit."""
     return hit if attacking else not hit
-
-
-def spend_label(k: int) -> str:
-    return f"spend {k} pool {'die' if k == 1 else 'dice'}"
-
-
-def spend_option(k: int, available: int) -> str:
-    """Option group of a spend action: none, some, or all of the pool dice that can be spent."""
-    if k == 0:
-        return "spend_0_pool"
-    return "spend_all_pool" if k >= available else "spend_some_pool"

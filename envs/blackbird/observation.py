@@ -1,0 +1,142 @@
+"""Blackbird observation encodings: what a seat sees, as a flat float32 vector in [-1, 1].
+
+Each slot below is named; the rules cards of :mod:`envs.blackbird.session` and :mod:`envs.blackbird.duel`
+describe the same layout in words.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from envs.blackbird.actions import DUEL_DECISIONS, SESSION_DECISIONS, DuelPhase, Maneuver, SessionPhase
+from envs.blackbird.config import MAX_TRAITS
+from envs.blackbird.rules import condition_modifier
+
+if TYPE_CHECKING:
+    from envs.blackbird.duel import DuelState
+    from envs.blackbird.session import SessionState
+
+# scales: a value is divided by these and clipped to 1
+DIFFICULTY_SCALE = 10
+OPPOSITION_SCALE = 12
+DICE_SCALE = 6  # trait + tag dice of one trait
+POOL_DICE_SCALE = 20  # dice in a roll
+PERK_SCALE = 3
+ATTEMPT_SCALE = 4
+CONDITION_SCALE = 5
+XP_SCALE = 40
+WOUND_PENALTY_SCALE = 3
+
+# -- session slots --------------------------------------------------------------------------------------
+S_POOL = 0
+S_HELPER_POOL = 1
+S_PHASE = 2  # one-hot over SESSION_DECISIONS (4 slots)
+S_DIFFICULTY = 6
+S_OPPOSITION = 7
+S_CRITICAL = 8
+S_FLAG = 9
+S_JOINT = 10
+S_TRAIT_DICE = 11  # per trait slot (MAX_TRAITS slots)
+S_TRAIT_CHOSEN = 18  # one-hot over the trait slots and "no trait" (MAX_TRAITS + 1 slots)
+S_HELPED = 26
+S_POOL_SIZE = 27
+S_PERKS = 28
+S_ATTEMPT = 29
+S_CONDITIONS = 30
+S_SESSION = 31
+S_OBSTACLE = 32
+S_WON = 33
+S_XP = 34
+S_PASS_AT_0 = 35
+S_PASS_AT_ALL = 36
+SESSION_OBS_SIZE = 37
+"""Length of the session's observation."""
+
+# -- duel slots -----------------------------------------------------------------------------------------
+FIGHTER_OBS = 10
+"""Slots per fighter: hp, pool, aim, all-out attack / defence, ready, cover, wound penalty, below zero, stunned."""
+D_ME = 0
+D_FOE = FIGHTER_OBS
+D_DISTANCE = 20
+D_IN_REACH = 21
+D_PHASE = 22  # one-hot over DUEL_DECISIONS (4 slots)
+D_MY_TURN = 26
+D_TURN = 27
+D_ATTACK_DICE = 28
+D_DEFENSE_DICE = 29
+D_MANEUVER = 30  # one-hot over the maneuvers (9 slots)
+DUEL_OBS_SIZE = 39
+"""Length of the duel's observation."""
+
+
+def session_observation(state: SessionState) -> np.ndarray:
+    """The session character's view: pool, helper, phase, the obstacle, the trait dice and the pass chances."""
+    cfg, s = state.cfg, state.cfg.session
+    o = np.zeros(SESSION_OBS_SIZE, dtype=np.float32)
+    o[S_POOL] = state.pool / cfg.pool.cap
+    o[S_HELPER_POOL] = state.helper_pool / max(1, s.helper_pool)
+    if state.phase in SESSION_DECISIONS:
+        o[S_PHASE + SESSION_DECISIONS.index(state.phase)] = 1.0
+    if state.obstacle >= 0 and state.outcome() is None:
+        ob = state.ob
+        o[S_DIFFICULTY] = min(1.0, state.difficulty() / DIFFICULTY_SCALE)
+        o[S_OPPOSITION] = min(1.0, ob.opposition / OPPOSITION_SCALE)
+        o[S_CRITICAL] = float(ob.stake == "critical")
+        o[S_FLAG] = float(ob.flag)
+        o[S_JOINT] = float(ob.joint)
+        for i in range(len(state.char.traits)):
+            p = state.pool_for(i)
+            o[S_TRAIT_DICE + i] = min(1.0, (p.trait + p.tags) / DICE_SCALE)
+        o[S_TRAIT_CHOSEN + (MAX_TRAITS if state.trait is None else state.trait)] = 1.0
+        o[S_HELPED] = float(state.help_given > 0)
+        o[S_POOL_SIZE] = min(1.0, state.pool_for(state.trait, 0, state.help_given).total / POOL_DICE_SCALE)
+        o[S_PERKS] = min(1.0, state.char.perks.get(ob.name, 0) / PERK_SCALE)
+        if state.phase == SessionPhase.SPEND:
+            o[S_PASS_AT_0] = state.pass_chance(0)
+            o[S_PASS_AT_ALL] = state.pass_chance(state.spendable())
+    o[S_ATTEMPT] = state.attempt / ATTEMPT_SCALE
+    o[S_CONDITIONS] = max(-1.0, min(1.0, condition_modifier(cfg.conditions, state.conditions) / CONDITION_SCALE))
+    o[S_SESSION] = state.session_no / s.sessions
+    o[S_OBSTACLE] = state.obstacle_no / s.obstacles_per_session
+    o[S_WON] = state.won / state.at_stake if state.at_stake else 0.0
+    o[S_XP] = min(1.0, state.char.xp / XP_SCALE)
+    return o
+
+
+def _fighter(o: np.ndarray, at: int, state: DuelState, seat: int) -> None:
+    fi, c = state.f[seat], state.cfg.combat
+    o[at] = max(-1.0, fi.hp / c.hit_points)
+    o[at + 1] = fi.pool / state.cfg.pool.cap
+    o[at + 2] = fi.aim / c.aim_max if c.aim_max else 0.0
+    o[at + 3] = float(fi.all_out_attack)
+    o[at + 4] = float(fi.all_out_defense)
+    o[at + 5] = float(fi.ready)
+    o[at + 6] = float(fi.cover)
+    o[at + 7] = min(1.0, state.penalty(seat) / WOUND_PENALTY_SCALE)
+    o[at + 8] = float(fi.below_zero)
+    o[at + 9] = float(fi.stunned)
+
+
+def duel_observation(state: DuelState, seat: int) -> np.ndarray:
+    """A fighter's view: both fighters (self first), distance, phase, turn, and the attack in progress."""
+    o = np.zeros(DUEL_OBS_SIZE, dtype=np.float32)
+    _fighter(o, D_ME, state, seat)
+    _fighter(o, D_FOE, state, 1 - seat)
+    d = state.cfg.duel
+    o[D_DISTANCE] = min(1.0, state.distance / max(1, d.start_distance, d.reach))
+    o[D_IN_REACH] = float(state.in_reach())
+    if state.phase in DUEL_DECISIONS:
+        o[D_PHASE + DUEL_DECISIONS.index(state.phase)] = 1.0
+    o[D_MY_TURN] = float(state.active == seat)
+    o[D_TURN] = state.turn / d.max_turns
+    ex = state.ex
+    if ex is not None:
+        if state.phase != DuelPhase.ATTACK_SPEND:
+            o[D_ATTACK_DICE] = min(1.0, ex.att_dice.total / POOL_DICE_SCALE)
+        else:  # the attacker's dice before any pool dice are added
+            o[D_ATTACK_DICE] = min(1.0, state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE)
+        o[D_DEFENSE_DICE] = min(1.0, ex.def_dice.total / POOL_DICE_SCALE)
+        o[D_MANEUVER + (ex.maneuver - Maneuver.ATTACK)] = 1.0
+    return o
