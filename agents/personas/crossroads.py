@@ -1,6 +1,6 @@
 """Crossroads personas: builder, schemer, attacker (plus the built-in random).
 
-Each reads the full :class:`~envs.crossroads.engine.CrossroadsState` and returns a legal action id.
+Each reads the full :class:`~envs.crossroads.episode.CrossroadsState` and returns a legal action id.
 All three assign dice optimally (preferring successes on goal stats still unmarked); they differ in
 what they spend on, which scenes they frame and how they use +C.
 """
@@ -12,8 +12,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from envs.core.dice import Rng
-from envs.crossroads.dice import PERMUTATIONS, success_flags
-from envs.crossroads.engine import FACTION_BASE, Act, Character, CrossroadsState, Phase, Purpose
+from envs.crossroads.actions import FACTION_BASE, Act, Phase, Purpose
+from envs.crossroads.dice import PERMUTATIONS, max_successes, success_flags
+from envs.crossroads.episode import Character, CrossroadsState
 
 
 def _first(mask: np.ndarray, prefs: Iterable[int]) -> int | None:
@@ -33,8 +34,9 @@ def best_assignment(state: CrossroadsState) -> int:
     roll = state.current_roll()
     assert roll is not None
     dice, stats = roll
-    eid = state.sides[state.side_i].eid if state.purpose == Purpose.CONFRONT else state.chk_eid
-    goals = state.chars[eid].goals
+    roller = state.entity(state.sides[state.side_i].eid if state.purpose == Purpose.CONFRONT else state.chk_eid)
+    assert isinstance(roller, Character)
+    goals = roller.goals
     best, best_key = 0, (-1, -1)
     for k, p in enumerate(PERMUTATIONS):
         f = success_flags(dice, p, stats)
@@ -54,9 +56,9 @@ def _own_character(state: CrossroadsState, seat: int) -> Character | None:
 def _stat_order(state: CrossroadsState, lowest_first: bool) -> list[int]:
     """Stat indices of the roller (spend) / buyer (outcome) ordered by value."""
     e = state.entity(state.chk_eid) if state.phase == Phase.SPEND else state.entity(state.sides[state.side_i].eid)
-    if not e.is_char:
+    if not isinstance(e, Character):
         return [0, 1, 2]
-    stats = e.stats  # type: ignore[union-attr]
+    stats = e.stats
     return sorted(range(3), key=lambda i: (stats[i] if lowest_first else -stats[i], i))
 
 
@@ -205,12 +207,10 @@ class Schemer(_Persona):
         if p == Phase.BURN_AFTER:
             s = state.sides[state.side_i]
             e = state.entity(s.eid)
-            if e.is_char:
-                from envs.crossroads.dice import max_successes
-
-                bad = max_successes(s.dice, e.stats) < 2  # type: ignore[union-attr]
+            if isinstance(e, Character):
+                bad = max_successes(s.dice, e.stats) < 2
             else:
-                bad = sum(1 for d in s.dice if d <= e.influence) < 2  # type: ignore[union-attr]
+                bad = sum(1 for d in s.dice if d <= e.influence) < 2
             return _first(mask, [Act.BURN] if bad else [Act.PASS])
         if p == Phase.LOSER_TRADE:
             return int(Act.PASS)  # +C are never spent on a lost fight
@@ -279,9 +279,10 @@ class Attacker(_Persona):
     @staticmethod
     def harm_order(state: CrossroadsState) -> list[int]:
         prefs: list[int] = [Act.KILL, Act.UNMARK_G, Act.UNMARK_G + 1, Act.UNMARK_G + 2, Act.ADD_MINUS_C]
-        opp = state._opponent_side(state.side_i)
-        if opp is not None and opp.eid < FACTION_BASE:
-            stats = state.chars[opp.eid].stats
+        opp = state.opponent_side(state.side_i)
+        o = state.entity(opp.eid) if opp is not None else None
+        if isinstance(o, Character):
+            stats = o.stats
             low = sorted(range(3), key=lambda i: stats[i])
             prefs += [Act.HARM2_G + i for i in low] + [Act.HARM_G + i for i in low]
         prefs += [

@@ -17,6 +17,8 @@ MAX_SEATS = 5
 
 
 class CharacterRules(RulesModel):
+    """Rules 1 and 6: how characters are built and how far their stats and conditions go."""
+
     creation_points: int = Field(default=12, ge=3, le=27, description="Rule 1: points spread over G, KH, M at creation")
     stat_min: int = Field(default=1, ge=1, le=9, description="Rule 1 [decision]: lowest stat allowed at creation")
     stat_max: int = Field(default=9, ge=1, le=9, description="Rule 1 [decision]: highest stat allowed at creation")
@@ -40,6 +42,8 @@ class CharacterRules(RulesModel):
 
 
 class FactionRules(RulesModel):
+    """Rules 2, 4 and 12: a faction's Influence, its check and its write-offs."""
+
     start_influence: int = Field(default=4, ge=1, le=7, description="Rule 2: a new faction's Influence")
     per_player: int = Field(
         default=1, ge=0, le=2, description="Rule 2 [decision]: factions each player presents at setup"
@@ -60,6 +64,8 @@ class FactionRules(RulesModel):
 
 
 class CheckRules(RulesModel):
+    """Rule 3: how a stat check's dice are assigned."""
+
     assignment: Literal["one_each", "in_order"] = Field(
         default="one_each",
         description="Rule 3 [decision]: 'one_each' = the roller assigns one die per stat; "
@@ -68,6 +74,8 @@ class CheckRules(RulesModel):
 
 
 class CrossroadsRules(RulesModel):
+    """Rule 5: what a crossroads (a double or triple) does."""
+
     effect: Literal["none", "extra_success", "lose_success", "gain_plus_c", "gain_minus_c", "goal_box_on_miss"] = Field(
         default="none",
         description="Rule 5 [decision]: what a crossroads (double/triple) does to the roller; 'goal_box_on_miss' "
@@ -77,6 +85,8 @@ class CrossroadsRules(RulesModel):
 
 
 class SpendRules(RulesModel):
+    """Rule 6: what a success buys."""
+
     outcomes_per_success: int = Field(default=1, ge=1, le=3, description="Rule 6: spends bought by one success")
     double_step: Literal["same_sign", "opposite_sign", "off"] = Field(
         default="same_sign",
@@ -86,10 +96,14 @@ class SpendRules(RulesModel):
 
 
 class DealRules(RulesModel):
+    """Rule 10: the deal scene."""
+
     influence_gain: int = Field(default=1, ge=0, le=3, description="Rule 10: Influence the deal's faction gains")
 
 
 class ConfrontationRules(RulesModel):
+    """Rule 11: the confrontation scene."""
+
     burn_before_bonus: int = Field(
         default=1, ge=0, le=3, description="Rule 11.3: successes per +C burnt before the roll"
     )
@@ -115,6 +129,8 @@ class ConfrontationRules(RulesModel):
 
 
 class AdvantageRules(RulesModel):
+    """Rule 11.4: Advantage for a winning faction or common character."""
+
     enabled: bool = Field(
         default=True, description="Rule 11.4 [decision]: a faction/common character that wins earns Advantage"
     )
@@ -124,6 +140,8 @@ class AdvantageRules(RulesModel):
 
 
 class WriteoffRules(RulesModel):
+    """Rule 12: write-offs (exits)."""
+
     kill_outcome: bool = Field(
         default=True, description="Rule 12: an outcome may kill a character that is wounded and dying"
     )
@@ -131,12 +149,16 @@ class WriteoffRules(RulesModel):
 
 
 class SetupRules(RulesModel):
+    """Rule 7: the setup."""
+
     first_player: Literal["seat0", "roll"] = Field(
         default="seat0", description="Rule 7 [decision]: who starts: seat 0, or a die roll among the seats"
     )
 
 
 class EpisodeRules(RulesModel):
+    """Rules 9 and 13: the table, the room for new entities and the end of the episode."""
+
     players: int = Field(default=3, ge=2, le=MAX_SEATS, description="seats at the table")
     exits_to_end: int = Field(default=3, ge=1, le=10, description="Rule 13: exits (write-offs) that end the episode")
     max_scenes: int = Field(
@@ -162,6 +184,8 @@ class EpisodeRules(RulesModel):
 
 
 class RewardRules(RulesModel):
+    """The scenario's reward (docs/rules/crossroads.md, scenario ``episode``)."""
+
     goal: float = Field(default=1.0, ge=0.0, le=10.0, description="return for a personal character achieving its goal")
     written_off: float = Field(
         default=-1.0, ge=-10.0, le=0.0, description="return for a personal character written off"
@@ -175,6 +199,8 @@ class RewardRules(RulesModel):
 
 
 class CrossroadsConfig(RulesModel):
+    """The resolved Crossroads rules: every section of ``rules.toml``."""
+
     character: CharacterRules = CharacterRules()
     faction: FactionRules = FactionRules()
     check: CheckRules = CheckRules()

@@ -10,7 +10,8 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE
 from envs.core.policy import UniformRandom, legal_mask
 from envs.crossroads import RULESET
-from envs.crossroads.engine import NUM_ACTIONS, Act, CrossroadsState, Phase
+from envs.crossroads.actions import NUM_ACTIONS, Act, Phase
+from envs.crossroads.episode import CrossroadsState
 
 
 def play(lineup, seed, watch=None):

@@ -8,8 +8,9 @@ from typing import Any
 from envs.core.config import with_override
 from envs.core.game import CHANCE
 from envs.crossroads import RULESET
+from envs.crossroads.actions import FACTION_BASE, Act, Phase
 from envs.crossroads.config import CrossroadsConfig
-from envs.crossroads.engine import FACTION_BASE, Act, CrossroadsState, Phase
+from envs.crossroads.episode import CrossroadsState
 
 ALL_PERMS = list(permutations(range(3)))  # the test's own list, not the engine's
 

@@ -14,8 +14,10 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason
 from envs.core.gym_adapter import GameEnv
 from envs.crossroads import RULESET
+from envs.crossroads.actions import NUM_ACTIONS, Phase
 from envs.crossroads.dice import odds
-from envs.crossroads.engine import NUM_ACTIONS, OBS_SIZE, CrossroadsState, Phase
+from envs.crossroads.episode import CrossroadsState
+from envs.crossroads.observation import OBS_SIZE
 from envs.crossroads.scenarios import DECISION_CONTEXTS, EPISODE, OPTION_GROUPS
 
 from .helpers import brute_best, build, config

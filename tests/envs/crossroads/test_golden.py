@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from envs.crossroads.engine import Act, CrossroadsState, Phase
+from envs.crossroads.actions import Act, Phase
+from envs.crossroads.episode import CrossroadsState
 
 from .helpers import assign_action, build, config, faction_id, roll
 

@@ -6,7 +6,8 @@ import pytest
 
 from envs.core.errors import ConfigError
 from envs.core.game import CHANCE, EndReason, IllegalActionError
-from envs.crossroads.engine import Act, CrossroadsState, Phase
+from envs.crossroads.actions import Act, Phase
+from envs.crossroads.episode import CrossroadsState
 
 from .helpers import (
     assign_action,

@@ -1,143 +1,81 @@
-"""The Crossroads rules engine: a GM-less episode of personal characters, common characters and factions.
+"""The Episode scenario of Crossroads: its state machine, which only sequences the rules of ``rules.py``.
 
-Rule numbers cite ``docs/rules/crossroads.md``. One function (or method) per numbered rule, each
-named for what it does. Entities are referred to by an *entity id*: characters ``0..9`` and
-factions ``10..17`` (the same offsets as the TARGET actions), so states copy cheaply and hash well.
+``rulebreaker/CrossroadsEpisode-v0`` — the rules card (rule numbers: ``docs/rules/crossroads.md``):
+
+## Description
+A whole GM-less episode. Each player builds a personal character (12 points over G/KH/M, Rule 1) and
+presents a faction (Rule 2); then the Admin role rotates left (Rule 8), each Admin framing an
+introduction (Rule 9), a deal (Rule 10) or a confrontation (Rule 11), until three exits (write-offs,
+Rule 12) or the scene limit (Rule 13).
+
+## Actions
+``Discrete(67)``, one fixed table (:class:`envs.crossroads.actions.Act`): stat values 1-9 (build), six
+dice permutations (assign), spends/outcomes (+1/+2 stat, +C, -C, mark, harm, unmark, kill, Influence),
+pass, burn, trade, four scene types, no-opposition, and 18 entity targets (10 character, 8 faction
+slots). The decision context (``build``, ``assign``, ``spend``, ``admin_scene``, ``admin_target``,
+``admin_opposition``, ``admin_aim``, ``target_aim``, ``deal_faction``, ``deal_against``, ``burn_before``,
+``burn_after``, ``loser_trade``, ``buy_outcome``, ``loser_mark``, ``lower_influence``) says which are legal.
+
+## Observation
+``Box(0, 1, (304,), float32)`` (``observation.py``): 52 global features (context one-hot, Admin seat
+relative to the agent, scene and exit progress, the dice being assigned or spent, successes / spends
+left / degree, both confrontation sides' dice, burns, successes and success flags, build step, check
+purpose), then 10 character slots x 18 (alive, mine, common, owner, stats, +C, -C, wounded, dying, goal
+boxes, Advantage, target / opposition markers) and 8 faction slots x 9 (alive, mine, owner, Influence,
++C, -C, Advantage, opposition marker).
+
+## Rewards
+At the end: +1 per personal character of the seat that achieved its goal, -1 per one otherwise written
+off (sum clipped to +-1), plus 0.25 x mean over its factions of (Influence - 4) / 4 clipped to +-1.
+
+## Episode end
+Three exits (``completed``) or ``episode.max_scenes`` = 40 scenes (``time_limit``, a finding-worthy
+reason). ``max_episode_steps`` = 3000 agent decisions is never reached in practice.
+
+## Arguments
+``episode.players`` (2-5) and every rules key of ``rules.toml`` via ``rules=`` / ``config=``.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
-from envs.crossroads.config import MAX_CHARACTER_SLOTS, MAX_FACTION_SLOTS, MAX_SEATS, CrossroadsConfig
-from envs.crossroads.dice import (
-    CHANCE_OUTCOMES,
-    PERMUTATIONS,
-    STATS,
-    Crossroads,
-    crossroads_of,
-    faction_successes,
-    success_flags,
+from envs.crossroads import rules
+from envs.crossroads.actions import (
+    ASSIGN_ACTIONS,
+    CONTEXT_NAMES,
+    FACTION_BASE,
+    FACTION_NAMES,
+    NUM_CONTEXTS,
+    Act,
+    Phase,
+    Purpose,
+    Scene,
+    entity_name,
+    is_faction,
+    label,
+    stat_of,
 )
+from envs.crossroads.config import CrossroadsConfig
+from envs.crossroads.dice import CHANCE_OUTCOMES, STATS, crossroads_of, optimal_permutations
+from envs.crossroads.observation import encode
+from envs.crossroads.rules import NO_FLAGS, STAT_COUNT, EntryKind, Flags, MinusC, SetupStep, Stat
 
 if TYPE_CHECKING:
     from envs.core.dice import Rng
 
-CHARACTER_NAMES = ("Ash", "Bran", "Cora", "Dov", "Eda", "Fen", "Gil", "Hana", "Ivo", "Juno")
-FACTION_NAMES = (
-    "the Guild",
-    "the Watch",
-    "the Syndicate",
-    "the Temple",
-    "the Docks",
-    "the Council",
-    "the Cartel",
-    "the Circle",
-)
-FACTION_BASE = MAX_CHARACTER_SLOTS
-"""Entity id of faction ``k`` is ``FACTION_BASE + k``."""
-NUM_ENTITIES = MAX_CHARACTER_SLOTS + MAX_FACTION_SLOTS
+Dice = tuple[int, ...]
 
+_ORDERED_OUTCOMES: list[tuple[Hashable, float]] = [
+    ((a, b, c), 0.001) for a in range(1, 11) for b in range(1, 11) for c in range(1, 11)
+]
+"""Rule 3 with ``check.assignment = "in_order"``: every ordered 3d10 roll."""
 
-class Act(enum.IntEnum):
-    """The fixed action table. The decision context says which subset is legal."""
-
-    VALUE_1 = 0  # build: the value of the stat being set (VALUE_1 + v - 1)
-    ASSIGN_0 = 9  # assign: dice permutation k (ASSIGN_0 + k), see dice.PERMUTATIONS
-    STAT_UP_G = 15  # +1 to own stat
-    STAT_UP2_G = 18  # +2 to own stat, paying a condition (spend.double_step)
-    GAIN_PLUS_C = 21  # own +C
-    REMOVE_MINUS_C = 22  # remove own -C
-    MARK_G = 23  # mark own goal box (gated on this roll's success on the stat)
-    HARM_G = 26  # -1 to the opponent's stat
-    HARM2_G = 29  # -2 to the opponent's stat, with a condition (spend.double_step)
-    ADD_MINUS_C = 32  # opponent gets a -C
-    REMOVE_PLUS_C = 33  # opponent loses a +C
-    UNMARK_G = 34  # unmark the opponent's goal box (gated)
-    KILL = 37  # kill a wounded and dying opponent
-    INFLUENCE_UP = 38  # own faction +1 Influence
-    INFLUENCE_DOWN = 39  # opposing faction -1 Influence
-    PUSH_INFLUENCE = 40  # opposing faction +1 Influence (towards its write-off at 8)
-    PASS = 41  # stop / forgo / no more
-    BURN = 42  # burn a +C (before the roll: +1 success; after: reroll)
-    TRADE = 43  # loser removes a -C from the winner: degree -1
-    SCENE_INTRO_CHARACTER = 44
-    SCENE_INTRO_FACTION = 45
-    SCENE_DEAL = 46
-    SCENE_CONFRONT = 47
-    NO_OPPOSITION = 48
-    TARGET_0 = 49  # entity id e is TARGET_0 + e
-
-
-NUM_ACTIONS = Act.TARGET_0 + NUM_ENTITIES
-
-
-class Phase(enum.IntEnum):
-    """Where the game is; decision phases double as decision contexts."""
-
-    BUILD = 0
-    ASSIGN = 1
-    SPEND = 2
-    ADMIN_SCENE = 3
-    ADMIN_TARGET = 4
-    ADMIN_OPPOSITION = 5
-    ADMIN_AIM = 6
-    TARGET_AIM = 7
-    DEAL_FACTION = 8
-    DEAL_AGAINST = 9
-    BURN_BEFORE = 10
-    BURN_AFTER = 11
-    LOSER_TRADE = 12
-    BUY_OUTCOME = 13
-    LOSER_MARK = 14
-    LOWER_INFLUENCE = 15
-    ROLL = 16  # chance: 3d10
-    FIRST_PLAYER = 17  # chance: who starts
-    OVER = 18
-
-
-NUM_CONTEXTS = 16
-CONTEXT_NAMES = (
-    "build",
-    "assign",
-    "spend",
-    "admin_scene",
-    "admin_target",
-    "admin_opposition",
-    "admin_aim",
-    "target_aim",
-    "deal_faction",
-    "deal_against",
-    "burn_before",
-    "burn_after",
-    "loser_trade",
-    "buy_outcome",
-    "loser_mark",
-    "lower_influence",
-)
-
-
-class Purpose(enum.IntEnum):
-    """Why a (non-confrontation) check is rolled."""
-
-    SPEND = 0  # setup, introduction, deal: spend successes (Rule 6)
-    GOAL = 1  # goal achieved: successes lower Influence (Rule 12)
-    CONFRONT = 2  # a side of a confrontation (Rule 11)
-    BEAUTY = 3  # the target of a confrontation without opposition (Rule 11.2)
-
-
-class Scene(enum.IntEnum):
-    SETUP = 0
-    INTRO_CHARACTER = 1
-    INTRO_FACTION = 2
-    DEAL = 3
-    CONFRONT = 4
-    SKIPPED = 5
+_MINUS_C_LABELS = {MinusC.WOUNDED: '-C "wounded"', MinusC.DYING: '-C "dying"', MinusC.PLAIN: "-C"}
 
 
 class Character:
@@ -177,7 +115,7 @@ class Character:
 
     @property
     def name(self) -> str:
-        return CHARACTER_NAMES[self.idx]
+        return entity_name(self.idx)
 
     def copy(self) -> Character:
         c = Character.__new__(Character)
@@ -233,20 +171,23 @@ class Faction:
         return (self.owner, self.influence, self.plus, self.minus, self.alive, self.advantage)
 
 
+Entity = Character | Faction
+
+
 class Side:
-    """One side of a confrontation (Rule 11): its entity, who plays it, its roll and its result."""
+    """Rule 11: one side of a confrontation: its entity (``None`` until chosen), who plays it, its roll."""
 
     __slots__ = ("eid", "seat", "aim", "burned", "rerolls", "dice", "perm", "flags", "succ", "won", "lost")
 
-    def __init__(self, eid: int, seat: int) -> None:
+    def __init__(self, eid: int | None, seat: int) -> None:
         self.eid = eid
         self.seat = seat
-        self.aim = -1  # the scene goal (an Act), -1 = none
+        self.aim: int | None = None  # the scene goal (an Act)
         self.burned = 0  # +C burnt before the roll
         self.rerolls = 0
-        self.dice: tuple[int, ...] = ()
+        self.dice: Dice = ()
         self.perm = 0
-        self.flags: tuple[bool, bool, bool] = (False, False, False)
+        self.flags: Flags = NO_FLAGS
         self.succ = 0
         self.won = False
         self.lost = False
@@ -274,13 +215,8 @@ class Side:
         )
 
 
-_ORDERED_OUTCOMES: list[tuple[Hashable, float]] = [
-    ((a, b, c), 0.001) for a in range(1, 11) for b in range(1, 11) for c in range(1, 11)
-]
-
-
-class CrossroadsState(State):
-    """A Crossroads episode (Rules 1-13)."""
+class CrossroadsState(State[Hashable]):
+    """A Crossroads episode (Rules 1-13): the sequence of setup, scenes and their checks."""
 
     def __init__(self, cfg: CrossroadsConfig) -> None:
         super().__init__(cfg.episode.players)
@@ -294,15 +230,15 @@ class CrossroadsState(State):
         self.scene_no = 0
         self.scene = Scene.SETUP
         self.exits = 0
-        self.setup_queue: list[tuple[int, int]] = []  # (0 = character / 1 = faction, seat)
+        self.setup_queue: list[SetupStep] = []
         self.goal_pending: list[int] = []  # characters whose goal check is still to be rolled (Rule 12)
-        # the current check (Rules 3-6, 12) or the confrontation side being rolled
-        self.chk_eid = -1
+        # the current check (Rules 3-6, 12); a confrontation side's roll lives in its Side
+        self.chk_eid: int | None = None
         self.chk_seat = 0
         self.purpose = Purpose.SPEND
-        self.dice: tuple[int, ...] = ()
+        self.dice: Dice = ()
         self.perm = 0
-        self.flags: tuple[bool, bool, bool] = (False, False, False)
+        self.flags: Flags = NO_FLAGS
         self.succ = 0
         self.left = 0  # spends / outcomes / Influence cuts still to make
         self.build_step = 0
@@ -310,7 +246,7 @@ class CrossroadsState(State):
         self.sides: list[Side] = []
         self.side_i = 0
         self.degree = 0
-        self.deal_faction = -1
+        self.deal_faction: int | None = None
         self.initial_rolls = False
         self._legal: list[int] | None = None  # legal actions of the current node (cleared by every move)
         if cfg.setup.first_player == "seat0":
@@ -331,8 +267,14 @@ class CrossroadsState(State):
         p = self.phase
         return CONTEXT_NAMES[p] if p < NUM_CONTEXTS else "chance"
 
-    def entity(self, eid: int) -> Character | Faction:
-        return self.chars[eid] if eid < FACTION_BASE else self.factions[eid - FACTION_BASE]
+    def entity(self, eid: int | None) -> Entity:
+        """The character or faction with entity id ``eid``."""
+        assert eid is not None
+        return self.factions[eid - FACTION_BASE] if is_faction(eid) else self.chars[eid]
+
+    def checker(self) -> Entity:
+        """The entity rolling the current (non-confrontation) check."""
+        return self.entity(self.chk_eid)
 
     def legal_actions(self) -> list[int]:
         cached = self._legal
@@ -345,20 +287,20 @@ class CrossroadsState(State):
         if p >= Phase.ROLL:
             return []
         if p == Phase.ASSIGN:
-            return [9, 10, 11, 12, 13, 14]
+            return list(ASSIGN_ACTIONS)
         if p == Phase.BUILD:
             return self._legal_build()
         if p == Phase.SPEND:
-            return self._legal_self_ops(self.entity(self.chk_eid), None, spend=True)
+            return self._own_options(self.checker(), None, spend=True)
         if p == Phase.BUY_OUTCOME:
             s = self.sides[self.side_i]
-            opp = self._opponent_side(self.side_i)
-            return self._legal_self_ops(self.entity(s.eid), s.flags, spend=False) + self._legal_opp_ops(s, opp)
+            opp = self.opponent_side(self.side_i)
+            return self._own_options(self.entity(s.eid), s.flags, spend=False) + self._opponent_options(s, opp)
         if p == Phase.BURN_BEFORE:
             return [Act.BURN, Act.PASS] if self.entity(self.sides[self.side_i].eid).plus > 0 else [Act.PASS]
         if p == Phase.BURN_AFTER:
             s = self.sides[self.side_i]
-            ok = self.entity(s.eid).plus > 0 and (self.cfg.confrontation.reroll_repeatable or s.rerolls == 0)
+            ok = rules.may_reroll(self.entity(s.eid).plus, self.cfg.confrontation.reroll_repeatable, s.rerolls)
             return [Act.BURN, Act.PASS] if ok else [Act.PASS]
         if p == Phase.ADMIN_SCENE:
             return self._legal_scenes()
@@ -367,51 +309,51 @@ class CrossroadsState(State):
         if p == Phase.ADMIN_OPPOSITION:
             return self._legal_oppositions()
         if p == Phase.ADMIN_AIM:
-            t = self.chars[self.sides[1].eid]
-            return [Act.ADD_MINUS_C] + [Act.UNMARK_G + i for i in range(3) if t.goals[i]]
+            t = self.chars[self._target_id()]
+            return [Act.ADD_MINUS_C] + [Act.UNMARK_G + s for s in Stat if t.goals[s]]
         if p == Phase.TARGET_AIM:
-            t = self.chars[self.sides[1].eid]
-            return [Act.GAIN_PLUS_C, Act.ADD_MINUS_C] + [Act.MARK_G + i for i in range(3) if not t.goals[i]]
+            t = self.chars[self._target_id()]
+            return [Act.GAIN_PLUS_C, Act.ADD_MINUS_C] + [Act.MARK_G + s for s in Stat if not t.goals[s]]
         if p == Phase.DEAL_FACTION:
             return [Act.TARGET_0 + FACTION_BASE + f.idx for f in self.factions if f.alive]
         if p == Phase.DEAL_AGAINST:
-            mine = self._personal_of(self.admin)
-            return [Act.TARGET_0 + c.idx for c in self.chars if c.alive and c.idx != mine]
+            return self._deal_against_options()
         if p == Phase.LOSER_TRADE:
             w = self.entity(self._winner_side().eid)
-            return [Act.TRADE, Act.PASS] if w.minus > 0 and self.degree > 0 else [Act.PASS]
+            return [Act.TRADE, Act.PASS] if rules.may_trade(w.minus, self.degree) else [Act.PASS]
         if p == Phase.LOSER_MARK:
             s = self.sides[self.side_i]
-            c = self.chars[s.eid]
-            return [Act.MARK_G + i for i in range(3) if s.flags[i] and not c.goals[i]] + [Act.PASS]
+            c = self.chars[self._side_id(s)]
+            return [Act.MARK_G + b for b in rules.markable_boxes(s.flags, c.goals)] + [Act.PASS]
         if p == Phase.LOWER_INFLUENCE:
             return [Act.TARGET_0 + FACTION_BASE + f.idx for f in self.factions if f.alive] + [Act.PASS]
         raise AssertionError(p)  # pragma: no cover
 
     def _legal_build(self) -> list[int]:
+        """Rule 1: the values the stat being set may take."""
         cc = self.cfg.character
-        c = self.chars[self.chk_eid]
+        c = self.chars[self._checker_id()]
         left = cc.creation_points - sum(c.stats[: self.build_step])
-        rest = 2 - self.build_step  # stats still to fill after this one
-        lo = max(cc.stat_min, left - rest * cc.stat_max)
-        hi = min(cc.stat_max, left - rest * cc.stat_min)
-        return list(range(Act.VALUE_1 + lo - 1, Act.VALUE_1 + hi))
+        values = rules.stat_values(left, STAT_COUNT - 1 - self.build_step, cc.stat_min, cc.stat_max)
+        return [Act.VALUE_1 + v - 1 for v in values]
 
     def _legal_scenes(self) -> list[int]:
+        """Rule 8: the scene types that can happen now (none: the Admin passes)."""
         ep = self.cfg.episode
         out: list[int] = []
         if len(self.chars) < ep.max_characters:
             out.append(Act.SCENE_INTRO_CHARACTER)
         if len(self.factions) < ep.max_factions:
             out.append(Act.SCENE_INTRO_FACTION)
-        if self._personal_of(self.admin) >= 0 and any(f.alive for f in self.factions):
+        if self._personal_of(self.admin) is not None and any(f.alive for f in self.factions):
             out.append(Act.SCENE_DEAL)
         if any(c.alive and c.personal and c.owner != self.admin for c in self.chars):
             out.append(Act.SCENE_CONFRONT)
         return out or [int(Act.PASS)]
 
     def _legal_oppositions(self) -> list[int]:
-        target = self.sides[1].eid
+        """Rule 11.1: the Admin's own character, a common character, any faction, or nobody."""
+        target = self._target_id()
         out = [
             Act.TARGET_0 + c.idx
             for c in self.chars
@@ -421,32 +363,33 @@ class CrossroadsState(State):
         out.append(Act.NO_OPPOSITION)
         return out
 
-    def _legal_self_ops(self, e: Character | Faction, flags: tuple[bool, bool, bool] | None, spend: bool) -> list[int]:
+    def _deal_against_options(self) -> list[int]:
+        """Rule 10: the deal is made against any other character in play."""
+        mine = self._personal_of(self.admin)
+        return [Act.TARGET_0 + c.idx for c in self.chars if c.alive and c.idx != mine]
+
+    def _own_options(self, e: Entity, flags: Flags | None, spend: bool) -> list[int]:
         """Rules 6 and 11.7: what a roller may buy for itself."""
         cap = self.cfg.character.max_conditions
         out: list[int] = []
-        if e.is_char:
-            assert isinstance(e, Character)
+        if isinstance(e, Character):
             stat_cap = self.cfg.character.stat_cap
-            ds = self.cfg.spend.double_step
-            pay = e.plus if ds == "same_sign" else (e.minus if ds == "opposite_sign" else 0)
-            for i in range(3):
-                if e.stats[i] < stat_cap:
-                    out.append(Act.STAT_UP_G + i)
+            pay = rules.double_step_payment(self.cfg.spend.double_step, True, e.plus, e.minus)
+            for s in Stat:
+                if e.stats[s] < stat_cap:
+                    out.append(Act.STAT_UP_G + s)
             if pay > 0:
-                for i in range(3):
-                    if e.stats[i] + 2 <= stat_cap:
-                        out.append(Act.STAT_UP2_G + i)
-            if e.plus < cap:
+                for s in Stat:
+                    if e.stats[s] + 2 <= stat_cap:
+                        out.append(Act.STAT_UP2_G + s)
+            if rules.may_gain(e.plus, cap):
                 out.append(Act.GAIN_PLUS_C)
             if e.minus > 0:
                 out.append(Act.REMOVE_MINUS_C)
             if flags is not None:
-                for i in range(3):
-                    if flags[i] and not e.goals[i]:
-                        out.append(Act.MARK_G + i)
+                out += [Act.MARK_G + s for s in rules.markable_boxes(flags, e.goals)]
         else:
-            if e.plus < cap:
+            if rules.may_gain(e.plus, cap):
                 out.append(Act.GAIN_PLUS_C)
             if e.minus > 0:
                 out.append(Act.REMOVE_MINUS_C)
@@ -455,7 +398,7 @@ class CrossroadsState(State):
         out.append(Act.PASS)
         return out
 
-    def _legal_opp_ops(self, s: Side, opp: Side | None) -> list[int]:
+    def _opponent_options(self, s: Side, opp: Side | None) -> list[int]:
         """Rule 11.7: what a winner may buy against the other side."""
         if opp is None:
             return []
@@ -464,24 +407,20 @@ class CrossroadsState(State):
             return []
         cap = self.cfg.character.max_conditions
         out: list[int] = []
-        if o.is_char:
-            assert isinstance(o, Character)
-            ds = self.cfg.spend.double_step
-            pay = o.minus if ds == "same_sign" else (o.plus if ds == "opposite_sign" else 0)
-            out += [Act.HARM_G, Act.HARM_G + 1, Act.HARM_G + 2]
+        if isinstance(o, Character):
+            pay = rules.double_step_payment(self.cfg.spend.double_step, False, o.plus, o.minus)
+            out += [Act.HARM_G, Act.HARM_G + Stat.KH, Act.HARM_G + Stat.M]
             if pay > 0:
-                out += [Act.HARM2_G, Act.HARM2_G + 1, Act.HARM2_G + 2]
-            if o.minus < cap:
+                out += [Act.HARM2_G, Act.HARM2_G + Stat.KH, Act.HARM2_G + Stat.M]
+            if rules.may_gain(o.minus, cap):
                 out.append(Act.ADD_MINUS_C)
             if o.plus > 0:
                 out.append(Act.REMOVE_PLUS_C)
-            for i in range(3):
-                if o.goals[i] and s.flags[i]:
-                    out.append(Act.UNMARK_G + i)
-            if self.cfg.writeoffs.kill_outcome and o.wounded and o.dying:
+            out += [Act.UNMARK_G + b for b in rules.unmarkable_boxes(s.flags, o.goals)]
+            if rules.killable(self.cfg.writeoffs.kill_outcome, o.wounded, o.dying):
                 out.append(Act.KILL)
         else:
-            if o.minus < cap:
+            if rules.may_gain(o.minus, cap):
                 out.append(Act.ADD_MINUS_C)
             if o.plus > 0:
                 out.append(Act.REMOVE_PLUS_C)
@@ -504,14 +443,15 @@ class CrossroadsState(State):
     def sample_chance(self, rng: Rng) -> Hashable:
         if self.phase == Phase.FIRST_PLAYER:
             return rng.integers(0, self.num_players)
-        d = rng.roll(3, 10)
+        d = rng.roll(STAT_COUNT, 10)
         if self.cfg.check.assignment == "one_each" or not self._roller_is_char():
             return tuple(sorted(d))
         return d
 
     def _roller_is_char(self) -> bool:
         eid = self.sides[self.side_i].eid if self.purpose == Purpose.CONFRONT else self.chk_eid
-        return eid < FACTION_BASE
+        assert eid is not None
+        return not is_faction(eid)
 
     def apply_chance(self, outcome: Hashable) -> None:
         self._legal = None
@@ -528,7 +468,7 @@ class CrossroadsState(State):
         if self.phase != Phase.ROLL:
             raise ValueError("not a chance node")
         dice = tuple(int(d) for d in outcome)  # type: ignore[attr-defined]
-        if len(dice) != 3 or not all(1 <= d <= 10 for d in dice):
+        if len(dice) != STAT_COUNT or not all(1 <= d <= 10 for d in dice):
             raise ValueError(f"3d10 outcome expected, got {outcome!r}")
         if self.cfg.check.assignment == "one_each" or not self._roller_is_char():
             dice = tuple(sorted(dice))
@@ -540,10 +480,7 @@ class CrossroadsState(State):
     def _begin_setup(self, first: int) -> None:
         """Rule 7: players in turn from the first, passing left, introduce characters, then factions."""
         self.first = first
-        n = self.num_players
-        order = [(first + k) % n for k in range(n)]
-        self.setup_queue = [(0, s) for s in order]
-        self.setup_queue += [(1, s) for s in order for _ in range(self.cfg.faction.per_player)]
+        self.setup_queue = rules.setup_order(first, self.num_players, self.cfg.faction.per_player)
         self.narrate("setup", f"Player {first + 1} goes first.", first)
         self._next_setup()
 
@@ -552,14 +489,14 @@ class CrossroadsState(State):
             self.admin = self.first
             self._start_scene()
             return
-        kind, seat = self.setup_queue.pop(0)
-        if kind == 0:
-            self.create_character(seat, personal=True)
+        step = self.setup_queue.pop(0)
+        if step.kind is EntryKind.CHARACTER:
+            self.create_character(step.seat, personal=True)
         else:
-            self.create_faction(seat)
+            self.create_faction(step.seat)
 
     # ------------------------------------------------------------------------------------------
-    # Rule 1/2: characters and factions
+    # Rules 1/2: characters and factions
     # ------------------------------------------------------------------------------------------
     def create_character(self, seat: int, personal: bool) -> None:
         """Rule 1: a new character: the creator spreads the creation points over G, KH, M (two choices)."""
@@ -579,11 +516,11 @@ class CrossroadsState(State):
         self.begin_check(FACTION_BASE + idx, seat, Purpose.SPEND)
 
     def _build(self, value: int) -> None:
-        c = self.chars[self.chk_eid]
+        c = self.chars[self._checker_id()]
         c.stats[self.build_step] = value
         self.build_step += 1
-        if self.build_step == 2:
-            c.stats[2] = self.cfg.character.creation_points - c.stats[0] - c.stats[1]
+        if self.build_step == Stat.M:
+            c.stats[Stat.M] = rules.last_stat(self.cfg.character.creation_points, c.stats[: Stat.M])
             kind = "personal" if c.personal else "common"
             self.narrate(
                 "character",
@@ -604,7 +541,7 @@ class CrossroadsState(State):
         self.purpose = purpose
         self.phase = Phase.ROLL
 
-    def _rolled(self, dice: tuple[int, ...]) -> None:
+    def _rolled(self, dice: Dice) -> None:
         if self.purpose == Purpose.CONFRONT:
             s = self.sides[self.side_i]
             s.dice = dice
@@ -613,7 +550,7 @@ class CrossroadsState(State):
             self._confront_next_roll()
             return
         self.dice = dice
-        e = self.entity(self.chk_eid)
+        e = self.checker()
         self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", self.chk_seat, dice=dice)
         if e.is_char and self.cfg.check.assignment == "one_each":
             self.phase = Phase.ASSIGN
@@ -622,10 +559,11 @@ class CrossroadsState(State):
             self._assigned(0)
 
     def _assigned(self, perm: int) -> None:
-        e = self.entity(self.chk_eid)
+        e = self.checker()
         self.perm = perm
-        self.flags, self.succ = self.read_check(e, self.dice, perm)
-        self.succ = max(0, self.succ + self.use_advantage(e) + self.crossroads(e, self.dice, perm, self.flags))
+        self.flags, succ = self.read_check(e, self.dice, perm)
+        advantage = self.use_advantage(e)
+        self.succ = rules.check_successes(succ, 0, 0, advantage, self.crossroads(e, self.dice, perm, self.flags))
         self.narrate(
             "successes",
             f"{e.name}: {self.succ} success{'es' if self.succ != 1 else ''}.",
@@ -654,25 +592,16 @@ class CrossroadsState(State):
         self.left = self.succ * self.cfg.spend.outcomes_per_success
         self._next_spend()
 
-    def read_check(
-        self, e: Character | Faction, dice: tuple[int, ...], perm: int
-    ) -> tuple[tuple[bool, bool, bool], int]:
-        """Rules 3 and 4: per-stat success flags and the success count of a roll.
+    def read_check(self, e: Entity, dice: Dice, perm: int) -> rules.Check:
+        """Rules 3 and 4: per-stat success flags and the success count of a roll."""
+        if isinstance(e, Character):
+            return rules.stat_check(dice, perm, e.stats)
+        fr = self.cfg.faction
+        return rules.faction_check(
+            dice, e.influence, fr.check != "none", fr.check_bonus, self.cfg.confrontation.faction_gate == "any_success"
+        )
 
-        A character's die on a stat succeeds if it is at most the stat; a faction's dice each succeed
-        at most its Influence (plus ``faction.check_bonus``). A faction counts as succeeding on every
-        stat for goal-box gating if it has any success (``confrontation.faction_gate``).
-        """
-        if e.is_char:
-            flags = success_flags(dice, PERMUTATIONS[perm], e.stats)  # type: ignore[union-attr]
-            return flags, flags[0] + flags[1] + flags[2]
-        if self.cfg.faction.check == "none":
-            return (False, False, False), 0
-        n = faction_successes(dice, e.influence + self.cfg.faction.check_bonus)  # type: ignore[union-attr]
-        gate = n > 0 and self.cfg.confrontation.faction_gate == "any_success"
-        return (gate, gate, gate), n
-
-    def use_advantage(self, e: Character | Faction) -> int:
+    def use_advantage(self, e: Entity) -> int:
         """Rule 11.4: an Advantage token adds its bonus to the holder's next roll and is spent."""
         if e.advantage:
             e.advantage = False
@@ -680,69 +609,62 @@ class CrossroadsState(State):
             return self.cfg.advantage.bonus
         return 0
 
-    def crossroads(
-        self, e: Character | Faction, dice: tuple[int, ...], perm: int, flags: tuple[bool, bool, bool]
-    ) -> int:
+    def crossroads(self, e: Entity, dice: Dice, perm: int, flags: Flags) -> int:
         """Rule 5: a double or triple is a crossroads; its effect (``crossroads.effect``) is applied.
 
-        Returns the change in successes. ``goal_box_on_miss`` marks the goal box of every unmarked
-        stat whose die is one of the matching dice and failed.
+        Returns the change in successes.
         """
         cr = crossroads_of(dice)
-        if cr is Crossroads.NONE:
+        times = rules.crossroads_times(cr, self.cfg.crossroads.triple_twice)
+        if times == 0:
             return 0
-        kind = "triple" if cr is Crossroads.TRIPLE else "double"
-        self.narrate("crossroads", f"Crossroads! {e.name} rolled a {kind}.", None, crossroads=kind)
+        self.narrate(
+            "crossroads", f"Crossroads! {e.name} rolled a {cr.name.lower()}.", None, crossroads=cr.name.lower()
+        )
         effect = self.cfg.crossroads.effect
-        times = 2 if cr is Crossroads.TRIPLE and self.cfg.crossroads.triple_twice else 1
         delta = 0
         for _ in range(times):
-            if effect == "extra_success":
-                delta += 1
-            elif effect == "lose_success":
-                delta -= 1
-            elif effect == "gain_plus_c":
+            delta += rules.crossroads_success_change(effect)
+            if effect == "gain_plus_c":
                 self.gain_plus_c(e)
             elif effect == "gain_minus_c":
                 self.add_minus_c(e)
-            elif effect == "goal_box_on_miss" and e.is_char:
-                assert isinstance(e, Character)
-                p = PERMUTATIONS[perm]
-                counts = [dice.count(dice[p[i]]) for i in range(3)]
-                for i in range(3):
-                    if counts[i] >= 2 and not flags[i] and not e.goals[i] and e.alive:
-                        self.mark_goal(e, i)
+            elif effect == "goal_box_on_miss" and isinstance(e, Character):
+                for s in rules.missed_matching_stats(dice, perm, flags):
+                    if not e.goals[s] and e.alive:
+                        self.mark_goal(e, s)
         return delta
 
     # ------------------------------------------------------------------------------------------
-    # Rule 6: spending successes
+    # Rule 6: spending successes (and the outcomes of Rule 11.7 on oneself)
     # ------------------------------------------------------------------------------------------
     def _next_spend(self) -> None:
-        e = self.entity(self.chk_eid)
+        e = self.checker()
         if self.left > 0 and e.alive:
             self.phase = Phase.SPEND
             self.actor = self.chk_seat
             return
         self._check_done()
 
-    def apply_self_op(self, e: Character | Faction, a: int, flags: tuple[bool, bool, bool] | None) -> None:
+    def apply_self_op(self, e: Entity, a: int) -> None:
         """Rules 6 and 11.7: a spend or outcome on the roller itself."""
-        if Act.STAT_UP_G <= a <= Act.STAT_UP_G + 2:
-            self.raise_stat(e, a - Act.STAT_UP_G, 1)  # type: ignore[arg-type]
-        elif Act.STAT_UP2_G <= a <= Act.STAT_UP2_G + 2:
-            self.raise_stat_twice(e, a - Act.STAT_UP2_G)  # type: ignore[arg-type]
-        elif a == Act.GAIN_PLUS_C:
+        if isinstance(e, Character):
+            if (i := stat_of(a, Act.STAT_UP_G)) is not None:
+                self.raise_stat(e, i, 1)
+            elif (i := stat_of(a, Act.STAT_UP2_G)) is not None:
+                self.raise_stat_twice(e, i)
+            elif (i := stat_of(a, Act.MARK_G)) is not None:
+                self.mark_goal(e, i)
+        if a == Act.GAIN_PLUS_C:
             self.gain_plus_c(e)
         elif a == Act.REMOVE_MINUS_C:
             self.remove_minus_c(e)
-        elif Act.MARK_G <= a <= Act.MARK_G + 2:
-            self.mark_goal(e, a - Act.MARK_G)  # type: ignore[arg-type]
-        elif a == Act.INFLUENCE_UP:
-            self.change_influence(e, 1)  # type: ignore[arg-type]
+        elif a == Act.INFLUENCE_UP and isinstance(e, Faction):
+            self.change_influence(e, 1)
 
     def raise_stat(self, c: Character, i: int, by: int) -> None:
         """Rule 6: +1 to a stat (up to ``character.stat_cap``)."""
-        c.stats[i] = min(self.cfg.character.stat_cap, c.stats[i] + by)
+        c.stats[i] = rules.raised_stat(c.stats[i], by, self.cfg.character.stat_cap)
         self.narrate("stat", f"{c.name}: +{by} {STATS[i]} (now {c.stats[i]}).", None)
 
     def raise_stat_twice(self, c: Character, i: int) -> None:
@@ -754,36 +676,39 @@ class CrossroadsState(State):
             self.remove_minus_c(c)
         self.raise_stat(c, i, 2)
 
-    def gain_plus_c(self, e: Character | Faction) -> None:
+    def gain_plus_c(self, e: Entity) -> None:
         """Rule 6: gain a +C (at most ``character.max_conditions``)."""
-        if e.plus < self.cfg.character.max_conditions:
+        if rules.may_gain(e.plus, self.cfg.character.max_conditions):
             e.plus += 1
             self.narrate("condition", f"{e.name} gains a +C ({e.plus}).", None)
 
-    def remove_minus_c(self, e: Character | Faction) -> None:
+    def remove_minus_c(self, e: Entity) -> None:
         """Rule 6: remove a -C (a plain one first, then "dying", then "wounded")."""
         if e.minus <= 0:
             return
-        if isinstance(e, Character) and e.minus - e.wounded - e.dying <= 0:
-            if e.dying:
+        if isinstance(e, Character):
+            shed = rules.shed_minus_c(e.minus, e.wounded, e.dying)
+            if shed is MinusC.DYING:
                 e.dying = False
-            else:
+            elif shed is MinusC.WOUNDED:
                 e.wounded = False
         e.minus -= 1
         self.narrate("condition", f"{e.name} sheds a -C ({e.minus} left).", None)
 
-    def add_minus_c(self, e: Character | Faction) -> None:
+    def add_minus_c(self, e: Entity) -> None:
         """Rules 11.7/12: a -C; a character's first two are "wounded" then "dying" [decision]."""
-        if e.minus >= self.cfg.character.max_conditions:
+        if not rules.may_gain(e.minus, self.cfg.character.max_conditions):
             return
-        label = "-C"
         if isinstance(e, Character):
-            if not e.wounded:
-                e.wounded, label = True, '-C "wounded"'
-            elif not e.dying:
-                e.dying, label = True, '-C "dying"'
+            kind = rules.next_minus_c(True, e.wounded, e.dying)
+            if kind is MinusC.WOUNDED:
+                e.wounded = True
+            elif kind is MinusC.DYING:
+                e.dying = True
+        else:
+            kind = MinusC.PLAIN
         e.minus += 1
-        self.narrate("condition", f"{e.name} takes a {label}.", None)
+        self.narrate("condition", f"{e.name} takes a {_MINUS_C_LABELS[kind]}.", None)
 
     def mark_goal(self, c: Character, i: int) -> None:
         """Rule 11.7: mark a goal box; all three marked achieves the goal (Rule 12)."""
@@ -791,7 +716,7 @@ class CrossroadsState(State):
             return
         c.goals[i] = True
         self.narrate("goal", f"{c.name} marks the {STATS[i]} box of its goal.", None)
-        if c.goals[0] and c.goals[1] and c.goals[2] and c.alive:
+        if rules.goal_achieved(c.goals) and c.alive:
             c.achieved = True
             self.write_off(c, "goal achieved")
             if self.cfg.writeoffs.goal_check:
@@ -802,19 +727,18 @@ class CrossroadsState(State):
         f.influence += by
         self.narrate("influence", f"{f.name}: Influence {'+' if by > 0 else ''}{by} (now {f.influence}).", None)
         fr = self.cfg.faction
-        if f.alive and f.influence <= fr.writeoff_low:
-            self.write_off(f, "Influence fell to 0")
-        elif f.alive and f.influence >= fr.writeoff_high:
-            self.write_off(f, f"Influence reached {fr.writeoff_high}")
+        reason = rules.influence_exit(f.influence, fr.writeoff_low, fr.writeoff_high)
+        if f.alive and reason is not None:
+            self.write_off(f, reason)
 
     def lower_stat(self, c: Character, i: int, by: int) -> None:
-        """Rule 11.7/12: -1 (or -2) to a stat; a stat at 0 writes the character off."""
-        c.stats[i] = max(0, c.stats[i] - by)
+        """Rules 11.7/12: -1 (or -2) to a stat; a stat at 0 writes the character off."""
+        c.stats[i] = rules.lowered_stat(c.stats[i], by)
         self.narrate("stat", f"{c.name}: -{by} {STATS[i]} (now {c.stats[i]}).", None)
         if c.stats[i] == 0 and c.alive:
             self.write_off(c, f"{STATS[i]} fell to 0")
 
-    def write_off(self, e: Character | Faction, reason: str) -> None:
+    def write_off(self, e: Entity, reason: str) -> None:
         """Rule 12: an exit. Counts towards the end of the episode (Rule 13)."""
         e.alive = False
         e.exit = reason
@@ -832,11 +756,13 @@ class CrossroadsState(State):
     # ------------------------------------------------------------------------------------------
     def _start_scene(self) -> None:
         """Rules 8 and 13: the Admin picks a scene, unless three exits happened or the scene limit is hit."""
-        if self.exits >= self.cfg.episode.exits_to_end:
-            self._finish(EndReason.COMPLETED, f"{self.exits} exits")
+        ep = self.cfg.episode
+        end = rules.episode_end(self.exits, ep.exits_to_end, self.scene_no, ep.max_scenes)
+        if end is EndReason.COMPLETED:
+            self._finish(end, f"{self.exits} exits")
             return
-        if self.scene_no >= self.cfg.episode.max_scenes:
-            self._finish(EndReason.TIME_LIMIT, f"scene limit {self.cfg.episode.max_scenes}")
+        if end is EndReason.TIME_LIMIT:
+            self._finish(end, f"scene limit {ep.max_scenes}")
             return
         self.scene_no += 1
         self.phase = Phase.ADMIN_SCENE
@@ -844,14 +770,14 @@ class CrossroadsState(State):
         self.sides = []
 
     def _end_scene(self) -> None:
-        """Rule 12: pending goal checks are rolled, then the Admin role passes left (Rule 8)."""
-        while self.goal_pending:
+        """Rule 12: a pending goal check is rolled first; then the Admin role passes left (Rule 8)."""
+        if self.goal_pending:
             c = self.chars[self.goal_pending.pop(0)]
             seat = c.owner if c.personal else self.admin
             self.narrate("goal_check", f"{c.name} achieved its goal: a check to lower factions' Influence.", seat)
             self.begin_check(c.idx, seat, Purpose.GOAL)
             return
-        self.admin = (self.admin + 1) % self.num_players
+        self.admin = rules.next_admin(self.admin, self.num_players)
         self._start_scene()
 
     def choose_scene(self, a: int) -> None:
@@ -872,7 +798,7 @@ class CrossroadsState(State):
         elif a == Act.SCENE_CONFRONT:
             self.scene = Scene.CONFRONT
             self.narrate("scene", f"Admin (player {admin + 1}): a confrontation.", admin)
-            self.sides = [Side(-1, admin), Side(-1, admin)]
+            self.sides = [Side(None, admin), Side(None, admin)]
             self.phase = Phase.ADMIN_TARGET
         else:
             self.scene = Scene.SKIPPED
@@ -881,32 +807,28 @@ class CrossroadsState(State):
 
     def introduce_character(self) -> None:
         """Rule 9: a new character; personal if the Admin has none left in play, else a common one."""
-        self.create_character(self.admin, personal=self._personal_of(self.admin) < 0)
+        personal = rules.introduced_is_personal(self._personal_of(self.admin) is not None)
+        self.create_character(self.admin, personal=personal)
 
     # ------------------------------------------------------------------------------------------
     # Rule 10: deal
     # ------------------------------------------------------------------------------------------
     def deal_with(self, faction: int) -> None:
-        """Rule 10: the Admin's character makes a job deal with a faction; the faction gains Influence."""
+        """Rule 10: the Admin's character makes a job deal with a faction, against another character if any."""
         self.deal_faction = faction
-        if self.legal_actions_for(Phase.DEAL_AGAINST):
+        if self._deal_against_options():
             self.phase = Phase.DEAL_AGAINST
             return
-        self.close_deal(-1)
+        self.close_deal(None)
 
-    def legal_actions_for(self, phase: Phase) -> list[int]:
-        old = self.phase
-        self.phase = phase
-        try:
-            return self._compute_legal()
-        finally:
-            self.phase = old
-
-    def close_deal(self, against: int) -> None:
+    def close_deal(self, against: int | None) -> None:
         """Rule 10: the deal is recorded against another character; Influence +1; the character checks."""
+        assert self.deal_faction is not None
         f = self.factions[self.deal_faction]
-        c = self.chars[self._personal_of(self.admin)]
-        vs = f" against {self.chars[against].name}" if against >= 0 else ""
+        mine = self._personal_of(self.admin)
+        assert mine is not None
+        c = self.chars[mine]
+        vs = f" against {self.chars[against].name}" if against is not None else ""
         self.narrate("deal", f"{c.name} strikes a deal with {f.name}{vs}.", self.admin, against=against)
         self.change_influence(f, self.cfg.deal.influence_gain)
         self.begin_check(c.idx, self.admin, Purpose.SPEND)
@@ -915,8 +837,8 @@ class CrossroadsState(State):
     # Rule 11: confrontation
     # ------------------------------------------------------------------------------------------
     def set_opposition(self, a: int) -> None:
-        """Rule 11.1/11.2: the Admin opposes the target with its character, a common character, a faction or nobody."""
-        target = self.chars[self.sides[1].eid]
+        """Rules 11.1/11.2: the Admin opposes the target with its character, a common one, a faction or nobody."""
+        target = self.chars[self._target_id()]
         if a == Act.NO_OPPOSITION:
             self.narrate("confront", f"Nobody stands against {target.name}.", self.admin)
             self.sides = [self.sides[1]]
@@ -928,13 +850,26 @@ class CrossroadsState(State):
         self.phase = Phase.ADMIN_AIM
         self.actor = self.admin
 
-    def _opponent_side(self, i: int) -> Side | None:
+    def opponent_side(self, i: int) -> Side | None:
+        """The side facing side ``i`` (none in a scene for beauty)."""
         if len(self.sides) < 2:
             return None
         return self.sides[1 - i]
 
     def _winner_side(self) -> Side:
         return self.sides[0] if self.sides[0].won else self.sides[1]
+
+    def _side_id(self, s: Side) -> int:
+        assert s.eid is not None
+        return s.eid
+
+    def _target_id(self) -> int:
+        """The target character of the confrontation (the last side)."""
+        return self._side_id(self.sides[-1])
+
+    def _checker_id(self) -> int:
+        assert self.chk_eid is not None
+        return self.chk_eid
 
     def _begin_burns(self) -> None:
         self.side_i = 0
@@ -986,9 +921,9 @@ class CrossroadsState(State):
         self._next_assign()
 
     def _next_assign(self) -> None:
-        while self.side_i < 2:
+        while self.side_i < len(self.sides):
             s = self.sides[self.side_i]
-            if s.eid < FACTION_BASE and self.cfg.check.assignment == "one_each":
+            if not is_faction(self._side_id(s)) and self.cfg.check.assignment == "one_each":
                 self.phase = Phase.ASSIGN
                 self.actor = s.seat
                 return
@@ -999,34 +934,32 @@ class CrossroadsState(State):
         e = self.entity(s.eid)
         s.perm = perm
         s.flags, n = self.read_check(e, s.dice, perm)
-        n += s.burned * self.cfg.confrontation.burn_before_bonus
-        n += self.use_advantage(e)
-        n += self.crossroads(e, s.dice, perm, s.flags)
-        s.succ = max(0, n)
+        burn_bonus = self.cfg.confrontation.burn_before_bonus
+        advantage = self.use_advantage(e)
+        s.succ = rules.check_successes(n, s.burned, burn_bonus, advantage, self.crossroads(e, s.dice, perm, s.flags))
         self.narrate("successes", f"{e.name}: {s.succ} success{'es' if s.succ != 1 else ''}.", s.seat, successes=s.succ)
         self.side_i += 1
 
     def resolve_confrontation(self) -> None:
         """Rules 11.4/11.5: winners have the most successes (a tie is a shared win), degree = the gap."""
         a, b = self.sides
-        hi = max(a.succ, b.succ)
-        for s in self.sides:
-            s.won = s.succ == hi
-            s.lost = not s.won
-        if a.won and b.won:
-            self.degree = self.cfg.confrontation.tie_degree
+        res = rules.resolve((a.succ, b.succ), self.cfg.confrontation.tie_degree)
+        for s, won in zip(self.sides, res.won, strict=True):
+            s.won = won
+            s.lost = not won
+        self.degree = res.degree
+        if res.tie:
             self.narrate("result", f"A tie: a shared win (degree {self.degree}).", None)
         else:
-            w, lo = (a, b) if a.won else (b, a)
-            self.degree = w.succ - lo.succ
+            w = a if a.won else b
             self.narrate("result", f"{self.entity(w.eid).name} wins with degree {self.degree}.", w.seat)
-        if self.cfg.advantage.enabled:
-            for s in self.sides:
-                e = self.entity(s.eid)
-                if s.won and e.alive and (not e.is_char or not e.personal):  # type: ignore[union-attr]
-                    e.advantage = True
-                    self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
-        if not (a.won and b.won) and self.cfg.confrontation.loser_trade != "off":
+        for s in self.sides:
+            e = self.entity(s.eid)
+            personal = isinstance(e, Character) and e.personal
+            if rules.earns_advantage(self.cfg.advantage.enabled, s.won, e.alive, personal):
+                e.advantage = True
+                self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
+        if not res.tie and self.cfg.confrontation.loser_trade != "off":
             loser = b if a.won else a
             self.phase = Phase.LOSER_TRADE
             self.actor = loser.seat
@@ -1058,14 +991,17 @@ class CrossroadsState(State):
         if not e.alive:
             return
         a = s.aim
+        assert a is not None
+        unmark = stat_of(a, Act.UNMARK_G)
+        mark = stat_of(a, Act.MARK_G)
         if a == Act.ADD_MINUS_C and o.alive:
             self.add_minus_c(o)
-        elif Act.UNMARK_G <= a <= Act.UNMARK_G + 2 and o.alive and s.flags[a - Act.UNMARK_G]:
-            self.unmark_goal(o, a - Act.UNMARK_G)  # type: ignore[arg-type]
+        elif unmark is not None and o.alive and s.flags[unmark] and isinstance(o, Character):
+            self.unmark_goal(o, unmark)
         elif a == Act.GAIN_PLUS_C:
             self.gain_plus_c(e)
-        elif Act.MARK_G <= a <= Act.MARK_G + 2 and s.flags[a - Act.MARK_G]:
-            self.mark_goal(e, a - Act.MARK_G)  # type: ignore[arg-type]
+        elif mark is not None and s.flags[mark] and isinstance(e, Character):
+            self.mark_goal(e, mark)
 
     def unmark_goal(self, c: Character, i: int) -> None:
         """Rule 11.7: unmark a goal box of a character."""
@@ -1074,43 +1010,42 @@ class CrossroadsState(State):
             self.narrate("goal", f"{c.name} loses the {STATS[i]} mark of its goal.", None)
 
     def _next_outcome(self) -> None:
-        while True:
+        while self.side_i < len(self.sides):
+            s = self.sides[self.side_i]
+            if self.left > 0 and self.entity(s.eid).alive:
+                self.phase = Phase.BUY_OUTCOME
+                self.actor = s.seat
+                return
+            self.side_i += 1
             if self.side_i < len(self.sides):
-                s = self.sides[self.side_i]
-                if self.left > 0 and self.entity(s.eid).alive:
-                    self.phase = Phase.BUY_OUTCOME
-                    self.actor = s.seat
-                    return
-                self.side_i += 1
-                if self.side_i < len(self.sides):
-                    self.left = self.degree if self.sides[self.side_i].won else 0
-                continue
-            break
+                self.left = self.degree if self.sides[self.side_i].won else 0
         self._begin_loser_marks()
 
-    def apply_opp_op(self, o: Character | Faction, a: int) -> None:
+    def apply_opp_op(self, o: Entity, a: int) -> None:
         """Rule 11.7: an outcome against the other side."""
-        if Act.HARM_G <= a <= Act.HARM_G + 2:
-            self.lower_stat(o, a - Act.HARM_G, 1)  # type: ignore[arg-type]
-        elif Act.HARM2_G <= a <= Act.HARM2_G + 2:
-            if self.cfg.spend.double_step == "same_sign":
-                self.remove_minus_c(o)
-            else:
-                o.plus -= 1
-            self.lower_stat(o, a - Act.HARM2_G, 2)  # type: ignore[arg-type]
-        elif a == Act.ADD_MINUS_C:
+        if isinstance(o, Character):
+            if (i := stat_of(a, Act.HARM_G)) is not None:
+                self.lower_stat(o, i, 1)
+            elif (i := stat_of(a, Act.HARM2_G)) is not None:
+                if self.cfg.spend.double_step == "same_sign":
+                    self.remove_minus_c(o)
+                else:
+                    o.plus -= 1
+                self.lower_stat(o, i, 2)
+            elif (i := stat_of(a, Act.UNMARK_G)) is not None:
+                self.unmark_goal(o, i)
+            elif a == Act.KILL:
+                self.kill(o)
+        else:
+            if a == Act.INFLUENCE_DOWN:
+                self.change_influence(o, -1)
+            elif a == Act.PUSH_INFLUENCE:
+                self.change_influence(o, 1)
+        if a == Act.ADD_MINUS_C:
             self.add_minus_c(o)
         elif a == Act.REMOVE_PLUS_C:
             o.plus -= 1
             self.narrate("condition", f"{o.name} loses a +C ({o.plus}).", None)
-        elif Act.UNMARK_G <= a <= Act.UNMARK_G + 2:
-            self.unmark_goal(o, a - Act.UNMARK_G)  # type: ignore[arg-type]
-        elif a == Act.KILL:
-            self.kill(o)  # type: ignore[arg-type]
-        elif a == Act.INFLUENCE_DOWN:
-            self.change_influence(o, -1)  # type: ignore[arg-type]
-        elif a == Act.PUSH_INFLUENCE:
-            self.change_influence(o, 1)  # type: ignore[arg-type]
 
     def kill(self, c: Character) -> None:
         """Rule 12: an outcome spent to kill a character that is "wounded" and "dying"."""
@@ -1120,9 +1055,9 @@ class CrossroadsState(State):
         """Rule 11.8: a losing character may burn +C to mark goal boxes it succeeded on."""
         if self.cfg.confrontation.loser_mark and len(self.sides) == 2:
             for i, s in enumerate(self.sides):
-                if s.lost and s.eid < FACTION_BASE:
-                    c = self.chars[s.eid]
-                    if c.alive and c.plus > 0 and any(s.flags[k] and not c.goals[k] for k in range(3)):
+                if s.lost and not is_faction(self._side_id(s)):
+                    c = self.chars[self._side_id(s)]
+                    if c.alive and c.plus > 0 and rules.markable_boxes(s.flags, c.goals):
                         self.side_i = i
                         self.phase = Phase.LOSER_MARK
                         self.actor = s.seat
@@ -1155,7 +1090,7 @@ class CrossroadsState(State):
             if a == Act.PASS:
                 self.left = 0
             else:
-                self.apply_self_op(self.entity(self.chk_eid), a, None)
+                self.apply_self_op(self.checker(), a)
                 self.left -= 1
             self._next_spend()
         elif p == Phase.ADMIN_SCENE:
@@ -1168,14 +1103,13 @@ class CrossroadsState(State):
             self.set_opposition(a)
         elif p == Phase.ADMIN_AIM:
             self.sides[0].aim = a
-            self.narrate(
-                "aim", f"The Admin's aim: {self.action_label(a)} ({self.chars[self.sides[1].eid].name}).", self.actor
-            )
+            target = self.chars[self._target_id()]
+            self.narrate("aim", f"The Admin's aim: {self.action_label(a)} ({target.name}).", self.actor)
             self.phase = Phase.TARGET_AIM
             self.actor = self.sides[1].seat
         elif p == Phase.TARGET_AIM:
             self.sides[1].aim = a
-            self.narrate("aim", f"{self.chars[self.sides[1].eid].name}'s aim: {self.action_label(a)}.", self.actor)
+            self.narrate("aim", f"{self.chars[self._target_id()].name}'s aim: {self.action_label(a)}.", self.actor)
             self._begin_burns()
         elif p == Phase.DEAL_FACTION:
             self.deal_with(a - Act.TARGET_0 - FACTION_BASE)
@@ -1197,28 +1131,9 @@ class CrossroadsState(State):
             else:
                 self._award_goals()
         elif p == Phase.BUY_OUTCOME:
-            s = self.sides[self.side_i]
-            if a == Act.PASS:
-                self.left = 0
-            else:
-                if Act.HARM_G <= a <= Act.PUSH_INFLUENCE and a != Act.INFLUENCE_UP:
-                    opp = self._opponent_side(self.side_i)
-                    assert opp is not None
-                    self.apply_opp_op(self.entity(opp.eid), a)
-                else:
-                    self.apply_self_op(self.entity(s.eid), a, s.flags)
-                self.left -= 1
-            self._next_outcome()
+            self._buy_outcome(a)
         elif p == Phase.LOSER_MARK:
-            if a == Act.PASS:
-                self._after_loser_mark(self.side_i)
-            else:
-                c = self.chars[self.sides[self.side_i].eid]
-                c.plus -= 1
-                self.narrate("burn", f"{c.name} burns a +C to mark its goal.", self.actor)
-                self.mark_goal(c, a - Act.MARK_G)
-                if not (c.alive and c.plus > 0 and self._compute_legal() != [Act.PASS]):
-                    self._after_loser_mark(self.side_i)
+            self._loser_mark(a)
         elif p == Phase.LOWER_INFLUENCE:
             if a == Act.PASS:
                 self.left = 0
@@ -1229,48 +1144,64 @@ class CrossroadsState(State):
                 return
             self._check_done()
 
-    def _after_loser_mark(self, i: int) -> None:
-        # only one side can have lost in a two-sided confrontation
-        self._end_scene()
+    def _buy_outcome(self, a: int) -> None:
+        """Rule 11.7: one outcome bought with the degree (on oneself or against the other side), or pass."""
+        s = self.sides[self.side_i]
+        if a == Act.PASS:
+            self.left = 0
+        else:
+            if Act.HARM_G <= a <= Act.PUSH_INFLUENCE and a != Act.INFLUENCE_UP:
+                opp = self.opponent_side(self.side_i)
+                assert opp is not None
+                self.apply_opp_op(self.entity(opp.eid), a)
+            else:
+                self.apply_self_op(self.entity(s.eid), a)
+            self.left -= 1
+        self._next_outcome()
+
+    def _loser_mark(self, a: int) -> None:
+        """Rule 11.8: the loser burns a +C to mark a goal box, while it can; or passes."""
+        if a == Act.PASS:
+            self._end_scene()
+            return
+        s = self.sides[self.side_i]
+        c = self.chars[self._side_id(s)]
+        c.plus -= 1
+        self.narrate("burn", f"{c.name} burns a +C to mark its goal.", self.actor)
+        mark = stat_of(a, Act.MARK_G)
+        assert mark is not None
+        self.mark_goal(c, mark)
+        if not (c.alive and c.plus > 0 and rules.markable_boxes(s.flags, c.goals)):
+            self._end_scene()  # only one side can have lost a two-sided confrontation
 
     # ------------------------------------------------------------------------------------------
     # the end: returns (Rule 13 and the scenario's reward)
     # ------------------------------------------------------------------------------------------
-    def _personal_of(self, seat: int) -> int:
+    def _personal_of(self, seat: int) -> int | None:
         for c in self.chars:
             if c.alive and c.personal and c.owner == seat:
                 return c.idx
-        return -1
+        return None
 
     def seat_return(self, seat: int) -> float:
-        """The scenario's reward: +goal per personal goal achieved, written_off per personal write-off
-        (clipped to [-1, 1] x the larger weight), plus faction_weight x mean (Influence - start) / 4."""
+        """The scenario's reward of ``seat`` (see ``rules.seat_return``)."""
         rw = self.cfg.reward
-        char = 0.0
-        for c in self.chars:
-            if c.personal and c.owner == seat and not c.alive:
-                char += rw.goal if c.achieved else rw.written_off
-        bound = max(rw.goal, -rw.written_off)
-        char = max(-bound, min(bound, char))
-        mine = [f for f in self.factions if f.owner == seat]
-        fac = 0.0
-        if mine:
-            start = self.cfg.faction.start_influence
-            fac = sum(max(-1.0, min(1.0, (f.influence - start) / 4)) for f in mine) / len(mine)
-        return char + rw.faction_weight * fac
+        exits = [c.achieved for c in self.chars if c.personal and c.owner == seat and not c.alive]
+        influences = [f.influence for f in self.factions if f.owner == seat]
+        return rules.seat_return(
+            exits, influences, self.cfg.faction.start_influence, rw.goal, rw.written_off, rw.faction_weight
+        )
 
     def _finish(self, reason: EndReason, detail: str) -> None:
         rets = [self.seat_return(s) for s in range(self.num_players)]
-        best = max(rets)
-        winner = rets.index(best) if best > 0 and rets.count(best) == 1 else None
         self.phase = Phase.OVER
-        self.finish(winner, reason, rets, detail)
+        self.finish(rules.winner_of(rets), reason, rets, detail)
 
     # ------------------------------------------------------------------------------------------
     # analysis hooks
     # ------------------------------------------------------------------------------------------
     def leader(self) -> int:
-        """The seat whose personal character is closest to its goal (most boxes, then most stats)."""
+        """The seat whose personal character is closest to its goal (most boxes, then most stats); -1 if none."""
         best, best_key = -1, (-1, -1)
         for c in self.chars:
             if c.alive and c.personal:
@@ -1289,23 +1220,7 @@ class CrossroadsState(State):
         if a == Act.PASS:
             return "pass"
         if p == Phase.SPEND or p == Phase.BUY_OUTCOME:
-            if Act.STAT_UP_G <= a < Act.GAIN_PLUS_C:
-                return "spend_stat" if p == Phase.SPEND else "outcome_stat"
-            if a == Act.GAIN_PLUS_C:
-                return "spend_plus_c" if p == Phase.SPEND else "outcome_plus_c"
-            if a == Act.REMOVE_MINUS_C:
-                return "spend_remove_minus_c" if p == Phase.SPEND else "outcome_remove_minus_c"
-            if Act.MARK_G <= a <= Act.MARK_G + 2:
-                return "outcome_goal"
-            if Act.HARM_G <= a < Act.ADD_MINUS_C:
-                return "outcome_harm_stat"
-            if a in (Act.ADD_MINUS_C, Act.REMOVE_PLUS_C):
-                return "outcome_harm_condition"
-            if Act.UNMARK_G <= a <= Act.UNMARK_G + 2:
-                return "outcome_unmark"
-            if a == Act.KILL:
-                return "outcome_kill"
-            return "outcome_influence"
+            return self._outcome_option(a, p == Phase.SPEND)
         if p == Phase.ADMIN_SCENE:
             if a in (Act.SCENE_INTRO_CHARACTER, Act.SCENE_INTRO_FACTION):
                 return "introduce"
@@ -1316,54 +1231,60 @@ class CrossroadsState(State):
             if a == Act.NO_OPPOSITION:
                 return "no_opposition"
             e = self.entity(a - Act.TARGET_0)
-            if not e.is_char:
+            if not isinstance(e, Character):
                 return "oppose_faction"
-            return "oppose_own_character" if e.personal else "oppose_common"  # type: ignore[union-attr]
+            return "oppose_own_character" if e.personal else "oppose_common"
         if p == Phase.ADMIN_AIM or p == Phase.TARGET_AIM:
             if a == Act.ADD_MINUS_C:
                 return "aim_minus_c"
             if a == Act.GAIN_PLUS_C:
                 return "aim_plus_c"
             return "aim_goal"
-        if p == Phase.BURN_BEFORE:
-            return "burn_before"
-        if p == Phase.BURN_AFTER:
-            return "burn_after"
-        if p == Phase.LOSER_TRADE:
-            return "trade"
-        if p == Phase.LOSER_MARK:
-            return "loser_mark"
-        if p == Phase.LOWER_INFLUENCE:
-            return "lower_influence"
         if p == Phase.DEAL_FACTION:
-            return (
-                "deal_own_faction"
-                if self.factions[a - Act.TARGET_0 - FACTION_BASE].owner == self.actor
-                else "deal_other_faction"
-            )
-        if p == Phase.DEAL_AGAINST:
-            return "deal_against"
-        return None
+            owner = self.factions[a - Act.TARGET_0 - FACTION_BASE].owner
+            return "deal_own_faction" if owner == self.actor else "deal_other_faction"
+        return _PHASE_OPTIONS.get(p)
 
-    def current_roll(self) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
+    @staticmethod
+    def _outcome_option(a: int, spend: bool) -> str:
+        if Act.STAT_UP_G <= a < Act.GAIN_PLUS_C:
+            return "spend_stat" if spend else "outcome_stat"
+        if a == Act.GAIN_PLUS_C:
+            return "spend_plus_c" if spend else "outcome_plus_c"
+        if a == Act.REMOVE_MINUS_C:
+            return "spend_remove_minus_c" if spend else "outcome_remove_minus_c"
+        if stat_of(a, Act.MARK_G) is not None:
+            return "outcome_goal"
+        if Act.HARM_G <= a < Act.ADD_MINUS_C:
+            return "outcome_harm_stat"
+        if a in (Act.ADD_MINUS_C, Act.REMOVE_PLUS_C):
+            return "outcome_harm_condition"
+        if stat_of(a, Act.UNMARK_G) is not None:
+            return "outcome_unmark"
+        if a == Act.KILL:
+            return "outcome_kill"
+        return "outcome_influence"
+
+    def current_roll(self) -> tuple[Dice, tuple[int, int, int]] | None:
         """The dice to assign and the roller's stats, at an assign decision."""
         if self.phase != Phase.ASSIGN:
             return None
         if self.purpose == Purpose.CONFRONT:
             s = self.sides[self.side_i]
-            return s.dice, tuple(self.chars[s.eid].stats)  # type: ignore[return-value]
-        return self.dice, tuple(self.chars[self.chk_eid].stats)  # type: ignore[return-value]
+            g, kh, m = self.chars[self._side_id(s)].stats
+            return s.dice, (g, kh, m)
+        g, kh, m = self.chars[self._checker_id()].stats
+        return self.dice, (g, kh, m)
 
     def _assignment_is_optimal(self, perm: int) -> bool:
         roll = self.current_roll()
         assert roll is not None
         dice, stats = roll
-        best = max(sum(success_flags(dice, p, stats)) for p in PERMUTATIONS)
-        return sum(success_flags(dice, PERMUTATIONS[perm], stats)) == best
+        return perm in optimal_permutations(dice, stats)
 
     def resources(self, seat: int) -> dict[str, float]:
         ci = self._personal_of(seat)
-        c = self.chars[ci] if ci >= 0 else None
+        c = self.chars[ci] if ci is not None else None
         mine = [f for f in self.factions if f.owner == seat and f.alive]
         return {
             "stats_total": float(sum(c.stats)) if c else 0.0,
@@ -1375,135 +1296,16 @@ class CrossroadsState(State):
 
     def action_label(self, action: int) -> str:
         a = int(action)
-        if Act.VALUE_1 <= a < Act.ASSIGN_0:
-            return f"value {a - Act.VALUE_1 + 1}"
-        if Act.ASSIGN_0 <= a < Act.STAT_UP_G:
-            p = PERMUTATIONS[a - Act.ASSIGN_0]
+        if a in ASSIGN_ACTIONS:
             roll = self.current_roll()
-            if roll is not None:
-                return "assign " + " ".join(f"{STATS[i]}={roll[0][p[i]]}" for i in range(3))
-            return f"assign dice {p}"
-        if Act.TARGET_0 <= a < NUM_ACTIONS:
-            e = a - Act.TARGET_0
-            if e < FACTION_BASE:
-                return CHARACTER_NAMES[e]
-            return FACTION_NAMES[e - FACTION_BASE] if e - FACTION_BASE < len(FACTION_NAMES) else f"faction {e}"
-        labels = {
-            Act.GAIN_PLUS_C: "gain +C",
-            Act.REMOVE_MINUS_C: "remove -C",
-            Act.ADD_MINUS_C: "give -C",
-            Act.REMOVE_PLUS_C: "strip +C",
-            Act.KILL: "kill",
-            Act.INFLUENCE_UP: "Influence +1",
-            Act.INFLUENCE_DOWN: "their Influence -1",
-            Act.PUSH_INFLUENCE: "their Influence +1",
-            Act.PASS: "pass",
-            Act.BURN: "burn +C",
-            Act.TRADE: "remove winner's -C (degree -1)",
-            Act.SCENE_INTRO_CHARACTER: "introduce a character",
-            Act.SCENE_INTRO_FACTION: "introduce a faction",
-            Act.SCENE_DEAL: "deal",
-            Act.SCENE_CONFRONT: "confrontation",
-            Act.NO_OPPOSITION: "no opposition",
-        }
-        if a in labels:
-            return labels[a]  # type: ignore[index]
-        for base, text in (
-            (Act.STAT_UP_G, "+1 {}"),
-            (Act.STAT_UP2_G, "+2 {}"),
-            (Act.MARK_G, "mark {}"),
-            (Act.HARM_G, "their {} -1"),
-            (Act.HARM2_G, "their {} -2"),
-            (Act.UNMARK_G, "unmark their {}"),
-        ):
-            if base <= a <= base + 2:
-                return text.format(STATS[a - base])
-        return f"action {a}"
+            return label(a, roll[0] if roll is not None else None)
+        return label(a)
 
     # ------------------------------------------------------------------------------------------
     # observation, key, clone
     # ------------------------------------------------------------------------------------------
     def observation(self, seat: int) -> np.ndarray:
-        n = self.num_players
-        cap = self.cfg.character.max_conditions
-        high = self.cfg.faction.writeoff_high
-        obs = [0.0] * OBS_SIZE
-        p = self.phase
-        if p < NUM_CONTEXTS:
-            obs[p] = 1.0
-            obs[16] = 1.0 if self.actor == seat else 0.0
-        obs[17 + (self.admin - seat) % n] = 1.0
-        obs[22] = self.scene_no / self.cfg.episode.max_scenes
-        obs[23] = min(1.0, self.exits / self.cfg.episode.exits_to_end)
-        roll = None
-        if p == Phase.ASSIGN or p == Phase.SPEND or p == Phase.LOWER_INFLUENCE:
-            roll = self.sides[self.side_i].dice if self.purpose == Purpose.CONFRONT and p == Phase.ASSIGN else self.dice
-        if roll:
-            obs[24], obs[25], obs[26] = roll[0] / 10, roll[1] / 10, roll[2] / 10
-        obs[27] = min(1.0, self.succ / 6)
-        obs[28] = min(1.0, self.left / 6)
-        obs[29] = min(1.0, self.degree / 6)
-        if self.sides and len(self.sides) == 2 and self.sides[0].eid >= 0:
-            for k, s in enumerate(self.sides):
-                base = 30 + 6 * k
-                obs[base] = 1.0 if s.seat == seat else 0.0
-                if s.dice:
-                    obs[base + 1], obs[base + 2], obs[base + 3] = s.dice[0] / 10, s.dice[1] / 10, s.dice[2] / 10
-                obs[base + 4] = min(1.0, s.burned / 6)
-                obs[base + 5] = min(1.0, s.succ / 6)
-                if s.won or s.lost or (p == Phase.ASSIGN and k < self.side_i):
-                    f0, f1, f2 = s.flags
-                    obs[42 + 3 * k] = 1.0 if f0 else 0.0
-                    obs[43 + 3 * k] = 1.0 if f1 else 0.0
-                    obs[44 + 3 * k] = 1.0 if f2 else 0.0
-            obs[48] = 1.0 if self.side_i == 1 else 0.0
-        elif p == Phase.SPEND or p == Phase.BUY_OUTCOME or p == Phase.LOWER_INFLUENCE:
-            f0, f1, f2 = self.flags
-            obs[42], obs[43], obs[44] = (1.0 if f0 else 0.0), (1.0 if f1 else 0.0), (1.0 if f2 else 0.0)
-        obs[49] = self.build_step / 2 if p == Phase.BUILD else 0.0
-        obs[50] = 1.0 if self.purpose == Purpose.GOAL else 0.0
-        obs[51] = 1.0 if self.purpose == Purpose.BEAUTY else 0.0
-        base = GLOBAL_SIZE
-        target = self.sides[-1].eid if self.sides else -1
-        opp = self.sides[0].eid if len(self.sides) == 2 else -1
-        for c in self.chars:
-            o = base + c.idx * CHAR_FEATURES
-            st, g = c.stats, c.goals
-            obs[o : o + CHAR_FEATURES] = (
-                1.0,
-                1.0 if c.alive else 0.0,
-                1.0 if c.personal and c.owner == seat else 0.0,
-                0.0 if c.personal else 1.0,
-                ((c.owner - seat) % n) / (MAX_SEATS - 1) if c.personal else 0.0,
-                st[0] / 10,
-                st[1] / 10,
-                st[2] / 10,
-                c.plus / cap,
-                c.minus / cap,
-                1.0 if c.wounded else 0.0,
-                1.0 if c.dying else 0.0,
-                1.0 if g[0] else 0.0,
-                1.0 if g[1] else 0.0,
-                1.0 if g[2] else 0.0,
-                1.0 if c.advantage else 0.0,
-                1.0 if c.idx == target else 0.0,
-                1.0 if c.idx == opp else 0.0,
-            )
-        base += MAX_CHARACTER_SLOTS * CHAR_FEATURES
-        for f in self.factions:
-            o = base + f.idx * FACTION_FEATURES
-            obs[o : o + FACTION_FEATURES] = (
-                1.0,
-                1.0 if f.alive else 0.0,
-                1.0 if f.owner == seat else 0.0,
-                ((f.owner - seat) % n) / (MAX_SEATS - 1),
-                max(0.0, min(1.0, f.influence / high)),
-                f.plus / cap,
-                f.minus / cap,
-                1.0 if f.advantage else 0.0,
-                1.0 if FACTION_BASE + f.idx == opp else 0.0,
-            )
-        return np.array(obs, dtype=np.float32)
+        return encode(self, seat)
 
     def key(self) -> Hashable:
         return (
@@ -1546,7 +1348,12 @@ class CrossroadsState(State):
         return new
 
 
-GLOBAL_SIZE = 52
-CHAR_FEATURES = 18
-FACTION_FEATURES = 9
-OBS_SIZE = GLOBAL_SIZE + MAX_CHARACTER_SLOTS * CHAR_FEATURES + MAX_FACTION_SLOTS * FACTION_FEATURES
+_PHASE_OPTIONS = {
+    Phase.BURN_BEFORE: "burn_before",
+    Phase.BURN_AFTER: "burn_after",
+    Phase.LOSER_TRADE: "trade",
+    Phase.LOSER_MARK: "loser_mark",
+    Phase.LOWER_INFLUENCE: "lower_influence",
+    Phase.DEAL_AGAINST: "deal_against",
+}
+"""Decision phases whose every non-pass action is one option group."""
