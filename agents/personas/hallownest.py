@@ -7,7 +7,8 @@ import numpy as np
 from envs.core.dice import Rng
 from envs.core.game import State
 from envs.hallownest import rules as R
-from envs.hallownest.engine import ACTIONS, DIRECTIONS, DuelState, Kind, Phase, action_id
+from envs.hallownest.actions import ACTIONS, DIRECTIONS, Kind, Phase, action_id
+from envs.hallownest.duel import DuelState
 
 
 def _legal(mask: np.ndarray) -> set[int]:

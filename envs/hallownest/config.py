@@ -17,6 +17,8 @@ TIE_ORDER: tuple[Side, ...] = ("player", "ally", "enemy")
 
 
 class DiceRules(RulesModel):
+    """Rules 1-5: successes, difficulty, modifiers and caps."""
+
     success_on: int = Field(default=5, ge=2, le=6, description="Rule 1: a d6 showing this or more is a success")
     trivial_success_on: int = Field(default=4, ge=2, le=6, description="Rule 3: success face of a trivial check")
     modifiers_are_dice: bool = Field(
@@ -28,6 +30,8 @@ class DiceRules(RulesModel):
 
 
 class DataFiles(RulesModel):
+    """Rules 6 and 8: the data files of size templates and weapons."""
+
     templates: str = Field(
         default="data/templates.toml", description="Rule 6: size templates file (relative to envs/hallownest)"
     )
@@ -37,6 +41,8 @@ class DataFiles(RulesModel):
 
 
 class BugSpec(RulesModel):
+    """Rules 6-8, 12-14, 16: one duellist: template, weapon, side, armour, shield, appendages, overrides."""
+
     name: str = Field(default="Bug", min_length=1, max_length=24, description="name used in the narration")
     template: str = Field(default="medium", description="Rule 6: a size template of the templates file")
     weapon: str = Field(default="nail", description="Rule 8: a weapon of the weapons file")
@@ -63,6 +69,8 @@ def _default_bugs() -> list[BugSpec]:
 
 
 class DuelRules(RulesModel):
+    """Rule 22: the duel scenario: its round limit and its two bugs."""
+
     max_rounds: int = Field(default=20, ge=1, le=60, description="Rule 22: rounds before the duel ends by time limit")
     bugs: list[BugSpec] = Field(
         default_factory=_default_bugs, min_length=2, max_length=2, description="the two duellists (seat 0, seat 1)"
@@ -70,6 +78,8 @@ class DuelRules(RulesModel):
 
 
 class ArenaRules(RulesModel):
+    """Rules 15 and 19: the arena (track or grid), start cells and cover."""
+
     kind: Literal["track", "grid"] = Field(default="track", description="Rule 15: 1-D track or square grid")
     width: int = Field(default=7, ge=3, le=12, description="cells along x (the track's length)")
     height: int = Field(default=5, ge=1, le=12, description="cells along y (grid only; a track has 1 row)")
@@ -82,12 +92,16 @@ class ArenaRules(RulesModel):
 
 
 class InitiativeRules(RulesModel):
+    """Rule 9: initiative ties."""
+
     tie_order: list[Side] = Field(
         default_factory=lambda: list(TIE_ORDER), description="Rule 9: who acts first on a tie"
     )
 
 
 class StaminaRules(RulesModel):
+    """Rules 10-11: the attack tax, the least investment and the turn-start refill."""
+
     tax_per_attack: int = Field(
         default=1, ge=0, le=3, description="Rule 11: extra cost of each further attack in a turn"
     )
@@ -99,6 +113,8 @@ class StaminaRules(RulesModel):
 
 
 class ImbalanceRules(RulesModel):
+    """Rules 8 and 10: Imbalance: its cap, clearing, recovery and heavy weapons."""
+
     max: int = Field(default=3, ge=0, le=7, description="Rule 10: maximum Imbalance")
     clear_cost: int = Field(default=1, ge=0, le=3, description="Rule 10: Stamina spent to remove 1 Imbalance")
     heavy_weapon_gain: int = Field(
@@ -109,6 +125,8 @@ class ImbalanceRules(RulesModel):
 
 
 class DefenseRules(RulesModel):
+    """Rule 12: what every defense costs and when it is chosen."""
+
     base_cost: int = Field(default=1, ge=0, le=3, description="Rule 12: Stamina a defense costs (not invested)")
     after_attack_roll: bool = Field(
         default=True, description="Rule 12 [decision, gap]: the defender chooses after seeing the attack's successes"
@@ -116,6 +134,8 @@ class DefenseRules(RulesModel):
 
 
 class ParryRules(RulesModel):
+    """Rule 12: parries with a weapon or a shield."""
+
     weapon_dice_per_stamina: int = Field(
         default=2, ge=1, le=4, description="Rule 12: dice per invested Stamina (weapon parry)"
     )
@@ -136,6 +156,8 @@ class ParryRules(RulesModel):
 
 
 class DodgeRules(RulesModel):
+    """Rule 12: dodges and the dodge move."""
+
     light_weapon_weight: int = Field(
         default=1, ge=0, le=3, description="Rule 12 [decision]: a Light weapon's weight for dodge dice"
     )
@@ -148,6 +170,8 @@ class DodgeRules(RulesModel):
 
 
 class DamageRules(RulesModel):
+    """Rule 13: extra damage, damage reduction and the Shell soak."""
+
     extra_cap: Literal["max_base_invested", "base", "invested", "none"] = Field(
         default="max_base_invested", description="Rule 13: cap of extra damage (as written: max(base damage, invested))"
     )
@@ -161,6 +185,8 @@ class DamageRules(RulesModel):
 
 
 class DeathsDoorRules(RulesModel):
+    """Rule 14: Death's Door at Heart 0."""
+
     enabled: bool = Field(default=True, description="Rule 14: Death's Door is an option at Heart 0")
     once_per_rest: bool = Field(
         default=True, description="Rule 14: Death's Door restores Stamina only the first time per Rest"
@@ -169,6 +195,8 @@ class DeathsDoorRules(RulesModel):
 
 
 class UnconsciousRules(RulesModel):
+    """Rule 14: unconsciousness at Heart 0."""
+
     enabled: bool = Field(default=True, description="Rule 14: voluntary unconsciousness is an option at Heart 0")
     restores_stamina: bool = Field(default=True, description="Rule 14: unconsciousness restores all Stamina, always")
     can_defend: bool = Field(default=False, description="Rule 14: an unconscious bug may defend")
@@ -178,6 +206,8 @@ class UnconsciousRules(RulesModel):
 
 
 class MovementRules(RulesModel):
+    """Rule 15: retreat, dash / jump and provoked attacks."""
+
     retreat_cost: int = Field(default=1, ge=0, le=3, description="Rule 15: Stamina a retreat costs")
     retreat_cells: int = Field(default=2, ge=1, le=4, description="Rule 15: cells a retreat moves (costs Speed too)")
     retreat_imbalance: int = Field(default=1, ge=0, le=3, description="Rule 15: Imbalance from a retreat")
@@ -188,6 +218,8 @@ class MovementRules(RulesModel):
 
 
 class GrappleRules(RulesModel):
+    """Rule 16: grapples and escapes."""
+
     enabled: bool = Field(default=True, description="Rule 16: the grapple action is available")
     unarmed_quality: int = Field(default=1, ge=0, le=3, description="Rule 16: Quality used by a grapple")
     max_appendage_bonus: int = Field(default=2, ge=0, le=4, description="Rule 16: most bonus dice from appendages")
@@ -199,22 +231,30 @@ class GrappleRules(RulesModel):
 
 
 class DelayedRules(RulesModel):
+    """Rule 17: delayed damage."""
+
     removal_cost: int = Field(
         default=1, ge=1, le=3, description="Rule 17: Stamina that removes 1 point of delayed damage"
     )
 
 
 class StatusRules(RulesModel):
+    """Rule 18: status effects."""
+
     max_pool: int = Field(default=10, ge=1, le=20, description="Rule 18: most points in one status effect's pool")
     decay_per_turn: int = Field(default=1, ge=0, le=3, description="Rule 18: pool lost at the end of the target's turn")
     removal_cost: int = Field(default=1, ge=1, le=3, description="Rule 18: Stamina that removes 1 point of a pool")
 
 
 class CoverRules(RulesModel):
+    """Rule 19: cover."""
+
     dice_per_quarter: int = Field(default=1, ge=0, le=3, description="Rule 19: attack dice lost per covered quarter")
 
 
 class FocusRules(RulesModel):
+    """Rule 20: Soul focus."""
+
     enabled: bool = Field(default=True, description="Rule 20: Soul focus is available")
     auto_success_per: int = Field(
         default=3, ge=1, le=10, description="Rule 20 [decision]: 1 automatic success per this much Soul"
@@ -226,6 +266,8 @@ class FocusRules(RulesModel):
 
 
 class PogoRules(RulesModel):
+    """Rule 21: the pogo strike."""
+
     enabled: bool = Field(default=True, description="Rule 21: pogo strike after a jump")
     free_move: int = Field(
         default=2, ge=0, le=4, description="Rule 21: free cells after a pogo that hit or was parried"
@@ -236,6 +278,8 @@ class PogoRules(RulesModel):
 
 
 class HallownestConfig(RulesModel):
+    """The whole rules config of Hallownest, one section per group of rules (rules.toml)."""
+
     dice: DiceRules = DiceRules()
     data: DataFiles = DataFiles()
     duel: DuelRules = DuelRules()

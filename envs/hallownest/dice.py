@@ -145,6 +145,7 @@ def initiative_distribution(dice: int, rerolls: int = 0) -> dict[int, Fraction]:
 
 @lru_cache(maxsize=256)
 def initiative_outcomes(dice: int, rerolls: int) -> tuple[tuple[int, float], ...]:
+    """Rule 9: the initiative distribution as ``(total, probability)`` floats for chance nodes."""
     return tuple((k, float(v)) for k, v in _initiative_distribution(dice, rerolls))
 
 

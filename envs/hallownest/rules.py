@@ -1,16 +1,22 @@
 """Hallownest rule functions: one per numbered rule of docs/rules/hallownest.md.
 
-Pure functions over numbers and small frozen records; the engine (``engine.py``) sequences them.
+Pure functions over numbers and small frozen records; the duel (``duel.py``) sequences them.
 """
 
 from __future__ import annotations
 
+import enum
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from envs.hallownest.config import BugSpec, HallownestConfig, load_table
 
 SIDE_NAMES = ("player", "ally", "enemy")
+HALF = 0.5  # Rule 2: the ".5" of a characteristic written x.5
+MELEE_REACH = 1  # Rule 11: a melee attack reaches the adjacent cells (diagonals count)
+FULL_COVER = 4  # Rule 19: quarters of a fully covered bug
+ADJACENT = 1  # Rule 15: the distance of an adjacent cell
 
 
 # -- data records ---------------------------------------------------------------------------------
@@ -65,6 +71,36 @@ class Profile:
     appendages: int
 
 
+class AttackKind(enum.IntEnum):
+    """Rules 11, 15, 16 and 21: the kinds of attack a bug can make."""
+
+    WEAPON = 0  # Rule 11
+    GRAPPLE = 1  # Rule 16
+    POGO = 2  # Rule 21
+    PROVOKED = 3  # Rule 15
+
+    @property
+    def phrase(self) -> str:
+        """The attack in the narration (``a pogo strike``)."""
+        return _ATTACK_PHRASES[self]
+
+
+_ATTACK_PHRASES = {
+    AttackKind.WEAPON: "an attack",
+    AttackKind.GRAPPLE: "a grapple",
+    AttackKind.POGO: "a pogo strike",
+    AttackKind.PROVOKED: "a provoked attack",
+}
+
+
+class Defense(enum.IntEnum):
+    """Rule 12: how the target of an attack defends."""
+
+    NONE = 0
+    PARRY = 1
+    DODGE = 2
+
+
 def load_weapon(cfg: HallownestConfig, key: str) -> Weapon:
     """Rule 8: a weapon from the weapons data file."""
     row = load_table(cfg.data.weapons)[key]
@@ -116,7 +152,7 @@ def dice_of(characteristic: float) -> int:
 
 def rerolls_of(characteristic: float) -> int:
     """Rule 2: an x.5 characteristic gives 1 reroll of a failed die on every check using it."""
-    return 1 if characteristic - math.floor(characteristic) >= 0.5 else 0
+    return 1 if characteristic - math.floor(characteristic) >= HALF else 0
 
 
 def successes_needed(difficulty: str) -> int:
@@ -150,6 +186,16 @@ def heavy_weapon_imbalance(weapon: Weapon, heavy_weight: int, gain: int) -> int:
     return gain if weapon.weight >= heavy_weight else 0
 
 
+def fang_penalty(current: int, weapon_penalty: int) -> int:
+    """Rule 8: a Fang's hit costs the target dice on its next roll; a second hit does not add to it."""
+    return max(current, weapon_penalty)
+
+
+def roll_penalty(next_roll_penalty: int, status: int, status_penalty: int) -> int:
+    """Rules 8 and 18: the dice a bug loses on a roll: a pending next-roll penalty, and a status while it lasts."""
+    return next_roll_penalty + (status_penalty if status > 0 else 0)
+
+
 # -- Rule 9: initiative ---------------------------------------------------------------------------
 def initiative_dice(grace: float, weapon: Weapon) -> tuple[int, int]:
     """Rule 9: initiative rolls Grace dice (plus the weapon's initiative dice); x.5 gives a reroll."""
@@ -176,10 +222,30 @@ def add_imbalance(imbalance: int, gain: int, maximum: int) -> int:
     return min(maximum, imbalance + gain)
 
 
+def recover_imbalance(imbalance: int, recovery: int) -> int:
+    """Rule 10: after the refill (or in its place, at Death's Door) Imbalance drops by ``recovery``."""
+    return max(0, imbalance - recovery)
+
+
 # -- Rule 11: attack ------------------------------------------------------------------------------
 def attack_cost(invested: int, attacks_made: int, tax_per_attack: int) -> int:
     """Rule 11: invested Stamina plus the tax: each earlier attack this turn adds ``tax_per_attack``."""
     return invested + attacks_made * tax_per_attack
+
+
+def attack_budget(stamina: int, attacks_made: int, tax_per_attack: int) -> int:
+    """Rule 11: the most Stamina an attack can invest now, after paying this turn's tax."""
+    return max(0, stamina - attacks_made * tax_per_attack)
+
+
+def attack_reach(weapon: Weapon) -> int:
+    """Rule 11: melee weapons reach the adjacent cells (diagonals count); a thrown weapon reaches its range."""
+    return weapon.range if weapon.ranged else MELEE_REACH
+
+
+def can_target(dead: bool, cover_quarters: int, unconscious: bool, unconscious_targetable: bool) -> bool:
+    """Rules 14 and 19: a living bug can be attacked unless in full cover or (by config) unconscious."""
+    return not dead and can_be_targeted(cover_quarters) and (unconscious_targetable or not unconscious)
 
 
 def attack_dice(weapon: Weapon, might: float, grace: float, invested: int) -> tuple[int, int]:
@@ -192,6 +258,18 @@ def attack_dice(weapon: Weapon, might: float, grace: float, invested: int) -> tu
 def defense_cost(invested: int, base_cost: int) -> int:
     """Rule 12: a defense costs ``base_cost`` (not invested) plus the invested Stamina."""
     return base_cost + invested
+
+
+def can_defend(dead: bool, unconscious: bool, unconscious_can_defend: bool, stamina: int, base_cost: int) -> bool:
+    """Rules 12 and 14: a defense needs its base Stamina cost, and an unconscious bug cannot defend."""
+    if dead or (unconscious and not unconscious_can_defend):
+        return False
+    return stamina >= base_cost
+
+
+def defense_offered(attack_successes: int, attack_rolled: bool) -> bool:
+    """Rule 12 [decision]: deciding after the attack roll, there is nothing to defend against no success."""
+    return not attack_rolled or attack_successes >= 1
 
 
 def max_parry_investment(weapon: Weapon, shield_quality: int, cap_is_quality: bool, shield_cap: int) -> int:
@@ -227,10 +305,25 @@ def dodge_dice(grace: float, invested: int, attacker_weight: int) -> tuple[int, 
     return dice_of(grace) + invested * attacker_weight, rerolls_of(grace)
 
 
+def dodge_move_offered(dodged: bool, move_cells: int, can_act: bool, grappled: bool, room: bool) -> bool:
+    """Rule 12: after a dodge a bug that can act, is not held and has a free cell beside it may move."""
+    return dodged and move_cells > 0 and can_act and not grappled and room
+
+
 # -- Rule 13: damage ------------------------------------------------------------------------------
 def net_successes(attack: int, defense: int) -> int:
     """Rule 13 (and Rule 1's opposed checks): each defense success cancels one attack success."""
     return attack - defense
+
+
+def is_hit(net: int) -> bool:
+    """Rule 13: an attack hits with at least one net success."""
+    return net >= 1
+
+
+def was_parried(defense: Defense, attack_successes: int, hit: bool) -> bool:
+    """Rules 12 and 21: a parry that cancelled every success of an attack that had some."""
+    return defense == Defense.PARRY and attack_successes >= 1 and not hit
 
 
 def extra_damage(net: int, base_damage: int, invested: int, cap_mode: str) -> int:
@@ -283,6 +376,38 @@ def stamina_damage(stamina: int, damage: int) -> tuple[int, bool]:
     return new, new <= 0
 
 
+def spend_stamina(stamina: int, amount: int, at_deaths_door_or_unconscious: bool) -> tuple[int, bool]:
+    """Rule 14: spending Stamina; at Death's Door or unconscious, spending the last of it is death."""
+    new = stamina - amount
+    if at_deaths_door_or_unconscious and new <= 0:
+        return 0, True
+    return new, False
+
+
+def heart_damage(heart: int, damage: int) -> int:
+    """Rules 13-14: damage comes off Heart, which stops at 0."""
+    return max(0, heart - damage)
+
+
+class HeartZero(enum.Enum):
+    """Rule 14: what Heart 0 means for a bug."""
+
+    DIES = "dies"
+    CHOOSES = "chooses"  # Death's Door or unconscious
+
+
+def heart_zero_fate(important: bool, deaths_door: bool, unconscious: bool) -> HeartZero:
+    """Rule 14: an ordinary bug dies at Heart 0; an important one chooses, if any choice is allowed."""
+    if important and (deaths_door or unconscious):
+        return HeartZero.CHOOSES
+    return HeartZero.DIES
+
+
+def leaves_deaths_door(at_deaths_door: bool, heart: int) -> bool:
+    """Rule 14 (our ruling): healing Heart above 0 takes a bug back from Death's Door."""
+    return at_deaths_door and heart > 0
+
+
 # -- Rule 15: movement ----------------------------------------------------------------------------
 def provokes(adjacent_cells_moved: int, maneuverability_value: int) -> bool:
     """Rule 15: moving through more enemy-adjacent cells than one's Maneuverability provokes an attack."""
@@ -292,6 +417,33 @@ def provokes(adjacent_cells_moved: int, maneuverability_value: int) -> bool:
 def chebyshev(a: tuple[int, int], b: tuple[int, int]) -> int:
     """Rule 15: diagonal steps cost 1, so distance is the Chebyshev distance."""
     return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+
+
+def adjacent_cells_entered(cells: Iterable[tuple[int, int]], foe: tuple[int, int]) -> int:
+    """Rule 15: how many of the cells entered are adjacent to the foe (its own cell is not counted)."""
+    return sum(1 for c in cells if c != foe and chebyshev(c, foe) == ADJACENT)
+
+
+def provoked_attack_offered(
+    provoking: bool, enabled: bool, foe_can_act: bool, foe_used: bool, foe_ranged: bool, foe_stamina: int, cost: int
+) -> bool:
+    """Rule 15: a provoked foe may attack once per round, if it can act, has a melee weapon and the Stamina."""
+    return provoking and enabled and foe_can_act and not foe_used and not foe_ranged and foe_stamina >= cost
+
+
+def provoked_attack_cost(invested: int, provoked_cost: int) -> int:
+    """Rule 15: a provoked attack costs 1 Stamina not invested, plus the invested (no tax)."""
+    return provoked_cost + invested
+
+
+def dash_path(start: tuple[int, int], delta: tuple[int, int], cells: int) -> list[tuple[int, int]]:
+    """Rule 15: a dash / jump moves exactly ``cells`` cells in a line; the last one is the landing."""
+    return [(start[0] + delta[0] * i, start[1] + delta[1] * i) for i in range(1, cells + 1)]
+
+
+def retreat_distance(max_cells: int, speed_left: int, open_cells: int) -> int:
+    """Rule 15: a retreat moves up to ``max_cells``, each paid in Speed, and stops at the first blocked cell."""
+    return max(0, min(max_cells, speed_left, open_cells))
 
 
 # -- Rule 16: grapple -----------------------------------------------------------------------------
@@ -305,6 +457,11 @@ def grapple_holds(net: int) -> bool:
     return net >= 1
 
 
+def grapple_persists(grappler_can_act: bool, distance: int) -> bool:
+    """Rule 16: a grapple ends when the two are no longer adjacent or the grappler cannot act."""
+    return grappler_can_act and distance <= ADJACENT
+
+
 def escape_dice(might: float, grace: float, invested: int) -> tuple[int, int]:
     """Rule 16: an escape uses Might or Grace (the better) plus invested Stamina."""
     stat = might if dice_of(might) >= dice_of(grace) else grace
@@ -314,6 +471,11 @@ def escape_dice(might: float, grace: float, invested: int) -> tuple[int, int]:
 def resist_dice(might: float, invested: int, appendages: int, max_bonus: int) -> tuple[int, int]:
     """Rule 16: the grappler resists with Might plus its appendage bonus plus invested Stamina."""
     return dice_of(might) + min(appendages, max_bonus) + invested, rerolls_of(might)
+
+
+def escape_succeeds(escape_successes: int, resist_successes: int) -> bool:
+    """Rule 16: an escape needs at least one success more than the grappler's resistance."""
+    return net_successes(escape_successes, resist_successes) >= 1
 
 
 # -- Rule 17: delayed damage ----------------------------------------------------------------------
@@ -341,7 +503,7 @@ def status_tick(pool: int, decay: int) -> int:
 # -- Rule 19: cover -------------------------------------------------------------------------------
 def can_be_targeted(quarters: int) -> bool:
     """Rule 19: a fully covered bug cannot be targeted directly."""
-    return quarters < 4
+    return quarters < FULL_COVER
 
 
 def cover_penalty(dice: int, quarters: int, per_quarter: int) -> int:
@@ -364,7 +526,25 @@ def focus_rerolls(insight: float, divisor: int) -> int:
     return int(math.floor(insight / divisor))
 
 
+def focus_heal(heart: int, max_heart: int, successes: int, automatic: int) -> int:
+    """Rule 20: each success of a Soul focus (automatic ones included) heals 1 Heart, up to the maximum."""
+    return min(max_heart, heart + max(0, successes + automatic))
+
+
 # -- Rule 21: pogo --------------------------------------------------------------------------------
-def pogo_outcome(hit: bool, parried: bool) -> str:
+class Pogo(enum.Enum):
+    """Rule 21: how a pogo strike ends."""
+
+    BOUNCE = "bounce"  # hit or parried: a free move
+    LAND = "land"  # missed or dodged: lands beside the target, off balance
+
+
+def pogo_outcome(hit: bool, parried: bool) -> Pogo:
     """Rule 21: a pogo that hits or is parried bounces (free move); one that misses or is dodged lands off balance."""
-    return "bounce" if hit or parried else "land"
+    return Pogo.BOUNCE if hit or parried else Pogo.LAND
+
+
+# -- Rule 22: the duel ----------------------------------------------------------------------------
+def time_limit_reached(round_no: int, max_rounds: int) -> bool:
+    """Rule 22: the duel ends without a winner once ``max_rounds`` rounds are over."""
+    return round_no > max_rounds

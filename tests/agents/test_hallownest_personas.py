@@ -11,7 +11,8 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import UniformRandom, legal_mask
 from envs.hallownest import RULESET
-from envs.hallownest.engine import ACTIONS, NUM_ACTIONS, DuelState, Kind, Phase
+from envs.hallownest.actions import ACTIONS, NUM_ACTIONS, Kind, Phase
+from envs.hallownest.duel import DuelState
 
 Record = tuple[DuelState, int]  # (state before, action) of the persona's seat
 

@@ -6,8 +6,9 @@ from typing import Any
 
 from envs.core.config import config_dict, deep_merge, validate_config
 from envs.hallownest import RULESET
+from envs.hallownest.actions import Kind, Phase, action_id
 from envs.hallownest.config import HallownestConfig
-from envs.hallownest.engine import DuelState, Kind, Phase, action_id
+from envs.hallownest.duel import DuelState
 
 
 def config(**sections: Any) -> HallownestConfig:
@@ -43,7 +44,7 @@ def duel(
     return st
 
 
-def act(st: DuelState, kind: Kind, amount: int = 0, direction: int = -1) -> None:
+def act(st: DuelState, kind: Kind, amount: int = 0, direction: int | None = None) -> None:
     st.apply_action(action_id(kind, amount, direction))
 
 

@@ -16,7 +16,9 @@ from envs.core.dice import Rng
 from envs.core.errors import ConfigError
 from envs.core.game import CHANCE, TERMINAL
 from envs.hallownest import RULESET
-from envs.hallownest.engine import NUM_ACTIONS, OBSERVATION_SIZE, OPTION_GROUPS, DuelState
+from envs.hallownest.actions import NUM_ACTIONS, OPTION_GROUPS
+from envs.hallownest.duel import DuelState
+from envs.hallownest.observation import OBSERVATION_SIZE
 from tests.envs.hallownest.helpers import config
 
 GRID = {

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from envs.core.game import TERMINAL, EndReason
-from envs.hallownest.engine import DuelState, Kind, Phase
+from envs.hallownest.actions import Kind, Phase
+from envs.hallownest.duel import DuelState
 from tests.envs.hallownest.helpers import act, config, force
 
 

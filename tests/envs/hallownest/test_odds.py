@@ -122,7 +122,7 @@ def test_sampled_initiative_agrees_with_exact() -> None:
 
 def test_engine_chance_node_samples_its_own_distribution() -> None:
     """At an attack roll (6 dice, 1 reroll) the state's sampler agrees with its chance_outcomes (4 sigma)."""
-    from envs.hallownest.engine import Kind
+    from envs.hallownest.actions import Kind
     from tests.envs.hallownest.helpers import act, duel
 
     st = duel()
@@ -138,7 +138,7 @@ def test_engine_chance_node_samples_its_own_distribution() -> None:
 
 
 def test_impossible_forced_outcomes_are_refused() -> None:
-    from envs.hallownest.engine import Kind
+    from envs.hallownest.actions import Kind
     from tests.envs.hallownest.helpers import act, duel
 
     st = duel()

@@ -10,7 +10,7 @@ import pytest
 
 from envs.core.game import CHANCE, TERMINAL, EndReason
 from envs.hallownest import rules as R
-from envs.hallownest.engine import Kind, Phase, action_id
+from envs.hallownest.actions import Kind, Phase, action_id
 from tests.envs.hallownest.helpers import act, duel, force
 
 

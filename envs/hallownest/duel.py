@@ -1,120 +1,102 @@
-"""The Hallownest combat engine: a duel of two bugs, move by move (docs/rules/hallownest.md).
+"""The Hallownest duel: two bugs fight to the death (``rulebreaker/HallownestDuel-v0``).
 
-The state machine sequences the rule functions of :mod:`envs.hallownest.rules`. Reactions are
-decisions of the defender's seat inside the attacker's turn: ``current_player()`` switches to the
-defender for a defense, to a bug at Heart 0 for Death's Door vs unconscious, to the enemy for a
-provoked attack, to the grappler to resist an escape, and to a dodging bug for its dodge move.
-Every roll is a chance node whose outcome is a success count (or, for initiative, a face total).
+## Description
+A duel of the Unofficial Hollow Knight RPG's combat chapter (docs/rules/hallownest.md, Rule 22). By
+default a Medium bug with a Nail (seat 0, the player's side) faces a Medium bug with a Great nail
+(seat 1, enemy side) on a 7-cell track; templates, weapons and the arena (``arena.kind = "track" |
+"grid"``) come from the config. Initiative (Rule 9, summed Grace dice) is rolled once; each round both
+bugs act in that order. Reactions are decisions of the other seat inside the active bug's turn:
+``current_player()`` switches to the defender for a defense, to a bug at Heart 0 for Death's Door vs
+unconscious, to the foe for a provoked attack, to the grappler to resist an escape, and to a dodging
+bug for its dodge move. Every roll is a chance node whose outcome is a success count (for initiative,
+a face total). This module only sequences the rules; each decision is a function of ``rules.py``.
+
+## Actions
+``Discrete(82)``, masked (the table is ``actions.ACTIONS``). On its turn a bug may attack investing
+1-7 Stamina (each further attack in the turn costs 1 more: the tax, Rule 11), grapple or pogo (invest
+1-3), step / dash / retreat in a direction (2 on a track, 8 on a grid), clear Imbalance, delayed damage
+or a status, try to escape a grapple (invest 0-3), focus 1-7 Soul (ends the turn) or end the turn.
+When attacked it chooses no defense, parry (invest 0-6) or dodge (invest 0-6), and after a dodge
+whether to move 1 cell; at Heart 0 Death's Door or unconscious; when provoked whether to attack
+(invest 0-6); when its grappled foe tries to escape, how much to invest resisting (0-3).
+
+## Observation
+``Box(-1, 1, (80,), float32)`` (``observation.py``): 30 features of the seat's own bug (Heart, Stamina,
+Imbalance, Soul, states, characteristics, weapon, position...), 30 of the opponent's, 20 shared
+(relative position, round, decision context one-hot, the pending attack's successes and investment).
+
+## Rewards
++1 for the bug left alive, -1 for the dead one; 0 each when the round limit ends the duel.
+
+## Episode end
+A bug dies (Heart 0 for an ordinary bug; Stamina 0 at Death's Door or unconscious: ``knockout``) or
+``duel.max_rounds`` (20) rounds pass (``time_limit``).
+
+## Arguments
+``rules`` (a variant TOML) or ``config``; every key is in ``envs/hallownest/rules.toml``, commented
+with its rule number.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Hashable
-from dataclasses import dataclass
+from typing import Final, NamedTuple
 
 import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 from envs.hallownest import rules as R
-from envs.hallownest.config import HallownestConfig
-from envs.hallownest.dice import (
-    initiative_outcomes,
-    sample_initiative,
-    sample_successes,
-    success_outcomes,
+from envs.hallownest.actions import (
+    ACTIONS,
+    CHANCE_PHASES,
+    CLEAR_DELAYED_ID,
+    CLEAR_IMBALANCE_ID,
+    CLEAR_STATUS_ID,
+    DEATHS_DOOR_ID,
+    DECISION_CONTEXT,
+    DECLINE_ID,
+    END_TURN_ID,
+    GRID_DIRECTIONS,
+    MAX_ATTACK_INVEST,
+    MAX_DEFENSE_INVEST,
+    MAX_FOCUS,
+    MAX_SMALL_INVEST,
+    NO_DEFENSE_ID,
+    STAY_ID,
+    TRACK_DIRECTIONS,
+    UNCONSCIOUS_ID,
+    ActionSpec,
+    Direction,
+    Kind,
+    Phase,
+    action_label,
+    invest_ids,
+    move_id,
+    option_of,
 )
+from envs.hallownest.config import HallownestConfig
+from envs.hallownest.dice import SIDES, initiative_outcomes, sample_initiative, sample_successes, success_outcomes
+from envs.hallownest.observation import encode_observation
+from envs.hallownest.rules import AttackKind, Defense
+
+NOBODY: Final = -1  # the seat in ``grappled_by`` / ``grappling`` / ``decider`` when there is none
 
 
-# -- the action table ------------------------------------------------------------------------------
-class Kind(enum.IntEnum):
-    END_TURN = 0
-    ATTACK = 1
-    GRAPPLE = 2
-    POGO = 3
-    STEP = 4
-    DASH = 5
-    RETREAT = 6
-    CLEAR_IMBALANCE = 7
-    CLEAR_DELAYED = 8
-    CLEAR_STATUS = 9
-    ESCAPE = 10
-    FOCUS = 11
-    NO_DEFENSE = 12
-    PARRY = 13
-    DODGE = 14
-    DEATHS_DOOR = 15
-    UNCONSCIOUS = 16
-    DECLINE = 17
-    PROVOKED = 18
-    RESIST = 19
-    STAY = 20
+class Resume(enum.IntEnum):
+    """Where the flow continues after a Heart 0 decision (Rule 14)."""
+
+    ATTACK = 0  # after an attack's damage
+    TURN_START = 1  # a turn start, after delayed damage (Rule 17)
 
 
-@dataclass(frozen=True)
-class ActionSpec:
-    kind: Kind
-    amount: int = 0  # invested Stamina / Soul
-    direction: int = -1  # index into DIRECTIONS
+class PendingRoll(NamedTuple):
+    """The roll of the current chance node (Rules 1-2)."""
 
-
-DIRECTIONS: tuple[tuple[int, int], ...] = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (-1, -1), (1, 1), (-1, 1))
-DIR_NAMES = ("east", "west", "north", "south", "north-east", "north-west", "south-east", "south-west")
-MAX_ATTACK_INVEST = 7
-MAX_SMALL_INVEST = 3  # grapple, pogo (1..3) and escape / resist (0..3)
-MAX_DEFENSE_INVEST = 6
-MAX_FOCUS = 7
-
-
-def _build_actions() -> tuple[ActionSpec, ...]:
-    acts: list[ActionSpec] = [ActionSpec(Kind.END_TURN)]
-    acts += [ActionSpec(Kind.ATTACK, k) for k in range(1, MAX_ATTACK_INVEST + 1)]
-    acts += [ActionSpec(Kind.GRAPPLE, k) for k in range(1, MAX_SMALL_INVEST + 1)]
-    acts += [ActionSpec(Kind.POGO, k) for k in range(1, MAX_SMALL_INVEST + 1)]
-    acts += [ActionSpec(Kind.STEP, 0, d) for d in range(8)]
-    acts += [ActionSpec(Kind.DASH, 0, d) for d in range(8)]
-    acts += [ActionSpec(Kind.RETREAT, 0, d) for d in range(8)]
-    acts += [ActionSpec(Kind.CLEAR_IMBALANCE), ActionSpec(Kind.CLEAR_DELAYED), ActionSpec(Kind.CLEAR_STATUS)]
-    acts += [ActionSpec(Kind.ESCAPE, k) for k in range(0, MAX_SMALL_INVEST + 1)]
-    acts += [ActionSpec(Kind.FOCUS, x) for x in range(1, MAX_FOCUS + 1)]
-    acts += [ActionSpec(Kind.NO_DEFENSE)]
-    acts += [ActionSpec(Kind.PARRY, k) for k in range(0, MAX_DEFENSE_INVEST + 1)]
-    acts += [ActionSpec(Kind.DODGE, k) for k in range(0, MAX_DEFENSE_INVEST + 1)]
-    acts += [ActionSpec(Kind.DEATHS_DOOR), ActionSpec(Kind.UNCONSCIOUS), ActionSpec(Kind.DECLINE)]
-    acts += [ActionSpec(Kind.PROVOKED, k) for k in range(0, MAX_DEFENSE_INVEST + 1)]
-    acts += [ActionSpec(Kind.RESIST, k) for k in range(0, MAX_SMALL_INVEST + 1)]
-    acts += [ActionSpec(Kind.STAY)]
-    return tuple(acts)
-
-
-ACTIONS: tuple[ActionSpec, ...] = _build_actions()
-NUM_ACTIONS = len(ACTIONS)
-ACTION_ID: dict[tuple[Kind, int, int], int] = {(s.kind, s.amount, s.direction): i for i, s in enumerate(ACTIONS)}
-
-
-def action_id(kind: Kind, amount: int = 0, direction: int = -1) -> int:
-    """The id of a named action (e.g. ``action_id(Kind.ATTACK, 2)``)."""
-    return ACTION_ID[(kind, amount, direction)]
-
-
-def _ids(kind: Kind, amounts: range) -> list[int]:
-    """Ids indexed by amount (entries below the first amount are unused placeholders)."""
-    return [ACTION_ID.get((kind, k, -1), -1) for k in range(amounts.stop)]
-
-
-END_TURN_ID = action_id(Kind.END_TURN)
-ATTACK_IDS = _ids(Kind.ATTACK, range(1, MAX_ATTACK_INVEST + 1))
-GRAPPLE_IDS = _ids(Kind.GRAPPLE, range(1, MAX_SMALL_INVEST + 1))
-POGO_IDS = _ids(Kind.POGO, range(1, MAX_SMALL_INVEST + 1))
-ESCAPE_IDS = _ids(Kind.ESCAPE, range(0, MAX_SMALL_INVEST + 1))
-FOCUS_IDS = _ids(Kind.FOCUS, range(1, MAX_FOCUS + 1))
-STEP_IDS = [action_id(Kind.STEP, 0, d) for d in range(8)]
-DASH_IDS = [action_id(Kind.DASH, 0, d) for d in range(8)]
-RETREAT_IDS = [action_id(Kind.RETREAT, 0, d) for d in range(8)]
-CLEAR_IMBALANCE_ID = action_id(Kind.CLEAR_IMBALANCE)
-CLEAR_DELAYED_ID = action_id(Kind.CLEAR_DELAYED)
-CLEAR_STATUS_ID = action_id(Kind.CLEAR_STATUS)
+    dice: int
+    rerolls: int
+    success_on: int
 
 
 def _n(count: int, word: str) -> str:
@@ -122,62 +104,6 @@ def _n(count: int, word: str) -> str:
     if count == 1:
         return f"1 {word}"
     return f"{count} {word}es" if word.endswith("s") else f"{count} {word}s"
-
-
-class Phase(enum.IntEnum):
-    INITIATIVE = 0  # chance: one bug's initiative total
-    TURN = 1  # decision of the active bug
-    ATTACK_ROLL = 2  # chance
-    DEFENSE = 3  # decision of the target
-    DEFENSE_ROLL = 4  # chance
-    SOAK_ROLL = 5  # chance
-    HEART_ZERO = 6  # decision of the bug at Heart 0
-    DODGE_MOVE = 7  # decision of the bug that dodged
-    PROVOKED = 8  # decision of the provoked enemy
-    RESIST = 9  # decision of the grappler
-    ESCAPE_ROLL = 10  # chance
-    RESIST_ROLL = 11  # chance
-    FOCUS_ROLL = 12  # chance
-    OVER = 13
-
-
-DECISION_CONTEXT = {
-    Phase.TURN: "turn",
-    Phase.DEFENSE: "defense",
-    Phase.HEART_ZERO: "heart_zero",
-    Phase.DODGE_MOVE: "dodge_move",
-    Phase.PROVOKED: "provoked",
-    Phase.RESIST: "resist_escape",
-}
-CHANCE_PHASES = frozenset(
-    {
-        Phase.INITIATIVE,
-        Phase.ATTACK_ROLL,
-        Phase.DEFENSE_ROLL,
-        Phase.SOAK_ROLL,
-        Phase.ESCAPE_ROLL,
-        Phase.RESIST_ROLL,
-        Phase.FOCUS_ROLL,
-    }
-)
-
-
-class Defense(enum.IntEnum):
-    NONE = 0
-    PARRY = 1
-    DODGE = 2
-
-
-class AttackKind(enum.IntEnum):
-    WEAPON = 0
-    GRAPPLE = 1
-    POGO = 2
-    PROVOKED = 3
-
-
-class Resume(enum.IntEnum):
-    ATTACK = 0  # continue after an attack's damage
-    TURN_START = 1  # continue a turn start after delayed damage
 
 
 # -- mutable records -------------------------------------------------------------------------------
@@ -232,8 +158,8 @@ class Bug:
         self.status_name = ""
         self.status_penalty = 0
         self.next_roll_penalty = 0
-        self.grappled_by = -1
-        self.grappling = -1
+        self.grappled_by: int = NOBODY
+        self.grappling: int = NOBODY
         self.attacks_made = 0
         self.speed_left = profile.speed
         self.jumped = False
@@ -243,9 +169,11 @@ class Bug:
         self.initiative = 0
 
     def fields(self) -> tuple[Hashable, ...]:
+        """The changing numbers, for :meth:`DuelState.key`."""
         return tuple(getattr(self, s) for s in self.__slots__[1:])
 
     def copy(self) -> Bug:
+        """A copy sharing the (frozen) profile."""
         b = Bug.__new__(Bug)
         for s in self.__slots__:
             setattr(b, s, getattr(self, s))
@@ -253,19 +181,37 @@ class Bug:
 
     @property
     def name(self) -> str:
+        """The bug's name in the narration."""
         return self.p.name
 
     @property
     def pos(self) -> tuple[int, int]:
+        """The bug's cell ``(x, y)``."""
         return (self.x, self.y)
 
     @property
     def can_act(self) -> bool:
+        """Rule 14: a dead or unconscious bug cannot act."""
         return not self.dead and not self.unconscious
+
+    @property
+    def grappled(self) -> bool:
+        """Rule 16: held by the other bug."""
+        return self.grappled_by != NOBODY
+
+    @property
+    def holds(self) -> bool:
+        """Rule 16: grappling the other bug."""
+        return self.grappling != NOBODY
+
+    @property
+    def near_death(self) -> bool:
+        """Rule 14: at Death's Door or unconscious, where damage and spending hit Stamina."""
+        return self.at_dd or self.unconscious
 
 
 class Attack:
-    """An attack (or grapple) being resolved."""
+    """An attack (or grapple, pogo, provoked attack) being resolved (Rules 11-13, 16, 21)."""
 
     __slots__ = (
         "kind",
@@ -309,9 +255,11 @@ class Attack:
         self.damage = 0
 
     def fields(self) -> tuple[Hashable, ...]:
+        """The attack's numbers, for :meth:`DuelState.key`."""
         return tuple(getattr(self, s) for s in self.__slots__)
 
     def copy(self) -> Attack:
+        """An independent copy."""
         a = Attack.__new__(Attack)
         for s in self.__slots__:
             setattr(a, s, getattr(self, s))
@@ -319,8 +267,8 @@ class Attack:
 
 
 # -- the state -------------------------------------------------------------------------------------
-class DuelState(State):
-    """A Hallownest duel. See the env card in ``scenarios.py`` for the decisions and the encoding."""
+class DuelState(State[int]):
+    """A Hallownest duel; the module docstring is its rules card."""
 
     def __init__(self, cfg: HallownestConfig) -> None:
         super().__init__(2)
@@ -328,7 +276,7 @@ class DuelState(State):
         self.track = cfg.arena.kind == "track"
         self.width = cfg.arena.width
         self.height = 1 if self.track else cfg.arena.height
-        self.dirs = 2 if self.track else 8
+        self.directions = TRACK_DIRECTIONS if self.track else GRID_DIRECTIONS
         self.cover: dict[tuple[int, int], int] = {(c[0], c[1]): c[2] for c in cfg.arena.cover}
         self.bugs = [Bug(R.build_profile(cfg, spec), *cfg.arena.start[i]) for i, spec in enumerate(cfg.duel.bugs)]
         self.phase = Phase.INITIATIVE
@@ -338,11 +286,11 @@ class DuelState(State):
         self.round = 0
         self.active = 0
         self.atk: Attack | None = None
-        self.roll: tuple[int, int, int] = (0, 0, 5)  # dice, rerolls, success_on of the pending roll
-        self.decider = -1  # seat deciding in a reaction phase
+        self.roll = PendingRoll(0, 0, cfg.dice.success_on)
+        self.decider: int = NOBODY  # seat deciding in a reaction phase
         self.resume = Resume.ATTACK
         self.escape_succ = 0
-        self.escape_roll: tuple[int, int] = (0, 0)
+        self.escape_roll: tuple[int, int] = (0, 0)  # dice, success modifier of the escape
         self.resist_invested = 0
         self._escape_rerolls = 0
         self._resist_mod = 0
@@ -354,6 +302,11 @@ class DuelState(State):
             f"{self.bugs[0].name} ({self.bugs[0].p.weapon.label}) faces "
             f"{self.bugs[1].name} ({self.bugs[1].p.weapon.label}). Roll initiative.",
         )
+
+    @property
+    def dirs(self) -> int:
+        """How many directions a move may take (2 on a track, 8 on a grid)."""
+        return len(self.directions)
 
     # ---------------------------------------------------------------------------------------------
     # protocol
@@ -386,7 +339,7 @@ class DuelState(State):
             self.round,
             self.active,
             self.atk.fields() if self.atk else None,
-            self.roll,
+            tuple(self.roll),
             self.decider,
             int(self.resume),
             self.escape_succ,
@@ -413,6 +366,16 @@ class DuelState(State):
             "status": float(b.status),
         }
 
+    def observation(self, seat: int) -> np.ndarray:
+        return encode_observation(self, seat)
+
+    def action_label(self, action: int) -> str:
+        return action_label(action)
+
+    def option_of(self, action: int) -> str | None:
+        me = self.bugs[self.active]
+        return option_of(action, self.phase, me.attacks_made, me.stamina)
+
     # -- legal actions ---------------------------------------------------------------------------
     def legal_actions(self) -> list[int]:
         if self._legal is None:
@@ -428,27 +391,21 @@ class DuelState(State):
         if ph == Phase.HEART_ZERO:
             out = []
             if self.cfg.deaths_door.enabled:
-                out.append(action_id(Kind.DEATHS_DOOR))
+                out.append(DEATHS_DOOR_ID)
             if self.cfg.unconscious.enabled:
-                out.append(action_id(Kind.UNCONSCIOUS))
+                out.append(UNCONSCIOUS_ID)
             return out
         if ph == Phase.DODGE_MOVE:
             b = self.bugs[self.decider]
-            out = [
-                action_id(Kind.STEP, 0, d)
-                for d in range(self.dirs)
-                if self._free(b.x + DIRECTIONS[d][0], b.y + DIRECTIONS[d][1])
-            ]
-            return [*out, action_id(Kind.STAY)]
+            steps = [move_id(Kind.STEP, d) for d in self.directions if self._free_toward(b, d)]
+            return [*steps, STAY_ID]
         if ph == Phase.PROVOKED:
             b = self.bugs[self.decider]
             cost = self.cfg.movement.provoked_cost
-            out = [action_id(Kind.DECLINE)]
-            out += [action_id(Kind.PROVOKED, j) for j in range(MAX_DEFENSE_INVEST + 1) if cost + j <= b.stamina]
-            return out
+            return [DECLINE_ID, *invest_ids(Kind.PROVOKED, 0, min(MAX_DEFENSE_INVEST, b.stamina - cost))]
         if ph == Phase.RESIST:
             b = self.bugs[self.decider]
-            return [action_id(Kind.RESIST, j) for j in range(MAX_SMALL_INVEST + 1) if j <= b.stamina]
+            return invest_ids(Kind.RESIST, 0, min(MAX_SMALL_INVEST, b.stamina))
         return []
 
     def _legal_turn(self) -> list[int]:
@@ -459,41 +416,36 @@ class DuelState(State):
         st = me.stamina
         out = [END_TURN_ID]
         w = me.p.weapon
-        dist = max(abs(me.x - foe.x), abs(me.y - foe.y))
-        tax = me.attacks_made * cfg.stamina.tax_per_attack
-        budget = max(0, st - tax)  # most Stamina an attack can invest now
-        targetable = (
-            not foe.dead
-            and (not self.cover or R.can_be_targeted(self.cover.get(foe.pos, 0)))
-            and (cfg.unconscious.targetable or not foe.unconscious)
-        )
-        if targetable and dist <= (w.range if w.ranged else 1):
+        dist = R.chebyshev(me.pos, foe.pos)
+        budget = R.attack_budget(st, me.attacks_made, cfg.stamina.tax_per_attack)
+        targetable = R.can_target(foe.dead, self.cover.get(foe.pos, 0), foe.unconscious, cfg.unconscious.targetable)
+        if targetable and dist <= R.attack_reach(w):
             lo = max(1, cfg.stamina.min_attack_investment)
-            out.extend(ATTACK_IDS[lo : min(budget, MAX_ATTACK_INVEST) + 1])
-        if targetable and dist == 1:
+            out.extend(invest_ids(Kind.ATTACK, lo, min(budget, MAX_ATTACK_INVEST)))
+        if targetable and dist == R.ADJACENT:
             if cfg.grapple.enabled and foe.grappled_by != self.active:
-                out.extend(GRAPPLE_IDS[1 : min(budget, MAX_SMALL_INVEST) + 1])
+                out.extend(invest_ids(Kind.GRAPPLE, 1, min(budget, MAX_SMALL_INVEST)))
             if cfg.pogo.enabled and me.jumped and not w.ranged:
-                out.extend(POGO_IDS[1 : min(budget, MAX_SMALL_INVEST) + 1])
-        if me.grappled_by < 0:
+                out.extend(invest_ids(Kind.POGO, 1, min(budget, MAX_SMALL_INVEST)))
+        if not me.grappled:
             mv = cfg.movement
-            free = [self._free(me.x + dx, me.y + dy) for dx, dy in DIRECTIONS[: self.dirs]]
+            free = [d for d in self.directions if self._free_toward(me, d)]
             if me.speed_left > 0 or me.free_move > 0:
-                out.extend(STEP_IDS[d] for d in range(self.dirs) if free[d])
+                out.extend(move_id(Kind.STEP, d) for d in free)
             if st >= mv.dash_cost:
-                out.extend(DASH_IDS[d] for d in range(self.dirs) if self._dash_landing(me, d) is not None)
+                out.extend(move_id(Kind.DASH, d) for d in self.directions if self._dash_landing(me, d) is not None)
             if st >= mv.retreat_cost and me.speed_left > 0:
-                out.extend(RETREAT_IDS[d] for d in range(self.dirs) if free[d])
+                out.extend(move_id(Kind.RETREAT, d) for d in free)
         if me.imbalance > 0 and st >= cfg.imbalance.clear_cost:
             out.append(CLEAR_IMBALANCE_ID)
         if me.delayed > 0 and st >= cfg.delayed.removal_cost:
             out.append(CLEAR_DELAYED_ID)
         if me.status > 0 and st >= cfg.status.removal_cost:
             out.append(CLEAR_STATUS_ID)
-        if me.grappled_by >= 0:
-            out.extend(ESCAPE_IDS[: max(0, min(st - cfg.grapple.escape_cost, MAX_SMALL_INVEST) + 1)])
+        if me.grappled:
+            out.extend(invest_ids(Kind.ESCAPE, 0, min(st - cfg.grapple.escape_cost, MAX_SMALL_INVEST)))
         if cfg.focus.enabled and me.focus_pending == 0:
-            out.extend(FOCUS_IDS[1 : min(me.soul, MAX_FOCUS) + 1])
+            out.extend(invest_ids(Kind.FOCUS, 1, min(me.soul, MAX_FOCUS)))
         return out
 
     def _legal_defense(self) -> list[int]:
@@ -501,18 +453,14 @@ class DuelState(State):
         assert atk is not None
         me = self.bugs[atk.target]
         cfg = self.cfg
-        out = [action_id(Kind.NO_DEFENSE)]
-        base = cfg.defense.base_cost
+        out = [NO_DEFENSE_ID]
+        spare = me.stamina - cfg.defense.base_cost  # most Stamina the defense can invest
         cap = R.max_parry_investment(
             me.p.weapon, me.p.shield_quality, cfg.parry.weapon_invest_max_is_quality, cfg.parry.max_shield_investment
         )
-        for j in range(min(cap, MAX_DEFENSE_INVEST) + 1):
-            if base + j <= me.stamina:
-                out.append(action_id(Kind.PARRY, j))
-        can_dodge = not (cfg.grapple.blocks_dodge and me.grappled_by >= 0)
-        for j in range(min(cfg.dodge.max_investment, MAX_DEFENSE_INVEST) + 1):
-            if can_dodge and base + j <= me.stamina:
-                out.append(action_id(Kind.DODGE, j))
+        out.extend(invest_ids(Kind.PARRY, 0, min(cap, MAX_DEFENSE_INVEST, spare)))
+        if not (cfg.grapple.blocks_dodge and me.grappled):
+            out.extend(invest_ids(Kind.DODGE, 0, min(cfg.dodge.max_investment, MAX_DEFENSE_INVEST, spare)))
         return out
 
     # -- geometry --------------------------------------------------------------------------------
@@ -520,47 +468,25 @@ class DuelState(State):
         return 0 <= x < self.width and 0 <= y < self.height
 
     def _free(self, x: int, y: int) -> bool:
-        if not (0 <= x < self.width and 0 <= y < self.height):
+        """A cell inside the arena that no living bug holds (cells hold one bug, Rule 15)."""
+        if not self._inside(x, y):
             return False
         a, b = self.bugs
         return (a.dead or a.x != x or a.y != y) and (b.dead or b.x != x or b.y != y)
 
-    def _dash_landing(self, me: Bug, d: int) -> tuple[int, int] | None:
-        """Rule 15: a dash / jump moves exactly ``dash_cells`` in a line; it may leap over a bug."""
-        dx, dy = DIRECTIONS[d]
-        n = self.cfg.movement.dash_cells
-        for i in range(1, n):
-            if not self._inside(me.x + dx * i, me.y + dy * i):
-                return None
-        lx, ly = me.x + dx * n, me.y + dy * n
-        return (lx, ly) if self._free(lx, ly) else None
+    def _free_toward(self, b: Bug, d: Direction) -> bool:
+        dx, dy = d.delta
+        return self._free(b.x + dx, b.y + dy)
+
+    def _dash_landing(self, me: Bug, d: Direction) -> tuple[int, int] | None:
+        """Rule 15: the landing cell of a dash / jump, if the line stays inside and the landing is free."""
+        path = R.dash_path(me.pos, d.delta, self.cfg.movement.dash_cells)
+        if not all(self._inside(*c) for c in path[:-1]):
+            return None
+        landing = path[-1]
+        return landing if self._free(*landing) else None
 
     # -- applying decisions ----------------------------------------------------------------------
-    def action_label(self, action: int) -> str:
-        s = ACTIONS[action]
-        k = s.kind
-        if k in (Kind.STEP, Kind.DASH, Kind.RETREAT):
-            return f"{k.name.lower()} {DIR_NAMES[s.direction]}"
-        if k in (Kind.ATTACK, Kind.GRAPPLE, Kind.POGO, Kind.PARRY, Kind.DODGE, Kind.PROVOKED, Kind.RESIST, Kind.ESCAPE):
-            return f"{k.name.lower()} invest {s.amount}"
-        if k == Kind.FOCUS:
-            return f"focus {s.amount} soul"
-        return k.name.lower()
-
-    def option_of(self, action: int) -> str | None:
-        s = ACTIONS[action]
-        k = s.kind
-        if k == Kind.ATTACK:
-            me = self.bugs[self.active]
-            if me.attacks_made >= 1:
-                return "multi_attack"
-            if s.amount >= me.stamina:
-                return "invest_all"
-            return "invest_1" if s.amount == 1 else "invest_some"
-        if k == Kind.STEP:
-            return "dodge_move" if self.phase == Phase.DODGE_MOVE else "move"
-        return OPTION_OF_KIND[k]
-
     def apply_action(self, action: int) -> None:
         if self.current_player() < 0 or action not in self.legal_actions():
             raise IllegalActionError(f"illegal action {action} in phase {self.phase.name}")
@@ -592,12 +518,9 @@ class DuelState(State):
             self._declare_attack(AttackKind.GRAPPLE, s.amount)
         elif k == Kind.POGO:
             self._declare_attack(AttackKind.POGO, s.amount)
-        elif k == Kind.STEP:
-            self._step(s.direction)
-        elif k == Kind.DASH:
-            self._dash(s.direction)
-        elif k == Kind.RETREAT:
-            self._retreat(s.direction)
+        elif k in (Kind.STEP, Kind.DASH, Kind.RETREAT):
+            assert s.direction is not None
+            {Kind.STEP: self._step, Kind.DASH: self._dash, Kind.RETREAT: self._retreat}[k](s.direction)
         elif k == Kind.CLEAR_IMBALANCE:
             self._clear_imbalance()
         elif k == Kind.CLEAR_DELAYED:
@@ -610,7 +533,7 @@ class DuelState(State):
             self._focus(s.amount)
 
     # -- chance ----------------------------------------------------------------------------------
-    def chance_outcomes(self) -> list[tuple[Hashable, float]]:
+    def chance_outcomes(self) -> list[tuple[int, float]]:
         if self.phase == Phase.INITIATIVE:
             dice, rr = self._initiative_pool(self.init_seat)
             return list(initiative_outcomes(dice, rr))
@@ -618,27 +541,27 @@ class DuelState(State):
             return list(success_outcomes(*self.roll))
         raise ValueError("not a chance node")
 
-    def sample_chance(self, rng: Rng) -> Hashable:
+    def sample_chance(self, rng: Rng) -> int:
         if self.phase == Phase.INITIATIVE:
             return sample_initiative(rng, *self._initiative_pool(self.init_seat))
         if self.phase in CHANCE_PHASES:
             return sample_successes(rng, *self.roll)
         raise ValueError("not a chance node")
 
-    def apply_chance(self, outcome: Hashable) -> None:
+    def apply_chance(self, outcome: int) -> None:
         if self.phase not in CHANCE_PHASES:
             raise ValueError(f"apply_chance in phase {self.phase.name}")
-        n = int(outcome)  # type: ignore[call-overload]
+        n = int(outcome)
         self._legal = None
         ph = self.phase
         if ph == Phase.INITIATIVE:
             dice = self._initiative_pool(self.init_seat)[0]
-            if not dice <= n <= 6 * dice:
+            if not dice <= n <= SIDES * dice:
                 raise ValueError(f"an initiative total of {n} is impossible with {dice} dice")
             self._initiative_result(n)
             return
-        if not 0 <= n <= self.roll[0]:
-            raise ValueError(f"{n} successes are impossible with {self.roll[0]} dice")
+        if not 0 <= n <= self.roll.dice:
+            raise ValueError(f"{n} successes are impossible with {self.roll.dice} dice")
         if ph == Phase.ATTACK_ROLL:
             atk = self.atk
             assert atk is not None
@@ -675,18 +598,22 @@ class DuelState(State):
             self._resolve_focus(n)
 
     # -- helpers ---------------------------------------------------------------------------------
-    def _set_roll(self, phase: Phase, dice: int, rerolls: int, success_on: int | None = None) -> None:
+    def _set_roll(self, phase: Phase, dice: int, rerolls: int) -> None:
         self.phase = phase
-        self.roll = (max(0, dice), max(0, rerolls), self.cfg.dice.success_on if success_on is None else success_on)
+        self.roll = PendingRoll(max(0, dice), max(0, rerolls), self.cfg.dice.success_on)
 
     def _roll_penalty(self, b: Bug) -> int:
-        """Rules 8, 18: penalties a bug suffers on its next roll (Fang) and while a status lasts (consumes Fang's)."""
-        pen = b.next_roll_penalty + (b.status_penalty if b.status > 0 else 0)
+        """Rules 8, 18: the bug's roll penalty now; a Fang's next-roll penalty is used up by it."""
+        pen = R.roll_penalty(b.next_roll_penalty, b.status, b.status_penalty)
         b.next_roll_penalty = 0
         return pen
 
-    def _modified(self, dice: int, penalty: int, floor: int = 0) -> tuple[int, int]:
-        return R.apply_modifier(dice, -penalty, self.cfg.dice.modifiers_are_dice, floor)
+    def _grapple_penalty(self, b: Bug) -> int:
+        """Rule 16: a grappled bug loses dice on its attacks and defenses."""
+        return self.cfg.grapple.penalty if b.grappled else 0
+
+    def _modified(self, dice: int, penalty: int) -> tuple[int, int]:
+        return R.apply_modifier(dice, -penalty, self.cfg.dice.modifiers_are_dice)
 
     def _spend(self, seat: int, amount: int) -> bool:
         """Spend Stamina. Spending cancels a pending focus (Rule 20); Stamina 0 at Death's Door kills (Rule 14).
@@ -696,12 +623,11 @@ class DuelState(State):
         if amount <= 0:
             return True
         b = self.bugs[seat]
-        b.stamina -= amount
+        b.stamina, dies = R.spend_stamina(b.stamina, amount, b.near_death)
         if b.focus_pending:
             self.narrate("focus", f"{b.name} spends Stamina: the focus is lost.", seat)
             b.focus_pending = 0
-        if (b.at_dd or b.unconscious) and b.stamina <= 0:
-            b.stamina = 0
+        if dies:
             self._kill(seat, "Stamina ran out at Death's Door")
             return False
         return True
@@ -762,9 +688,8 @@ class DuelState(State):
     def _resolve_focus(self, successes: int) -> None:
         """Rule 20: a focus takes effect at the start of the next turn: each success heals 1 Heart."""
         b = self.bugs[self.active]
-        heal = max(0, successes + self._focus_auto)
         before = b.heart
-        b.heart = min(b.p.heart, b.heart + heal)
+        b.heart = R.focus_heal(b.heart, b.p.heart, successes, self._focus_auto)
         b.focus_pending = 0
         self.narrate(
             "focus",
@@ -772,7 +697,7 @@ class DuelState(State):
             self.active,
             healed=b.heart - before,
         )
-        if b.at_dd and b.heart > 0:
+        if R.leaves_deaths_door(b.at_dd, b.heart):
             b.at_dd = False
             self.narrate("focus", f"{b.name} steps back from Death's Door.", self.active)
         self._turn_start_delayed()
@@ -798,7 +723,7 @@ class DuelState(State):
             return
         cfg = self.cfg
         if b.at_dd and not cfg.deaths_door.stamina_refills:
-            b.imbalance = max(0, b.imbalance - cfg.imbalance.recovery_per_turn)
+            b.imbalance = R.recover_imbalance(b.imbalance, cfg.imbalance.recovery_per_turn)
         else:
             b.stamina, b.imbalance = R.turn_start_refill(
                 b.stamina, b.p.stamina, b.imbalance, cfg.stamina.refill_never_lowers, cfg.imbalance.recovery_per_turn
@@ -807,7 +732,7 @@ class DuelState(State):
         self.phase = Phase.TURN
 
     def _end_turn(self) -> None:
-        """Rules 11, 18: the tax resets; status pools drop by 1; the next bug in initiative order acts."""
+        """Rules 11, 18, 22: the tax resets; status pools drop; the next bug acts; the round limit ends the duel."""
         b = self.bugs[self.active]
         if b.status > 0:
             b.status = R.status_tick(b.status, self.cfg.status.decay_per_turn)
@@ -820,7 +745,7 @@ class DuelState(State):
             self.round += 1
             for x in self.bugs:
                 x.provoked_used = False
-            if self.round > self.cfg.duel.max_rounds:
+            if R.time_limit_reached(self.round, self.cfg.duel.max_rounds):
                 self.phase = Phase.OVER
                 self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], f"{self.cfg.duel.max_rounds} rounds")
                 return
@@ -858,11 +783,11 @@ class DuelState(State):
         me, foe = self.bugs[a_seat], self.bugs[t_seat]
         w = me.p.weapon
         if kind == AttackKind.PROVOKED:
-            cost = cfg.movement.provoked_cost + invested
+            cost = R.provoked_attack_cost(invested, cfg.movement.provoked_cost)
             tax = 0
         else:
-            tax = me.attacks_made * cfg.stamina.tax_per_attack
             cost = R.attack_cost(invested, me.attacks_made, cfg.stamina.tax_per_attack)
+            tax = cost - invested
             me.attacks_made += 1
         if kind == AttackKind.GRAPPLE:
             dice, rr = R.grapple_dice(
@@ -871,11 +796,7 @@ class DuelState(State):
             what = "a grapple"
         else:
             dice, rr = R.attack_dice(w, me.p.might, me.p.grace, invested)
-            what = {
-                AttackKind.WEAPON: "an attack",
-                AttackKind.POGO: "a pogo strike",
-                AttackKind.PROVOKED: "a provoked attack",
-            }[kind] + f" with the {w.label}"
+            what = f"{kind.phrase} with the {w.label}"
         self.narrate(
             "attack",
             f"{me.name} invests {invested} Stamina in {what} (spends {cost}{f', tax {tax}' if tax else ''}).",
@@ -890,8 +811,7 @@ class DuelState(State):
             gain = R.heavy_weapon_imbalance(w, cfg.imbalance.heavy_weight, cfg.imbalance.heavy_weapon_gain)
             if gain:
                 me.imbalance = R.add_imbalance(me.imbalance, gain, cfg.imbalance.max)
-        pen = self._roll_penalty(me) + (cfg.grapple.penalty if me.grappled_by >= 0 else 0)
-        dice, mod = self._modified(dice, pen)
+        dice, mod = self._modified(dice, self._roll_penalty(me) + self._grapple_penalty(me))
         quarters = self.cover.get(foe.pos, 0)
         if quarters:
             dice = R.cover_penalty(dice, quarters, cfg.cover.dice_per_quarter)
@@ -902,31 +822,24 @@ class DuelState(State):
 
     def _can_defend(self, seat: int) -> bool:
         b = self.bugs[seat]
-        if b.dead or (b.unconscious and not self.cfg.unconscious.can_defend):
-            return False
-        return b.stamina >= self.cfg.defense.base_cost
+        cfg = self.cfg
+        return R.can_defend(b.dead, b.unconscious, cfg.unconscious.can_defend, b.stamina, cfg.defense.base_cost)
 
     def _attack_continue(self) -> None:
+        """Rules 11-13: the attack roll, the defense decision and roll (in the configured order), then damage."""
         atk = self.atk
         assert atk is not None
-        if self.cfg.defense.after_attack_roll:
-            if not atk.att_rolled:
-                self._set_roll(Phase.ATTACK_ROLL, atk.dice, atk.rerolls)
+        if self.cfg.defense.after_attack_roll and not atk.att_rolled:
+            self._set_roll(Phase.ATTACK_ROLL, atk.dice, atk.rerolls)
+            return
+        if not atk.defense_decided:
+            if R.defense_offered(atk.att_succ, atk.att_rolled) and self._can_defend(atk.target):
+                self.phase, self.decider = Phase.DEFENSE, atk.target
                 return
-            if not atk.defense_decided:
-                if atk.att_succ >= 1 and self._can_defend(atk.target):
-                    self.phase, self.decider = Phase.DEFENSE, atk.target
-                    return
-                atk.defense_decided = True
-        else:
-            if not atk.defense_decided:
-                if self._can_defend(atk.target):
-                    self.phase, self.decider = Phase.DEFENSE, atk.target
-                    return
-                atk.defense_decided = True
-            if not atk.att_rolled:
-                self._set_roll(Phase.ATTACK_ROLL, atk.dice, atk.rerolls)
-                return
+            atk.defense_decided = True
+        if not atk.att_rolled:
+            self._set_roll(Phase.ATTACK_ROLL, atk.dice, atk.rerolls)
+            return
         if atk.defense != Defense.NONE and not atk.def_rolled:
             self._set_roll(Phase.DEFENSE_ROLL, atk.def_dice, atk.def_rerolls)
             return
@@ -948,7 +861,7 @@ class DuelState(State):
         j = s.amount
         if not self._spend(atk.target, R.defense_cost(j, cfg.defense.base_cost)):
             return
-        pen = self._roll_penalty(me) + (cfg.grapple.penalty if me.grappled_by >= 0 else 0)
+        pen = self._roll_penalty(me) + self._grapple_penalty(me)
         if s.kind == Kind.PARRY:
             dice, rr = R.parry_dice(
                 me.p.might,
@@ -985,8 +898,8 @@ class DuelState(State):
         assert atk is not None
         me, foe = self.bugs[atk.attacker], self.bugs[atk.target]
         net = R.net_successes(atk.att_succ, atk.def_succ)
-        hit = net >= 1
-        parried = atk.defense == Defense.PARRY and atk.att_succ >= 1 and not hit
+        hit = R.is_hit(net)
+        parried = R.was_parried(atk.defense, atk.att_succ, hit)
         if atk.kind == AttackKind.GRAPPLE:
             if R.grapple_holds(net):
                 foe.grappled_by, me.grappling = atk.attacker, atk.target
@@ -996,7 +909,7 @@ class DuelState(State):
             self._attack_done()
             return
         if atk.kind == AttackKind.POGO:
-            if R.pogo_outcome(hit, parried) == "bounce":
+            if R.pogo_outcome(hit, parried) is R.Pogo.BOUNCE:
                 me.free_move = cfg.pogo.free_move
                 self.narrate("pogo", f"{me.name} bounces off {foe.name} (free move {me.free_move}).", atk.attacker)
             else:
@@ -1040,7 +953,7 @@ class DuelState(State):
         )
         w = me.p.weapon
         if w.next_roll_penalty:
-            foe.next_roll_penalty = max(foe.next_roll_penalty, w.next_roll_penalty)
+            foe.next_roll_penalty = R.fang_penalty(foe.next_roll_penalty, w.next_roll_penalty)
         if w.delayed_damage:
             foe.delayed = R.add_delayed(foe.delayed, w.delayed_damage)
             foe.delayed_type = w.delayed_type
@@ -1059,19 +972,19 @@ class DuelState(State):
         if dmg <= 0:
             return False
         b = self.bugs[seat]
-        if b.at_dd or b.unconscious:
+        if b.near_death:
             b.stamina, dead = R.stamina_damage(b.stamina, dmg)
             self.narrate("damage", f"{b.name} loses {dmg} Stamina (Stamina {b.stamina}).", seat)
             if dead:
                 self._kill(seat, "Stamina 0 at Death's Door" if b.at_dd else "Stamina 0 while unconscious")
                 return True
             return False
-        b.heart = max(0, b.heart - dmg)
+        b.heart = R.heart_damage(b.heart, dmg)
         self.narrate("damage", f"{b.name} loses {dmg} Heart (Heart {b.heart}).", seat)
         if b.heart > 0:
             return False
         cfg = self.cfg
-        if not b.p.important or not (cfg.deaths_door.enabled or cfg.unconscious.enabled):
+        if R.heart_zero_fate(b.p.important, cfg.deaths_door.enabled, cfg.unconscious.enabled) is R.HeartZero.DIES:
             self._kill(seat, "Heart 0")
             return True
         self.phase, self.decider, self.resume = Phase.HEART_ZERO, seat, resume
@@ -1093,9 +1006,9 @@ class DuelState(State):
             b.unconscious = True
             b.focus_pending = 0
             self.narrate("unconscious", f"{b.name} falls unconscious (Stamina {b.stamina}).", seat)
-            if b.grappling >= 0:
-                self.bugs[b.grappling].grappled_by = -1
-                b.grappling = -1
+            if b.grappling != NOBODY:
+                self.bugs[b.grappling].grappled_by = NOBODY
+                b.grappling = NOBODY
         if b.stamina <= 0:
             self._kill(seat, "no Stamina left at Heart 0")
             return
@@ -1110,12 +1023,9 @@ class DuelState(State):
         if self.phase == Phase.OVER or atk is None:
             return
         tgt = self.bugs[atk.target]
-        if (
-            atk.defense == Defense.DODGE
-            and self.cfg.dodge.move_cells > 0
-            and tgt.can_act
-            and tgt.grappled_by < 0
-            and any(self._free(tgt.x + dx, tgt.y + dy) for dx, dy in DIRECTIONS[: self.dirs])
+        room = any(self._free_toward(tgt, d) for d in self.directions)
+        if R.dodge_move_offered(
+            atk.defense == Defense.DODGE, self.cfg.dodge.move_cells, tgt.can_act, tgt.grappled, room
         ):
             self.phase, self.decider = Phase.DODGE_MOVE, atk.target
             return
@@ -1134,11 +1044,12 @@ class DuelState(State):
         """Rule 12: a dodging bug may move 1 cell without provoking, gaining 1 Imbalance."""
         b = self.bugs[self.decider]
         if s.kind == Kind.STEP:
-            dx, dy = DIRECTIONS[s.direction]
+            assert s.direction is not None
+            dx, dy = s.direction.delta
             b.x, b.y = b.x + dx, b.y + dy
             if self.cfg.dodge.imbalance_only_if_moved:
                 b.imbalance = R.add_imbalance(b.imbalance, self.cfg.dodge.imbalance_gain, self.cfg.imbalance.max)
-            self.narrate("move", f"{b.name} dodges {DIR_NAMES[s.direction]} (Imbalance {b.imbalance}).", self.decider)
+            self.narrate("move", f"{b.name} dodges {s.direction.label} (Imbalance {b.imbalance}).", self.decider)
         self._back_to_turn()
 
     # -- Rule 15: movement -----------------------------------------------------------------------
@@ -1146,65 +1057,66 @@ class DuelState(State):
         """Rule 15: count enemy-adjacent cells entered; past Maneuverability the enemy may attack."""
         me = self.bugs[seat]
         foe = self.bugs[1 - seat]
-        for c in cells:
-            if c != foe.pos and R.chebyshev(c, foe.pos) == 1:
-                me.adj_moved += 1
+        me.adj_moved += R.adjacent_cells_entered(cells, foe.pos)
         cfg = self.cfg
-        if (
-            cfg.movement.provoked_attacks
-            and R.provokes(me.adj_moved, R.maneuverability(me.p.grace))
-            and foe.can_act
-            and not foe.provoked_used
-            and not foe.p.weapon.ranged
-            and foe.stamina >= cfg.movement.provoked_cost
+        if R.provoked_attack_offered(
+            R.provokes(me.adj_moved, R.maneuverability(me.p.grace)),
+            cfg.movement.provoked_attacks,
+            foe.can_act,
+            foe.provoked_used,
+            foe.p.weapon.ranged,
+            foe.stamina,
+            cfg.movement.provoked_cost,
         ):
             foe.provoked_used = True
             self.narrate("provoke", f"{me.name} moves past {foe.name} and provokes an attack.", seat)
             self.phase, self.decider = Phase.PROVOKED, 1 - seat
 
-    def _step(self, d: int) -> None:
+    def _step(self, d: Direction) -> None:
         me = self.bugs[self.active]
-        dx, dy = DIRECTIONS[d]
+        dx, dy = d.delta
         me.x, me.y = me.x + dx, me.y + dy
         if me.free_move > 0:
             me.free_move -= 1
-            self.narrate("move", f"{me.name} bounces {DIR_NAMES[d]}.", self.active)
+            self.narrate("move", f"{me.name} bounces {d.label}.", self.active)
         else:
             me.speed_left -= 1
-            self.narrate("move", f"{me.name} moves {DIR_NAMES[d]}.", self.active)
+            self.narrate("move", f"{me.name} moves {d.label}.", self.active)
             self._moved_through(self.active, [me.pos])
         self._check_grapple()
 
-    def _dash(self, d: int) -> None:
+    def _dash(self, d: Direction) -> None:
         """Rule 15: dash / jump: 1 Stamina, 2 cells, no Speed; the bug counts as airborne for a pogo (Rule 21)."""
         me = self.bugs[self.active]
         landing = self._dash_landing(me, d)
         assert landing is not None
         if not self._spend(self.active, self.cfg.movement.dash_cost):
             return
-        dx, dy = DIRECTIONS[d]
-        path = [(me.x + dx * i, me.y + dy * i) for i in range(1, self.cfg.movement.dash_cells + 1)]
+        path = R.dash_path(me.pos, d.delta, self.cfg.movement.dash_cells)
         me.x, me.y = landing
         me.jumped = True
-        self.narrate("move", f"{me.name} dashes {DIR_NAMES[d]}.", self.active)
+        self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
         self._moved_through(self.active, path)
         self._check_grapple()
 
-    def _retreat(self, d: int) -> None:
+    def _retreat(self, d: Direction) -> None:
         """Rule 15: retreat: 1 Stamina, up to 2 cells of Speed, no provoked attack, +1 Imbalance."""
         cfg = self.cfg
         me = self.bugs[self.active]
         if not self._spend(self.active, cfg.movement.retreat_cost):
             return
-        dx, dy = DIRECTIONS[d]
-        moved = 0
-        while moved < cfg.movement.retreat_cells and me.speed_left > 0 and self._free(me.x + dx, me.y + dy):
-            me.x, me.y = me.x + dx, me.y + dy
-            me.speed_left -= 1
-            moved += 1
+        dx, dy = d.delta
+        open_cells = 0
+        while open_cells < cfg.movement.retreat_cells and self._free(
+            me.x + dx * (open_cells + 1), me.y + dy * (open_cells + 1)
+        ):
+            open_cells += 1
+        moved = R.retreat_distance(cfg.movement.retreat_cells, me.speed_left, open_cells)
+        me.x, me.y = me.x + dx * moved, me.y + dy * moved
+        me.speed_left -= moved
         me.imbalance = R.add_imbalance(me.imbalance, cfg.movement.retreat_imbalance, cfg.imbalance.max)
         self.narrate(
-            "move", f"{me.name} retreats {_n(moved, 'cell')} {DIR_NAMES[d]} (Imbalance {me.imbalance}).", self.active
+            "move", f"{me.name} retreats {_n(moved, 'cell')} {d.label} (Imbalance {me.imbalance}).", self.active
         )
         self._check_grapple()
 
@@ -1220,12 +1132,11 @@ class DuelState(State):
     def _check_grapple(self) -> None:
         """Rule 16: a grapple ends when the two are no longer adjacent or the grappler cannot act."""
         for i, b in enumerate(self.bugs):
-            g = b.grappled_by
-            if g >= 0:
-                gb = self.bugs[g]
-                if not gb.can_act or R.chebyshev(b.pos, gb.pos) > 1:
-                    b.grappled_by = -1
-                    gb.grappling = -1
+            if b.grappled:
+                gb = self.bugs[b.grappled_by]
+                if not R.grapple_persists(gb.can_act, R.chebyshev(b.pos, gb.pos)):
+                    b.grappled_by = NOBODY
+                    gb.grappling = NOBODY
                     self.narrate("grapple", f"{b.name} is free of the grapple.", i)
 
     def _attempt_escape(self, invested: int) -> None:
@@ -1258,10 +1169,10 @@ class DuelState(State):
     def _resolve_escape(self, resist: int) -> None:
         me = self.bugs[self.active]
         resist = max(0, resist + self._resist_mod)
-        if R.net_successes(self.escape_succ, resist) >= 1:
+        if R.escape_succeeds(self.escape_succ, resist):
             g = self.bugs[me.grappled_by]
-            g.grappling = -1
-            me.grappled_by = -1
+            g.grappling = NOBODY
+            me.grappled_by = NOBODY
             self.narrate("escape", f"{me.name} breaks free ({self.escape_succ} vs {resist}).", self.active)
         else:
             self.narrate("escape", f"{me.name} stays grappled ({self.escape_succ} vs {resist}).", self.active)
@@ -1275,134 +1186,3 @@ class DuelState(State):
         me.focus_pending = soul
         self.narrate("focus", f"{me.name} focuses {soul} Soul.", self.active, soul=soul)
         self._end_turn()
-
-    # -- observation -----------------------------------------------------------------------------
-    def observation(self, seat: int) -> np.ndarray:
-        return encode_observation(self, seat)
-
-
-OPTION_OF_KIND: dict[Kind, str] = {
-    Kind.END_TURN: "end_turn",
-    Kind.GRAPPLE: "grapple",
-    Kind.POGO: "pogo",
-    Kind.DASH: "dash",
-    Kind.RETREAT: "retreat",
-    Kind.CLEAR_IMBALANCE: "clear_imbalance",
-    Kind.CLEAR_DELAYED: "clear_delayed",
-    Kind.CLEAR_STATUS: "clear_status",
-    Kind.ESCAPE: "escape",
-    Kind.FOCUS: "focus",
-    Kind.NO_DEFENSE: "no_defense",
-    Kind.PARRY: "parry",
-    Kind.DODGE: "dodge",
-    Kind.DEATHS_DOOR: "deaths_door",
-    Kind.UNCONSCIOUS: "unconscious",
-    Kind.DECLINE: "decline_provoked",
-    Kind.PROVOKED: "provoked_attack",
-    Kind.RESIST: "resist",
-    Kind.STAY: "dodge_stay",
-    Kind.ATTACK: "attack",
-    Kind.STEP: "move",
-}
-OPTION_GROUPS: tuple[str, ...] = (
-    "invest_all",
-    "invest_1",
-    "invest_some",
-    "multi_attack",
-    "grapple",
-    "pogo",
-    "move",
-    "dash",
-    "retreat",
-    "clear_imbalance",
-    "clear_delayed",
-    "clear_status",
-    "escape",
-    "focus",
-    "end_turn",
-    "no_defense",
-    "parry",
-    "dodge",
-    "deaths_door",
-    "unconscious",
-    "decline_provoked",
-    "provoked_attack",
-    "resist",
-    "dodge_move",
-    "dodge_stay",
-)
-
-BUG_FEATURES = 30
-SHARED_FEATURES = 20
-OBSERVATION_SIZE = 2 * BUG_FEATURES + SHARED_FEATURES
-CONTEXTS = (Phase.TURN, Phase.DEFENSE, Phase.HEART_ZERO, Phase.PROVOKED, Phase.DODGE_MOVE, Phase.RESIST)
-
-
-def _bug_features(st: DuelState, b: Bug, seat: int) -> list[float]:
-    p = b.p
-    w = p.weapon
-    return [
-        b.heart / max(1, p.heart),
-        p.heart / 20.0,
-        b.stamina / 7.0,
-        p.stamina / 7.0,
-        b.imbalance / max(1, st.cfg.imbalance.max),
-        b.soul / 7.0,
-        b.focus_pending / 7.0,
-        float(b.at_dd),
-        float(b.unconscious),
-        float(b.dd_used),
-        b.delayed / 10.0,
-        b.status / 10.0,
-        b.next_roll_penalty / 3.0,
-        float(b.grappled_by >= 0),
-        float(b.grappling >= 0),
-        p.might / 7.0,
-        p.grace / 7.0,
-        p.shell / 7.0,
-        w.damage / 5.0,
-        w.weight / 3.0,
-        float(w.ranged),
-        w.rerolls / 2.0,
-        b.attacks_made / 4.0,
-        b.speed_left / 10.0,
-        float(b.jumped),
-        b.free_move / 4.0,
-        b.x / max(1, st.width - 1),
-        b.y / max(1, st.height - 1),
-        st.cover.get(b.pos, 0) / 4.0,
-        float(st.order[0] == seat),
-    ]
-
-
-def encode_observation(st: DuelState, seat: int) -> np.ndarray:
-    """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1]."""
-    me, foe = st.bugs[seat], st.bugs[1 - seat]
-    span = max(1, st.width - 1, st.height - 1)
-    shared = [
-        (foe.x - me.x) / span,
-        (foe.y - me.y) / span,
-        R.chebyshev(me.pos, foe.pos) / span,
-        st.round / max(1, st.cfg.duel.max_rounds),
-        float(st.active == seat),
-    ]
-    shared += [float(st.phase == c) for c in CONTEXTS]
-    atk = st.atk
-    if atk is not None:
-        aw = st.bugs[atk.attacker].p.weapon
-        shared += [
-            atk.att_succ / 10.0,
-            atk.invested / 7.0,
-            atk.dice / 14.0,
-            aw.weight / 3.0,
-            float(aw.ranged),
-            float(atk.kind == AttackKind.POGO),
-            float(atk.kind == AttackKind.GRAPPLE),
-            float(atk.attacker == seat),
-            float(atk.att_rolled),
-        ]
-    else:
-        shared += [0.0] * 9
-    vec = np.array(_bug_features(st, me, seat) + _bug_features(st, foe, 1 - seat) + shared, dtype=np.float32)
-    np.clip(vec, -1.0, 1.0, out=vec)
-    return vec
