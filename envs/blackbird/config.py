@@ -144,7 +144,11 @@ class CombatRules(RulesModel):
         default=1, ge=0, le=3, description="Rule 13 [decision]: extra defender dice against a called shot"
     )
     called_shot_margin_bonus: int = Field(
-        default=1, ge=0, le=3, description="Rule 13 [decision]: a called shot that hits lands this much harder (margin)"
+        default=0,
+        ge=0,
+        le=3,
+        description="Rule 13 [decision]: a called shot that hits lands this much harder (margin); the seed names "
+        "only its cost, so 0 as written",
     )
     aim_dice: int = Field(default=1, ge=0, le=3, description="Rule 14: attack dice per turn spent aiming")
     aim_max: int = Field(default=3, ge=0, le=6, description="Rule 14 [decision]: most aim dice that can be stored")

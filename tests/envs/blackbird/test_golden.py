@@ -211,6 +211,19 @@ def test_duel_attack_margin_two_is_a_medium_wound(cfg) -> None:  # type: ignore[
     assert d.f[0].hp == 6 - 1  # margin 1: light
 
 
+def test_called_shot_with_margin_one_is_a_light_wound(cfg) -> None:  # type: ignore[no-untyped-def]
+    """Issue 15 item 11: the rules give a called shot only its cost (+1 defender die), not a harder wound."""
+    d = engaged(cfg)
+    d.apply_action(Maneuver.CALLED_SHOT)
+    d.apply_action(0)  # Kale: 1 base + 1 trait + 2 tags + 1 flag = 5 dice
+    d.apply_action(0)  # Snargle: 1 base + 1 trait + 2 tags + 1 (called shot) = 5 dice
+    assert d.ex is not None and d.ex.att_dice.total == 5 and d.ex.def_dice.total == 5
+    d.force_faces([6, 5, 1, 1, 1])  # 2 successes
+    d.force_faces([4, 1, 1, 1, 1])  # 1 success: margin 1
+    assert d.f[1].hp == 6 - 1 and d.penalty(1) == 0  # light: -1 HP, no penalty
+    assert d.log[-1].data["wound"] == "light" and d.log[-1].data["margin"] == 1
+
+
 def test_critical_from_full_hp_lands_on_zero_without_a_check(cfg) -> None:  # type: ignore[no-untyped-def]
     d = engaged(cfg)
     d.apply_action(Maneuver.ATTACK)

@@ -199,14 +199,15 @@ def test_rule11_tie_without_roll_off_fails(cfg) -> None:  # type: ignore[no-unty
 # Rule 13
 def test_rule13_tie_misses_and_called_shot(cfg) -> None:  # type: ignore[no-untyped-def]
     assert not attack_hits(2, 2) and attack_hits(3, 2)
-    d = DuelState(override(cfg, duel__start_distance=1))
-    d.apply_action(Maneuver.CALLED_SHOT)
-    d.apply_action(0)
-    d.apply_action(0)
-    assert d.ex is not None and d.ex.def_dice.maneuver == 1 and d.ex.def_dice.total == 5
-    d.force_faces([6, 5, 4, 1, 1])
-    d.force_faces([5, 1, 1, 1, 1])  # margin 2 + 1 (called shot) = heavy
-    assert d.f[1].hp == 2 and d.penalty(1) == 2
+    for bonus, hp, penalty in ((0, 4, 1), (1, 2, 2)):  # as written: margin 2 = medium; the key's variant: heavy
+        d = DuelState(override(cfg, duel__start_distance=1, combat__called_shot_margin_bonus=bonus))
+        d.apply_action(Maneuver.CALLED_SHOT)
+        d.apply_action(0)
+        d.apply_action(0)
+        assert d.ex is not None and d.ex.def_dice.maneuver == 1 and d.ex.def_dice.total == 5
+        d.force_faces([6, 5, 4, 1, 1])
+        d.force_faces([5, 1, 1, 1, 1])  # margin 2 (+ bonus)
+        assert (d.f[1].hp, d.penalty(1)) == (hp, penalty)
 
 
 # Rule 14
