@@ -9,9 +9,10 @@ import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import State
+from envs.storyteller.actions import Act, DAct, DPhase, Phase, Status
 from envs.storyteller.dice import botch_chance, expected_net
-from envs.storyteller.duel import DAct, DPhase, DuelState
-from envs.storyteller.heist import Act, HeistState, Phase, Status, Task
+from envs.storyteller.duel import DuelState
+from envs.storyteller.heist import HeistState, Task
 
 
 def _first_legal(prefs: list[int], mask: np.ndarray) -> int:

@@ -1,16 +1,56 @@
 """storyteller: the Storyteller d10 system as printed in Demon: The Fallen (rules chapter).
 
 Rules reference: docs/rules/storyteller.md. Scenarios: ``heist`` (timed extended tasks, one player)
-and ``duel`` (extended + resisted contest, two players).
+and ``duel`` (extended + resisted contest, two players); their rules cards are the docstrings of
+``heist.py`` and ``duel.py``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from envs.core.game import Knob, Ruleset
+from envs.core.game import Ruleset, Scenario
+from envs.storyteller.actions import ACTION_COUNT, DUEL_ACTIONS, DUEL_OPTION_GROUPS, HEIST_OPTION_GROUPS
 from envs.storyteller.config import StorytellerConfig
-from envs.storyteller.scenarios import SCENARIOS
+from envs.storyteller.duel import new_duel
+from envs.storyteller.heist import new_heist
+from envs.storyteller.observation import DUEL_OBS_SIZE, HEIST_OBS_SIZE
+from envs.storyteller.scenarios import KNOBS
+
+HEIST = Scenario(
+    name="heist",
+    title="Heist",
+    description="Two or three timed extended tasks from the seed's examples: split into multiple actions, "
+    "spend Willpower, retry or abandon, automatic success or roll, pick the approach, send the ally",
+    num_players=1,
+    num_actions=ACTION_COUNT,
+    observation_size=HEIST_OBS_SIZE,
+    new_game=new_heist,
+    max_episode_steps=400,
+    player_names=("Thief",),
+    observation_bounds=(0.0, 1.0),
+    option_groups=HEIST_OPTION_GROUPS,
+    progress_resources=("progress", "turns_left"),
+    time_limit_is_rule=True,  # the guards arriving is how a heist ends
+)
+
+DUEL = Scenario(
+    name="duel",
+    title="Duel",
+    description="Extended + resisted contest, first to N accumulated successes: attack/defend split, "
+    "approach, Willpower",
+    num_players=2,
+    num_actions=DUEL_ACTIONS,
+    observation_size=DUEL_OBS_SIZE,
+    new_game=new_duel,
+    max_episode_steps=400,
+    player_names=("Asha", "Bram"),
+    observation_bounds=(0.0, 1.0),
+    option_groups=DUEL_OPTION_GROUPS,
+    progress_resources=("progress",),
+)
+
+SCENARIOS = {"heist": HEIST, "duel": DUEL}
 
 RULESET = Ruleset(
     name="storyteller",
@@ -21,17 +61,7 @@ RULESET = Ruleset(
     rules_path=Path(__file__).with_name("rules.toml"),
     scenarios=SCENARIOS,
     variants_dir=Path(__file__).with_name("variants"),
-    knobs=[
-        Knob("willpower.points", (1, 6), "fewer / more Willpower points per scene (Rule 8)"),
-        Knob("willpower.successes", (0, 2), "Willpower buys no success / two successes (Rule 8)"),
-        Knob("extended.reset_on", ("failure", "never"), "extended progress resets on any failure / never (Rule 11)"),
-        Knob("auto_success.enabled", (False,), "no automatic successes (Rule 7)", ("heist",)),
-        Knob("multiple_actions.enabled", (False,), "one action per turn only (Rule 9)"),
-        Knob("retry.difficulty_step", (0, 2), "retries are not harder / two steps harder (Rule 10)",
-             ("heist",)),
-        Knob("resisted.actor_wins_ties", (True,), "a tied resisted roll gives the actor one success (Rule 12)",
-             ("duel",)),
-    ],
+    knobs=KNOBS,
 )
 
-__all__ = ["RULESET"]
+__all__ = ["DUEL", "HEIST", "RULESET", "SCENARIOS"]

@@ -51,6 +51,8 @@ TASK_KEYS: tuple[str, ...] = ("documents", "house", "drive", "autopsy", "virus",
 
 
 class DiceRules(RulesModel):
+    """Rules 2-5: difficulties and the successes a simple action needs."""
+
     default_difficulty: int = Field(default=6, ge=2, le=10, description="Rule 2: difficulty when none is given")
     min_difficulty: int = Field(
         default=2, ge=2, le=10, description="Rule 2 [decision]: difficulties are clamped up to this"
@@ -68,10 +70,14 @@ class DiceRules(RulesModel):
 
 
 class AutoSuccessRules(RulesModel):
+    """Rule 7: automatic successes."""
+
     enabled: bool = Field(default=True, description="Rule 7: pool >= difficulty may take one success without rolling")
 
 
 class WillpowerRules(RulesModel):
+    """Rule 8: Willpower."""
+
     points: int = Field(default=3, ge=0, le=10, description="Rule 8: Willpower points per scene")
     successes: int = Field(default=1, ge=0, le=5, description="Rule 8: automatic successes one point buys")
     per_turn: int = Field(
@@ -81,11 +87,15 @@ class WillpowerRules(RulesModel):
 
 
 class MultipleActionRules(RulesModel):
+    """Rule 9: multiple actions in one turn."""
+
     enabled: bool = Field(default=True, description="Rule 9: several actions may be declared in one turn")
     max_actions: int = Field(default=3, ge=1, le=3, description="Rule 9: most actions a character may declare per turn")
 
 
 class RetryRules(RulesModel):
+    """Rule 10: retrying a failed task."""
+
     enabled: bool = Field(default=True, description="Rule 10: a failed retryable task may be tried again")
     difficulty_step: int = Field(default=1, ge=0, le=3, description="Rule 10: difficulty rise per repeated attempt")
     restart_is_retry: bool = Field(
@@ -94,6 +104,8 @@ class RetryRules(RulesModel):
 
 
 class ExtendedRules(RulesModel):
+    """Rule 11: extended actions."""
+
     reset_on: Literal["botch", "failure", "never"] = Field(
         default="botch", description="Rule 11 [decision]: which roll result wipes the accumulated successes"
     )
@@ -104,6 +116,8 @@ class ExtendedRules(RulesModel):
 
 
 class ResistedRules(RulesModel):
+    """Rule 12: resisted actions."""
+
     actor_wins_ties: bool = Field(
         default=False,
         description="Rule 12 [decision]: false = a tie is a failure / status quo; true = a tie is 1 success",
@@ -111,6 +125,8 @@ class ResistedRules(RulesModel):
 
 
 class ContestRules(RulesModel):
+    """Rule 13: extended and resisted contests."""
+
     simultaneous: Literal["higher_total", "draw"] = Field(
         default="higher_total",
         description="Rule 13 [decision]: both reach the total in one roll: higher total wins (equal: roll again)",
@@ -118,16 +134,22 @@ class ContestRules(RulesModel):
 
 
 class TeamworkRules(RulesModel):
+    """Rule 14: teamwork."""
+
     enabled: bool = Field(default=True, description="Rule 14: helpers roll separately and add their successes")
 
 
 class SpecialtyRules(RulesModel):
+    """Rule 15: specialties (from the book, not in the seed)."""
+
     enabled: bool = Field(
         default=False, description="Rule 15: a 10 on a specialty roll is rerolled for an extra success"
     )
 
 
 class HeistRules(RulesModel):
+    """The heist scenario's setup."""
+
     tasks: list[str] = Field(
         default=["documents", "house", "drive", "autopsy", "virus"],
         min_length=1,
@@ -208,6 +230,8 @@ class HeistRules(RulesModel):
 
 
 class Fighter(RulesModel):
+    """A duellist: pools and difficulties of the main attack, the wild attack and the defence."""
+
     name: str = Field(..., min_length=1, max_length=20, description="Duel: the character's name")
     attack_pool: int = Field(..., ge=1, le=20, description="Duel: Attribute + Ability of the main approach")
     attack_difficulty: int = Field(..., ge=1, le=12, description="Duel: difficulty of the main approach")
@@ -219,6 +243,8 @@ class Fighter(RulesModel):
 
 
 class DuelRules(RulesModel):
+    """The duel scenario's setup."""
+
     target: int = Field(
         default=6, ge=1, le=30, description="Duel: accumulated successes that win the contest (Rule 13)"
     )
@@ -251,6 +277,8 @@ class DuelRules(RulesModel):
 
 
 class StorytellerConfig(RulesModel):
+    """The whole Storyteller rules config (``rules.toml``), one table per rule group."""
+
     dice: DiceRules = DiceRules()
     auto_success: AutoSuccessRules = AutoSuccessRules()
     willpower: WillpowerRules = WillpowerRules()

@@ -58,8 +58,11 @@ def net_successes(successes: int, ones: int) -> int:
 
 
 def read_roll(successes: int, ones: int, willpower_successes: int = 0, prevents_botch: bool = True) -> int:
-    """Rules 5 and 8: the outcome of a roll: ``BOTCH`` iff S = 0 and O >= 1 and no Willpower protects it,
-    else the net successes plus the Willpower successes (which ones cannot cancel)."""
+    """Rules 5 and 8: the outcome of a roll.
+
+    ``BOTCH`` iff S = 0 and O >= 1 and no Willpower protects it, else the net successes plus the
+    Willpower successes (which ones cannot cancel).
+    """
     if successes == 0 and ones > 0 and not (willpower_successes > 0 and prevents_botch):
         return BOTCH
     return net_successes(successes, ones) + willpower_successes
@@ -78,8 +81,10 @@ def degree_of(net: int) -> str:
 
 
 def specialty_extra(tens: int, reroll_faces: Sequence[int], difficulty: int) -> int:
-    """Rule 15: each 10 of a specialty roll is rerolled once; a reroll that succeeds adds one success
-    (a rerolled 1 cancels nothing, a rerolled 10 is not rerolled again)."""
+    """Rule 15: each 10 of a specialty roll is rerolled once; a reroll that succeeds adds one success.
+
+    A rerolled 1 cancels nothing, a rerolled 10 is not rerolled again.
+    """
     return sum(1 for f in reroll_faces[:tens] if is_success(f, difficulty))
 
 

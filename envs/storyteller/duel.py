@@ -1,66 +1,82 @@
-"""The Duel scenario: an extended + resisted contest between two characters (Rules 9, 11-13).
+"""The Duel scenario, ``rulebreaker/StorytellerDuel-v0``: an extended + resisted contest (Rules 9, 11-13).
 
-Each turn both characters, in secret, declare one action or two (Rule 9: dice -2 and -3 in the
-declared order): ATTACK (the extended roll that accumulates successes, by the main approach or the
-alternative one: a bigger pool at a higher difficulty) and/or DEFEND (the resisting roll that cancels
-the opponent's attack successes, Rule 12), and whether to spend Willpower on one of them (Rule 8).
-A botched attack loses the accumulated successes (Rule 11). The first to ``duel.target`` wins
-(Rule 13); a draw when ``duel.turns`` run out. No automatic successes: it is a contest under stress
-(Rule 7).
+## Description
+Two characters struggle ("someone dodges, a wrestling match"), first to ``duel.target``
+accumulated successes (docs/rules/storyteller.md, Duel). Each turn both characters, in secret,
+declare one action or two (Rule 9: dice -2 and -3 in the declared order): ATTACK (the extended roll
+that accumulates successes, by the main approach or the wild one: a bigger pool at a higher
+difficulty) and/or DEFEND (the resisting roll that cancels the opponent's attack successes,
+Rule 12), and whether to spend Willpower on one of them (Rule 8). Seat 0 declares, then seat 1
+(neither sees the other's declaration); the rolls follow in declared order, seat 0's first. One
+attack and one defence per turn (Rule 11's one roll per task per interval); a defence botch counts
+as 0 successes. An attack's successes minus the opponent's defence successes accumulate
+(Rules 11-13); a botched attack loses everything accumulated. No automatic successes: it is a
+contest under stress (Rule 7).
+
+## Actions
+``Discrete(8)`` (``actions.DAct``): 0 one action, 1 two actions (dice -2, -3 in the declared
+order, Rule 9); 2 attack (main approach), 3 wild attack (alternative: bigger pool, higher
+difficulty), 4 defend (the resisting roll, Rule 12); 5 no Willpower, 6/7 Willpower on action 1/2
+(Rule 8). The table stops at two actions even if ``multiple_actions.max_actions`` is 3.
+
+## Observation
+``Box(0, 1, (32,))`` from the seat's side (``observation.encode_duel``): both progresses / target,
+both Willpower / 10, turn, own decision phase and declared actions, both fighters' pools / 20 and
+difficulties / 10, last turn's gains and defence successes, the seat index.
+
+## Rewards
++1 to the winner, -1 to the loser, 0 each on a draw.
+
+## Episode end
+A side reaches the target (``KNOCKOUT``; both at once: the higher total, equal: a roll-off chance
+node, Rule 13); under ``extended.abandon_on_reset`` a botched attack loses the duel; a draw after
+``duel.turns`` turns (``TIME_LIMIT``).
+
+## Arguments
+The config's ``[duel]`` table: ``target``, ``turns``, ``fighters`` (pools and difficulties of the
+main attack, the wild attack and the defence; a specialty on the main attack); and every rule key
+the rules above name.
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Hashable
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
-from envs.storyteller import engine as rules
+from envs.storyteller import rules
+from envs.storyteller.actions import (
+    DUEL_CONTEXTS,
+    DUEL_LABELS,
+    DUEL_MAX_ACTIONS,
+    DUEL_OPTIONS,
+    KIND_NAMES,
+    KINDS,
+    DAct,
+    DPhase,
+    Kind,
+    duel_count_action,
+    pick_action,
+    picked_kind,
+)
 from envs.storyteller.config import Fighter, StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_distribution, outcome_of_faces, sample_outcome
+from envs.storyteller.observation import encode_duel
 
-
-class DAct(enum.IntEnum):
-    """The duel's action table."""
-
-    ONE_ACTION = 0
-    TWO_ACTIONS = 1
-    ATTACK = 2
-    ATTACK_ALT = 3
-    DEFEND = 4
-    NO_WILLPOWER = 5
-    WILLPOWER = 6  # Willpower on action 1
-    WILLPOWER_2 = 7  # Willpower on action 2
-
-
-DUEL_ACTIONS = 8
-DUEL_MAX_ACTIONS = 2
-"""The duel's action table offers one action or a two-action split (attack and defend)."""
-
-
-class DPhase(enum.IntEnum):
-    COUNT = 0
-    PICK = 1
-    WILLPOWER = 2
-    RESOLVE = 3
-    TIEBREAK = 4
-    OVER = 5
-
-
-ATTACK_MAIN, ATTACK_ALT, DEFEND = 0, 1, 2
-KIND_NAMES = ("attack", "wild attack", "defence")
+DuelChance = int | tuple[int, ...]
+"""A duel chance outcome: a roll's outcome (or forced faces), or the seat that wins the roll-off."""
+SEATS = (0, 1)
 
 
 @dataclass(frozen=True)
 class DuelRoll:
+    """A declared roll waiting to be resolved (a chance node)."""
+
     seat: int
-    kind: int  # ATTACK_MAIN / ATTACK_ALT / DEFEND
+    kind: Kind
     pool: int
     difficulty: int
     willpower: int
@@ -68,7 +84,7 @@ class DuelRoll:
 
 
 class Side:
-    """A fighter's pools and difficulties (Rules 1-2, 15)."""
+    """A fighter's pools and difficulties (Rules 1-2, 15), indexed by :class:`~envs.storyteller.actions.Kind`."""
 
     __slots__ = ("name", "pools", "difficulties", "specialty")
 
@@ -81,35 +97,8 @@ class Side:
         self.specialty = (cfg.specialties.enabled and f.specialty, False, False)
 
 
-class DuelState(State):
-    """A duel in progress: ``rulebreaker/StorytellerDuel-v0``.
-
-    ## Description
-    Two characters in an extended + resisted contest (Rules 11-13), first to ``duel.target``
-    accumulated successes. Seat 0 declares, then seat 1 (neither sees the other's declaration), then
-    the rolls are made in declared order, seat 0's first.
-
-    ## Action Space
-    ``Discrete(8)``: 0 one action, 1 two actions (dice -2, -3 in the declared order, Rule 9);
-    2 attack (main approach), 3 wild attack (alternative: bigger pool, higher difficulty), 4 defend
-    (the resisting roll, Rule 12); 5 no Willpower, 6/7 Willpower on action 1/2 (Rule 8).
-    One attack and one defence per turn (Rule 11's one roll per task per interval).
-
-    ## Observation Space
-    ``Box(0, 1, (32,))`` from the seat's side: both progresses / target, both Willpower / 10, turn,
-    own decision phase and declared actions, both fighters' pools / 20 and difficulties / 10, last
-    turn's gains and defence successes, the seat index.
-
-    ## Rewards
-    +1 to the winner, -1 to the loser, 0 each on a draw (turn limit).
-
-    ## Episode End
-    A side reaches the target (``KNOCKOUT``; both at once: higher total, equal: a roll-off chance
-    node, Rule 13), or ``duel.turns`` turns pass (``TIME_LIMIT``).
-
-    ## Arguments
-    The config's ``[duel]`` table: ``target``, ``turns``, ``fighters`` (pools and difficulties).
-    """
+class DuelState(State[DuelChance]):
+    """A duel in progress (the module docstring is its rules card)."""
 
     def __init__(self, cfg: StorytellerConfig) -> None:
         super().__init__(2)
@@ -122,8 +111,8 @@ class DuelState(State):
         self.phase = DPhase.COUNT
         self.seat = 0
         self.n_actions = [0, 0]
-        self.plans: list[list[int]] = [[], []]
-        self.wp_action = [-1, -1]
+        self.plans: list[list[Kind]] = [[], []]
+        self.wp_action: list[int | None] = [None, None]
         self.queue: list[DuelRoll] = []
         self.attack: list[list[int]] = [[], []]  # this turn's attack outcomes per seat
         self.defence: list[int | None] = [None, None]
@@ -143,24 +132,28 @@ class DuelState(State):
             return CHANCE
         return self.seat
 
-    def chance_outcomes(self) -> list[tuple[Hashable, float]]:
+    def chance_outcomes(self) -> list[tuple[DuelChance, float]]:
         if self.phase == DPhase.TIEBREAK:
-            p = float(self._tiebreak_odds())
+            p = self._tiebreak_odds()
             return [(0, p), (1, 1.0 - p)]
         r = self.queue[0]
-        return rules.roll_chance_outcomes(r.pool, r.difficulty, r.willpower, r.specialty, self.cfg)
+        return [(k, p) for k, p in rules.roll_chance_outcomes(r.pool, r.difficulty, r.willpower, r.specialty, self.cfg)]
 
-    def sample_chance(self, rng: Rng) -> Hashable:
+    def sample_chance(self, rng: Rng) -> DuelChance:
         if self.phase == DPhase.TIEBREAK:
-            return 0 if rng.random() < float(self._tiebreak_odds()) else 1
+            return 0 if rng.random() < self._tiebreak_odds() else 1
         r = self.queue[0]
         return sample_outcome(rng, r.pool, r.difficulty, r.willpower, self.cfg.willpower.prevents_botch, r.specialty)
 
-    def apply_chance(self, outcome: Hashable) -> None:
-        """RESOLVE: an outcome (``BOTCH`` or net successes) or a tuple of faces (+ specialty rerolls).
-        TIEBREAK: the winning seat."""
+    def apply_chance(self, outcome: DuelChance) -> None:
+        """Apply a chance outcome.
+
+        RESOLVE: an outcome (``BOTCH`` or net successes) or a tuple of faces (+ specialty rerolls).
+        TIEBREAK: the winning seat.
+        """
         if self.phase == DPhase.TIEBREAK:
-            w = int(outcome)  # type: ignore[call-overload]
+            assert not isinstance(outcome, tuple)
+            w = int(outcome)
             self.narrate(
                 "tiebreak",
                 f"Both reach {self.target} with equal totals; they roll again and {self.sides[w].name} wins.",
@@ -179,7 +172,7 @@ class DuelState(State):
                 outcome[r.pool :],
             )
         else:
-            value = int(outcome)  # type: ignore[call-overload]
+            value = int(outcome)
         name = self.sides[r.seat].name
         wp = " with Willpower" if r.willpower else ""
         text = "botches" if value == BOTCH else f"scores {value} ({degree_of(value)})"
@@ -190,9 +183,8 @@ class DuelState(State):
             roll=r.kind,
             outcome=value,
         )
-        if r.kind == DEFEND:
-            prev = self.defence[r.seat]
-            self.defence[r.seat] = value if prev is None else max(prev, 0) + max(value, 0)
+        if r.kind == Kind.DEFEND:
+            self.defence[r.seat] = rules.resisting_total(self.defence[r.seat], value)
         else:
             self.attack[r.seat].append(value)
         if not self.queue:
@@ -203,13 +195,13 @@ class DuelState(State):
             return []
         s = self.seat
         if self.phase == DPhase.COUNT:
-            return [DAct.ONE_ACTION + n - 1 for n in range(1, self.max_actions + 1) if self._feasible(s, n, 0, ())]
+            return [duel_count_action(n) for n in range(1, self.max_actions + 1) if self._feasible(s, n, 0, ())]
         if self.phase == DPhase.PICK:
             n, k0 = self.n_actions[s], len(self.plans[s])
             used = tuple(self.plans[s])
             return [
-                DAct.ATTACK + kind
-                for kind in (ATTACK_MAIN, ATTACK_ALT, DEFEND)
+                pick_action(kind)
+                for kind in KINDS
                 if self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind))
             ]
         if self.phase == DPhase.WILLPOWER:
@@ -225,78 +217,60 @@ class DuelState(State):
             self.plans[s] = []
             self.phase = DPhase.PICK
         elif self.phase == DPhase.PICK:
-            self.plans[s].append(action - DAct.ATTACK)
+            self.plans[s].append(picked_kind(action))
             if len(self.plans[s]) == self.n_actions[s]:
                 if rules.may_spend_willpower(self.willpower[s], 0, self.cfg):
                     self.phase = DPhase.WILLPOWER
                 else:
                     self._declared()
         elif self.phase == DPhase.WILLPOWER:
-            self.wp_action[s] = -1 if action == DAct.NO_WILLPOWER else action - DAct.WILLPOWER
+            self.wp_action[s] = None if action == DAct.NO_WILLPOWER else action - DAct.WILLPOWER
             self._declared()
 
     def action_label(self, action: int) -> str:
-        return {
-            DAct.ONE_ACTION: "one action",
-            DAct.TWO_ACTIONS: "two actions (split)",
-            DAct.ATTACK: "attack",
-            DAct.ATTACK_ALT: "wild attack (bigger pool, higher difficulty)",
-            DAct.DEFEND: "defend",
-            DAct.NO_WILLPOWER: "no willpower",
-            DAct.WILLPOWER: "willpower on action 1",
-            DAct.WILLPOWER_2: "willpower on action 2",
-        }.get(DAct(action), f"action {action}")
+        return DUEL_LABELS.get(DAct(action), f"action {action}")
 
     def option_of(self, action: int) -> str | None:
-        return {
-            DAct.ONE_ACTION: "single_action",
-            DAct.TWO_ACTIONS: "multiple_actions",
-            DAct.ATTACK: "attack",
-            DAct.ATTACK_ALT: "approach_alt",
-            DAct.DEFEND: "defend",
-            DAct.NO_WILLPOWER: "no_willpower",
-            DAct.WILLPOWER: "willpower",
-            DAct.WILLPOWER_2: "willpower",
-        }[DAct(action)]
+        return DUEL_OPTIONS[DAct(action)]
 
     def decision_context(self) -> str:
-        return {DPhase.COUNT: "actions", DPhase.PICK: "action", DPhase.WILLPOWER: "willpower"}.get(self.phase, "none")
+        return DUEL_CONTEXTS.get(self.phase, "none")
 
     def resources(self, seat: int) -> dict[str, float]:
         return {"willpower": float(self.willpower[seat]), "progress": float(self.progress[seat])}
 
     # -- declaring -------------------------------------------------------------------------------
-    def _usable(self, s: int, kind: int, n: int, k: int, used: tuple[int, ...]) -> bool:
+    def _usable(self, s: int, kind: Kind, n: int, k: int, used: tuple[Kind, ...]) -> bool:
         """Rule 9: the k-th of n actions needs a pool >= 1; Rule 11: one attack and one defence a turn."""
-        if rules.multiple_action_pool(self.sides[s].pools[kind], n, k) < 1:
+        if not rules.can_attempt(rules.multiple_action_pool(self.sides[s].pools[kind], n, k)):
             return False
         if not self.cfg.extended.one_roll_per_task:
             return True
-        if kind == DEFEND:
-            return DEFEND not in used
-        return ATTACK_MAIN not in used and ATTACK_ALT not in used
+        if kind == Kind.DEFEND:
+            return Kind.DEFEND not in used
+        return Kind.ATTACK_MAIN not in used and Kind.ATTACK_ALT not in used
 
-    def _feasible(self, s: int, n: int, k0: int, used: tuple[int, ...]) -> bool:
+    def _feasible(self, s: int, n: int, k0: int, used: tuple[Kind, ...]) -> bool:
         if k0 >= n:
             return True
         return any(
-            self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind))
-            for kind in (ATTACK_MAIN, ATTACK_ALT, DEFEND)
+            self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind)) for kind in KINDS
         )
 
     def _declared(self) -> None:
+        """Rules 8-9: both have declared; queue the rolls (pools after the split, Willpower where spent)."""
         if self.seat == 0:
             self.seat = 1
             self.phase = DPhase.COUNT
             return
         self.queue = []
-        for s in (0, 1):
-            if self.wp_action[s] >= 0:
+        for s in SEATS:
+            if self.wp_action[s] is not None:
                 self.willpower[s] -= 1
             side = self.sides[s]
             n = self.n_actions[s]
             for k, kind in enumerate(self.plans[s]):
-                wp = self.cfg.willpower.successes if k == self.wp_action[s] else 0
+                wp = rules.willpower_successes(k == self.wp_action[s], self.cfg)
                 pool = rules.multiple_action_pool(side.pools[kind], n, k + 1)
                 self.queue.append(DuelRoll(s, kind, pool, side.difficulties[kind], wp, side.specialty[kind]))
         self.attack = [[], []]
@@ -306,7 +280,7 @@ class DuelState(State):
             f"{self.sides[s].name}: "
             + ", ".join(KIND_NAMES[k] for k in self.plans[s])
             + (" (split: dice -2, -3)" if self.n_actions[s] > 1 else "")
-            for s in (0, 1)
+            for s in SEATS
         )
         self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
 
@@ -315,25 +289,19 @@ class DuelState(State):
         """Rules 11-13: resets, resisted gains, and the first to the target."""
         gains = [0, 0]
         ended = [False, False]
-        for s in (0, 1):
+        for s in SEATS:
             o = 1 - s
             if not self.attack[s]:
                 continue
-            kept: list[int] = []
-            for v in self.attack[s]:
-                progress, reset = rules.extended_progress(0, v, self.cfg)
-                if reset and self.cfg.extended.abandon_on_reset:
-                    ended[s] = True
-                if reset:
-                    if self.progress[s]:
-                        self.narrate(
-                            "reset", f"{self.sides[s].name} loses all {self.progress[s]} accumulated successes.", s
-                        )
-                    self.progress[s] = 0
-                    kept = []
-                else:
-                    kept.append(progress)
-            gains[s] = rules.resisted_result(sum(kept), self.defence[o] or 0, self.cfg) if kept else 0
+            turn = rules.attack_turn(self.attack[s], self.cfg)
+            if turn.reset:
+                ended[s] = self.cfg.extended.abandon_on_reset
+                if self.progress[s]:
+                    self.narrate(
+                        "reset", f"{self.sides[s].name} loses all {self.progress[s]} accumulated successes.", s
+                    )
+                self.progress[s] = 0
+            gains[s] = rules.resisted_result(turn.kept, self.defence[o] or 0, self.cfg) if turn.rolled else 0
         if any(ended):  # Rule 11 [decision]: the Storyteller ends a reset attempt: that side loses
             self.phase = DPhase.OVER
             if all(ended):
@@ -343,11 +311,11 @@ class DuelState(State):
                 self.finish(
                     keeper,
                     EndReason.KNOCKOUT,
-                    [1.0 if i == keeper else -1.0 for i in (0, 1)],
+                    [1.0 if i == keeper else -1.0 for i in SEATS],
                     f"{self.sides[1 - keeper].name}'s attempt ends with a botch",
                 )
             return
-        for s in (0, 1):
+        for s in SEATS:
             self.progress[s] += gains[s]
             if self.attack[s]:
                 self.narrate(
@@ -366,9 +334,9 @@ class DuelState(State):
                 self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], "time ran out")
                 return
             self._new_turn()
-        elif w >= 0:
+        elif w != rules.STILL_EQUAL:
             self._win(w)
-        elif self.cfg.contest.simultaneous == "higher_total":
+        elif self.cfg.contest.simultaneous == rules.Simultaneous.HIGHER_TOTAL:
             self.phase = DPhase.TIEBREAK
         else:
             self.phase = DPhase.OVER
@@ -379,60 +347,34 @@ class DuelState(State):
         self.phase = DPhase.COUNT
         self.n_actions = [0, 0]
         self.plans = [[], []]
-        self.wp_action = [-1, -1]
+        self.wp_action = [None, None]
 
     def _win(self, w: int) -> None:
         self.phase = DPhase.OVER
         self.finish(
             w,
             EndReason.KNOCKOUT,
-            [1.0 if s == w else -1.0 for s in (0, 1)],
+            [1.0 if s == w else -1.0 for s in SEATS],
             f"{self.sides[w].name} reaches {self.target} successes",
         )
 
-    def _tiebreak_odds(self) -> Fraction:
-        """Rule 13: equal totals: both roll their main attack again until one scores more; the chance
-        that seat 0 wins is P(A > B) / (1 - P(A = B)) (a botch counts as 0)."""
-        tabs = []
-        for side in self.sides:
-            t: dict[int, Fraction] = {}
-            for k, p in outcome_distribution(side.pools[0], side.difficulties[0], specialty=side.specialty[0]).items():
-                t[max(k, 0)] = t.get(max(k, 0), Fraction(0)) + p
-            tabs.append(t)
-        win = sum((pa * pb for a, pa in tabs[0].items() for b, pb in tabs[1].items() if a > b), Fraction(0))
-        tie = sum((pa * tabs[1].get(a, Fraction(0)) for a, pa in tabs[0].items()), Fraction(0))
-        return win / (1 - tie)
+    def _tiebreak_odds(self) -> float:
+        """Rule 13: the chance that seat 0 wins the roll-off of the main attacks."""
+        a, b = (
+            outcome_distribution(
+                side.pools[Kind.ATTACK_MAIN],
+                side.difficulties[Kind.ATTACK_MAIN],
+                specialty=side.specialty[Kind.ATTACK_MAIN],
+            )
+            for side in self.sides
+        )
+        return float(rules.roll_off_chance(a, b))
 
     # -- analysis hooks --------------------------------------------------------------------------
     def observation(self, seat: int) -> np.ndarray:
-        o = 1 - seat
-        obs = np.zeros(DUEL_OBS, dtype=np.float32)
-        tgt = float(self.target)
-        obs[0] = min(self.progress[seat] / tgt, 1.0)
-        obs[1] = min(self.progress[o] / tgt, 1.0)
-        obs[2] = min(self.willpower[seat] / 10.0, 1.0)
-        obs[3] = min(self.willpower[o] / 10.0, 1.0)
-        obs[4] = min(self.turn / self.cfg.duel.turns, 1.0)
-        if self.seat == seat and self.phase <= DPhase.WILLPOWER:
-            obs[5 + int(self.phase)] = 1.0
-            obs[8] = self.n_actions[seat] / 2.0
-            for k, kind in enumerate(self.plans[seat][:2]):
-                obs[9 + 3 * k + kind] = 1.0
-        for i, side in enumerate((self.sides[seat], self.sides[o])):
-            for j in range(3):
-                obs[15 + 6 * i + j] = min(side.pools[j] / 20.0, 1.0)
-                obs[18 + 6 * i + j] = side.difficulties[j] / 10.0
-        g0, g1, d0, d1 = self.last
-        mine, theirs = (g0, g1) if seat == 0 else (g1, g0)
-        dm, dt = (d0, d1) if seat == 0 else (d1, d0)
-        obs[27] = min(mine / tgt, 1.0)
-        obs[28] = min(theirs / tgt, 1.0)
-        obs[29] = min(dm / 10.0, 1.0)
-        obs[30] = min(dt / 10.0, 1.0)
-        obs[31] = float(seat)
-        return obs
+        return encode_duel(self, seat)
 
-    def key(self) -> Hashable:
+    def key(self) -> tuple[Any, ...]:
         return (
             self.phase,
             self.seat,
@@ -463,12 +405,11 @@ class DuelState(State):
         return new
 
     def describe(self) -> dict[str, Any]:
+        """A compact summary (tests and personas)."""
         return {"turn": self.turn, "progress": list(self.progress), "willpower": list(self.willpower)}
-
-
-DUEL_OBS = 32
 
 
 def new_duel(cfg: Any) -> DuelState:
     """Scenario setup (deterministic)."""
+    assert isinstance(cfg, StorytellerConfig)
     return DuelState(cfg)

@@ -1,171 +1,101 @@
-"""The Heist scenario: timed extended tasks from the seed's example list, one character (and an ally).
+"""The Heist scenario, ``rulebreaker/StorytellerHeist-v0``: timed extended tasks, one character and an ally.
 
-Each turn the character declares how many actions to take (Rule 9), which task each works on and by
-which approach, or takes an automatic success (Rule 7); then whether to spend Willpower on one roll
-(Rule 8) and where the ally helps (Rule 14). The rolls follow in the declared order (Rules 2-6, 11).
-A task reset by a botch (Rule 11) may be retried at a higher difficulty or abandoned (Rule 10).
-Each turn is one interval of every task. The guards arrive after ``heist.turns`` turns, sooner after
-botches. Reward: the fraction of the job's tasks completed.
+## Description
+One character (seat 0) works on 1..3 extended or simple tasks from the seed's example list
+(``scenarios.CATALOGUE``) before the guards arrive (docs/rules/storyteller.md, Heist). Each turn is
+one interval of every task. A turn: retry or abandon each task that was reset or failed last turn
+(Rule 10); declare one, two or three actions (Rule 9); for each, a task and an approach, or its
+automatic success (Rule 7); Willpower on one roll (Rule 8); where the ally helps (Rule 14). The rolls
+follow in the declared order, the ally's last (Rules 2-6, 11); a botch wipes an extended task
+(Rule 11) and brings the guards ``heist.botch_costs_turns`` sooner.
+
+## Actions
+``Discrete(22)``, taken as a sequence of small decisions per turn (legal subset by mask):
+0 RETRY / 1 ABANDON a task reset or failed last turn (Rule 10); 2..4 declare one, two or three
+actions (Rule 9); 5..10 roll task slot s by approach a (``5 + 2s + a``; a = 1 is the alternative,
+bigger-pool-higher-difficulty approach); 11..13 automatic success on slot s (Rule 7); 14 no
+Willpower, 15..17 Willpower on action k (Rule 8); 18..20 the ally helps slot s, 21 the ally rests
+(Rule 14). The table is ``actions.Act``.
+
+## Observation
+``Box(0, 1, (70,))`` (``observation.encode_heist``): per task slot (20 values): present, status
+one-hot (active, done, lost, awaiting retry), progress / target, target / 20, pools / 20 and
+difficulties / 10 of both approaches, attempt, calm, retryable, its place in this turn's plan, ally,
+pending retry; then turn, turns left, Willpower / 10, the decision phase one-hot, actions declared
+and picked.
+
+## Rewards
+At the end: the fraction of the job's tasks completed (0..1).
+
+## Episode end
+All tasks done or lost (``COMPLETED``), or the guards arrive after ``heist.turns`` turns, one turn
+sooner per botch (``TIME_LIMIT``), or no task can be attempted any more (``STALL``).
+
+## Arguments
+The config's ``[heist]`` table: ``tasks``, ``draw`` (random draw at a chance node; 0 = as listed),
+``turns``, ``botch_costs_turns``, ``ally_pool``, ``character``, ``specialties``; and every rule key
+the rules above name.
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Hashable
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
-from envs.storyteller import engine as rules
-from envs.storyteller.config import TASK_KEYS, StorytellerConfig
+from envs.storyteller import rules
+from envs.storyteller.actions import (
+    HEIST_CONTEXTS,
+    Act,
+    Phase,
+    Status,
+    ally_action,
+    auto_action,
+    count_action,
+    declared_count,
+    heist_label,
+    heist_option,
+    is_auto,
+    roll_action,
+    roll_target,
+    willpower_action,
+)
+from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_of_faces, sample_outcome
+from envs.storyteller.observation import encode_heist
+from envs.storyteller.scenarios import CATALOGUE, TaskSpec
 
-SLOTS = 3
-"""Task slots of the action table (a job has 1..3 tasks)."""
-
-
-@dataclass(frozen=True)
-class Approach:
-    """A way to work on a task: Attribute + Ability against a difficulty (``None`` = the default)."""
-
-    label: str
-    attribute: str
-    ability: str
-    difficulty: int | None
+HeistChance = int | tuple[int, ...]
+"""A heist chance outcome: the drawn task indices (setup), or a roll's outcome or forced faces."""
 
 
-@dataclass(frozen=True)
-class TaskSpec:
-    """A task from the seed's example list."""
+class Pick(NamedTuple):
+    """One declared action of the turn: a task slot and its approach (``None``: the automatic success)."""
 
-    key: str
-    title: str
-    approaches: tuple[Approach, ...]
-    target: int  # successes needed (1 = a simple action)
-    retryable: bool  # Rule 10: False for one-chance tasks
-    calm: bool  # Rule 7: an automatic success is possible (no stress)
+    slot: int
+    approach: int | None
 
-
-CATALOGUE: dict[str, TaskSpec] = {
-    t.key: t
-    for t in (
-        TaskSpec(
-            "documents",
-            "Find the documents",
-            (
-                Approach("search the files", "wits", "computer", 8),
-                Approach("crack the encryption", "intelligence", "computer", 9),
-            ),
-            12,
-            True,
-            False,
-        ),
-        TaskSpec(
-            "house",
-            "Find the house",
-            (
-                Approach("ask around", "perception", "streetwise", 7),
-                Approach("check the records", "intelligence", "investigation", 8),
-            ),
-            10,
-            True,
-            True,
-        ),
-        TaskSpec("drive", "The long drive", (Approach("drive on", "stamina", "drive", 7),), 12, True, True),
-        TaskSpec(
-            "autopsy",
-            "Autopsy",
-            (
-                Approach("open the body", "stamina", "investigation", None),
-                Approach("by the book", "intelligence", "investigation", 7),
-            ),
-            15,
-            True,
-            True,
-        ),
-        TaskSpec(
-            "virus",
-            "Kill the virus",
-            (
-                Approach("Wits + Computer", "wits", "computer", 6),
-                Approach("Intelligence + Computer", "intelligence", "computer", 7),
-            ),
-            10,
-            True,
-            False,
-        ),
-        TaskSpec("tree", "Move the fallen tree", (Approach("heave", "strength", "athletics", 8),), 1, True, True),
-        TaskSpec("phone", "Fix the phone", (Approach("repair", "dexterity", "technology", 8),), 1, True, True),
-        # Rule 2: the director's Perception 3 + Etiquette 3 is the difficulty.
-        TaskSpec(
-            "director",
-            "Impress the gallery director",
-            (Approach("charm", "manipulation", "etiquette", 3 + 3),),
-            1,
-            True,
-            False,
-        ),
-        TaskSpec("shoot", "Shoot out the camera", (Approach("shoot", "dexterity", "firearms", 6),), 1, False, False),
-    )
-}
-
-
-assert tuple(CATALOGUE) == TASK_KEYS
-
-
-class Act(enum.IntEnum):
-    """The heist's action table (see :data:`ACTION_COUNT`)."""
-
-    RETRY = 0
-    ABANDON = 1
-    ONE_ACTION = 2
-    TWO_ACTIONS = 3
-    THREE_ACTIONS = 4
-    ROLL = 5  # ROLL + 2 * slot + approach   (5..10)
-    AUTO = 11  # AUTO + slot                  (11..13)
-    NO_WILLPOWER = 14
-    WILLPOWER = 15  # WILLPOWER + k-1 (action k)  (15..17)
-    ALLY = 18  # ALLY + slot                  (18..20)
-    ALLY_REST = 21
-
-
-ACTION_COUNT = 22
-
-
-class Phase(enum.IntEnum):
-    SETUP = 0
-    RETRY = 1
-    COUNT = 2
-    PICK = 3
-    WILLPOWER = 4
-    ALLY = 5
-    RESOLVE = 6
-    OVER = 7
-
-
-class Status(enum.IntEnum):
-    ACTIVE = 0
-    DONE = 1
-    LOST = 2
-    PENDING = 3  # reset or failed: waiting for the retry / abandon decision
-
-
-AUTO_APPROACH = -1
+    @property
+    def auto(self) -> bool:
+        """Rule 7: the action takes the automatic success instead of rolling."""
+        return self.approach is None
 
 
 @dataclass(frozen=True)
 class PendingRoll:
+    """A declared action waiting to be resolved (a roll is a chance node)."""
+
     slot: int
     pool: int
     difficulty: int
     willpower: int  # successes bought with Willpower
     specialty: bool
     ally: bool
-    approach: int
+    approach: int | None  # None: the automatic success (Rule 7)
 
 
 class Task:
@@ -180,7 +110,7 @@ class Task:
         self.difficulties = tuple(rules.difficulty_of(a.difficulty, cfg) for a in spec.approaches)
         self.specialty = tuple(cfg.specialties.enabled and a.ability in cfg.heist.specialties for a in spec.approaches)
         self.progress = 0
-        self.attempt = 1
+        self.attempt = rules.FIRST_ATTEMPT
         self.status = Status.ACTIVE
 
     def copy(self) -> Task:
@@ -199,38 +129,8 @@ class Task:
         return d if d is not None else cfg.dice.max_difficulty
 
 
-class HeistState(State):
-    """A heist in progress: ``rulebreaker/StorytellerHeist-v0``.
-
-    ## Description
-    One character (seat 0) works on 1..3 extended or simple tasks from the seed's example list before
-    the guards arrive (docs/rules/storyteller.md, Heist). Each turn is one interval of every task.
-
-    ## Action Space
-    ``Discrete(22)``, taken as a sequence of small decisions per turn (legal subset by mask):
-    0 RETRY / 1 ABANDON a task reset or failed last turn (Rule 10); 2..4 declare one, two or three
-    actions (Rule 9); 5..10 roll task slot s by approach a (``5 + 2s + a``; a = 1 is the alternative,
-    bigger-pool-higher-difficulty approach); 11..13 automatic success on slot s (Rule 7); 14 no
-    Willpower, 15..17 Willpower on action k (Rule 8); 18..20 the ally helps slot s, 21 the ally rests
-    (Rule 14).
-
-    ## Observation Space
-    ``Box(0, 1, (70,))``: per task slot (20 values): present, status one-hot (active, done, lost,
-    awaiting retry), progress / target, target / 20, pools / 20 and difficulties / 10 of both
-    approaches, attempt, calm, retryable, its place in this turn's plan, ally, pending retry; then
-    turn, turns left, Willpower / 10, the decision phase one-hot, actions declared and picked.
-
-    ## Rewards
-    At the end: the fraction of the job's tasks completed (0..1).
-
-    ## Episode End
-    All tasks done or lost (``COMPLETED``), or the guards arrive after ``heist.turns`` turns, one turn
-    sooner per botch (``TIME_LIMIT``).
-
-    ## Arguments
-    The config's ``[heist]`` table: ``tasks``, ``draw`` (random draw at a chance node; 0 = as listed),
-    ``turns``, ``botch_costs_turns``, ``ally_pool``, ``character``, ``specialties``.
-    """
+class HeistState(State[HeistChance]):
+    """A heist in progress (the module docstring is its rules card)."""
 
     def __init__(self, cfg: StorytellerConfig) -> None:
         super().__init__(1)
@@ -240,11 +140,11 @@ class HeistState(State):
         self.turn_limit = cfg.heist.turns
         self.willpower = cfg.willpower.points
         self.phase = Phase.SETUP
-        self.pending_slot = -1
+        self.pending_slot: int | None = None
         self.n_actions = 0
-        self.plan: list[tuple[int, int]] = []  # (slot, approach or AUTO_APPROACH)
-        self.wp_action = -1  # index into plan
-        self.ally_slot = -1
+        self.plan: list[Pick] = []
+        self.wp_action: int | None = None  # index into plan
+        self.ally_slot: int | None = None
         self.queue: list[PendingRoll] = []
         self.botches = 0
         self.max_actions = rules.max_actions(cfg)
@@ -256,7 +156,7 @@ class HeistState(State):
         names = self.cfg.heist.tasks
         self.tasks = [Task(CATALOGUE[names[i]], self.cfg) for i in picks]
         for t in self.tasks:
-            extra = f", {t.spec.target} successes" if t.spec.target > 1 else ""
+            extra = f", {t.spec.target} successes" if t.spec.extended else ""
             self.narrate(
                 "setup",
                 f"Task: {t.spec.title} ({t.spec.approaches[0].attribute.title()} + "
@@ -273,23 +173,26 @@ class HeistState(State):
             return CHANCE
         return 0
 
-    def chance_outcomes(self) -> list[tuple[Hashable, float]]:
+    def chance_outcomes(self) -> list[tuple[HeistChance, float]]:
         if self.phase == Phase.SETUP:
             combos = list(combinations(range(len(self.cfg.heist.tasks)), self.cfg.heist.draw))
             return [(c, 1.0 / len(combos)) for c in combos]
         r = self.queue[0]
-        return rules.roll_chance_outcomes(r.pool, r.difficulty, r.willpower, r.specialty, self.cfg)
+        return [(k, p) for k, p in rules.roll_chance_outcomes(r.pool, r.difficulty, r.willpower, r.specialty, self.cfg)]
 
-    def sample_chance(self, rng: Rng) -> Hashable:
+    def sample_chance(self, rng: Rng) -> HeistChance:
         if self.phase == Phase.SETUP:
             outs = self.chance_outcomes()
             return outs[int(rng.random() * len(outs))][0]
         r = self.queue[0]
         return sample_outcome(rng, r.pool, r.difficulty, r.willpower, self.cfg.willpower.prevents_botch, r.specialty)
 
-    def apply_chance(self, outcome: Hashable) -> None:
-        """SETUP: a tuple of task indices. RESOLVE: an outcome (``BOTCH`` or net successes) or a tuple of
-        faces (plus specialty rerolls after the pool's dice) for golden tests."""
+    def apply_chance(self, outcome: HeistChance) -> None:
+        """Apply a chance outcome.
+
+        SETUP: a tuple of task indices. RESOLVE: an outcome (``BOTCH`` or net successes) or a tuple of
+        faces (plus specialty rerolls after the pool's dice) for golden tests.
+        """
         if self.phase == Phase.SETUP:
             assert isinstance(outcome, tuple)
             self._deal(tuple(int(i) for i in outcome))
@@ -301,7 +204,7 @@ class HeistState(State):
                 faces, r.difficulty, r.willpower, self.cfg.willpower.prevents_botch, r.specialty, outcome[r.pool :]
             )
         else:
-            value = int(outcome)  # type: ignore[call-overload]
+            value = int(outcome)
         self._apply_roll(r, value)
         self._resolve()
 
@@ -312,13 +215,13 @@ class HeistState(State):
         if ph == Phase.RETRY:
             return [Act.RETRY, Act.ABANDON]
         if ph == Phase.COUNT:
-            return [Act.ONE_ACTION + n - 1 for n in range(1, self.max_actions + 1) if self._feasible(n, 0, ())]
+            return [count_action(n) for n in range(1, self.max_actions + 1) if self._feasible(n, 0, ())]
         if ph == Phase.PICK:
             return self._legal_picks()
         if ph == Phase.WILLPOWER:
-            return [Act.NO_WILLPOWER] + [Act.WILLPOWER + i for i, (_, a) in enumerate(self.plan) if a >= 0]
+            return [Act.NO_WILLPOWER] + [willpower_action(i) for i, p in enumerate(self.plan) if not p.auto]
         if ph == Phase.ALLY:
-            return [Act.ALLY + s for s, t in enumerate(self.tasks) if t.status == Status.ACTIVE] + [Act.ALLY_REST]
+            return [ally_action(s) for s, t in enumerate(self.tasks) if t.status == Status.ACTIVE] + [Act.ALLY_REST]
         return []
 
     def apply_action(self, action: int) -> None:
@@ -328,7 +231,7 @@ class HeistState(State):
         if ph == Phase.RETRY:
             self._retry_or_abandon(action == Act.RETRY)
         elif ph == Phase.COUNT:
-            self.n_actions = action - Act.ONE_ACTION + 1
+            self.n_actions = declared_count(action)
             self.plan = []
             if self.n_actions > 1:
                 pens = ", ".join(f"-{self.n_actions + k}" for k in range(self.n_actions))
@@ -337,73 +240,27 @@ class HeistState(State):
                 self.narrate("declare", f"Turn {self.turn + 1}: one action.", 0)
             self.phase = Phase.PICK
         elif ph == Phase.PICK:
-            if action >= Act.AUTO:
-                self.plan.append((action - Act.AUTO, AUTO_APPROACH))
+            if is_auto(action):
+                self.plan.append(Pick(action - Act.AUTO, None))
             else:
-                self.plan.append(((action - Act.ROLL) // 2, (action - Act.ROLL) % 2))
+                self.plan.append(Pick(*roll_target(action)))
             if len(self.plan) == self.n_actions:
                 self._after_picks()
         elif ph == Phase.WILLPOWER:
-            self.wp_action = -1 if action == Act.NO_WILLPOWER else action - Act.WILLPOWER
+            self.wp_action = None if action == Act.NO_WILLPOWER else action - Act.WILLPOWER
             self._after_willpower()
         elif ph == Phase.ALLY:
-            self.ally_slot = -1 if action == Act.ALLY_REST else action - Act.ALLY
+            self.ally_slot = None if action == Act.ALLY_REST else action - Act.ALLY
             self._begin_resolve()
 
     def action_label(self, action: int) -> str:
-        a = int(action)
-        if a == Act.RETRY:
-            return "retry"
-        if a == Act.ABANDON:
-            return "abandon"
-        if Act.ONE_ACTION <= a <= Act.THREE_ACTIONS:
-            n = a - Act.ONE_ACTION + 1
-            return "one action" if n == 1 else f"{n} actions"
-        if Act.ROLL <= a < Act.AUTO:
-            s, ap = divmod(a - Act.ROLL, 2)
-            return f"roll {self._task_name(s)} ({self._approach_label(s, ap)})"
-        if Act.AUTO <= a < Act.NO_WILLPOWER:
-            return f"automatic success on {self._task_name(a - Act.AUTO)}"
-        if a == Act.NO_WILLPOWER:
-            return "no willpower"
-        if Act.WILLPOWER <= a < Act.ALLY:
-            return f"willpower on action {a - Act.WILLPOWER + 1}"
-        if Act.ALLY <= a < Act.ALLY_REST:
-            return f"ally helps with {self._task_name(a - Act.ALLY)}"
-        if a == Act.ALLY_REST:
-            return "ally keeps watch"
-        return f"action {a}"
+        return heist_label(action, self._task_name, self._approach_label)
 
     def option_of(self, action: int) -> str | None:
-        a = int(action)
-        if a == Act.RETRY:
-            return "retry"
-        if a == Act.ABANDON:
-            return "abandon"
-        if a == Act.ONE_ACTION:
-            return "single_action"
-        if a in (Act.TWO_ACTIONS, Act.THREE_ACTIONS):
-            return "multiple_actions"
-        if Act.ROLL <= a < Act.AUTO:
-            return "approach_alt" if (a - Act.ROLL) % 2 else "approach_main"
-        if Act.AUTO <= a < Act.NO_WILLPOWER:
-            return "auto_success"
-        if a == Act.NO_WILLPOWER:
-            return "no_willpower"
-        if Act.WILLPOWER <= a < Act.ALLY:
-            return "willpower"
-        if Act.ALLY <= a < Act.ALLY_REST:
-            return "teamwork"
-        return "no_teamwork"
+        return heist_option(action)
 
     def decision_context(self) -> str:
-        return {
-            Phase.RETRY: "retry",
-            Phase.COUNT: "actions",
-            Phase.PICK: "task",
-            Phase.WILLPOWER: "willpower",
-            Phase.ALLY: "ally",
-        }.get(self.phase, "none")
+        return HEIST_CONTEXTS.get(self.phase, "none")
 
     def resources(self, seat: int) -> dict[str, float]:
         out: dict[str, float] = {"willpower": float(self.willpower), "turns_left": float(self.turn_limit - self.turn)}
@@ -417,14 +274,14 @@ class HeistState(State):
             return
         self.plan = []
         self.n_actions = 0
-        self.wp_action = -1
-        self.ally_slot = -1
+        self.wp_action = None
+        self.ally_slot = None
         for s, t in enumerate(self.tasks):
             if t.status == Status.PENDING:
                 self.pending_slot = s
                 self.phase = Phase.RETRY
                 return
-        self.pending_slot = -1
+        self.pending_slot = None
         if not any(self._feasible(n, 0, ()) for n in range(1, self.max_actions + 1)):
             self.phase = Phase.OVER
             self.narrate("stall", "No task can be attempted any more.")
@@ -450,8 +307,8 @@ class HeistState(State):
         self.finish(0 if done == n else None, reason, [done / n], f"{done} of {n} tasks completed")
 
     def _retry_or_abandon(self, retry: bool) -> None:
-        """Rule 10: after a failure (or a reset extended action) the player tries again at a higher
-        difficulty, or gives the task up."""
+        """Rule 10: after a failure (or a reset extended action) try again at a higher difficulty, or give up."""
+        assert self.pending_slot is not None
         t = self.tasks[self.pending_slot]
         if retry:
             t.status = Status.ACTIVE
@@ -463,21 +320,21 @@ class HeistState(State):
 
     # -- declaring -------------------------------------------------------------------------------
     def _usable(self, slot: int, used: tuple[int, ...]) -> bool:
+        """Rule 11: an active task, not yet rolled this turn when one roll per task per interval applies."""
         t = self.tasks[slot]
         if t.status != Status.ACTIVE:
             return False
         return not (self.cfg.extended.one_roll_per_task and slot in used)
 
     def _feasible(self, n: int, k0: int, used: tuple[int, ...]) -> bool:
-        """Can actions k0+1..n of an n-action turn still be filled (Rule 9: no pool <= 0; Rule 11: one
-        roll per task)?"""
+        """Can actions k0+1..n of an n-action turn still be filled (Rule 9: a pool of 1 or more; Rule 11)."""
         if k0 >= n:
             return True
         for s, t in enumerate(self.tasks):
             if (
                 self._usable(s, used)
                 and any(
-                    rules.multiple_action_pool(p, n, k0 + 1) >= 1 and t.possible(ap, self.cfg)
+                    rules.can_attempt(rules.multiple_action_pool(p, n, k0 + 1)) and t.possible(ap, self.cfg)
                     for ap, p in enumerate(t.pools)
                 )
                 and self._feasible(n, k0 + 1, (*used, s))
@@ -487,7 +344,7 @@ class HeistState(State):
 
     def _legal_picks(self) -> list[int]:
         n, k0 = self.n_actions, len(self.plan)
-        used = tuple(s for s, _ in self.plan)
+        used = tuple(p.slot for p in self.plan)
         out: list[int] = []
         autos: list[int] = []
         for s, t in enumerate(self.tasks):
@@ -496,16 +353,16 @@ class HeistState(State):
             auto_ok = False
             for ap, p in enumerate(t.pools):
                 pool = rules.multiple_action_pool(p, n, k0 + 1)
-                if pool >= 1 and t.possible(ap, self.cfg):
-                    out.append(Act.ROLL + 2 * s + ap)
+                if rules.can_attempt(pool) and t.possible(ap, self.cfg):
+                    out.append(roll_action(s, ap))
                     if rules.automatic_success_allowed(pool, t.difficulty(ap, self.cfg), t.spec.calm, self.cfg):
                         auto_ok = True
             if auto_ok:
-                autos.append(Act.AUTO + s)
+                autos.append(auto_action(s))
         return out + autos
 
     def _after_picks(self) -> None:
-        if any(a >= 0 for _, a in self.plan) and rules.may_spend_willpower(self.willpower, 0, self.cfg):
+        if any(not p.auto for p in self.plan) and rules.may_spend_willpower(self.willpower, 0, self.cfg):
             self.phase = Phase.WILLPOWER
         else:
             self._after_willpower()
@@ -517,19 +374,20 @@ class HeistState(State):
             self._begin_resolve()
 
     def _begin_resolve(self) -> None:
+        """Rules 7-9, 14: the turn's rolls in the declared order (pools after the split), the ally's last."""
         n = self.n_actions
         self.queue = []
-        if self.wp_action >= 0:
+        if self.wp_action is not None:
             self.willpower -= 1
         for k, (s, ap) in enumerate(self.plan):
             t = self.tasks[s]
-            if ap == AUTO_APPROACH:
-                self.queue.append(PendingRoll(s, 0, 0, 0, False, False, AUTO_APPROACH))
+            if ap is None:
+                self.queue.append(PendingRoll(s, 0, 0, 0, False, False, None))
                 continue
             pool = rules.multiple_action_pool(t.pools[ap], n, k + 1)
-            wp = self.cfg.willpower.successes if k == self.wp_action else 0
+            wp = rules.willpower_successes(k == self.wp_action, self.cfg)
             self.queue.append(PendingRoll(s, pool, t.difficulty(ap, self.cfg), wp, t.specialty[ap], False, ap))
-        if self.ally_slot >= 0:
+        if self.ally_slot is not None:
             t = self.tasks[self.ally_slot]
             self.queue.append(
                 PendingRoll(self.ally_slot, self.cfg.heist.ally_pool, t.difficulty(0, self.cfg), 0, False, True, 0)
@@ -546,7 +404,7 @@ class HeistState(State):
             if t.status != Status.ACTIVE:  # finished or reset earlier this turn: the action lapses
                 self.queue.pop(0)
                 continue
-            if r.approach == AUTO_APPROACH:
+            if r.approach is None:
                 self.queue.pop(0)
                 self._take_automatic_success(t)
                 continue
@@ -583,8 +441,8 @@ class HeistState(State):
                 0,
                 outcome=outcome,
             )
-        if t.spec.target <= 1:  # a simple action: success, or a failed attempt
-            if outcome >= self.cfg.dice.required_successes:
+        if not t.spec.extended:  # a simple action: success, or a failed attempt
+            if rules.simple_action_succeeds(outcome, self.cfg):
                 t.progress = 1
                 self._check_done(t)
             else:
@@ -600,15 +458,17 @@ class HeistState(State):
         self._check_done(t)
 
     def _failed_attempt(self, t: Task) -> None:
-        """Rules 10-11: a failed attempt: a retry decision, or the task is lost (one-chance task,
-        impossible difficulty, or the Storyteller ends a reset extended action)."""
-        if t.spec.target > 1 and self.cfg.extended.abandon_on_reset:
+        """Rules 10-11: a failed attempt: a retry decision, or the task is lost.
+
+        Lost: a one-chance task, an impossible difficulty, or the Storyteller ends a reset extended action.
+        """
+        if t.spec.extended and self.cfg.extended.abandon_on_reset:
             t.status = Status.LOST
             self.narrate("lost", f"{t.spec.title}: the Storyteller ends the attempt.", 0)
             return
-        next_attempt = t.attempt + 1 if (t.spec.target <= 1 or self.cfg.retry.restart_is_retry) else t.attempt
-        if rules.can_retry(t.spec.retryable, next_attempt, min(t.difficulties), self.cfg):
-            t.attempt = next_attempt
+        attempt = rules.next_attempt(t.attempt, t.spec.extended, self.cfg)
+        if rules.can_retry(t.spec.retryable, attempt, min(t.difficulties), self.cfg):
+            t.attempt = attempt
             t.status = Status.PENDING
         else:
             t.status = Status.LOST
@@ -621,39 +481,9 @@ class HeistState(State):
 
     # -- analysis hooks --------------------------------------------------------------------------
     def observation(self, seat: int) -> np.ndarray:
-        obs = np.zeros(OBS_SIZE, dtype=np.float32)
-        for s, t in enumerate(self.tasks):
-            b = s * PER_TASK
-            obs[b] = 1.0
-            obs[b + 1 + int(t.status)] = 1.0
-            obs[b + 5] = min(t.progress / t.spec.target, 1.0)
-            obs[b + 6] = min(t.spec.target / 20.0, 1.0)
-            obs[b + 7] = min(t.pools[0] / 20.0, 1.0)
-            obs[b + 8] = t.difficulty(0, self.cfg) / 10.0
-            if len(t.pools) > 1:
-                obs[b + 9] = 1.0
-                obs[b + 10] = min(t.pools[1] / 20.0, 1.0)
-                obs[b + 11] = t.difficulty(1, self.cfg) / 10.0
-            obs[b + 12] = min((t.attempt - 1) / 5.0, 1.0)
-            obs[b + 13] = float(t.spec.calm)
-            obs[b + 14] = float(t.spec.retryable)
-            for k, (ps, ap) in enumerate(self.plan):
-                if ps == s:
-                    obs[b + 15 + k] = 0.5 if ap == AUTO_APPROACH else 1.0
-            obs[b + 18] = float(self.ally_slot == s)
-            obs[b + 19] = float(self.pending_slot == s)
-        g = SLOTS * PER_TASK
-        limit = max(self.cfg.heist.turns, 1)
-        obs[g] = min(self.turn / limit, 1.0)
-        obs[g + 1] = min(max(self.turn_limit - self.turn, 0) / limit, 1.0)
-        obs[g + 2] = min(self.willpower / 10.0, 1.0)
-        if Phase.RETRY <= self.phase <= Phase.ALLY:
-            obs[g + 3 + int(self.phase) - int(Phase.RETRY)] = 1.0
-        obs[g + 8] = self.n_actions / 3.0
-        obs[g + 9] = len(self.plan) / 3.0
-        return obs
+        return encode_heist(self, seat)
 
-    def key(self) -> Hashable:
+    def key(self) -> tuple[Any, ...]:
         return (
             self.phase,
             self.turn,
@@ -697,10 +527,7 @@ class HeistState(State):
         }
 
 
-PER_TASK = 20
-OBS_SIZE = SLOTS * PER_TASK + 10
-
-
 def new_heist(cfg: Any) -> HeistState:
     """Scenario setup (deterministic; a random draw of tasks is a chance node)."""
+    assert isinstance(cfg, StorytellerConfig)
     return HeistState(cfg)

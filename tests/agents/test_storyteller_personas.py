@@ -10,8 +10,7 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE
 from envs.core.policy import legal_mask
 from envs.storyteller import RULESET
-from envs.storyteller.duel import DAct, DPhase
-from envs.storyteller.heist import Act, Phase, Status
+from envs.storyteller.actions import Act, DAct, DPhase, Phase, Status
 from tests.envs.storyteller.helpers import make_cfg
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError
+from envs.storyteller.actions import Act, DAct, DPhase, Phase, Status
 from envs.storyteller.dice import BOTCH
-from envs.storyteller.duel import DAct, DPhase, DuelState
-from envs.storyteller.heist import Act, HeistState, Phase, Status
+from envs.storyteller.duel import DuelState
+from envs.storyteller.heist import HeistState
 
 from .helpers import make_cfg
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from envs.core.errors import ConfigError
-from envs.storyteller import engine as rules
+from envs.storyteller import rules
 from envs.storyteller.dice import (
     BOTCH,
     Result,

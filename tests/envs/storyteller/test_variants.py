@@ -10,7 +10,7 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE
 from envs.core.policy import legal_mask
 from envs.storyteller import RULESET
-from envs.storyteller.duel import DAct, DPhase
+from envs.storyteller.actions import DAct, DPhase
 
 VARIANTS = RULESET.variants_dir
 

@@ -1,0 +1,290 @@
+"""The Storyteller scenarios' action tables, decision phases, option groups and labels.
+
+Heist: ``Discrete(ACTION_COUNT)``; duel: ``Discrete(DUEL_ACTIONS)``. Each action id decodes to a
+kind and its arguments (a task slot, an approach, an action number) by the helpers below, so the
+states never do arithmetic on raw ids. Rule numbers refer to docs/rules/storyteller.md.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+
+# -- heist ----------------------------------------------------------------------------------------
+SLOTS = 3
+"""Task slots of the heist's action table (a job has 1..3 tasks)."""
+APPROACHES = 2
+"""Approaches per task slot in the action table: the main one and the alternative (bigger pool, higher D)."""
+MAX_DECLARED = 3
+"""Rule 9: the most actions the heist's table can declare in one turn."""
+
+
+class Act(enum.IntEnum):
+    """The heist's action table (see :data:`ACTION_COUNT`)."""
+
+    RETRY = 0
+    ABANDON = 1
+    ONE_ACTION = 2
+    TWO_ACTIONS = 3
+    THREE_ACTIONS = 4
+    ROLL = 5  # ROLL + 2 * slot + approach   (5..10)
+    AUTO = 11  # AUTO + slot                  (11..13)
+    NO_WILLPOWER = 14
+    WILLPOWER = 15  # WILLPOWER + k-1 (action k)  (15..17)
+    ALLY = 18  # ALLY + slot                  (18..20)
+    ALLY_REST = 21
+
+
+ACTION_COUNT = 22
+"""Size of the heist's action table."""
+
+
+class Phase(enum.IntEnum):
+    """The heist's decision phases (SETUP and RESOLVE are chance nodes)."""
+
+    SETUP = 0
+    RETRY = 1
+    COUNT = 2
+    PICK = 3
+    WILLPOWER = 4
+    ALLY = 5
+    RESOLVE = 6
+    OVER = 7
+
+
+class Status(enum.IntEnum):
+    """A heist task's state."""
+
+    ACTIVE = 0
+    DONE = 1
+    LOST = 2
+    PENDING = 3  # reset or failed: waiting for the retry / abandon decision
+
+
+HEIST_CONTEXTS: dict[Phase, str] = {
+    Phase.RETRY: "retry",
+    Phase.COUNT: "actions",
+    Phase.PICK: "task",
+    Phase.WILLPOWER: "willpower",
+    Phase.ALLY: "ally",
+}
+"""The decision context of each heist phase (analysis groups decisions by it)."""
+
+HEIST_OPTION_GROUPS: tuple[str, ...] = (
+    "single_action",
+    "multiple_actions",
+    "approach_main",
+    "approach_alt",
+    "auto_success",
+    "willpower",
+    "no_willpower",
+    "retry",
+    "abandon",
+    "teamwork",
+    "no_teamwork",
+)
+
+
+def count_action(n: int) -> int:
+    """The action that declares ``n`` actions this turn (Rule 9)."""
+    return Act.ONE_ACTION + n - 1
+
+
+def declared_count(action: int) -> int:
+    """How many actions a COUNT action declares (Rule 9)."""
+    return action - Act.ONE_ACTION + 1
+
+
+def roll_action(slot: int, approach: int) -> int:
+    """The action that rolls task ``slot`` by ``approach``."""
+    return Act.ROLL + APPROACHES * slot + approach
+
+
+def roll_target(action: int) -> tuple[int, int]:
+    """(slot, approach) of a roll action."""
+    slot, approach = divmod(action - Act.ROLL, APPROACHES)
+    return slot, approach
+
+
+def auto_action(slot: int) -> int:
+    """The action that takes an automatic success on task ``slot`` (Rule 7)."""
+    return Act.AUTO + slot
+
+
+def willpower_action(k: int) -> int:
+    """The action that spends Willpower on the turn's action ``k`` (0-based, Rule 8)."""
+    return Act.WILLPOWER + k
+
+
+def ally_action(slot: int) -> int:
+    """The action that sends the ally to task ``slot`` (Rule 14)."""
+    return Act.ALLY + slot
+
+
+def is_roll(action: int) -> bool:
+    """A roll action (task and approach)."""
+    return Act.ROLL <= action < Act.AUTO
+
+
+def is_auto(action: int) -> bool:
+    """An automatic-success action."""
+    return Act.AUTO <= action < Act.NO_WILLPOWER
+
+
+def is_willpower(action: int) -> bool:
+    """A Willpower action (on some action of the turn)."""
+    return Act.WILLPOWER <= action < Act.ALLY
+
+
+def is_ally(action: int) -> bool:
+    """An ally action (on some task)."""
+    return Act.ALLY <= action < Act.ALLY_REST
+
+
+def heist_option(action: int) -> str:
+    """The option group of a heist action."""
+    a = int(action)
+    if a == Act.RETRY:
+        return "retry"
+    if a == Act.ABANDON:
+        return "abandon"
+    if a == Act.ONE_ACTION:
+        return "single_action"
+    if a in (Act.TWO_ACTIONS, Act.THREE_ACTIONS):
+        return "multiple_actions"
+    if is_roll(a):
+        return "approach_alt" if roll_target(a)[1] else "approach_main"
+    if is_auto(a):
+        return "auto_success"
+    if a == Act.NO_WILLPOWER:
+        return "no_willpower"
+    if is_willpower(a):
+        return "willpower"
+    if is_ally(a):
+        return "teamwork"
+    return "no_teamwork"
+
+
+def heist_label(action: int, task_name: Callable[[int], str], approach_label: Callable[[int, int], str]) -> str:
+    """A heist action in words; ``task_name(slot)`` and ``approach_label(slot, approach)`` name the job's parts."""
+    a = int(action)
+    if a == Act.RETRY:
+        return "retry"
+    if a == Act.ABANDON:
+        return "abandon"
+    if Act.ONE_ACTION <= a <= Act.THREE_ACTIONS:
+        n = declared_count(a)
+        return "one action" if n == 1 else f"{n} actions"
+    if is_roll(a):
+        s, ap = roll_target(a)
+        return f"roll {task_name(s)} ({approach_label(s, ap)})"
+    if is_auto(a):
+        return f"automatic success on {task_name(a - Act.AUTO)}"
+    if a == Act.NO_WILLPOWER:
+        return "no willpower"
+    if is_willpower(a):
+        return f"willpower on action {a - Act.WILLPOWER + 1}"
+    if is_ally(a):
+        return f"ally helps with {task_name(a - Act.ALLY)}"
+    if a == Act.ALLY_REST:
+        return "ally keeps watch"
+    return f"action {a}"
+
+
+# -- duel -----------------------------------------------------------------------------------------
+class DAct(enum.IntEnum):
+    """The duel's action table."""
+
+    ONE_ACTION = 0
+    TWO_ACTIONS = 1
+    ATTACK = 2
+    ATTACK_ALT = 3
+    DEFEND = 4
+    NO_WILLPOWER = 5
+    WILLPOWER = 6  # Willpower on action 1
+    WILLPOWER_2 = 7  # Willpower on action 2
+
+
+DUEL_ACTIONS = 8
+"""Size of the duel's action table."""
+DUEL_MAX_ACTIONS = 2
+"""The duel's action table offers one action or a two-action split (attack and defend)."""
+
+
+class DPhase(enum.IntEnum):
+    """The duel's phases (RESOLVE and TIEBREAK are chance nodes)."""
+
+    COUNT = 0
+    PICK = 1
+    WILLPOWER = 2
+    RESOLVE = 3
+    TIEBREAK = 4
+    OVER = 5
+
+
+class Kind(enum.IntEnum):
+    """The three rolls a duellist may declare; the index of its pool and difficulty."""
+
+    ATTACK_MAIN = 0
+    ATTACK_ALT = 1
+    DEFEND = 2
+
+    @property
+    def is_attack(self) -> bool:
+        """An attack roll (Rule 11: one attack a turn)."""
+        return self is not Kind.DEFEND
+
+
+ATTACK_MAIN, ATTACK_ALT, DEFEND = Kind.ATTACK_MAIN, Kind.ATTACK_ALT, Kind.DEFEND
+KINDS: tuple[Kind, ...] = tuple(Kind)
+KIND_NAMES: dict[Kind, str] = {Kind.ATTACK_MAIN: "attack", Kind.ATTACK_ALT: "wild attack", Kind.DEFEND: "defence"}
+
+DUEL_CONTEXTS: dict[DPhase, str] = {DPhase.COUNT: "actions", DPhase.PICK: "action", DPhase.WILLPOWER: "willpower"}
+"""The decision context of each duel phase."""
+
+DUEL_OPTION_GROUPS: tuple[str, ...] = (
+    "single_action",
+    "multiple_actions",
+    "attack",
+    "approach_alt",
+    "defend",
+    "willpower",
+    "no_willpower",
+)
+
+DUEL_LABELS: dict[DAct, str] = {
+    DAct.ONE_ACTION: "one action",
+    DAct.TWO_ACTIONS: "two actions (split)",
+    DAct.ATTACK: "attack",
+    DAct.ATTACK_ALT: "wild attack (bigger pool, higher difficulty)",
+    DAct.DEFEND: "defend",
+    DAct.NO_WILLPOWER: "no willpower",
+    DAct.WILLPOWER: "willpower on action 1",
+    DAct.WILLPOWER_2: "willpower on action 2",
+}
+
+DUEL_OPTIONS: dict[DAct, str] = {
+    DAct.ONE_ACTION: "single_action",
+    DAct.TWO_ACTIONS: "multiple_actions",
+    DAct.ATTACK: "attack",
+    DAct.ATTACK_ALT: "approach_alt",
+    DAct.DEFEND: "defend",
+    DAct.NO_WILLPOWER: "no_willpower",
+    DAct.WILLPOWER: "willpower",
+    DAct.WILLPOWER_2: "willpower",
+}
+
+
+def duel_count_action(n: int) -> int:
+    """The duel action that declares ``n`` actions (Rule 9)."""
+    return DAct.ONE_ACTION + n - 1
+
+
+def pick_action(kind: Kind) -> int:
+    """The duel action that declares a roll of ``kind``."""
+    return DAct.ATTACK + kind
+
+
+def picked_kind(action: int) -> Kind:
+    """The roll a duel PICK action declares."""
+    return Kind(action - DAct.ATTACK)
