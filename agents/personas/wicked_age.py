@@ -12,9 +12,10 @@ import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import State
-from envs.wicked_age.config import PC_FORMS
+from envs.wicked_age.actions import FORM_ACTIONS, NPC_FORM_ACTIONS, Act, Ctx
+from envs.wicked_age.conflict import WickedAgeState
 from envs.wicked_age.dice import size_key
-from envs.wicked_age.engine import FORM_ACTIONS, NPC_FORM_ACTIONS, Act, Ctx, WickedAgeState
+from envs.wicked_age.rules import NpcForm, Offer, PcForm, default_consequence_slots
 
 
 def _legal(mask: np.ndarray) -> list[int]:
@@ -39,14 +40,7 @@ def form_size(state: WickedAgeState, seat: int, action: int) -> int:
 def harm_of(state: WickedAgeState, loser: int, exhausted: bool) -> tuple[int, int]:
     """How hard exhausted/injured hits: (dice sent to 0, total size lost)."""
     ch = state.chars[loser]
-    cons = state.cfg.consequences
-    if ch.npc:
-        from envs.wicked_age.config import NPC_FORMS
-
-        f = NPC_FORMS.index(cons.npc_exhausted_form if exhausted else cons.npc_injured_form)
-        idx = [2 * f, 2 * f + 1]
-    else:
-        idx = [PC_FORMS.index(n) for n in (cons.exhausted_forms if exhausted else cons.injured_forms)]
+    idx = default_consequence_slots(ch.npc, exhausted, state.cfg.consequences)
     zeros = sum(1 for i in idx if 0 < ch.dice[i] <= min(state.ladder))
     return zeros, sum(ch.dice[i] for i in idx)
 
@@ -72,7 +66,14 @@ class WickedAgePersona:
         return _legal(mask)[0]
 
     # -- defaults ---------------------------------------------------------------------------------
-    build_order: tuple[int, ...] = (5, 1, 2, 4, 0, 3)  # where the next-largest die goes
+    build_order: tuple[PcForm, ...] = (
+        PcForm.WITH_VIOLENCE,
+        PcForm.DIRECTLY,
+        PcForm.FOR_MYSELF,
+        PcForm.WITH_LOVE,
+        PcForm.COVERTLY,
+        PcForm.FOR_OTHERS,
+    )  # where the next-largest die goes
 
     def on_build(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         if state.chars[s].npc:
@@ -106,7 +107,8 @@ class WickedAgePersona:
 
     def on_offer_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         assert state.offer is not None
-        return Act.ACCEPT if state.offer[1] != 2 else Act.INSIST  # dice lost beat a bare concession
+        # dice lost beat a bare concession
+        return Act.ACCEPT if state.offer.kind is not Offer.CONCEDE_STAKE else Act.INSIST
 
     def on_offer_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         loser = state.conseq[1] if state.conseq else s
@@ -133,7 +135,7 @@ class WickedAgePersona:
         return _first([Act.OFFER_LOSER_CHOICE, Act.TAKE_DEFAULT], mask)
 
     def on_conseq_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.ACCEPT if state.conseq_offer - 10 == 1 else Act.INSIST
+        return Act.ACCEPT if state.terms_offer is Offer.WINNER_CHOICE else Act.INSIST
 
     def on_conseq_default(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         assert state.conseq is not None
@@ -180,7 +182,7 @@ class OweFarmer(WickedAgePersona):
             if state.roll_dice[t]:
                 targets.append(size_key(state.roll_dice[t]))
             elif state.chars[t].npc:
-                targets.append(max(size_key(state.chars[t].form_dice(f)) for f in range(3)))
+                targets.append(max(size_key(state.chars[t].form_dice(f)) for f in NpcForm))
             else:
                 targets.append(size_key(sorted(state.chars[t].dice, reverse=True)[:2]))
         target = max(targets)

@@ -26,8 +26,11 @@ RULESET = Ruleset(
     knobs=[
         Knob("advantage.die_sides", (4, 8), "advantage die a d4 / a d8 instead of a d6 (Rule 13)"),
         Knob("contest.max_rounds", (2, 4), "conflicts end after round 2 / round 4 instead of 3 (Rule 12)"),
-        Knob("contest.absolute_multiple", (3,), "absolute results need triple / a third instead of double / half "
-             "(Rule 11)"),
+        Knob(
+            "contest.absolute_multiple",
+            (3,),
+            "absolute results need triple / a third instead of double / half (Rule 11)",
+        ),
         Knob("owe_list.enabled", (False,), "no owe list (Rules 18-19)"),
         Knob("owe_list.dice_per_entry", (2,), "a cashed owe-list entry gives two advantage dice (Rule 19)"),
         Knob("negotiation.enabled", (False,), "no negotiation: the default consequence always (Rule 17)"),

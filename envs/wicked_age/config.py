@@ -39,8 +39,10 @@ def parse_strength(spec: str) -> tuple[str, str, bool, str | None]:
         elif p in ("unique", "far_reaching"):
             continue  # Rule 5: no dice effect
         else:
-            raise ValueError(f"strength '{spec}': unknown part '{p}' (potent, twice_potent, general, "
-                             "consequential=FORM, unique, far_reaching)")
+            raise ValueError(
+                f"strength '{spec}': unknown part '{p}' (potent, twice_potent, general, "
+                "consequential=FORM, unique, far_reaching)"
+            )
     return parts[0], level, general, conseq
 
 
@@ -54,12 +56,23 @@ def _check_strengths(v: list[list[str]]) -> list[list[str]]:
 class FormsRules(RulesModel):
     """Rules 1-3: the forms and the die ladder."""
 
-    pc_dice: list[int] = Field(default=[12, 10, 8, 6, 6, 4], min_length=6, max_length=6,
-                               description="Rule 1: the six dice a PC assigns to its forms")
-    npc_pairs: list[list[int]] = Field(default=[[12, 8], [10, 6], [6, 4]], min_length=3, max_length=3,
-                                       description="Rule 2: the three die pairs an NPC assigns to its forms")
-    ladder: list[int] = Field(default=[12, 10, 8, 6, 4], min_length=1,
-                              description="Rule 3: the die ladder, largest first; below the last is 0")
+    pc_dice: list[int] = Field(
+        default=[12, 10, 8, 6, 6, 4],
+        min_length=6,
+        max_length=6,
+        description="Rule 1: the six dice a PC assigns to its forms",
+    )
+    npc_pairs: list[list[int]] = Field(
+        default=[[12, 8], [10, 6], [6, 4]],
+        min_length=3,
+        max_length=3,
+        description="Rule 2: the three die pairs an NPC assigns to its forms",
+    )
+    ladder: list[int] = Field(
+        default=[12, 10, 8, 6, 4],
+        min_length=1,
+        description="Rule 3: the die ladder, largest first; below the last is 0",
+    )
 
     @field_validator("pc_dice", "ladder")
     @classmethod
@@ -94,10 +107,12 @@ class StrengthRules(RulesModel):
 class RollRules(RulesModel):
     """Rules 6-8: reading a roll and the opening roll."""
 
-    tie_avoid_rounds: Literal["first", "any"] = Field(default=
-        "first", description="Rule 8 [decision]: on which rounds' opening ties the parties may agree to avoid")
-    max_tie_rerolls: int = Field(default=50, ge=1, le=1000,
-                                 description="Rule 8 [decision]: safety cap on low-die rerolls, then seat order")
+    tie_avoid_rounds: Literal["first", "any"] = Field(
+        default="first", description="Rule 8 [decision]: on which rounds' opening ties the parties may agree to avoid"
+    )
+    max_tie_rerolls: int = Field(
+        default=50, ge=1, le=1000, description="Rule 8 [decision]: safety cap on low-die rerolls, then seat order"
+    )
 
 
 class ContestRules(RulesModel):
@@ -105,31 +120,41 @@ class ContestRules(RulesModel):
 
     max_rounds: int = Field(default=3, ge=1, le=10, description="Rule 12: the last round (advantage becomes absolute)")
     absolute_multiple: int = Field(default=2, ge=2, le=5, description="Rule 11: 'double' / 'half' for absolute results")
-    skip_answers_after_challenger_out: bool = Field(default=
-        True, description="Rule 10 [decision]: remaining named answerers need not answer a challenger who is out")
+    skip_answers_after_challenger_out: bool = Field(
+        default=True,
+        description="Rule 10 [decision]: remaining named answerers need not answer a challenger who is out",
+    )
 
 
 class AdvantageRules(RulesModel):
     """Rule 13: advantage dice."""
 
     die_sides: int = Field(default=6, ge=2, le=20, description="Rule 13: the advantage die (a d6)")
-    keep_when_opponent_out: bool = Field(default=
-        True, description="Rule 13 [decision]: advantage over a party that left the conflict is kept")
+    keep_when_opponent_out: bool = Field(
+        default=True, description="Rule 13 [decision]: advantage over a party that left the conflict is kept"
+    )
 
 
 class ConsequenceRules(RulesModel):
     """Rules 14-16: consequences and leaving the chapter."""
 
-    exhausted_forms: list[str] = Field(default=["directly", "with_violence"], min_length=1,
-                                       description="Rule 15: PC forms that lose a size when exhausted")
-    injured_forms: list[str] = Field(default=["covertly", "for_others"], min_length=1,
-                                     description="Rule 15: PC forms that lose a size when injured")
-    npc_exhausted_form: Literal["action", "maneuvering", "self_protection"] = Field(default=
-        "action", description="Rule 15: the NPC form whose two dice lose a size when exhausted")
-    npc_injured_form: Literal["action", "maneuvering", "self_protection"] = Field(default=
-        "maneuvering", description="Rule 15: the NPC form whose two dice lose a size when injured")
-    min_die_hit: int = Field(default=0, ge=0, le=30,
-                             description="variant hook: dice smaller than this never lose a size (0 = every die)")
+    exhausted_forms: list[str] = Field(
+        default=["directly", "with_violence"],
+        min_length=1,
+        description="Rule 15: PC forms that lose a size when exhausted",
+    )
+    injured_forms: list[str] = Field(
+        default=["covertly", "for_others"], min_length=1, description="Rule 15: PC forms that lose a size when injured"
+    )
+    npc_exhausted_form: Literal["action", "maneuvering", "self_protection"] = Field(
+        default="action", description="Rule 15: the NPC form whose two dice lose a size when exhausted"
+    )
+    npc_injured_form: Literal["action", "maneuvering", "self_protection"] = Field(
+        default="maneuvering", description="Rule 15: the NPC form whose two dice lose a size when injured"
+    )
+    min_die_hit: int = Field(
+        default=0, ge=0, le=30, description="variant hook: dice smaller than this never lose a size (0 = every die)"
+    )
     pc_out_zero_forms: int = Field(default=2, ge=1, le=6, description="Rule 16: a PC with this many forms at 0 is out")
     npc_out_zero_dice: int = Field(default=2, ge=1, le=6, description="Rule 16: an NPC with this many dice at 0 is out")
 
@@ -146,8 +171,10 @@ class NegotiationRules(RulesModel):
     """Rule 17: negotiation as a menu of offers, the default consequence as the whip."""
 
     enabled: bool = Field(default=True, description="Rule 17: negotiation is allowed")
-    offers: list[OfferKind] = Field(default=["loser_choice", "winner_choice", "concede_stake"],
-                                    description="Rule 17 [decision]: the menu of offers a proposer may make")
+    offers: list[OfferKind] = Field(
+        default=["loser_choice", "winner_choice", "concede_stake"],
+        description="Rule 17 [decision]: the menu of offers a proposer may make",
+    )
     before_rolls: bool = Field(default=True, description="Rule 17: offers may be made before round 1's roll")
     between_rounds: bool = Field(default=True, description="Rule 17: offers may be made instead of continuing a round")
     after_absolute: bool = Field(default=True, description="Rule 17: the loser may offer instead of the default")
@@ -157,14 +184,21 @@ class OweListRules(RulesModel):
     """Rules 18-19: the owe list."""
 
     enabled: bool = Field(default=True, description="Rule 18: the owe list is kept")
-    check_rounds: Literal["first", "every"] = Field(default=
-        "first", description="Rule 18: at the end of which rounds names are added ('first' only, as written)")
-    against: Literal["exchanged", "all"] = Field(default=
-        "exchanged", description="Rule 18 [decision]: 'rolled against' = had a challenge/answer with (or: any party)")
+    check_rounds: Literal["first", "every"] = Field(
+        default="first", description="Rule 18: at the end of which rounds names are added ('first' only, as written)"
+    )
+    against: Literal["exchanged", "all"] = Field(
+        default="exchanged",
+        description="Rule 18 [decision]: 'rolled against' = had a challenge/answer with (or: any party)",
+    )
     dice_per_entry: int = Field(default=1, ge=0, le=6, description="Rule 19: advantage dice gained per cashed entry")
-    end_value: float = Field(default=0.0, ge=0.0, le=1.0,
-                             description="Rule 18 [decision]: return per entry left at the chapter's end (the "
-                             "future chapters an entry guarantees are not simulated; 0 = worthless)")
+    end_value: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Rule 18 [decision]: return per entry left at the chapter's end (the "
+        "future chapters an entry guarantees are not simulated; 0 = worthless)",
+    )
 
 
 class DuelSetup(RulesModel):
@@ -172,21 +206,30 @@ class DuelSetup(RulesModel):
 
     opponent: Literal["pc", "npc"] = Field(default="pc", description="seat 1 is a PC or an NPC")
     build_phase: bool = Field(default=False, description="the agents assign the dice to forms before the chapter")
-    max_conflicts: int = Field(default=8, ge=1, le=50,
-                               description="conflict limit of the chapter (then a time-limit draw)")
-    forms_available: int = Field(default=6, ge=2, le=6,
-                                 description="forms that fit the action per conflict (fewer = drawn at random)")
-    conflict_win_bonus: float = Field(default=0.0, ge=0.0, le=1.0,
-                                      description="return per conflict won minus lost (0 = only out counts)")
-    pc_assignment: list[list[str]] = Field(default=[
-        ["with_violence", "directly", "covertly", "for_myself", "for_others", "with_love"],
-        ["with_violence", "for_myself", "directly", "covertly", "with_love", "for_others"]],
-        description="without a build phase: per PC seat, the forms that get forms.pc_dice, largest die first")
-    npc_assignment: list[str] = Field(default=["action", "self_protection", "maneuvering"],
-                                      description="the NPC forms that get forms.npc_pairs, largest pair first")
-    strengths: list[list[str]] = Field(default=
-        [["with_violence:potent"], ["directly:consequential=for_others"]],
-        description="particular strengths per seat: 'form[:potent|twice_potent][:general][:consequential=FORM]'")
+    max_conflicts: int = Field(
+        default=8, ge=1, le=50, description="conflict limit of the chapter (then a time-limit draw)"
+    )
+    forms_available: int = Field(
+        default=6, ge=2, le=6, description="forms that fit the action per conflict (fewer = drawn at random)"
+    )
+    conflict_win_bonus: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="return per conflict won minus lost (0 = only out counts)"
+    )
+    pc_assignment: list[list[str]] = Field(
+        default=[
+            ["with_violence", "directly", "covertly", "for_myself", "for_others", "with_love"],
+            ["with_violence", "for_myself", "directly", "covertly", "with_love", "for_others"],
+        ],
+        description="without a build phase: per PC seat, the forms that get forms.pc_dice, largest die first",
+    )
+    npc_assignment: list[str] = Field(
+        default=["action", "self_protection", "maneuvering"],
+        description="the NPC forms that get forms.npc_pairs, largest pair first",
+    )
+    strengths: list[list[str]] = Field(
+        default=[["with_violence:potent"], ["directly:consequential=for_others"]],
+        description="particular strengths per seat: 'form[:potent|twice_potent][:general][:consequential=FORM]'",
+    )
 
     @field_validator("strengths")
     @classmethod
@@ -200,14 +243,20 @@ class MeleeSetup(RulesModel):
     parties: int = Field(default=3, ge=3, le=4, description="number of parties (the last one is the NPC)")
     max_conflicts: int = Field(default=6, ge=1, le=50, description="conflict limit of the chapter")
     forms_available: int = Field(default=6, ge=2, le=6, description="forms that fit the action per conflict")
-    pc_assignment: list[list[str]] = Field(default=[
-        ["for_myself", "directly", "for_others", "covertly", "with_violence", "with_love"],
-        ["for_myself", "with_violence", "covertly", "for_others", "with_love", "directly"],
-        ["for_others", "covertly", "with_violence", "directly", "for_myself", "with_love"]],
-        min_length=3, max_length=3,
-        description="per PC seat, the forms that get forms.pc_dice, largest die first")
-    npc_assignment: list[str] = Field(default=["action", "maneuvering", "self_protection"],
-                                      description="the NPC forms that get forms.npc_pairs, largest pair first")
+    pc_assignment: list[list[str]] = Field(
+        default=[
+            ["for_myself", "directly", "for_others", "covertly", "with_violence", "with_love"],
+            ["for_myself", "with_violence", "covertly", "for_others", "with_love", "directly"],
+            ["for_others", "covertly", "with_violence", "directly", "for_myself", "with_love"],
+        ],
+        min_length=3,
+        max_length=3,
+        description="per PC seat, the forms that get forms.pc_dice, largest die first",
+    )
+    npc_assignment: list[str] = Field(
+        default=["action", "maneuvering", "self_protection"],
+        description="the NPC forms that get forms.npc_pairs, largest pair first",
+    )
     strengths: list[list[str]] = Field(default=[[], [], [], []], description="particular strengths per seat")
 
     @field_validator("strengths")
@@ -232,34 +281,19 @@ class WickedAgeConfig(RulesModel):
 
     @model_validator(mode="after")
     def _sheets(self) -> WickedAgeConfig:
-        for name, orders in (("duel.pc_assignment", self.duel.pc_assignment),
-                             ("melee.pc_assignment", self.melee.pc_assignment)):
+        for name, orders in (
+            ("duel.pc_assignment", self.duel.pc_assignment),
+            ("melee.pc_assignment", self.melee.pc_assignment),
+        ):
             if not orders:
                 raise ValueError(f"{name}: give at least one form order")
             for order in orders:
                 if sorted(order) != sorted(PC_FORMS):
                     raise ValueError(f"{name}: each entry lists the six PC forms once: {', '.join(PC_FORMS)}")
-        for name, order in (("duel.npc_assignment", self.duel.npc_assignment),
-                            ("melee.npc_assignment", self.melee.npc_assignment)):
+        for name, order in (
+            ("duel.npc_assignment", self.duel.npc_assignment),
+            ("melee.npc_assignment", self.melee.npc_assignment),
+        ):
             if sorted(order) != sorted(NPC_FORMS):
                 raise ValueError(f"{name}: lists the three NPC forms once: {', '.join(NPC_FORMS)}")
         return self
-
-
-def assign_pc_dice(dice: list[int], order: list[str]) -> list[int]:
-    """Rule 1: the dice, largest first, to the forms in ``order``; returns one die per form (Rule 1 order)."""
-    sheet = [0] * len(PC_FORMS)
-    for size, form in zip(sorted(dice, reverse=True), order, strict=True):
-        sheet[PC_FORMS.index(form)] = size
-    return sheet
-
-
-def assign_npc_pairs(pairs: list[list[int]], order: list[str]) -> list[int]:
-    """Rule 2: the pairs, largest first, to the NPC forms in ``order``; returns dice[2f], dice[2f+1]."""
-    dice = [0] * 6
-    ranked = sorted((sorted(p, reverse=True) for p in pairs), reverse=True)
-    for pair, form in zip(ranked, order, strict=True):
-        f = NPC_FORMS.index(form)
-        dice[2 * f], dice[2 * f + 1] = pair
-    return dice
-

@@ -9,8 +9,8 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import legal_mask
 from envs.wicked_age import RULESET
+from envs.wicked_age.actions import NUM_ACTIONS, Act, Ctx
 from envs.wicked_age.dice import rolled_lesser_dice
-from envs.wicked_age.engine import NUM_ACTIONS, Act, Ctx
 from tests.envs.wicked_age.helpers import config
 
 
@@ -98,7 +98,10 @@ def test_brute_never_negotiates_and_always_exhausts():
 
     for seed in range(6):
         play(RULESET.default_config(), "duel", [PERSONAS["brute"](), PERSONAS["pacifist"]()], seed, hook)
-    assert not [a for _, a in choices if a in (Act.OFFER_LOSER_CHOICE, Act.OFFER_WINNER_CHOICE,
-                                                Act.OFFER_CONCEDE_STAKE, Act.ACCEPT)]
+    assert not [
+        a
+        for _, a in choices
+        if a in (Act.OFFER_LOSER_CHOICE, Act.OFFER_WINNER_CHOICE, Act.OFFER_CONCEDE_STAKE, Act.ACCEPT)
+    ]
     defaults = [a for n, a in choices if n == Ctx.CONSEQ_DEFAULT]
     assert defaults and all(a == Act.EXHAUST for a in defaults)

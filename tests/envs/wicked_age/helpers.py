@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from envs.core.game import CHANCE
+from envs.wicked_age.actions import Act, Ctx
 from envs.wicked_age.config import WickedAgeConfig
-from envs.wicked_age.engine import Act, Ctx, WickedAgeState, npc, pc
+from envs.wicked_age.conflict import WickedAgeState, npc, pc
 
 AMEK, MEKHA = 0, 1
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason
 from envs.wicked_age import RULESET
-from envs.wicked_age.engine import NUM_ACTIONS
+from envs.wicked_age.actions import NUM_ACTIONS
 from tests.envs.wicked_age.helpers import config
 
 LADDER = {12, 10, 8, 6, 4, 0}
@@ -39,11 +39,19 @@ def _play(state, rng: Rng, check_chance: bool = False):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**31), scenario=st.sampled_from(["duel", "melee"]),
-       build=st.booleans(), npc_opp=st.booleans(), forms=st.sampled_from([2, 3, 6]), parties=st.sampled_from([3, 4]))
+@given(
+    seed=st.integers(0, 2**31),
+    scenario=st.sampled_from(["duel", "melee"]),
+    build=st.booleans(),
+    npc_opp=st.booleans(),
+    forms=st.sampled_from([2, 3, 6]),
+    parties=st.sampled_from([3, 4]),
+)
 def test_random_chapters_keep_invariants(seed, scenario, build, npc_opp, forms, parties):
-    cfg = config(duel={"build_phase": build, "opponent": "npc" if npc_opp else "pc", "forms_available": forms},
-                 melee={"parties": parties, "forms_available": forms})
+    cfg = config(
+        duel={"build_phase": build, "opponent": "npc" if npc_opp else "pc", "forms_available": forms},
+        melee={"parties": parties, "forms_available": forms},
+    )
     state = RULESET.new_game(cfg, scenario)
     before = [sum(c.dice) for c in state.chars]
     _play(state, Rng(seed), check_chance=(seed % 4 == 0))
@@ -98,10 +106,13 @@ def test_narration_reads_like_the_seed():
 
 def test_every_option_group_is_declared_by_its_scenario():
     from envs.core.policy import UniformRandom
+
     seen: dict[str, set] = {"duel": set(), "melee": set()}
-    for scenario, cfg in (("duel", config(duel={"build_phase": True})),
-                          ("duel", config(duel={"opponent": "npc", "build_phase": True})),
-                          ("melee", config(melee={"parties": 4}))):
+    for scenario, cfg in (
+        ("duel", config(duel={"build_phase": True})),
+        ("duel", config(duel={"opponent": "npc", "build_phase": True})),
+        ("melee", config(melee={"parties": 4})),
+    ):
         scen = RULESET.scenario(scenario)
         for seed in range(30):
             state = scen.new_game(cfg)

@@ -7,8 +7,9 @@ the advantage dice. Each assertion is a statement of the seed's text.
 from __future__ import annotations
 
 from envs.core.game import EndReason
+from envs.wicked_age.actions import Act, Ctx
+from envs.wicked_age.conflict import start_conflict
 from envs.wicked_age.dice import Result
-from envs.wicked_age.engine import Act, Ctx, start_conflict
 from tests.envs.wicked_age.helpers import AMEK, MEKHA, amek, challenge, default_consequence, mekha, roll, seed_four
 
 
@@ -121,8 +122,10 @@ def test_example_c_variant_both_avoid_ends_the_conflict_without_consequences():
 
 def test_example_d_four_parties_with_an_npc():
     MARTA, TOM, AMI, ERIN = 0, 1, 2, 3  # the players of Mekha, Taye, Amek and Esan
-    state = start_conflict(seed_four(), [("with_love", "covertly"), ("for_myself", "covertly"),
-                                         ("directly", "for_others"), ("maneuvering",)])
+    state = start_conflict(
+        seed_four(),
+        [("with_love", "covertly"), ("for_myself", "covertly"), ("directly", "for_others"), ("maneuvering",)],
+    )
     assert state.roll_dice == [(12, 6), (12, 8), (10, 6), (10, 6)]
     # Round 1: Marta 6 and 1, Tom 7 and 7, Ami 10 and 1, Erin 10 and 4
     roll(state, MARTA, (6, 1))

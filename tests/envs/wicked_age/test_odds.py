@@ -12,17 +12,19 @@ import pytest
 from envs.core.dice import Rng
 from envs.core.play import advance
 from envs.core.policy import UniformRandom
+from envs.wicked_age.actions import NUM_ACTIONS
+from envs.wicked_age.conflict import start_conflict
 from envs.wicked_age.dice import Result, comparison_odds
-from envs.wicked_age.engine import NUM_ACTIONS, start_conflict
 from tests.envs.wicked_age.helpers import config, seed_four
 
 
 def brute_force(answer, standing, k_answer, k_standing, last_round=False, sides=6):
     """Every face of every die (each advantage d6 separately), classified by the seed's four bullets."""
+
     def rolls(dice, k):
         for faces in itertools.product(*(range(1, d + 1) for d in dice), *([range(1, sides + 1)] * k)):
             main = sorted(faces[: len(dice)], reverse=True)
-            main[0] += sum(faces[len(dice):])
+            main[0] += sum(faces[len(dice) :])
             yield main + [0] * (4 - len(main))
 
     counts = Counter()
@@ -73,8 +75,7 @@ def test_sampled_conflicts_agree_with_exact_odds():
     buckets: dict[tuple, Counter] = defaultdict(Counter)
     for _ in range(2500):
         chars = seed_four()[1:]  # Taye, Amek and Esan
-        state = start_conflict(chars, [("for_myself", "covertly"), ("directly", "for_others"), ("maneuvering",)],
-                               cfg)
+        state = start_conflict(chars, [("for_myself", "covertly"), ("directly", "for_others"), ("maneuvering",)], cfg)
         advance(state, rng, [UniformRandom()] * state.num_players, NUM_ACTIONS)
         for e in state.log:
             if e.kind == "answer" and e.data["fresh_challenge"]:

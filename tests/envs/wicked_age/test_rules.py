@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from envs.core.game import CHANCE, EndReason
+from envs.wicked_age.actions import Act, Ctx
+from envs.wicked_age.conflict import WickedAgeState, npc, pc, start_conflict
 from envs.wicked_age.dice import Result, compare_answer, read_roll, rolled_lesser_dice, step_down
-from envs.wicked_age.engine import Act, Ctx, Strength, WickedAgeState, npc, pc, start_conflict
+from envs.wicked_age.rules import Strength
 from tests.envs.wicked_age.helpers import (
     AMEK,
     MEKHA,
@@ -33,14 +35,17 @@ def test_rule6_reading_adds_all_advantage_to_the_high_die_and_pads():
     assert read_roll((9, 6)) > read_roll((9, 2))  # "the lesser die breaks the tie"
 
 
-@pytest.mark.parametrize("answer,standing,expected", [
-    ((5, 4), (10, 3), Result.ABSOLUTE_LOSS),  # exactly half loses
-    ((9, 2), (9, 6), Result.LOSES_ADVANTAGE),
-    ((12, 10), (8, 1), Result.WINS_ADVANTAGE),
-    ((9, 7), (8, 6), Result.WINS_ADVANTAGE),
-    ((6, 2), (6, 2), Result.WINS_ADVANTAGE),  # a full tie wins the advantage
-    ((12, 1), (6, 5), Result.ABSOLUTE_WIN),  # exactly double wins
-])
+@pytest.mark.parametrize(
+    "answer,standing,expected",
+    [
+        ((5, 4), (10, 3), Result.ABSOLUTE_LOSS),  # exactly half loses
+        ((9, 2), (9, 6), Result.LOSES_ADVANTAGE),
+        ((12, 10), (8, 1), Result.WINS_ADVANTAGE),
+        ((9, 7), (8, 6), Result.WINS_ADVANTAGE),
+        ((6, 2), (6, 2), Result.WINS_ADVANTAGE),  # a full tie wins the advantage
+        ((12, 1), (6, 5), Result.ABSOLUTE_WIN),  # exactly double wins
+    ],
+)
 def test_rule11_four_way_comparison(answer, standing, expected):
     pad = (0, 0)
     assert compare_answer(answer + pad, standing + pad, 1, 3) is expected
@@ -79,8 +84,7 @@ def test_rule2_and_15_npc_forms_and_consequences():
 
 def test_rule16_two_forms_at_zero_put_a_pc_out_of_the_chapter():
     weak = pc("Mekha", for_myself=10, directly=4, with_violence=4, covertly=6, for_others=6, with_love=6)
-    state = start_conflict([amek(), weak], [("with_violence", "directly"), ("for_myself", "directly")],
-                           max_conflicts=5)
+    state = start_conflict([amek(), weak], [("with_violence", "directly"), ("for_myself", "directly")], max_conflicts=5)
     roll(state, AMEK, (10, 3))
     roll(state, MEKHA, (7, 2))
     roll(state, MEKHA, (5, 4))
@@ -106,10 +110,12 @@ def test_rule5_strengths_potent_general_consequential():
     twice = Strength.parse("for_others:twice_potent:general", config())
     assert twice.die == 12 and twice.general
     cons = Strength.parse("directly:consequential=for_others", config())
-    a = pc("Amek", strengths=(cons,), with_violence=12, directly=10, covertly=8, for_myself=6, for_others=6,
-           with_love=4)
-    state = start_conflict([a, mekha()], [("with_violence", "directly"), ("for_myself", "directly")],
-                           strengths_used=[0, -1])
+    a = pc(
+        "Amek", strengths=(cons,), with_violence=12, directly=10, covertly=8, for_myself=6, for_others=6, with_love=4
+    )
+    state = start_conflict(
+        [a, mekha()], [("with_violence", "directly"), ("for_myself", "directly")], strengths_used=[0, -1]
+    )
     assert state.roll_dice[AMEK] == (12, 10, 8)  # the strength's base d8 joins the roll
     roll(state, AMEK, (10, 3, 1))
     roll(state, MEKHA, (7, 2))
@@ -122,6 +128,7 @@ def test_rule5_strengths_potent_general_consequential():
 def test_rule4_strength_only_with_its_required_form():
     cfg = config(duel={"strengths": [["with_love"], []]})
     from envs.wicked_age.scenarios import new_duel
+
     state = new_duel(cfg)
     state.apply_action(Act.FORM_5)
     state.apply_action(Act.FORM_1)  # With Violence + Directly: the With Love strength does not fit
@@ -134,8 +141,11 @@ def test_rule4_strength_only_with_its_required_form():
 
 def test_rule8_lowest_die_reroll_and_no_avoid_with_three_parties():
     chars = seed_four()[:2] + [seed_four()[3]]
-    state = start_conflict(chars, [("with_love", "covertly"), ("for_myself", "covertly"), ("maneuvering",)],
-                           config(negotiation={"enabled": False}))
+    state = start_conflict(
+        chars,
+        [("with_love", "covertly"), ("for_myself", "covertly"), ("maneuvering",)],
+        config(negotiation={"enabled": False}),
+    )
     roll(state, 0, (6, 2))
     roll(state, 1, (6, 2))
     roll(state, 2, (10, 1))
@@ -148,8 +158,9 @@ def test_rule8_lowest_die_reroll_and_no_avoid_with_three_parties():
 
 
 def test_rule19_cashing_stacks_and_lasts_the_conflict():
-    state = start_conflict([amek(), mekha()], [("with_violence", "directly"), ("for_myself", "directly")],
-                           owe_list=[MEKHA, AMEK, MEKHA])
+    state = start_conflict(
+        [amek(), mekha()], [("with_violence", "directly"), ("for_myself", "directly")], owe_list=[MEKHA, AMEK, MEKHA]
+    )
     roll(state, AMEK, (3, 3))
     assert state.node == Ctx.PRE_ROLL and state.actor == MEKHA
     state.apply_action(Act.CASH_OWE)
@@ -162,8 +173,9 @@ def test_rule19_cashing_stacks_and_lasts_the_conflict():
 
 
 def test_rule17_offer_before_rolls_accepted_ends_the_conflict():
-    state = start_conflict([amek(), mekha()], [("with_violence", "directly"), ("for_myself", "directly")],
-                           max_conflicts=2)
+    state = start_conflict(
+        [amek(), mekha()], [("with_violence", "directly"), ("for_myself", "directly")], max_conflicts=2
+    )
     assert state.node == Ctx.WINDOW and state.actor == AMEK
     state.apply_action(Act.ROLL)
     state.apply_action(Act.OFFER_WINNER_CHOICE)  # Mekha offers: Amek chooses a form of his to lose
@@ -187,8 +199,11 @@ def test_rule17_insisting_on_the_whip():
 
 def test_rule9_melee_second_mover_rerolls_and_answerer_loses_move():
     chars = seed_four()[:2] + [seed_four()[3]]
-    state = start_conflict(chars, [("with_love", "covertly"), ("for_myself", "covertly"), ("maneuvering",)],
-                           config(negotiation={"enabled": False}))
+    state = start_conflict(
+        chars,
+        [("with_love", "covertly"), ("for_myself", "covertly"), ("maneuvering",)],
+        config(negotiation={"enabled": False}),
+    )
     roll(state, 0, (8, 1))
     roll(state, 1, (6, 2))
     roll(state, 2, (10, 4))
@@ -203,6 +218,7 @@ def test_rule9_melee_second_mover_rerolls_and_answerer_loses_move():
 
 def test_forms_available_drawn_at_a_chance_node():
     from envs.wicked_age.scenarios import new_duel
+
     state = new_duel(config(duel={"forms_available": 3}))
     assert state.node == Ctx.FORMS_DRAW
     outcomes = state.chance_outcomes()
@@ -214,6 +230,7 @@ def test_forms_available_drawn_at_a_chance_node():
 
 def test_build_phase_assigns_every_die_once():
     from envs.wicked_age.scenarios import new_duel
+
     state = new_duel(config(duel={"build_phase": True, "opponent": "npc"}))
     for f in (Act.FORM_2, Act.FORM_4, Act.FORM_0, Act.FORM_1, Act.FORM_3):
         state.apply_action(f)
@@ -230,6 +247,7 @@ def test_build_phase_assigns_every_die_once():
 
 def test_scenario_sheets_follow_forms_pc_dice():
     from envs.wicked_age.scenarios import new_duel
+
     state = new_duel(config())
     assert state.chars[0].dice == [8, 10, 6, 6, 4, 12]  # d12 With Violence, d10 Directly, d8 Covertly, ...
     state = new_duel(config(forms={"pc_dice": [10, 10, 8, 8, 6, 4]}, duel={"opponent": "npc"}))
@@ -238,8 +256,12 @@ def test_scenario_sheets_follow_forms_pc_dice():
 
 
 def test_rule18_entries_left_at_the_end_can_be_worth_a_return():
-    state = start_conflict([amek(), mekha()], [("with_violence", "directly"), ("for_myself", "directly")],
-                           config(owe_list={"end_value": 0.25}), owe_list=[MEKHA, MEKHA])
+    state = start_conflict(
+        [amek(), mekha()],
+        [("with_violence", "directly"), ("for_myself", "directly")],
+        config(owe_list={"end_value": 0.25}),
+        owe_list=[MEKHA, MEKHA],
+    )
     roll(state, AMEK, (10, 3))
     roll(state, MEKHA, (7, 2))
     roll(state, MEKHA, (5, 4))

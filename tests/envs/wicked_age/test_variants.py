@@ -11,7 +11,7 @@ from envs.core.config import load_config, variant_meta
 from envs.core.dice import Rng
 from envs.core.play import advance
 from envs.wicked_age import RULESET
-from envs.wicked_age.engine import NUM_ACTIONS
+from envs.wicked_age.actions import NUM_ACTIONS
 
 VARIANTS = sorted(Path(RULESET.variants_dir).glob("*.toml"))
 

@@ -1,0 +1,1263 @@
+"""The In a Wicked Age conflict state: a chapter of conflicts between PCs and NPCs.
+
+Both scenarios (``duel.py``, ``melee.py``) play this machine; their rules cards say what each decides.
+Rule numbers cite docs/rules/wicked_age.md; the rules themselves are the functions of ``rules.py`` and
+``dice.py`` — this module only sequences them and narrates. A ``stage`` says where the chapter is (build,
+forms draw, form picks, the negotiation window, opening rolls, ties, turns) and :meth:`WickedAgeState._proceed`
+runs rules until a seat must decide or dice must be rolled; a pending consequence (``conseq``) or offer
+(``offer``) takes precedence over the stage.
+
+Chance outcomes (all small and enumerable, see :meth:`WickedAgeState.chance_outcomes`):
+- a roll: ``(faces, advantage_sum)`` — one face per form/strength die in the order of
+  ``roll_dice[seat]`` and the sum of the advantage dice;
+- a tie reroll: the new face of the rerolled (lowest) die;
+- a forms draw: the sorted tuple of the forms that fit this conflict's action.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, replace
+from math import comb
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
+from envs.wicked_age.actions import (
+    FORM_ACTIONS,
+    MAX_PARTIES,
+    MAX_STRENGTHS,
+    NPC_FORM_ACTIONS,
+    Act,
+    Ctx,
+    action_label,
+    challenge_action,
+    challenge_targets,
+    offer_action,
+    offer_of,
+    option_of,
+)
+from envs.wicked_age.config import WickedAgeConfig
+from envs.wicked_age.dice import Result, Roll, advantage_sum_distribution, compare_answer
+from envs.wicked_age.observation import encode_observation
+from envs.wicked_age.rules import (
+    FORM_TITLES,
+    ONE_ON_ONE,
+    SHEET_SLOTS,
+    Decided,
+    NpcForm,
+    Offer,
+    PcForm,
+    Strength,
+    absolute_outcome,
+    advantage_dice,
+    advantage_gainer,
+    answer_order,
+    challenge_choices,
+    chapter_returns,
+    chapter_winner,
+    consequential_slot,
+    default_consequence_slots,
+    dice_for_roll,
+    form_dice,
+    form_keys,
+    form_loss_choices,
+    is_out_of_chapter,
+    lose_size,
+    loses_move,
+    lowest_die_slot,
+    may_avoid_tie,
+    negotiation_open,
+    npc_pairs_largest_first,
+    offer_chooser,
+    offer_menu,
+    opening_ties,
+    owe_check_due,
+    reroll_lowest_die,
+    stronger_opponents,
+    turn_order,
+    usable_strengths,
+)
+
+PC_FORM_IDS: tuple[int, ...] = tuple(int(f) for f in PcForm)
+"""Rule 4: the six PC forms as plain ids (a forms draw is a sorted tuple of them)."""
+
+
+class Stage(enum.IntEnum):
+    """Where the chapter is."""
+
+    BUILD = 0  # Rules 1-2: the sheets are being built
+    DRAW = 1  # Rule 4: the forms that fit each PC's action are drawn
+    PICK = 2  # Rule 4: forms (and strengths) are picked
+    WINDOW = 3  # Rule 17: offers before a round's roll
+    OPEN = 4  # Rule 7: the opening rolls
+    TIE = 5  # Rule 8: opening ties
+    TURN = 6  # Rules 9-13: moves and answers
+    END = 7
+
+
+class PickStep(enum.IntEnum):
+    """Rule 4: the steps of one party's pick."""
+
+    FIRST_FORM = 0
+    SECOND_FORM = 1
+    STRENGTH = 2
+    DONE = 3
+
+
+class TurnStep(enum.IntEnum):
+    """Rules 9-10: the steps of one party's turn."""
+
+    START = 0
+    REROLL = 1  # the mover rerolls (unless its dice stand)
+    CHALLENGE = 2  # the mover names its answerers
+    ANSWERS = 3  # the named answerers answer
+
+
+class Terms(enum.Enum):
+    """Rules 14-17: the settling of a pending consequence."""
+
+    ASK = "ask"  # the loser may offer a negotiated outcome instead of the default
+    OFFERED = "offered"  # an offer (``terms_offer``) awaits the winner's answer
+    DEFAULT = "default"  # the winner picks exhausted or injured
+    AGREED = "agreed"  # the offer ``terms_offer`` was agreed: apply it
+
+
+@dataclass(frozen=True)
+class PendingOffer:
+    """Rule 17: an offer made before a round's roll: proposer, offer, addressee (None: not chosen yet)."""
+
+    proposer: int
+    kind: Offer
+    target: int | None
+    announced: bool = False
+
+
+class Exchange(NamedTuple):
+    """One answer of a conflict: who answered whom, with what result (Rule 11)."""
+
+    answerer: int
+    challenger: int
+    result: Result
+
+
+# -- characters ------------------------------------------------------------------------------------
+@dataclass
+class Character:
+    """A PC (six forms, one die each) or an NPC (three forms, two dice each, see ``NpcForm.slots``)."""
+
+    name: str
+    npc: bool
+    dice: list[int]
+    strengths: tuple[Strength, ...] = ()
+
+    def form_dice(self, form: int) -> list[int]:
+        """Rules 1-2: the dice one form rolls (a form at 0 rolls nothing)."""
+        return form_dice(self.dice, self.npc, form)
+
+    def form_names(self) -> tuple[str, ...]:
+        return form_keys(self.npc)
+
+    def sheet(self) -> str:
+        if self.npc:
+            return ", ".join(
+                f"{FORM_TITLES[f.key]} {_d(self.dice[f.slots[0]])}+{_d(self.dice[f.slots[1]])}" for f in NpcForm
+            )
+        return ", ".join(f"{FORM_TITLES[f.key]} {_d(self.dice[f])}" for f in PcForm)
+
+
+def _d(size: int) -> str:
+    return f"d{size}" if size > 0 else "0"
+
+
+def dice_text(sizes: Sequence[int]) -> str:
+    """Die sizes as the rulebook says them ("d12, d10")."""
+    return ", ".join(_d(s) for s in sizes) if sizes else "no dice"
+
+
+# -- the state -------------------------------------------------------------------------------------
+class WickedAgeState(State):
+    """A chapter of In a Wicked Age conflicts (see the module docstring)."""
+
+    def __init__(
+        self,
+        cfg: WickedAgeConfig,
+        characters: list[Character],
+        *,
+        max_conflicts: int,
+        forms_available: int = len(PcForm),
+        build: bool = False,
+        conflict_win_bonus: float = 0.0,
+        owe_list: Sequence[int] = (),
+        start: bool = True,
+    ) -> None:
+        super().__init__(len(characters))
+        if not ONE_ON_ONE <= len(characters) <= MAX_PARTIES:
+            raise ValueError(f"a conflict needs 2..{MAX_PARTIES} parties")
+        self.cfg = cfg
+        self.chars = characters
+        n = len(characters)
+        self.max_conflicts = max_conflicts
+        self.forms_available = forms_available
+        self.conflict_win_bonus = conflict_win_bonus
+        self.ladder = tuple(cfg.forms.ladder)
+        self.in_chapter = [True] * n
+        self.owe: list[int] = list(owe_list)
+        self.put_out = [0] * n  # opponents this seat put out of the chapter
+        self.conflict_score = [0] * n  # conflicts won minus lost
+        self.conflict_no = 0
+        # conflict state
+        self.in_conflict = [False] * n
+        self.available: list[tuple[int, ...]] = [PC_FORM_IDS] * n
+        self.picks: list[list[int]] = [[] for _ in range(n)]
+        self.strength_used: list[int | None] = [None] * n
+        self.roll_dice: list[tuple[int, ...]] = [()] * n
+        self.cashed = [0] * n
+        self.adv = [[False] * n for _ in range(n)]
+        self.round_no = 0
+        self.rolls: list[Roll | None] = [None] * n
+        self.order: list[int] = []
+        self.moved = [False] * n
+        self.challenged = [False] * n
+        self.exchanged: set[tuple[int, int]] = set()
+        self.tie_rerolls = 0
+        self.tied: list[int] = []
+        self.last_result: Result | None = None
+        self.results: list[Exchange] = []  # the answers of this conflict
+        # machine
+        self.stage = Stage.BUILD if build else Stage.DRAW
+        self.idx = 0  # seat / order index within the stage
+        self.pick_step = PickStep.FIRST_FORM
+        self.turn_step = TurnStep.START
+        self.tie_idx = 0  # which tied party rerolls next
+        self.node = Ctx.END
+        self.actor = 0
+        self.build_dice: list[tuple[int, ...]] = []  # the dice (PC) or die pairs (NPC) still to place, largest first
+        self.build_filled: list[bool] = []
+        self.cash_done = False
+        self.roll_purpose = Ctx.OPENING_ROLL
+        self.challenger: int | None = None
+        self.answerers: list[int] = []
+        self.answer_idx = 0
+        self.offer: PendingOffer | None = None
+        self.conseq: Decided | None = None  # (winner, loser) awaiting consequences
+        self.terms = Terms.ASK
+        self.terms_offer: Offer | None = None
+        self.avoid_votes: list[bool] = []
+        self._legal_cache: list[int] | None = None
+        if build:
+            self._start_build(0)
+        if start:
+            self._begin()
+
+    # -- setup helpers --------------------------------------------------------------------------
+    def _begin(self) -> None:
+        if self.stage == Stage.DRAW:
+            self._start_conflict()
+        self._proceed()
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.chars]
+
+    @property
+    def in_turns(self) -> bool:
+        """The conflict is in its turns (Rules 9-13)."""
+        return self.stage == Stage.TURN
+
+    def strength_of(self, s: int) -> Strength | None:
+        """The particular strength seat ``s`` rolls in this conflict, if any."""
+        i = self.strength_used[s]
+        return None if i is None else self.chars[s].strengths[i]
+
+    def pending_offer_kind(self) -> Offer | None:
+        """The offer awaiting an answer (before a roll, or instead of the default consequence)."""
+        if self.offer is not None:
+            return self.offer.kind
+        if self.terms is Terms.OFFERED:
+            return self.terms_offer
+        return None
+
+    # == Protocol =================================================================================
+    def current_player(self) -> int:
+        if self._outcome is not None:
+            return TERMINAL
+        if not self.node.is_decision:
+            return CHANCE
+        return self.actor
+
+    def decision_context(self) -> str:
+        return self.node.name.lower()
+
+    def legal_actions(self) -> list[int]:
+        if self._outcome is not None or not self.node.is_decision:
+            return []
+        if self._legal_cache is None:
+            self._legal_cache = self._legal()
+        return list(self._legal_cache)
+
+    def _legal(self) -> list[int]:
+        node, s = self.node, self.actor
+        ch = self.chars[s]
+        if node == Ctx.BUILD:
+            acts = NPC_FORM_ACTIONS if ch.npc else FORM_ACTIONS
+            return [a for i, a in enumerate(acts) if not self.build_filled[i]]
+        if node == Ctx.PICK_FORM:
+            if ch.npc:
+                return list(NPC_FORM_ACTIONS)
+            return [FORM_ACTIONS[f] for f in self.available[s]]
+        if node == Ctx.PICK_SECOND_FORM:
+            return [FORM_ACTIONS[f] for f in self.available[s] if f != self.picks[s][0]]
+        if node == Ctx.PICK_STRENGTH:
+            return [Act.STRENGTH_0 + i for i in self._usable_strengths(s)] + [Act.NO_STRENGTH]
+        if node == Ctx.WINDOW:
+            return [Act.ROLL, *self._offer_actions()]
+        if node == Ctx.OFFER_TARGET:
+            return [Act.TARGET_0 + t for t in self._opponents(s)]
+        if node in (Ctx.OFFER_RESPONSE, Ctx.CONSEQ_RESPONSE):
+            return [Act.ACCEPT, Act.INSIST]
+        if node == Ctx.OFFER_FORM:
+            assert self.conseq is not None
+            return self._form_loss_actions(self.conseq.loser)
+        if node == Ctx.PRE_ROLL:
+            return [Act.ROLL, Act.CASH_OWE]
+        if node == Ctx.TIE_AVOID:
+            return [Act.AVOID, Act.FIGHT]
+        if node == Ctx.CHALLENGE:
+            return sorted(challenge_action(c) for c in challenge_choices(self._opponents(s)))
+        if node == Ctx.CONSEQ_OFFER:
+            return [*self._offer_actions(), Act.TAKE_DEFAULT]
+        if node == Ctx.CONSEQ_DEFAULT:
+            return [Act.EXHAUST, Act.INJURE]
+        raise AssertionError(f"no decision at {node!r}")  # pragma: no cover
+
+    def _offer_actions(self) -> list[int]:
+        return [offer_action(o) for o in offer_menu(self.cfg.negotiation.offers)]
+
+    def _opponents(self, s: int) -> list[int]:
+        return [t for t in range(self.num_players) if t != s and self.in_conflict[t]]
+
+    def action_label(self, action: int) -> str:
+        s = self.actor if self.node.is_decision else 0
+        offer_form_npc = self.node == Ctx.OFFER_FORM and self.conseq is not None and self.chars[self.conseq.loser].npc
+        return action_label(action, self.names, [st.spec for st in self.chars[s].strengths], offer_form_npc)
+
+    def option_of(self, action: int) -> str | None:
+        build_die: tuple[int, int] | None = None
+        if self.node == Ctx.BUILD and not self.chars[self.actor].npc:
+            build_die = (self.build_dice[sum(self.build_filled)][0], self.build_dice[0][0])
+        return option_of(action, self.node, [c.npc for c in self.chars], build_die)
+
+    def resources(self, seat: int) -> dict[str, float]:
+        """Dice sizes total, owe-list entries, advantage dice (held now)."""
+        return {
+            "dice_total": float(sum(self.chars[seat].dice)),
+            "owe_entries": float(self.owe.count(seat)),
+            "advantage_dice": float(self.advantage_dice(seat)),
+        }
+
+    def returns(self) -> list[float]:
+        if self._outcome is None:
+            return [0.0] * self.num_players
+        return list(self._outcome.returns)
+
+    def key(self) -> Hashable:
+        return (
+            int(self.stage),
+            self.idx,
+            int(self.pick_step),
+            int(self.turn_step),
+            self.tie_idx,
+            int(self.node),
+            self.actor,
+            self.conflict_no,
+            self.round_no,
+            tuple(tuple(c.dice) for c in self.chars),
+            tuple(self.in_chapter),
+            tuple(self.in_conflict),
+            tuple(self.owe),
+            tuple(self.put_out),
+            tuple(self.conflict_score),
+            tuple(self.available),
+            tuple(tuple(p) for p in self.picks),
+            tuple(self.strength_used),
+            tuple(self.cashed),
+            tuple(tuple(r) for r in self.adv),
+            tuple((r.faces, r.advantage) if r is not None else None for r in self.rolls),
+            tuple(self.order),
+            tuple(self.moved),
+            tuple(self.challenged),
+            tuple(sorted(self.exchanged)),
+            self.tie_rerolls,
+            tuple(self.tied),
+            self.cash_done,
+            int(self.roll_purpose),
+            self.challenger,
+            tuple(self.answerers),
+            self.answer_idx,
+            self.offer,
+            self.conseq,
+            self.terms.value,
+            self.terms_offer,
+            tuple(self.avoid_votes),
+            tuple(self.build_dice),
+            tuple(self.build_filled),
+            self._outcome is not None,
+        )
+
+    # == Chance ===================================================================================
+    def chance_outcomes(self) -> list[tuple[Hashable, float]]:
+        node, s = self.node, self.actor
+        if node == Ctx.FORMS_DRAW:
+            combos = list(itertools.combinations(PC_FORM_IDS, self.forms_available))
+            return [(c, 1.0 / len(combos)) for c in combos]
+        if node == Ctx.TIE_REROLL:
+            die = self.roll_dice[s][self._lowest_slot(s)]
+            return [(f, 1.0 / die) for f in range(1, die + 1)]
+        if node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
+            dice = self.roll_dice[s]
+            total = 1
+            for d in dice:
+                total *= d
+            advd = advantage_sum_distribution(self.advantage_dice(s), self.cfg.advantage.die_sides)
+            return [
+                ((faces, adv), float(q) / total)
+                for faces in itertools.product(*(range(1, d + 1) for d in dice))
+                for adv, q in advd
+            ]
+        raise ValueError("not a chance node")
+
+    def sample_chance(self, rng: Rng) -> Hashable:
+        node, s = self.node, self.actor
+        if node == Ctx.FORMS_DRAW:
+            forms = list(PC_FORM_IDS)
+            rng.shuffle(forms)
+            return tuple(sorted(forms[: self.forms_available]))
+        if node == Ctx.TIE_REROLL:
+            return rng.d(self.roll_dice[s][self._lowest_slot(s)])
+        faces = rng.roll_dice(self.roll_dice[s])
+        sides = self.cfg.advantage.die_sides
+        adv = sum(rng.roll(self.advantage_dice(s), sides))
+        return (faces, adv)
+
+    def apply_chance(self, outcome: Hashable) -> None:
+        node, s = self.node, self.actor
+        if node.is_decision or self._outcome is not None:
+            raise ValueError("apply_chance at a decision node")
+        if node == Ctx.FORMS_DRAW:
+            forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[attr-defined]
+            if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
+                raise ValueError(f"bad forms draw {outcome!r}")
+            self.available[s] = forms
+            self.narrate(
+                "forms",
+                f"For {self.names[s]}'s action these forms fit: "
+                + ", ".join(FORM_TITLES[PcForm(f).key] for f in forms)
+                + ".",
+                s,
+                forms=forms,
+            )
+            self.idx += 1
+        elif node == Ctx.TIE_REROLL:
+            self._reroll_lowest_die(s, int(outcome))  # type: ignore[call-overload]
+            self.tie_idx += 1
+        else:
+            pair: Any = outcome
+            faces: tuple[int, ...] = tuple(int(f) for f in pair[0])
+            adv = int(pair[1])
+            if len(faces) != len(self.roll_dice[s]) or any(
+                not 1 <= f <= d for f, d in zip(faces, self.roll_dice[s], strict=True)
+            ):
+                raise ValueError(f"{self.names[s]} rolls {dice_text(self.roll_dice[s])}; bad faces {faces}")
+            k = self.advantage_dice(s)
+            if not k <= int(adv) <= k * self.cfg.advantage.die_sides:
+                raise ValueError(f"{self.names[s]} rolls {k} advantage dice; bad sum {adv}")
+            roll = Roll(faces, int(adv))
+            self.rolls[s] = roll
+            self.cash_done = False
+            self._on_roll(s, roll)
+        self._proceed()
+
+    # == Decisions ================================================================================
+    def apply_action(self, action: int) -> None:
+        a = int(action)
+        if self._outcome is not None or not self.node.is_decision or a not in self.legal_actions():
+            raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
+        node, s = self.node, self.actor
+        if node == Ctx.BUILD:
+            self._build_step(s, a)
+        elif node == Ctx.PICK_FORM:
+            self.picks[s] = [a - Act.NPC_FORM_0 if self.chars[s].npc else a]
+            self.pick_step = PickStep.SECOND_FORM
+        elif node == Ctx.PICK_SECOND_FORM:
+            self.picks[s].append(a)
+            self.pick_step = PickStep.STRENGTH
+        elif node == Ctx.PICK_STRENGTH:
+            self.strength_used[s] = None if a == Act.NO_STRENGTH else a - Act.STRENGTH_0
+            self.pick_step = PickStep.DONE
+        elif node == Ctx.WINDOW:
+            if a == Act.ROLL:
+                self.idx += 1
+            else:
+                opp = self._opponents(s)
+                self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
+        elif node == Ctx.OFFER_TARGET:
+            assert self.offer is not None
+            self.offer = replace(self.offer, target=a - Act.TARGET_0)
+        elif node == Ctx.OFFER_RESPONSE:
+            self._answer_offer(a == Act.ACCEPT)
+        elif node == Ctx.OFFER_FORM:
+            self._resolve_form_offer(a)
+        elif node == Ctx.PRE_ROLL:
+            if a == Act.CASH_OWE:
+                self._cash_owe_entry(s)
+            else:
+                self.cash_done = True
+        elif node == Ctx.TIE_AVOID:
+            self.avoid_votes.append(a == Act.AVOID)
+            self.narrate(
+                "tie_vote",
+                f"{self.names[s]} " + ("would avoid the conflict." if a == Act.AVOID else "decides to fight."),
+                s,
+            )
+        elif node == Ctx.CHALLENGE:
+            named = challenge_targets(a, self.num_players)
+            self._name_answerers(s, [t for t in self.order if t in named])
+        elif node == Ctx.CONSEQ_OFFER:
+            if a == Act.TAKE_DEFAULT:
+                self.terms = Terms.DEFAULT
+            else:
+                assert self.conseq is not None
+                kind = offer_of(a)
+                self.terms, self.terms_offer = Terms.OFFERED, kind
+                w, loser = self.conseq
+                self.narrate(
+                    "offer",
+                    f"{self.names[loser]} offers {self.names[w]} instead: {self._offer_text(kind, loser, w)}.",
+                    loser,
+                )
+        elif node == Ctx.CONSEQ_RESPONSE:
+            self._answer_conseq_offer(a == Act.ACCEPT)
+        elif node == Ctx.CONSEQ_DEFAULT:
+            assert self.conseq is not None
+            self._apply_default_consequence(exhausted=(a == Act.EXHAUST))
+            self._finish_consequence()
+        self._proceed()
+
+    # == The machine ==============================================================================
+    def _decide(self, ctx: Ctx, seat: int) -> bool:
+        self.node, self.actor = ctx, seat
+        return True
+
+    def _enter(self, stage: Stage) -> None:
+        """Move the machine to ``stage``, its cursors at their start."""
+        self.stage, self.idx = stage, 0
+        self.pick_step, self.turn_step, self.tie_idx = PickStep.FIRST_FORM, TurnStep.START, 0
+
+    def _proceed(self) -> None:
+        """Run rules until a seat must decide, dice must be rolled, or the game ends."""
+        self._legal_cache = None
+        while self._outcome is None and not self._step():
+            pass
+        if self._outcome is not None:
+            self.node = Ctx.END
+
+    def _step(self) -> bool:
+        """One step of the machine; True when it stopped at a decision or chance node."""
+        if self.conseq is not None:
+            return self._consequence_step()
+        if self.offer is not None:
+            return self._offer_step()
+        st = self.stage
+        if st == Stage.BUILD:
+            return self._decide(Ctx.BUILD, self.idx)
+        if st == Stage.DRAW:
+            return self._draw_step()
+        if st == Stage.PICK:
+            return self._pick_step()
+        if st == Stage.WINDOW:
+            return self._window_step()
+        if st == Stage.OPEN:
+            return self._open_step()
+        if st == Stage.TIE:
+            return self._tie_step()
+        if st == Stage.TURN:
+            return self._turn_step()
+        raise AssertionError(f"stage {st!r}")  # pragma: no cover
+
+    # -- build ---------------------------------------------------------------------------------
+    def _start_build(self, seat: int) -> None:
+        ch = self.chars[seat]
+        if ch.npc:
+            self.build_dice = list(npc_pairs_largest_first(self.cfg.forms.npc_pairs))
+            self.build_filled = [False] * len(NpcForm)
+        else:
+            self.build_dice = [(d,) for d in sorted(self.cfg.forms.pc_dice, reverse=True)]
+            self.build_filled = [False] * len(PcForm)
+        ch.dice = [0] * len(SHEET_SLOTS)
+        self.idx = seat
+
+    def _build_step(self, s: int, a: int) -> None:
+        """Rules 1-2: assign the next (largest remaining) die or die pair to a form."""
+        ch = self.chars[s]
+        placed = self.build_dice[sum(self.build_filled)]
+        if ch.npc:
+            form = NpcForm(a - Act.NPC_FORM_0)
+            for slot, size in zip(form.slots, placed, strict=True):
+                ch.dice[slot] = size
+            self.build_filled[form] = True
+        else:
+            ch.dice[PcForm(a)] = placed[0]
+            self.build_filled[PcForm(a)] = True
+        if all(self.build_filled):
+            self.narrate("build", f"{ch.name} is built: {ch.sheet()}.", s)
+            if s + 1 < self.num_players:
+                self._start_build(s + 1)
+            else:
+                self._start_conflict()
+
+    # -- conflict start --------------------------------------------------------------------------
+    def _start_conflict(self) -> None:
+        """A new conflict: every party still in the chapter is in it; forms are picked afresh."""
+        n = self.num_players
+        self.conflict_no += 1
+        self.in_conflict = list(self.in_chapter)
+        self.available = [PC_FORM_IDS] * n
+        self.picks = [[] for _ in range(n)]
+        self.strength_used = [None] * n
+        self.roll_dice = [()] * n
+        self.cashed = [0] * n
+        self.adv = [[False] * n for _ in range(n)]
+        self.round_no = 0
+        self.results = []
+        self.exchanged = set()
+        self._enter(Stage.DRAW)
+        self.narrate(
+            "conflict",
+            f"Conflict {self.conflict_no}: "
+            + " vs ".join(self.names[s] for s in range(n) if self.in_conflict[s])
+            + ".",
+        )
+
+    def _draw_step(self) -> bool:
+        """Rule 4: for each PC still in, draw the forms that fit its action (all six: no draw)."""
+        while self.idx < self.num_players and (
+            self.chars[self.idx].npc or not self.in_conflict[self.idx] or self.forms_available >= len(PcForm)
+        ):
+            self.idx += 1
+        if self.idx < self.num_players:
+            return self._decide(Ctx.FORMS_DRAW, self.idx)
+        self._enter(Stage.PICK)
+        return False
+
+    def _pick_step(self) -> bool:
+        """Rule 4: each party picks two forms (an NPC one form) and whether its strength is used."""
+        while self.idx < self.num_players and not self.in_conflict[self.idx]:
+            self.idx += 1
+        s = self.idx
+        if s >= self.num_players:
+            self.round_no = 1
+            self._start_round()
+            return False
+        ch = self.chars[s]
+        if self.pick_step == PickStep.FIRST_FORM:
+            return self._decide(Ctx.PICK_FORM, s)
+        if self.pick_step == PickStep.SECOND_FORM and not ch.npc:
+            return self._decide(Ctx.PICK_SECOND_FORM, s)
+        if self.pick_step <= PickStep.STRENGTH:
+            if self._usable_strengths(s):
+                return self._decide(Ctx.PICK_STRENGTH, s)
+            self.strength_used[s] = None
+        self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], self.strength_of(s))
+        self.narrate(
+            "forms",
+            f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
+            s,
+            dice=self.roll_dice[s],
+        )
+        self.idx, self.pick_step = s + 1, PickStep.FIRST_FORM
+        return False
+
+    def _usable_strengths(self, s: int) -> list[int]:
+        ch = self.chars[s]
+        names = ch.form_names()
+        return usable_strengths(ch.strengths, [names[f] for f in self.picks[s]], MAX_STRENGTHS)
+
+    def _forms_text(self, s: int) -> str:
+        ch = self.chars[s]
+        names = ch.form_names()
+        txt = " and ".join(FORM_TITLES[names[f]] for f in self.picks[s])
+        st = self.strength_of(s)
+        if st is not None:
+            txt += f" using {st.title} strength"
+        return txt
+
+    # -- rounds ----------------------------------------------------------------------------------
+    def _start_round(self) -> None:
+        n = self.num_players
+        self.rolls = [None] * n
+        self.moved = [False] * n
+        self.challenged = [False] * n
+        self.order = []
+        self.narrate("round", f"Round {self.round_no}.", round=self.round_no)
+        neg = self.cfg.negotiation
+        window = negotiation_open(neg.enabled, neg.offers, self.round_no, neg.before_rolls, neg.between_rounds)
+        self._enter(Stage.WINDOW if window else Stage.OPEN)
+        self.cash_done = False
+
+    def _window_step(self) -> bool:
+        """Rule 17: before the round's roll each party may offer to concede instead of rolling on."""
+        if self._conflict_over():
+            self._end_conflict()
+            return False
+        while self.idx < self.num_players and not self.in_conflict[self.idx]:
+            self.idx += 1
+        if self.idx < self.num_players:
+            return self._decide(Ctx.WINDOW, self.idx)
+        self._enter(Stage.OPEN)
+        return False
+
+    def _open_step(self) -> bool:
+        """Rule 7: everyone still in rolls, in seat order; then look for ties."""
+        while self.idx < self.num_players and not self.in_conflict[self.idx]:
+            self.idx += 1
+        if self.idx < self.num_players:
+            return self._roll_step(self.idx, Ctx.OPENING_ROLL)
+        self._enter(Stage.TIE)
+        self.tie_rerolls = 0
+        self.tied, self.avoid_votes = self._find_ties(), []
+        return False
+
+    def _roll_step(self, s: int, purpose: Ctx) -> bool:
+        """Rule 19 then the roll: cash owe-list entries (any time before rolling), then roll."""
+        self.roll_purpose = purpose
+        if not self.cash_done and self.cfg.owe_list.enabled and s in self.owe:
+            return self._decide(Ctx.PRE_ROLL, s)
+        self.node, self.actor = purpose, s
+        return True
+
+    def _adv_text(self, s: int) -> str:
+        k = self.advantage_dice(s)
+        return f" and {k} advantage {'die' if k == 1 else 'dice'}" if k else ""
+
+    def _on_roll(self, s: int, roll: Roll) -> None:
+        purpose = self.roll_purpose
+        ch = self.chars[s]
+        adv = self._adv_text(s)
+        if purpose == Ctx.OPENING_ROLL:
+            self.narrate(
+                "roll",
+                f"{ch.name} rolls {dice_text(self.roll_dice[s])}{adv}: {roll.text()}.",
+                s,
+                faces=roll.faces,
+                advantage=roll.advantage,
+                key=roll.key,
+            )
+            self.idx += 1
+        elif purpose == Ctx.MOVER_ROLL:
+            self.narrate(
+                "reroll",
+                f"{ch.name} rerolls{adv}: {roll.text()}.",
+                s,
+                faces=roll.faces,
+                advantage=roll.advantage,
+                key=roll.key,
+            )
+            self.turn_step = TurnStep.CHALLENGE
+        else:  # ANSWER_ROLL
+            self._resolve_answer(s, roll)
+
+    # -- opening ties ------------------------------------------------------------------------------
+    def _parties(self) -> list[int]:
+        return [s for s in range(self.num_players) if self.in_conflict[s]]
+
+    def _keys(self) -> list[tuple[int, ...] | None]:
+        return [None if r is None else r.key for r in self.rolls]
+
+    def _find_ties(self) -> list[int]:
+        return opening_ties(self._keys(), self._parties())
+
+    def _tie_step(self) -> bool:
+        """Rule 8: exact ties on the opening roll — avoid by agreement, or reroll the low dice."""
+        if not self.tied or self.tie_rerolls >= self.cfg.roll.max_tie_rerolls:
+            self._establish_order()
+            self._enter(Stage.TURN)
+            return False
+        may_avoid = may_avoid_tie(self.tied, self._parties(), self.round_no, self.cfg.roll.tie_avoid_rounds)
+        if may_avoid and len(self.avoid_votes) < len(self.tied) and all(self.avoid_votes):
+            return self._decide(Ctx.TIE_AVOID, self.tied[len(self.avoid_votes)])
+        if may_avoid and len(self.avoid_votes) == len(self.tied) and all(self.avoid_votes):
+            self.narrate(
+                "avoid",
+                "An exact tie: "
+                + " and ".join(self.names[t] for t in self.tied)
+                + " agree to avoid the conflict. No more rolls; each goes their own way.",
+            )
+            self._end_conflict(avoided=True)
+            return False
+        if self.tie_idx == 0:
+            self.narrate(
+                "tie",
+                "An exact tie: "
+                + " and ".join(f"{self.names[t]} {self._roll(t).text()}" for t in self.tied)
+                + ". They fight: each rerolls the die with the lowest value.",
+            )
+        if self.tie_idx < len(self.tied):
+            self.node, self.actor = Ctx.TIE_REROLL, self.tied[self.tie_idx]
+            return True
+        self.tie_rerolls += 1
+        self.tie_idx = 0
+        self.avoid_votes = []
+        self.tied = self._find_ties()
+        return False
+
+    def _roll(self, s: int) -> Roll:
+        r = self.rolls[s]
+        assert r is not None
+        return r
+
+    def _lowest_slot(self, s: int) -> int:
+        return lowest_die_slot(self._roll(s).faces, self.roll_dice[s])
+
+    def _reroll_lowest_die(self, s: int, face: int) -> None:
+        roll = self._roll(s)
+        new = Roll(reroll_lowest_die(roll.faces, self.roll_dice[s], face), roll.advantage)
+        self.rolls[s] = new
+        self.narrate("reroll", f"{self.names[s]} rerolls the low die: now {new.text()}.", s, key=new.key)
+
+    def _establish_order(self) -> None:
+        self.order = turn_order(self._keys(), self._parties())
+        self.narrate(
+            "order",
+            "Order: " + ", ".join(f"{self.names[s]} ({self._roll(s).text()})" for s in self.order) + ".",
+            order=tuple(self.order),
+        )
+
+    # -- turns -------------------------------------------------------------------------------------
+    def _turn_step(self) -> bool:
+        """Rules 9-10: in turn order, each party not yet challenged moves; answerers answer."""
+        if self._conflict_over():
+            if self.round_no == 1 and self.cfg.owe_list.enabled:
+                self._check_owe_list()  # round 1 ends with the conflict (Rule 18)
+            self._end_conflict()
+            return False
+        if self.idx >= len(self.order):
+            return self._end_round()
+        s = self.order[self.idx]
+        if self.turn_step == TurnStep.START:
+            if not self.in_conflict[s] or self.challenged[s]:
+                self.idx += 1
+                return False
+            self.turn_step = TurnStep.REROLL
+            if self.idx == 0:
+                self.narrate(
+                    "stand",
+                    f"{self.names[s]}'s {self._roll(s).text()} stand; "
+                    f"{self.names[s]} moves first. The others pick up their dice.",
+                    s,
+                )
+                self.turn_step = TurnStep.CHALLENGE
+            return False
+        if self.turn_step == TurnStep.REROLL:  # reroll unless the dice stand (Rule 9)
+            return self._roll_step(s, Ctx.MOVER_ROLL)
+        if self.turn_step == TurnStep.CHALLENGE:
+            opp = self._opponents(s)
+            if len(opp) == 1:
+                self._name_answerers(s, opp)
+                return False
+            return self._decide(Ctx.CHALLENGE, s)
+        while self.answer_idx < len(self.answerers):
+            t = self.answerers[self.answer_idx]
+            if not self.in_conflict[t]:
+                self.answer_idx += 1
+                continue
+            if not self.in_conflict[s] and self.cfg.contest.skip_answers_after_challenger_out:
+                self.answer_idx = len(self.answerers)
+                break
+            return self._roll_step(t, Ctx.ANSWER_ROLL)
+        self.moved[s] = True
+        self.idx, self.turn_step = self.idx + 1, TurnStep.START
+        return False
+
+    def _name_answerers(self, s: int, targets: list[int]) -> None:
+        """Rule 9: the mover challenges and names who must answer (answers go in turn order)."""
+        self.challenger = s
+        self.answerers = answer_order(self.order, targets)
+        self.answer_idx = 0
+        self.turn_step = TurnStep.ANSWERS
+        self.narrate(
+            "challenge",
+            f"{self.names[s]} challenges with {self._roll(s).text()}: "
+            + " and ".join(self.names[t] for t in self.answerers)
+            + " must answer.",
+            s,
+            answerers=tuple(self.answerers),
+        )
+
+    def _resolve_answer(self, t: int, roll: Roll) -> None:
+        """Rules 10-14: compare the answer with the challenge and apply the result."""
+        c = self.challenger
+        assert c is not None
+        croll = self._roll(c)
+        cfg = self.cfg
+        res = compare_answer(roll.key, croll.key, self.round_no, cfg.contest.max_rounds, cfg.contest.absolute_multiple)
+        self.last_result = res
+        self.results.append(Exchange(t, c, res))
+        self.exchanged.add((min(t, c), max(t, c)))
+        lost_move = loses_move(self.moved[t], self.challenged[t])
+        self.challenged[t] = True
+        self.answer_idx += 1
+        self.narrate(
+            "answer",
+            f"{self.names[t]} answers: {roll.text()} against {croll.text()} — "
+            f"{self._describe_result(t, roll, croll, res)}",
+            t,
+            result=res.label,
+            round=self.round_no,
+            answerer=t,
+            challenger=c,
+            answer_dice=self.roll_dice[t],
+            challenge_dice=self.roll_dice[c],
+            answer_adv=self.advantage_dice(t),
+            challenge_adv=self.advantage_dice(c),
+            fresh_challenge=self.order.index(c) != 0,
+            answer_key=roll.key,
+            challenge_key=croll.key,
+        )
+        gain = advantage_gainer(res, t, c)
+        if gain is not None:
+            self._gain_advantage(*gain)
+        if lost_move and self.in_conflict[t] and not res.is_absolute:
+            self.narrate("lose_move", f"{self.names[t]} had to answer before their turn: they lose their move.", t)
+        decided = absolute_outcome(res, t, c, self.in_conflict[c])
+        if decided is not None:
+            self._absolute(decided)
+
+    def _describe_result(self, t: int, roll: Roll, croll: Roll, res: Result) -> str:
+        """The rulebook's words for a comparison (Rules 11-12)."""
+        m = self.cfg.contest.absolute_multiple
+        last = self.round_no >= self.cfg.contest.max_rounds
+        double = m == 2  # the rulebook's "double" / "half"
+        word = "half" if double else f"1/{m}"
+        times = "double" if double else f"{m} times"
+        if res == Result.ABSOLUTE_LOSS:
+            if m * roll.high <= croll.high:
+                return f"{roll.high} is {word} of {croll.high} or less: {self.names[t]} loses absolutely."
+            return f"lower, not {word}, but round {self.round_no} is the last: {self.names[t]} loses absolutely."
+        if res == Result.ABSOLUTE_WIN:
+            if roll.high >= m * croll.high:
+                return f"{roll.high} is {times} {croll.high} or more: {self.names[t]} wins absolutely."
+            return f"equal or higher, and round {self.round_no} is the last: {self.names[t]} wins absolutely."
+        if res == Result.LOSES_ADVANTAGE:
+            return f"lower, but not {word}: {self.names[t]} loses the advantage."
+        assert not last
+        return f"equal or higher, not {times}: {self.names[t]} wins the advantage."
+
+    def _gain_advantage(self, holder: int, other: int) -> None:
+        """Rule 13: the advantage between two opponents goes to ``holder`` (1-on-1 the die passes)."""
+        had = self.adv[holder][other]
+        self.adv[holder][other] = True
+        self.adv[other][holder] = False
+        verb = "keeps" if had else "takes"
+        k = self.advantage_dice(holder)
+        self.narrate(
+            "advantage",
+            f"{self.names[holder]} {verb} the advantage over {self.names[other]} "
+            f"({k} advantage {'die' if k == 1 else 'dice'}).",
+            holder,
+            holder=holder,
+            other=other,
+        )
+
+    def _absolute(self, decided: Decided) -> None:
+        """Rule 14: the loser is out of this conflict; the winner applies consequences."""
+        w, loser = decided
+        self.in_conflict[loser] = False
+        self.conflict_score[w] += 1
+        self.conflict_score[loser] -= 1
+        self.narrate("out", f"{self.names[loser]} is out of the conflict; {self.names[w]} sets the terms.", loser)
+        self.conseq = decided
+        self.terms, self.terms_offer = Terms.ASK, None
+
+    def _end_round(self) -> bool:
+        """Rules 12 and 18: the owe list after round 1; no round after the last."""
+        if self.cfg.owe_list.enabled and owe_check_due(self.round_no, self.cfg.owe_list.check_rounds):
+            self._check_owe_list()
+        if self.round_no >= self.cfg.contest.max_rounds:
+            self.narrate("end_conflict", f"Round {self.round_no} was the last: the conflict is over.")
+            self._end_conflict()
+            return False
+        self.round_no += 1
+        self._start_round()
+        return False
+
+    def _conflict_over(self) -> bool:
+        return sum(self.in_conflict) < ONE_ON_ONE
+
+    def _end_conflict(self, avoided: bool = False) -> None:
+        if self._outcome is not None:
+            return
+        if self.conflict_no >= self.max_conflicts:
+            self.finish_chapter(
+                EndReason.TIME_LIMIT,
+                f"the chapter's limit of {self.max_conflicts} "
+                f"conflict{'s' if self.max_conflicts > 1 else ''} is reached",
+            )
+            return
+        self._start_conflict()
+
+    # -- the owe list ----------------------------------------------------------------------------
+    def _check_owe_list(self) -> None:
+        """Rule 18: a PC still in the conflict that rolled lesser dice than an opponent it rolled against is listed.
+
+        The name goes to the end of the owe list (advantage dice excluded from the comparison).
+        """
+        for s in range(self.num_players):
+            if self.chars[s].npc or not self.in_conflict[s]:
+                continue
+            if self.cfg.owe_list.against == "all":
+                against = [t for t in range(self.num_players) if t != s and self.roll_dice[t]]
+            else:
+                against = [t for t in range(self.num_players) if (min(s, t), max(s, t)) in self.exchanged]
+            bigger = stronger_opponents(self.roll_dice[s], against, self.roll_dice)
+            if bigger:
+                self.owe.append(s)
+                self.narrate(
+                    "owe",
+                    f"End of round {self.round_no}: {self.names[s]} rolled lesser dice "
+                    f"({dice_text(self.roll_dice[s])} against {dice_text(self.roll_dice[bigger[0]])}) and "
+                    f"still stands: {self.names[s]} goes on the owe list.",
+                    s,
+                )
+
+    def _cash_owe_entry(self, s: int) -> None:
+        """Rule 19: erase one of your entries from the owe list; gain advantage dice for this conflict."""
+        self.owe.remove(s)
+        self.cashed[s] += self.cfg.owe_list.dice_per_entry
+        self.narrate("cash", f"{self.names[s]} erases their name from the owe list and takes an advantage die.", s)
+
+    # -- negotiation -----------------------------------------------------------------------------
+    def _offer_text(self, kind: Offer, p: int, target: int) -> str:
+        if kind is Offer.LOSER_CHOICE:
+            return f"{self.names[p]} loses a size on one form of {self.names[p]}'s choice, and concedes"
+        if kind is Offer.WINNER_CHOICE:
+            return f"{self.names[p]} loses a size on one form of {self.names[target]}'s choice, and concedes"
+        return f"{self.names[p]} concedes the stake but loses no dice"
+
+    def _offer_step(self) -> bool:
+        offer = self.offer
+        assert offer is not None
+        if offer.target is None:
+            return self._decide(Ctx.OFFER_TARGET, offer.proposer)
+        if not offer.announced:
+            self.narrate(
+                "offer",
+                f"{self.names[offer.proposer]} offers {self.names[offer.target]}: "
+                f"{self._offer_text(offer.kind, offer.proposer, offer.target)}.",
+                offer.proposer,
+            )
+            self.offer = replace(offer, announced=True)
+        return self._decide(Ctx.OFFER_RESPONSE, offer.target)
+
+    def _answer_offer(self, accept: bool) -> None:
+        """Rule 17: accept the offer (the proposer concedes) or insist on the whip (fight on)."""
+        offer = self.offer
+        assert offer is not None and offer.target is not None
+        p, kind, target = offer.proposer, offer.kind, offer.target
+        self.offer = None
+        if not accept:
+            self.narrate("insist", f"{self.names[target]} insists: forget it, we roll.", target)
+            self.idx += 1
+            return
+        self.narrate("accept", f"{self.names[target]} accepts.", target)
+        self.in_conflict[p] = False
+        self.conflict_score[target] += 1
+        self.conflict_score[p] -= 1
+        self.conseq = Decided(target, p)
+        self.terms, self.terms_offer = Terms.AGREED, kind
+        self.idx += 1
+        if kind is Offer.CONCEDE_STAKE:
+            self.narrate("concede", f"{self.names[p]} concedes the stake and loses no dice.", p)
+            self._finish_consequence()
+
+    def _consequence_step(self) -> bool:
+        assert self.conseq is not None
+        w, loser = self.conseq
+        neg = self.cfg.negotiation
+        if self.terms is Terms.ASK:
+            if neg.enabled and neg.after_absolute and neg.offers:
+                return self._decide(Ctx.CONSEQ_OFFER, loser)
+            self.terms = Terms.DEFAULT
+        if self.terms is Terms.DEFAULT:
+            return self._decide(Ctx.CONSEQ_DEFAULT, w)
+        if self.terms is Terms.OFFERED:
+            return self._decide(Ctx.CONSEQ_RESPONSE, w)
+        kind = self.terms_offer
+        assert kind is not None
+        if kind is Offer.CONCEDE_STAKE:  # pragma: no cover - resolved on acceptance
+            self._finish_consequence()
+            return False
+        if not self._form_loss_actions(loser):
+            self._finish_consequence()
+            return False
+        return self._decide(Ctx.OFFER_FORM, offer_chooser(kind, w, loser))
+
+    def _answer_conseq_offer(self, accept: bool) -> None:
+        assert self.conseq is not None
+        w, loser = self.conseq
+        if accept:
+            self.narrate("accept", f"{self.names[w]} accepts.", w)
+            self.terms = Terms.AGREED
+            if self.terms_offer is Offer.CONCEDE_STAKE:
+                self.narrate("concede", f"{self.names[loser]} concedes the stake and loses no dice.", loser)
+                self._finish_consequence()
+        else:
+            self.narrate("insist", f'{self.names[w]} breaks off: "Forget it. You\'re exhausted or injured."', w)
+            self.terms = Terms.DEFAULT
+
+    def _form_loss_actions(self, loser: int) -> list[int]:
+        return [FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)]
+
+    def _lose_size(self, s: int, slot: int) -> None:
+        ch = self.chars[s]
+        ch.dice[slot] = lose_size(ch.dice[slot], self.ladder, self.cfg.consequences.min_die_hit)
+
+    def _resolve_form_offer(self, a: int) -> None:
+        assert self.conseq is not None
+        loser = self.conseq.loser
+        ch = self.chars[loser]
+        i = a - Act.FORM_0
+        self._lose_size(loser, i)
+        what = f"one {FORM_TITLES[NpcForm(i // 2).key]} die" if ch.npc else FORM_TITLES[PcForm(i).key]
+        self.narrate("consequence", f"As agreed, {ch.name} loses a size on {what}: {ch.sheet()}.", loser)
+        self._finish_consequence()
+
+    def _apply_default_consequence(self, exhausted: bool) -> None:
+        """Rule 15: the winner leaves the loser exhausted or injured."""
+        assert self.conseq is not None
+        w, loser = self.conseq
+        ch = self.chars[loser]
+        cons = self.cfg.consequences
+        word = "exhausted" if exhausted else "injured"
+        if ch.npc:
+            form = cons.npc_exhausted_form if exhausted else cons.npc_injured_form
+            what = f"both {FORM_TITLES[form]} dice"
+        else:
+            what = " and ".join(FORM_TITLES[n] for n in (cons.exhausted_forms if exhausted else cons.injured_forms))
+        for i in default_consequence_slots(ch.npc, exhausted, cons):
+            self._lose_size(loser, i)
+        self.narrate(
+            "consequence",
+            f"{self.names[w]} leaves {ch.name} {word}: {what} lose a size ({ch.sheet()}).",
+            loser,
+            consequence=word,
+        )
+
+    def _finish_consequence(self) -> None:
+        """Rules 5 and 16: a consequential strength bites too; then check who is out of the chapter."""
+        assert self.conseq is not None
+        w, loser = self.conseq
+        self.conseq = None
+        self.terms, self.terms_offer = Terms.ASK, None
+        st = self.strength_of(w)
+        ch = self.chars[loser]
+        slot = consequential_slot(st, ch.npc, ch.dice)
+        if st is not None and st.consequential is not None and slot is not None:
+            self._lose_size(loser, slot)
+            self.narrate(
+                "consequence",
+                f"{self.names[w]}'s strength is consequential: {ch.name} also loses a size "
+                f"on {FORM_TITLES[st.consequential]} ({ch.sheet()}).",
+                loser,
+            )
+        if self.in_chapter[loser] and is_out_of_chapter(ch.dice, ch.npc, self.cfg.consequences):
+            self.in_chapter[loser] = False
+            self.put_out[w] += 1
+            self.narrate(
+                "chapter_out",
+                f"{self.names[loser]} is out until the end of the chapter: killed, broken or otherwise gone.",
+                loser,
+            )
+            if sum(self.in_chapter) < ONE_ON_ONE:
+                self.finish_chapter(EndReason.KNOCKOUT, f"{self.names[w]} put {self.names[loser]} out")
+
+    def finish_chapter(self, reason: EndReason, detail: str) -> None:
+        """Rules 20-21: +1 per opponent put out of the chapter, -1 for being put out, plus the conflict bonus."""
+        rets = chapter_returns(
+            self.put_out,
+            self.in_chapter,
+            self.conflict_score,
+            self.conflict_win_bonus,
+            [self.owe.count(s) for s in range(self.num_players)],
+            self.cfg.owe_list.end_value,
+        )
+        self.finish(chapter_winner(rets), reason, rets, detail)
+
+    # == Observation ==============================================================================
+    def advantage_dice(self, s: int) -> int:
+        """Rules 13 and 19: one die per opponent s holds the advantage over, plus cashed owe entries."""
+        return advantage_dice(self.adv[s], self.in_conflict, self.cfg.advantage.keep_when_opponent_out, self.cashed[s])
+
+    def observation(self, seat: int) -> np.ndarray:
+        return encode_observation(self, seat)
+
+
+def forms_draw_count(available: int) -> int:
+    """Rule 4: how many different draws of ``available`` fitting forms there are."""
+    return comb(len(PcForm), available)
+
+
+# == Direct setup (tests, odds, solvers) ==========================================================
+def pc(name: str, strengths: Sequence[Strength] = (), **forms: int) -> Character:
+    """A PC with the given form dice (unnamed forms default to 0), e.g. ``pc("Amek", with_violence=12)``."""
+    for f in forms:
+        if f not in form_keys(False):
+            raise ValueError(f"unknown PC form '{f}'; forms: {', '.join(form_keys(False))}")
+    return Character(name, False, [forms.get(f.key, 0) for f in PcForm], tuple(strengths))
+
+
+def npc(name: str, strengths: Sequence[Strength] = (), **forms: tuple[int, int]) -> Character:
+    """An NPC with die pairs per form, e.g. ``npc("Esan", maneuvering=(10, 6))``."""
+    for f in forms:
+        if f not in form_keys(True):
+            raise ValueError(f"unknown NPC form '{f}'; forms: {', '.join(form_keys(True))}")
+    dice: list[int] = []
+    for form in NpcForm:
+        a, b = forms.get(form.key, (0, 0))
+        dice += [a, b]
+    return Character(name, True, dice, tuple(strengths))
+
+
+def start_conflict(
+    characters: list[Character],
+    picks: Sequence[Sequence[str]],
+    cfg: WickedAgeConfig | None = None,
+    *,
+    strengths_used: Sequence[int | None] | None = None,
+    owe_list: Sequence[int] = (),
+    max_conflicts: int = 1,
+) -> WickedAgeState:
+    """A conflict between ``characters`` with their forms already chosen (by name), at round 1.
+
+    ``strengths_used`` names each seat's strength by index (``None`` or a negative index: none). The chapter
+    is ``max_conflicts`` long (default: this one conflict). Later conflicts, if any, are picked by the seats
+    as usual.
+    """
+    cfg = cfg or WickedAgeConfig()
+    state = WickedAgeState(cfg, characters, max_conflicts=max_conflicts, owe_list=owe_list, start=False)
+    state._start_conflict()
+    for s, (ch, forms) in enumerate(zip(characters, picks, strict=True)):
+        names = ch.form_names()
+        state.picks[s] = [names.index(f) for f in forms]
+        used = strengths_used[s] if strengths_used is not None else None
+        state.strength_used[s] = used if used is not None and used >= 0 else None
+        state.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, state.picks[s], state.strength_of(s))
+        state.narrate("forms", f"{ch.name} acts {state._forms_text(s)}: rolls {dice_text(state.roll_dice[s])}.", s)
+    state.round_no = 1
+    state._start_round()
+    state._proceed()
+    return state

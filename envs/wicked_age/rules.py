@@ -1,0 +1,357 @@
+"""In a Wicked Age rule functions: one per numbered rule of docs/rules/wicked_age.md.
+
+Pure functions over plain values and small records (enums, frozen dataclasses, named tuples); the
+conflict state (``conflict.py``) only sequences them. Reading and comparing rolls (Rules 3, 6, 11, 12,
+18) lives in ``dice.py``, the one source of the odds.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from envs.wicked_age.config import (
+    NPC_FORMS,
+    OFFER_KINDS,
+    PC_FORMS,
+    ConsequenceRules,
+    StrengthRules,
+    WickedAgeConfig,
+    parse_strength,
+)
+from envs.wicked_age.dice import Result, rolled_lesser_dice, step_down
+
+
+# -- the forms (Rules 1-2) -------------------------------------------------------------------------
+class PcForm(enum.IntEnum):
+    """Rule 1: the six forms of a player's character (one die each)."""
+
+    COVERTLY = 0
+    DIRECTLY = 1
+    FOR_MYSELF = 2
+    FOR_OTHERS = 3
+    WITH_LOVE = 4
+    WITH_VIOLENCE = 5
+
+    @property
+    def key(self) -> str:
+        """The form's config name, e.g. ``"with_violence"``."""
+        return PC_FORMS[self]
+
+
+class NpcForm(enum.IntEnum):
+    """Rule 2: the three forms of a non-player character (two dice each)."""
+
+    ACTION = 0
+    MANEUVERING = 1
+    SELF_PROTECTION = 2
+
+    @property
+    def key(self) -> str:
+        """The form's config name, e.g. ``"maneuvering"``."""
+        return NPC_FORMS[self]
+
+    @property
+    def slots(self) -> tuple[int, int]:
+        """Where the form's two dice sit on an NPC sheet (sheet slots ``2f`` and ``2f + 1``)."""
+        return (2 * self, 2 * self + 1)
+
+
+assert tuple(f.key for f in PcForm) == PC_FORMS and tuple(f.key for f in NpcForm) == NPC_FORMS
+
+SHEET_SLOTS: tuple[int, ...] = tuple(PcForm)
+"""A sheet holds six dice: a PC one per form (Rule 1), an NPC two per form (Rule 2, see ``NpcForm.slots``)."""
+
+ONE_ON_ONE = 2
+"""Rules 8 and 13: a conflict between exactly two parties."""
+
+FORM_TITLES: dict[str, str] = {f: f.replace("_", " ").title() for f in PC_FORMS + NPC_FORMS}
+"""The rulebook's name of each form ("With Violence")."""
+
+
+def form_titles(npc: bool) -> tuple[str, ...]:
+    """Rules 1-2: the titles of a character's forms, in form order."""
+    return tuple(FORM_TITLES[f] for f in (NPC_FORMS if npc else PC_FORMS))
+
+
+def form_keys(npc: bool) -> tuple[str, ...]:
+    """Rules 1-2: the config names of a character's forms, in form order."""
+    return NPC_FORMS if npc else PC_FORMS
+
+
+def assign_pc_dice(dice: Sequence[int], order: Sequence[str]) -> list[int]:
+    """Rule 1: the dice, largest first, to the forms in ``order``; one die per form, in form order."""
+    sheet = [0] * len(PcForm)
+    for size, form in zip(sorted(dice, reverse=True), order, strict=True):
+        sheet[PC_FORMS.index(form)] = size
+    return sheet
+
+
+def npc_pairs_largest_first(pairs: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+    """Rule 2: the NPC die pairs, each sorted high to low, the largest pair first."""
+    ranked = sorted((tuple(sorted(p, reverse=True)) for p in pairs), reverse=True)
+    return [(p[0], p[1]) for p in ranked]
+
+
+def assign_npc_pairs(pairs: Sequence[Sequence[int]], order: Sequence[str]) -> list[int]:
+    """Rule 2: the pairs, largest first, to the NPC forms in ``order``; a sheet of six dice (``NpcForm.slots``)."""
+    dice = [0] * len(SHEET_SLOTS)
+    for pair, form in zip(npc_pairs_largest_first(pairs), order, strict=True):
+        hi, lo = NpcForm[form.upper()].slots
+        dice[hi], dice[lo] = pair
+    return dice
+
+
+def form_dice(dice: Sequence[int], npc: bool, form: int) -> list[int]:
+    """Rules 1-3: the dice one form rolls (PC: its die; NPC: both its dice); a die at 0 rolls nothing."""
+    slots = NpcForm(form).slots if npc else (form,)
+    return [dice[i] for i in slots if dice[i] > 0]
+
+
+# -- particular strengths (Rules 4-5) --------------------------------------------------------------
+@dataclass(frozen=True)
+class Strength:
+    """Rule 5: a particular strength (its die, required form, general, consequential form)."""
+
+    spec: str
+    form: str
+    die: int
+    general: bool
+    consequential: str | None
+
+    @classmethod
+    def parse(cls, spec: str, cfg: WickedAgeConfig) -> Strength:
+        """Rule 5: a strength from its spec ``form[:potent|twice_potent][:general][:consequential=FORM]``."""
+        form, level, general, conseq = parse_strength(spec)
+        return cls(spec, form, strength_die(level, cfg.strength), general, conseq)
+
+    @property
+    def title(self) -> str:
+        """The strength's required form as the rulebook says it ("with violence")."""
+        return self.spec.split(":")[0].replace("_", " ")
+
+
+def strength_die(level: str, rules: StrengthRules) -> int:
+    """Rule 5: a particular strength rolls a d8; potent a d10; twice potent a d12 (all configurable)."""
+    return {"base": rules.base_die, "potent": rules.potent_die, "twice_potent": rules.twice_potent_die}[level]
+
+
+def usable_strengths(strengths: Sequence[Strength], picked_forms: Sequence[str], limit: int) -> list[int]:
+    """Rules 4-5: a strength is usable when the action uses its required form, or when it is general."""
+    picked = set(picked_forms)
+    return [i for i, st in enumerate(strengths[:limit]) if st.general or st.form in picked]
+
+
+def dice_for_roll(dice: Sequence[int], npc: bool, picks: Sequence[int], strength: Strength | None) -> tuple[int, ...]:
+    """Rule 4: the dice of the picked forms (a PC two forms, an NPC one form) plus the strength's die."""
+    out: list[int] = []
+    for f in picks:
+        out.extend(form_dice(dice, npc, f))
+    if strength is not None:
+        out.append(strength.die)
+    return tuple(out)
+
+
+def consequential_slot(strength: Strength | None, loser_npc: bool, loser_dice: Sequence[int]) -> int | None:
+    """Rule 5: the sheet slot a winner's consequential strength costs the loser, if any.
+
+    A PC loser loses a size on the named form; an NPC loser one die of that form (the engine takes the
+    smaller live die, the choice that brings the NPC nearest to out). A form of the other kind bites nothing.
+    """
+    if strength is None or strength.consequential is None:
+        return None
+    if loser_npc:
+        if strength.consequential not in NPC_FORMS:
+            return None
+        live = [i for i in NpcForm[strength.consequential.upper()].slots if loser_dice[i] > 0]
+        return min(live, key=lambda j: loser_dice[j]) if live else None
+    if strength.consequential not in PC_FORMS:
+        return None
+    return PC_FORMS.index(strength.consequential)
+
+
+# -- the opening roll (Rules 7-8) ------------------------------------------------------------------
+def turn_order(keys: Sequence[tuple[int, ...] | None], parties: Sequence[int]) -> list[int]:
+    """Rule 7: turn order is the opening rolls high to low; the highest stands (seat order breaks a capped tie)."""
+    return sorted(parties, key=lambda s: (tuple(-k for k in keys[s] or ()), s))
+
+
+def opening_ties(keys: Sequence[tuple[int, ...] | None], parties: Sequence[int]) -> list[int]:
+    """Rule 8: the parties whose opening rolls are exactly equal to another party's."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for s in parties:
+        k = keys[s]
+        if k is not None:
+            groups.setdefault(k, []).append(s)
+    return sorted(s for group in groups.values() if len(group) > 1 for s in group)
+
+
+def may_avoid_tie(tied: Sequence[int], parties: Sequence[int], round_no: int, avoid_rounds: str) -> bool:
+    """Rule 8: the tied parties may agree to avoid only when they are the only two (on round 1 unless "any")."""
+    return (avoid_rounds == "any" or round_no == 1) and set(tied) == set(parties) and len(parties) == ONE_ON_ONE
+
+
+def lowest_die_slot(faces: Sequence[int], dice: Sequence[int]) -> int:
+    """Rule 8: the die a tied party rerolls: the one showing the lowest value (on equal values, the smaller die)."""
+    best = 0
+    for i, f in enumerate(faces):
+        if f < faces[best] or (f == faces[best] and dice[i] < dice[best]):
+            best = i
+    return best
+
+
+def reroll_lowest_die(faces: Sequence[int], dice: Sequence[int], face: int) -> tuple[int, ...]:
+    """Rule 8: the faces after rerolling the lowest die to ``face``."""
+    slot = lowest_die_slot(faces, dice)
+    if not 1 <= face <= dice[slot]:
+        raise ValueError(f"bad reroll face {face} for a d{dice[slot]}")
+    out = list(faces)
+    out[slot] = face
+    return tuple(out)
+
+
+# -- turns and answers (Rules 9-14) ----------------------------------------------------------------
+def challenge_choices(opponents: Sequence[int]) -> list[tuple[int, ...]]:
+    """Rule 9: a mover names one or several of the opponents still in as answerers."""
+    return [c for r in range(1, len(opponents) + 1) for c in itertools.combinations(opponents, r)]
+
+
+def answer_order(order: Sequence[int], named: Sequence[int]) -> list[int]:
+    """Rule 10: the named answerers answer in turn order."""
+    return [t for t in order if t in named]
+
+
+def loses_move(moved: bool, challenged: bool) -> bool:
+    """Rule 9: a party that has to answer before its own turn loses its move."""
+    return not moved and not challenged
+
+
+class Decided(NamedTuple):
+    """Rule 14: who won and who lost an absolute result."""
+
+    winner: int
+    loser: int
+
+
+def advantage_gainer(result: Result, answerer: int, challenger: int) -> tuple[int, int] | None:
+    """Rules 11 and 13: (holder, other) when the result moves the advantage between the pair, else None."""
+    if result is Result.LOSES_ADVANTAGE:
+        return (challenger, answerer)
+    if result is Result.WINS_ADVANTAGE:
+        return (answerer, challenger)
+    return None
+
+
+def absolute_outcome(result: Result, answerer: int, challenger: int, challenger_in: bool) -> Decided | None:
+    """Rule 14: the winner and loser of an absolute result (a challenger already out suffers once only)."""
+    if result is Result.ABSOLUTE_LOSS:
+        return Decided(challenger, answerer)
+    if result is Result.ABSOLUTE_WIN and challenger_in:
+        return Decided(answerer, challenger)
+    return None
+
+
+def advantage_dice(holds_over: Sequence[bool], opponent_in: Sequence[bool], keep_when_out: bool, cashed: int) -> int:
+    """Rules 13 and 19: one die per opponent held the advantage over, plus the dice of cashed owe-list entries."""
+    held = sum(1 for h, present in zip(holds_over, opponent_in, strict=True) if h and (present or keep_when_out))
+    return held + cashed
+
+
+# -- consequences (Rules 3, 15-17) -----------------------------------------------------------------
+def lose_size(size: int, ladder: Sequence[int], min_die_hit: int) -> int:
+    """Rule 3: a die loses one size along the ladder, unless a variant shields dice below ``min_die_hit``."""
+    if size < min_die_hit:
+        return size
+    return step_down(size, ladder)
+
+
+def default_consequence_slots(npc: bool, exhausted: bool, cons: ConsequenceRules) -> tuple[int, ...]:
+    """Rule 15: the sheet slots the default consequence hits, exhausted or injured.
+
+    Exhausted hits Directly and With Violence (NPC: both Action dice); injured hits Covertly and For Others
+    (NPC: both Maneuvering dice).
+    """
+    if npc:
+        return NpcForm[(cons.npc_exhausted_form if exhausted else cons.npc_injured_form).upper()].slots
+    names = cons.exhausted_forms if exhausted else cons.injured_forms
+    return tuple(PC_FORMS.index(n) for n in names)
+
+
+def is_out_of_chapter(dice: Sequence[int], npc: bool, cons: ConsequenceRules) -> bool:
+    """Rule 16: a PC with two forms at 0, or an NPC with any two dice at 0, is out of the chapter."""
+    zeros = sum(1 for d in dice if d == 0)
+    return zeros >= (cons.npc_out_zero_dice if npc else cons.pc_out_zero_forms)
+
+
+class Offer(enum.IntEnum):
+    """Rule 17: the menu of negotiated outcomes a proposer may offer."""
+
+    LOSER_CHOICE = 0  # the proposer loses a size on one form of its own choice, and concedes
+    WINNER_CHOICE = 1  # the same, the form chosen by the other side
+    CONCEDE_STAKE = 2  # the proposer concedes the stake and loses no dice
+
+    @property
+    def key(self) -> str:
+        """The offer's config name (``negotiation.offers``)."""
+        return OFFER_KINDS[self]
+
+
+assert tuple(o.key for o in Offer) == OFFER_KINDS
+
+
+def offer_menu(offers: Sequence[str]) -> list[Offer]:
+    """Rule 17: the offers of the configured menu, in menu order."""
+    return [Offer(OFFER_KINDS.index(k)) for k in offers]
+
+
+def negotiation_open(
+    enabled: bool, offers: Sequence[str], round_no: int, before_rolls: bool, between_rounds: bool
+) -> bool:
+    """Rule 17: offers may be made before round 1's roll and instead of continuing into a later round."""
+    return enabled and bool(offers) and (before_rolls if round_no == 1 else between_rounds)
+
+
+def form_loss_choices(dice: Sequence[int]) -> list[int]:
+    """Rule 17: a negotiated loss of one size falls on a form (NPC: one die) that still has a size to lose."""
+    return [i for i in SHEET_SLOTS if dice[i] > 0]
+
+
+def offer_chooser(offer: Offer, winner: int, loser: int) -> int:
+    """Rule 17: who picks the form the loser loses a size on."""
+    return loser if offer is Offer.LOSER_CHOICE else winner
+
+
+# -- the owe list (Rules 18-19) --------------------------------------------------------------------
+def owe_check_due(round_no: int, check_rounds: str) -> bool:
+    """Rule 18: names go on the owe list at the end of round 1 only (a variant: every round)."""
+    return round_no == 1 or check_rounds == "every"
+
+
+def stronger_opponents(mine: Sequence[int], against: Sequence[int], rolled: Sequence[Sequence[int]]) -> list[int]:
+    """Rule 18: the opponents in ``against`` who rolled bigger dice than ``mine`` (die sizes, largest first)."""
+    return [t for t in against if rolled_lesser_dice(mine, rolled[t])]
+
+
+# -- the chapter's end (Rules 20-21) ---------------------------------------------------------------
+def chapter_returns(
+    put_out: Sequence[int],
+    in_chapter: Sequence[bool],
+    conflict_score: Sequence[int],
+    conflict_win_bonus: float,
+    owe_entries: Sequence[int],
+    end_value: float,
+) -> list[float]:
+    """Rules 20-21: +1 per opponent put out of the chapter, -1 for being put out, the conflict bonus, owe entries."""
+    return [
+        put_out[s] - (0 if in_chapter[s] else 1) + conflict_win_bonus * conflict_score[s] + end_value * owe_entries[s]
+        for s in range(len(put_out))
+    ]
+
+
+def chapter_winner(returns: Sequence[float]) -> int | None:
+    """Rules 20-21: the seat with the single best return wins; a shared best is no winner."""
+    best = max(returns)
+    return list(returns).index(best) if list(returns).count(best) == 1 else None
