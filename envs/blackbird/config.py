@@ -196,11 +196,32 @@ class TraitSheet(RulesModel):
 
 
 class CharacterSheet(RulesModel):
-    """Rule 1: a character — 3 to 7 traits with their tags, up to 3 flags."""
+    """Rule 1: a character — 3 to 7 traits, 10 creation points (one tag each), up to 3 flags.
+
+    Of the flags only one is required at the start: a positive relationship (``relationship`` names it).
+    Every sheet in the config is checked: the session's character and the duel's fighters alike.
+    """
 
     name: str
     traits: list[TraitSheet] = Field(min_length=MIN_TRAITS, max_length=MAX_TRAITS, description="Rule 1: 3 to 7 traits")
     flags: list[str] = Field(default_factory=list, max_length=MAX_FLAGS, description="Rule 1: up to 3 flags")
+    relationship: str = Field(
+        default="",
+        description="Rule 1: the flag that is a positive relationship with another character (required, one of flags)",
+    )
+
+    @model_validator(mode="after")
+    def _creation_rules(self) -> CharacterSheet:
+        """Rule 1: exactly ten points (tags) spread over the traits, and the positive relationship flag."""
+        points = sum(len(t.tags) for t in self.traits)
+        if points != CREATION_POINTS:
+            raise ValueError(f"{self.name} has {points} tags; Rule 1 spreads exactly {CREATION_POINTS} points")
+        if not self.relationship or self.relationship not in self.flags:
+            raise ValueError(
+                f"{self.name} needs a positive relationship flag at the start (Rule 1): relationship = "
+                f"'{self.relationship}' must name one of its flags {self.flags}"
+            )
+        return self
 
 
 class ObstacleRow(RulesModel):
@@ -233,6 +254,7 @@ def _sample_character() -> CharacterSheet:
             TraitSheet(name="Scoundrel", tags={"sneak": 1, "lie": 1, "cheat": 1, "locks": 1}),
         ],
         flags=["Loyal to Lady Blackbird"],
+        relationship="Loyal to Lady Blackbird",
     )
 
 
@@ -312,15 +334,6 @@ class SessionRules(RulesModel):
     xp_per_session: int = Field(default=3, ge=0, le=40, description="Rule 9: XP earned at the end of each session")
     character: CharacterSheet = Field(default_factory=_sample_character)
 
-    @field_validator("character")
-    @classmethod
-    def _creation_points(cls, sheet: CharacterSheet) -> CharacterSheet:
-        """Rule 1: a freshly made character has exactly ten points (tags) spread over the traits."""
-        points = sum(len(t.tags) for t in sheet.traits)
-        if points != CREATION_POINTS:
-            raise ValueError(f"{sheet.name} has {points} tags; Rule 1 spreads exactly {CREATION_POINTS} points")
-        return sheet
-
     obstacles: list[ObstacleRow] = Field(default_factory=_sample_obstacles, min_length=1, max_length=32)
 
 
@@ -329,20 +342,22 @@ def _fighters() -> list[CharacterSheet]:
         CharacterSheet(
             name="Kale the Mercenary",
             traits=[
-                TraitSheet(name="Mercenary", tags={"fist-fighting": 1, "strongman": 1}),
-                TraitSheet(name="Survivor", tags={"tough": 1}),
-                TraitSheet(name="Gambler", tags={"bluff": 1}),
+                TraitSheet(name="Mercenary", tags={"fist-fighting": 1, "strongman": 1, "intimidate": 1, "tactics": 1}),
+                TraitSheet(name="Survivor", tags={"tough": 1, "scavenge": 1, "first aid": 1}),
+                TraitSheet(name="Gambler", tags={"bluff": 1, "cards": 1, "read people": 1}),
             ],
             flags=["Loyal to Cyrus"],
+            relationship="Loyal to Cyrus",
         ),
         CharacterSheet(
             name="Snargle the Monk",
             traits=[
-                TraitSheet(name="Zen monk", tags={"kung fu": 1, "agile": 1}),
-                TraitSheet(name="Ascetic", tags={"meditation": 1}),
-                TraitSheet(name="Scholar", tags={"lore": 1}),
+                TraitSheet(name="Zen monk", tags={"kung fu": 1, "agile": 1, "balance": 1, "breathing": 1}),
+                TraitSheet(name="Ascetic", tags={"meditation": 1, "fasting": 1, "calligraphy": 1}),
+                TraitSheet(name="Scholar", tags={"lore": 1, "languages": 1, "herbs": 1}),
             ],
-            flags=["Seeks enlightenment"],
+            flags=["Sworn to protect Naomi", "Seeks enlightenment"],
+            relationship="Sworn to protect Naomi",
         ),
     ]
 

@@ -73,6 +73,40 @@ def test_rule1_character_limits_are_enforced(cfg, tmp_path) -> None:  # type: ig
         load_config(RULESET, bad)
 
 
+def test_rule1_duel_fighters_are_made_by_the_creation_rules(cfg) -> None:  # type: ignore[no-untyped-def]
+    """Issue 15 item 12: the duel's fighters have 10 creation points (tags) and a positive relationship flag."""
+    d = DuelState(cfg)
+    for fighter, sheet in zip(d.f, cfg.duel.fighters, strict=True):
+        assert sum(len(tags) for tags in fighter.char.tags) == 10
+        assert 3 <= len(fighter.char.traits) <= 7 and len(fighter.char.flags) <= 3
+        assert sheet.relationship and sheet.relationship in fighter.char.flags
+    assert cfg.session.character.relationship in cfg.session.character.flags
+
+
+def test_rule1_duel_fighters_are_validated_like_the_session_sheet(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    def fighter(name: str, tags: int, flags: str, relationship: str) -> str:
+        per = [tags // 3 + (1 if i < tags % 3 else 0) for i in range(3)]
+        traits = "".join(
+            f'[[duel.fighters.traits]]\nname = "{name}{i}"\ntags = {{{", ".join(f"t{i}_{j} = 1" for j in range(n))}}}\n'
+            for i, n in enumerate(per)
+        )
+        return f'[[duel.fighters]]\nname = "{name}"\nflags = [{flags}]\nrelationship = "{relationship}"\n' + traits
+
+    ok = fighter("A", 10, '"Loyal to B"', "Loyal to B") + fighter("B", 10, '"Loyal to A", "Brave"', "Loyal to A")
+    path = tmp_path / "fighters.toml"
+    path.write_text(ok)
+    assert len(load_config(RULESET, path).duel.fighters) == 2  # type: ignore[attr-defined]
+    path.write_text(fighter("A", 4, '"Loyal to B"', "Loyal to B") + fighter("B", 10, '"Loyal to A"', "Loyal to A"))
+    with pytest.raises(ConfigError, match="duel.fighters.*exactly 10 points"):
+        load_config(RULESET, path)
+    path.write_text(fighter("A", 10, '"Brave"', "") + fighter("B", 10, '"Loyal to A"', "Loyal to A"))
+    with pytest.raises(ConfigError, match="duel.fighters.*positive relationship"):
+        load_config(RULESET, path)
+    path.write_text(fighter("A", 10, '"Brave"', "Loyal to B") + fighter("B", 10, '"Loyal to A"', "Loyal to A"))
+    with pytest.raises(ConfigError, match="duel.fighters.*positive relationship"):
+        load_config(RULESET, path)
+
+
 # Rule 2
 def test_rule2_only_one_traits_tags_count_and_flag_once(cfg) -> None:  # type: ignore[no-untyped-def]
     ch = merc_monk()
