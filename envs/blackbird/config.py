@@ -5,6 +5,7 @@ Rule numbers in the field descriptions refer to ``docs/rules/blackbird.md``.
 
 from __future__ import annotations
 
+import enum
 from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -135,6 +136,13 @@ def _wound_table() -> list[WoundRow]:
     ]
 
 
+class PoolSettlement(enum.StrEnum):
+    """Rule 18 [decision]: how Rule 5 settles the pool dice used in an attack."""
+
+    EACH_SIDE = "each_side"  # each side passes or fails for itself: the attacker iff it hits, the defender iff not hit
+    SPENT = "spent"  # an attack is no pass/fail roll: the pool dice used are lost either way, no failure bonus
+
+
 class CombatRules(RulesModel):
     """Rules 13-18: the combat fork."""
 
@@ -177,6 +185,20 @@ class CombatRules(RulesModel):
     )
     death_at: int = Field(
         default=-4, ge=-20, le=0, description="Rule 17: hit points at or below which the character dies"
+    )
+    check_at_zero_hp: bool = Field(
+        default=False,
+        description="Rule 17 [decision, literal]: exactly 0 HP (a critical from full HP) is not below zero, no check; "
+        "true: 0 HP counts as below zero",
+    )
+    pool_settlement: PoolSettlement = Field(
+        default=PoolSettlement.EACH_SIDE,
+        description="Rule 18 [decision]: pool dice in an attack — each side passes/fails for itself, or are spent",
+    )
+    undefended_hit_is_failure: bool = Field(
+        default=False,
+        description="Rule 18 [decision]: a defender who could not defend (all-out attack) and is hit counts as "
+        "failing a roll and gains the failure bonus (false: no roll, so Rule 5 does not apply)",
     )
 
     @model_validator(mode="after")

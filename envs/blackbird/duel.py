@@ -88,6 +88,7 @@ from envs.blackbird.rules import (
     consciousness_check_due,
     create_character,
     defence_successes,
+    defender_settles,
     defense_maneuver_dice,
     distance_after_move,
     effective_difficulty,
@@ -95,6 +96,7 @@ from envs.blackbird.rules import (
     net_successes,
     passes,
     perk_eligible,
+    settle_combat_pool,
     settle_pool,
     spendable,
     standing_after,
@@ -502,9 +504,10 @@ class DuelState(State):
         assert ex is not None
         a, d = ex.attacker, 1 - ex.attacker
         if self.cfg.pool.enabled:
-            self.f[a].pool = settle_pool(self.f[a].pool, ex.att_spent, combat_pass(hit, True), self.cfg.pool)
-            if ex.can_defend:
-                self.f[d].pool = settle_pool(self.f[d].pool, ex.def_spent, combat_pass(hit, False), self.cfg.pool)
+            pr = self.cfg.pool
+            self.f[a].pool = settle_combat_pool(self.f[a].pool, ex.att_spent, combat_pass(hit, True), pr, c)
+            if defender_settles(ex.can_defend, hit, c):
+                self.f[d].pool = settle_combat_pool(self.f[d].pool, ex.def_spent, combat_pass(hit, False), pr, c)
         pools = f"pools {self.name(0)} {self.f[0].pool}, {self.name(1)} {self.f[1].pool}"
         if not hit:
             self.narrate("miss", f"{self.name(a)} misses ({pools}).", a)

@@ -21,6 +21,7 @@ from envs.blackbird.config import (
     ConditionRule,
     ContestRules,
     PoolRules,
+    PoolSettlement,
     WoundRow,
 )
 from envs.blackbird.dice import Roll, beat_probability
@@ -478,11 +479,12 @@ class Standing(enum.Enum):
 def standing_after(hp: int, combat: CombatRules) -> Standing:
     """Rule 17: at or below ``combat.death_at`` the character dies; below zero they must check to stay up.
 
-    Exactly zero is not below zero [decision, literal].
+    Exactly zero is not below zero [decision, literal: ``combat.check_at_zero_hp`` off], so a critical hit from
+    full hit points lands on 0 with no check.
     """
     if hp <= combat.death_at:
         return Standing.DEAD
-    if hp < 0:
+    if hp < 0 or (hp == 0 and combat.check_at_zero_hp):
         return Standing.BELOW_ZERO
     return Standing.UP
 
@@ -495,3 +497,21 @@ def consciousness_check_due(standing: Standing, was_below_zero: bool, combat: Co
 def combat_pass(hit: bool, attacking: bool) -> bool:
     """Rule 18: in an attack the attacker passes iff it hits, the defender iff it is not hit."""
     return hit if attacking else not hit
+
+
+def settle_combat_pool(pool: int, spent: int, passed: bool, rules: PoolRules, combat: CombatRules) -> int:
+    """Rule 18 [decision]: Rule 5 for one side of an attack (``combat.pool_settlement``).
+
+    Each side passes or fails for itself (as written), or the pool dice used are simply spent.
+    """
+    if combat.pool_settlement == PoolSettlement.SPENT:
+        return pool - spent
+    return settle_pool(pool, spent, passed, rules)
+
+
+def defender_settles(could_defend: bool, hit: bool, combat: CombatRules) -> bool:
+    """Rule 18 [decision]: a defender who rolled settles its pool; one who could not defend made no roll.
+
+    With ``combat.undefended_hit_is_failure`` a hit on an undefended fighter counts as their failed roll.
+    """
+    return could_defend or (hit and combat.undefended_hit_is_failure)

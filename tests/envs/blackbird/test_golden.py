@@ -234,6 +234,62 @@ def test_critical_from_full_hp_lands_on_zero_without_a_check(cfg) -> None:  # ty
     assert d.f[1].hp == 0 and d.phase == DPhase.MANEUVER and not d.is_terminal()
 
 
+def test_critical_from_full_hp_checks_at_zero_with_the_key(cfg) -> None:  # type: ignore[no-untyped-def]
+    """Issue 15 item 13: ``combat.check_at_zero_hp`` reads "at zero" as below zero (off as written: see above)."""
+    d = engaged(override(cfg, combat__check_at_zero_hp=True))
+    d.apply_action(Maneuver.ATTACK)
+    d.apply_action(0)
+    d.apply_action(0)
+    d.force_faces([6, 6, 6, 6, 5])
+    d.force_faces([1, 1, 1, 1])  # margin 5: critical, -6 HP → 0
+    assert d.f[1].hp == 0 and d.phase == DPhase.CHECK_SPEND and d.current_player() == 1
+
+
+def all_out_then_struck(cfg, kale_pool: int):  # type: ignore[no-untyped-def]
+    """Kale attacks all-out and misses; Snargle strikes back at a Kale who cannot defend, and hits by 1."""
+    d = engaged(cfg)
+    d.apply_action(Maneuver.ALL_OUT_ATTACK)
+    d.apply_action(0)
+    d.apply_action(0)
+    d.force_faces([1] * 6)
+    d.force_faces([1] * 4)
+    d.f[0].pool = kale_pool
+    d.apply_action(Maneuver.ATTACK)
+    d.apply_action(0)  # no defence decision for Kale
+    d.force_faces([4, 1, 1, 1])  # 1 success vs 0
+    assert d.f[0].hp == 5
+    return d
+
+
+def test_rule18_a_defender_who_could_not_defend_settles_nothing_as_written(cfg) -> None:  # type: ignore[no-untyped-def]
+    assert all_out_then_struck(cfg, 5).f[0].pool == 5  # no roll, no Rule 5
+
+
+def test_rule18_key_an_undefended_hit_counts_as_a_failed_roll(cfg) -> None:  # type: ignore[no-untyped-def]
+    """``combat.undefended_hit_is_failure``: hit without a defence roll = a failed roll, Rule 5 gives +1."""
+    assert all_out_then_struck(override(cfg, combat__undefended_hit_is_failure=True), 5).f[0].pool == 6
+
+
+def test_rule18_key_pool_dice_spent_in_combat_are_lost_either_way(cfg) -> None:  # type: ignore[no-untyped-def]
+    """``combat.pool_settlement = "spent"``: no pass/fail in combat, the pool dice used are gone, no bonus."""
+    d = engaged(override(cfg, combat__pool_settlement="spent"))
+    d.f[0].pool = d.f[1].pool = 6
+    d.apply_action(Maneuver.ATTACK)
+    d.apply_action(2)
+    d.apply_action(1)
+    d.force_faces([6, 5, 4, 2, 1, 1, 3])  # 3 successes
+    d.force_faces([4, 1, 1, 2, 3])  # 1: a hit by 2
+    assert (d.f[0].pool, d.f[1].pool) == (4, 5)  # each side: "each_side" would give (4, 7)
+    d = engaged(cfg)
+    d.f[0].pool = d.f[1].pool = 6
+    d.apply_action(Maneuver.ATTACK)
+    d.apply_action(2)
+    d.apply_action(1)
+    d.force_faces([6, 5, 4, 2, 1, 1, 3])
+    d.force_faces([4, 1, 1, 2, 3])
+    assert (d.f[0].pool, d.f[1].pool) == (4, 7)  # as written: attacker passed (lost 2), defender failed (+1)
+
+
 def test_below_zero_check_fails_and_the_fighter_passes_out(cfg) -> None:  # type: ignore[no-untyped-def]
     d = engaged(cfg)
     d.f[1].hp = 1
