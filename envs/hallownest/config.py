@@ -269,6 +269,11 @@ class PogoRules(RulesModel):
     """Rule 21: the pogo strike."""
 
     enabled: bool = Field(default=True, description="Rule 21: pogo strike after a jump")
+    needs_pass_over: bool = Field(
+        default=True,
+        description="Rule 21 [decision]: a pogo needs a jump over the target's cell just before it "
+        "(false: any dash / jump earlier in the turn)",
+    )
     free_move: int = Field(
         default=2, ge=0, le=4, description="Rule 21: free cells after a pogo that hit or was parried"
     )

@@ -134,6 +134,7 @@ class Bug:
         "attacks_made",
         "speed_left",
         "jumped",
+        "over_target",
         "free_move",
         "adj_moved",
         "provoked_used",
@@ -162,7 +163,8 @@ class Bug:
         self.grappling: int = NOBODY
         self.attacks_made = 0
         self.speed_left = profile.speed
-        self.jumped = False
+        self.jumped = False  # made a dash / jump this turn (Rule 15)
+        self.over_target = False  # its last move was a jump over the foe's cell (Rule 21)
         self.free_move = 0
         self.adj_moved = 0
         self.provoked_used = False  # made its provoked attack this round
@@ -425,7 +427,7 @@ class DuelState(State[int]):
         if targetable and dist == R.ADJACENT:
             if cfg.grapple.enabled and foe.grappled_by != self.active:
                 out.extend(invest_ids(Kind.GRAPPLE, 1, min(budget, MAX_SMALL_INVEST)))
-            if cfg.pogo.enabled and me.jumped and not w.ranged:
+            if cfg.pogo.enabled and R.pogo_allowed(me.jumped, me.over_target, cfg.pogo.needs_pass_over, w):
                 out.extend(invest_ids(Kind.POGO, 1, min(budget, MAX_SMALL_INVEST)))
         if not me.grappled:
             mv = cfg.movement
@@ -509,6 +511,7 @@ class DuelState(State[int]):
     def _turn_action(self, s: ActionSpec) -> None:
         k = s.kind
         me = self.bugs[self.active]
+        me.over_target = False  # Rule 21: any action ends the move over the target (a dash may start another)
         if k == Kind.END_TURN:
             self.narrate("end_turn", f"{me.name} ends the turn.", self.active)
             self._end_turn()
@@ -671,6 +674,7 @@ class DuelState(State[int]):
         b.attacks_made = 0
         b.speed_left = b.p.speed
         b.jumped = False
+        b.over_target = False
         b.free_move = 0
         b.adj_moved = 0
         self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)
@@ -738,6 +742,7 @@ class DuelState(State[int]):
             b.status = R.status_tick(b.status, self.cfg.status.decay_per_turn)
         b.attacks_made = 0
         b.jumped = False
+        b.over_target = False
         b.free_move = 0
         self.turn_idx += 1
         if self.turn_idx >= len(self.order):
@@ -1054,17 +1059,16 @@ class DuelState(State[int]):
 
     # -- Rule 15: movement -----------------------------------------------------------------------
     def _moved_through(self, seat: int, cells: list[tuple[int, int]]) -> None:
-        """Rule 15: count enemy-adjacent cells entered; past Maneuverability the enemy may attack."""
+        """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes."""
         me = self.bugs[seat]
         foe = self.bugs[1 - seat]
         me.adj_moved += R.adjacent_cells_entered(cells, foe.pos)
         cfg = self.cfg
         if R.provoked_attack_offered(
-            R.provokes(me.adj_moved, R.maneuverability(me.p.grace)),
+            R.provoking_move(me.adj_moved, R.maneuverability(me.p.grace), R.passes_through(cells, foe.pos)),
             cfg.movement.provoked_attacks,
             foe.can_act,
             foe.provoked_used,
-            foe.p.weapon.ranged,
             foe.stamina,
             cfg.movement.provoked_cost,
         ):
@@ -1095,6 +1099,7 @@ class DuelState(State[int]):
         path = R.dash_path(me.pos, d.delta, self.cfg.movement.dash_cells)
         me.x, me.y = landing
         me.jumped = True
+        me.over_target = R.passes_through(path, self.bugs[1 - self.active].pos)
         self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
         self._moved_through(self.active, path)
         self._check_grapple()

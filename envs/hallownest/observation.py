@@ -67,7 +67,7 @@ def _bug_features(st: DuelState, b: Bug, seat: int) -> list[float]:
         w.rerolls / REROLLS,
         b.attacks_made / ATTACKS,
         b.speed_left / SPEED,
-        float(b.jumped),
+        float(R.pogo_allowed(b.jumped, b.over_target, st.cfg.pogo.needs_pass_over, w)),
         b.free_move / FREE_MOVE,
         b.x / max(1, st.width - 1),
         b.y / max(1, st.height - 1),

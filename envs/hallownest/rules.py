@@ -424,11 +424,21 @@ def adjacent_cells_entered(cells: Iterable[tuple[int, int]], foe: tuple[int, int
     return sum(1 for c in cells if c != foe and chebyshev(c, foe) == ADJACENT)
 
 
+def passes_through(cells: Iterable[tuple[int, int]], foe: tuple[int, int]) -> bool:
+    """Rule 15: a move whose path enters the foe's own cell (a dash / jump over it) passes through its space."""
+    return foe in cells
+
+
+def provoking_move(adjacent_cells_moved: int, maneuverability_value: int, through_foe: bool) -> bool:
+    """Rule 15: passing through a hostile bug's space provokes it, as do more adjacent cells than Maneuverability."""
+    return through_foe or provokes(adjacent_cells_moved, maneuverability_value)
+
+
 def provoked_attack_offered(
-    provoking: bool, enabled: bool, foe_can_act: bool, foe_used: bool, foe_ranged: bool, foe_stamina: int, cost: int
+    provoking: bool, enabled: bool, foe_can_act: bool, foe_used: bool, foe_stamina: int, cost: int
 ) -> bool:
-    """Rule 15: a provoked foe may attack once per round, if it can act, has a melee weapon and the Stamina."""
-    return provoking and enabled and foe_can_act and not foe_used and not foe_ranged and foe_stamina >= cost
+    """Rule 15: a provoked foe may attack (with any weapon) once per round, if it can act and has the Stamina."""
+    return provoking and enabled and foe_can_act and not foe_used and foe_stamina >= cost
 
 
 def provoked_attack_cost(invested: int, provoked_cost: int) -> int:
@@ -532,6 +542,14 @@ def focus_heal(heart: int, max_heart: int, successes: int, automatic: int) -> in
 
 
 # -- Rule 21: pogo --------------------------------------------------------------------------------
+def pogo_allowed(jumped: bool, over_target: bool, needs_pass_over: bool, weapon: Weapon) -> bool:
+    """Rule 21: a pogo is a melee strike made moving over the target: right after a jump over its cell.
+
+    With ``needs_pass_over`` off [decision], any dash / jump earlier in the turn is enough.
+    """
+    return not weapon.ranged and (over_target if needs_pass_over else jumped)
+
+
 class Pogo(enum.Enum):
     """Rule 21: how a pogo strike ends."""
 

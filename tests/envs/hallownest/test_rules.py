@@ -444,14 +444,17 @@ def test_spending_stamina_cancels_focus() -> None:
 
 # -- Rule 21: pogo --------------------------------------------------------------------------------
 def test_pogo_after_a_jump_bounces_on_hit_and_lands_off_balance_on_miss() -> None:
-    st = duel(start=(1, 4), seat0={"stamina": 7})
+    """Issue 15: the jump passes over the target (through its cell, which provokes it), see test_movement.py."""
+    st = duel(start=(2, 3), seat0={"stamina": 7})
     assert action_id(Kind.POGO, 1) not in st.legal_actions()
-    act(st, Kind.DASH, 0, 0)  # to x=3, next to the foe at 4
+    act(st, Kind.DASH, 0, 0)  # over the foe at 3, to x=4
+    act(st, Kind.DECLINE)  # the foe lets its provoked attack go
     act(st, Kind.POGO, 1)
     force(st, 1)
     act(st, Kind.NO_DEFENSE)
     force(st, 0)
     assert st.bugs[0].free_move == 2
+    act(st, Kind.DASH, 0, 1)  # back over the foe (its provoked attack is used for this round)
     act(st, Kind.POGO, 1)  # 1 + tax 1
     force(st, 0)
     assert st.bugs[0].imbalance == 1
