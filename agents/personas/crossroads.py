@@ -116,8 +116,8 @@ class _Persona:
 
 
 class Builder(_Persona):
-    """Grows its character: spends every success on its lowest stat, frames deals and introductions, buys goal
-    marks and stats."""
+    """Grows its character: spends every success on its lowest stat, frames deals, introductions and scenes for
+    beauty, buys goal marks and stats."""
 
     name = "builder"
 
@@ -137,11 +137,14 @@ class Builder(_Persona):
             return _first(
                 mask, [Act.SCENE_DEAL, Act.SCENE_INTRO_FACTION, Act.SCENE_INTRO_CHARACTER, Act.SCENE_CONFRONT, Act.PASS]
             )
-        if p == Phase.ADMIN_OPPOSITION:
-            return _first(mask, [Act.NO_OPPOSITION])
+        if p == Phase.ADMIN_OPPOSITION:  # its own character, which then gets a beauty outcome too
+            me = _own_character(state, state.actor)
+            return _first(mask, [Act.NO_OPPOSITION, *([Act.TARGET_0 + me.idx] if me else [])])
         if p == Phase.ADMIN_TARGET:
             return _any(mask, rng)
-        if p in (Phase.ADMIN_AIM, Phase.TARGET_AIM):
+        if p == Phase.ADMIN_AIM:  # no counteraction: a scene for beauty
+            return _first(mask, [Act.NO_OPPOSITION, Act.ADD_MINUS_C])
+        if p == Phase.TARGET_AIM:
             return _first(mask, [*_mark_first(state), Act.ADD_MINUS_C, Act.GAIN_PLUS_C])
         if p in (Phase.BURN_BEFORE, Phase.BURN_AFTER):
             return int(Act.PASS)

@@ -110,7 +110,19 @@ class ConfrontationRules(RulesModel):
     reroll_repeatable: bool = Field(
         default=True, description="Rule 11.3 [decision]: a side may burn +C to reroll more than once"
     )
-    beauty_outcomes: int = Field(default=1, ge=0, le=3, description="Rule 11.2: outcomes in a scene without opposition")
+    nobody_opposes: bool = Field(
+        default=False,
+        description="Rule 11.1 [decision]: the Admin may oppose the target with nobody (not in the seed's list); "
+        "only the target then gets the beauty outcomes",
+    )
+    beauty_outcomes: int = Field(
+        default=1, ge=0, le=3, description="Rule 11.2: outcomes each side gets in a scene for beauty (no counteraction)"
+    )
+    beauty_against_other: bool = Field(
+        default=True,
+        description="Rule 11.2 [decision]: a beauty outcome may be spent against the other side (Rule 11.7's list), "
+        "not only on oneself",
+    )
     tie_degree: int = Field(default=0, ge=0, le=2, description="Rule 11.5 [decision]: degree when nobody loses (a tie)")
     loser_trade: Literal["remove_winner_minus_c", "off"] = Field(
         default="remove_winner_minus_c",

@@ -15,6 +15,8 @@ from fractions import Fraction
 from itertools import combinations_with_replacement
 from math import factorial
 
+from envs.core.dice import Rng
+
 DICE = 3
 SIDES = 10
 STATS = ("G", "KH", "M")
@@ -121,3 +123,23 @@ def parse_stats(text: str) -> tuple[int, int, int]:
         raise ValueError(f"--stats needs three integers G,KH,M (e.g. 4,4,4), got '{text}'")
     g, kh, m = (int(p) for p in parts)
     return g, kh, m
+
+
+def faction_odds(influence: int) -> dict[str, Fraction]:
+    """Exact odds of one faction check (Rules 4 and 5) at ``influence``: the keys of :func:`odds`."""
+    table: dict[str, Fraction] = {str(k): Fraction(0) for k in range(DICE + 1)}
+    table["crossroads_double"] = Fraction(0)
+    table["crossroads_triple"] = Fraction(0)
+    for dice, p in _MULTISETS:
+        table[str(faction_successes(dice, influence))] += p
+        cr = crossroads_of(dice)
+        if cr is Crossroads.DOUBLE:
+            table["crossroads_double"] += p
+        elif cr is Crossroads.TRIPLE:
+            table["crossroads_triple"] += p
+    return table
+
+
+def roll_check_dice(rng: Rng) -> tuple[int, ...]:
+    """Rules 3-4: roll the three d10 of a check, in rolled order."""
+    return tuple(rng.roll(DICE, SIDES))

@@ -279,7 +279,7 @@ class CrossroadsState(State[Hashable]):
     def legal_actions(self) -> list[int]:
         cached = self._legal
         if cached is None:
-            cached = self._legal = self._compute_legal()
+            cached = self._legal = [int(a) for a in self._compute_legal()]
         return list(cached)
 
     def _compute_legal(self) -> list[int]:
@@ -294,7 +294,8 @@ class CrossroadsState(State[Hashable]):
             return self._own_options(self.checker(), None, spend=True)
         if p == Phase.BUY_OUTCOME:
             s = self.sides[self.side_i]
-            opp = self.opponent_side(self.side_i)
+            beauty_own = self.purpose == Purpose.BEAUTY and not self.cfg.confrontation.beauty_against_other
+            opp = None if beauty_own else self.opponent_side(self.side_i)
             return self._own_options(self.entity(s.eid), s.flags, spend=False) + self._opponent_options(s, opp)
         if p == Phase.BURN_BEFORE:
             return [Act.BURN, Act.PASS] if self.entity(self.sides[self.side_i].eid).plus > 0 else [Act.PASS]
@@ -310,7 +311,7 @@ class CrossroadsState(State[Hashable]):
             return self._legal_oppositions()
         if p == Phase.ADMIN_AIM:
             t = self.chars[self._target_id()]
-            return [Act.ADD_MINUS_C] + [Act.UNMARK_G + s for s in Stat if t.goals[s]]
+            return [Act.ADD_MINUS_C] + [Act.UNMARK_G + s for s in Stat if t.goals[s]] + [Act.NO_OPPOSITION]
         if p == Phase.TARGET_AIM:
             t = self.chars[self._target_id()]
             return [Act.GAIN_PLUS_C, Act.ADD_MINUS_C] + [Act.MARK_G + s for s in Stat if not t.goals[s]]
@@ -347,20 +348,22 @@ class CrossroadsState(State[Hashable]):
             out.append(Act.SCENE_INTRO_FACTION)
         if self._personal_of(self.admin) is not None and any(f.alive for f in self.factions):
             out.append(Act.SCENE_DEAL)
-        if any(c.alive and c.personal and c.owner != self.admin for c in self.chars):
+        has_target = any(c.alive and c.personal and c.owner != self.admin for c in self.chars)
+        if has_target and (self.cfg.confrontation.nobody_opposes or self._opposition_candidates()):
             out.append(Act.SCENE_CONFRONT)
-        return out or [int(Act.PASS)]
+        return out or [Act.PASS]
+
+    def _opposition_candidates(self) -> list[int]:
+        """Rule 11.1: the Admin's own character, a common character or any faction (the target is another's)."""
+        out = [Act.TARGET_0 + c.idx for c in self.chars if c.alive and (not c.personal or c.owner == self.admin)]
+        out += [Act.TARGET_0 + FACTION_BASE + f.idx for f in self.factions if f.alive]
+        return out
 
     def _legal_oppositions(self) -> list[int]:
-        """Rule 11.1: the Admin's own character, a common character, any faction, or nobody."""
-        target = self._target_id()
-        out = [
-            Act.TARGET_0 + c.idx
-            for c in self.chars
-            if c.alive and c.idx != target and (not c.personal or c.owner == self.admin)
-        ]
-        out += [Act.TARGET_0 + FACTION_BASE + f.idx for f in self.factions if f.alive]
-        out.append(Act.NO_OPPOSITION)
+        """Rule 11.1: the seed's oppositions, and nobody if ``confrontation.nobody_opposes``."""
+        out = self._opposition_candidates()
+        if self.cfg.confrontation.nobody_opposes:
+            out.append(Act.NO_OPPOSITION)
         return out
 
     def _deal_against_options(self) -> list[int]:
@@ -570,6 +573,9 @@ class CrossroadsState(State[Hashable]):
             self.chk_seat,
             successes=self.succ,
         )
+        if self.purpose == Purpose.BEAUTY:
+            self._beauty_rolled(perm)
+            return
         if not e.alive and self.purpose != Purpose.GOAL:  # written off by the crossroads (Rule 12)
             self._check_done()
             return
@@ -580,14 +586,6 @@ class CrossroadsState(State[Hashable]):
                 self.actor = self.chk_seat
                 return
             self._check_done()
-            return
-        if self.purpose == Purpose.BEAUTY:
-            s = self.sides[0]
-            s.dice, s.perm, s.flags, s.succ = self.dice, perm, self.flags, self.succ
-            self.left = self.cfg.confrontation.beauty_outcomes
-            self.side_i = 0
-            self.narrate("beauty", f"No opposition: a scene for beauty; {e.name} gets {self.left} outcome(s).", s.seat)
-            self._next_outcome()
             return
         self.left = self.succ * self.cfg.spend.outcomes_per_success
         self._next_spend()
@@ -842,13 +840,38 @@ class CrossroadsState(State[Hashable]):
         if a == Act.NO_OPPOSITION:
             self.narrate("confront", f"Nobody stands against {target.name}.", self.admin)
             self.sides = [self.sides[1]]
-            self.begin_check(target.idx, target.owner, Purpose.BEAUTY)
+            self.begin_beauty()
             return
         self.sides[0].eid = a - Act.TARGET_0
         opp = self.entity(self.sides[0].eid)
         self.narrate("confront", f"{opp.name} stands against {target.name}.", self.admin)
         self.phase = Phase.ADMIN_AIM
         self.actor = self.admin
+
+    def begin_beauty(self) -> None:
+        """Rule 11.2: no counteraction, a scene for beauty: no scene goal; every side rolls (for gating)."""
+        if len(self.sides) > 1:
+            self.narrate(
+                "beauty", f"{self.entity(self.sides[0].eid).name} does not counteract: a scene for beauty.", self.admin
+            )
+        self.side_i = 0
+        first = self.sides[0]
+        self.begin_check(self._side_id(first), first.seat, Purpose.BEAUTY)
+
+    def _beauty_rolled(self, perm: int) -> None:
+        """Rule 11.2: a side's beauty check is read; when every side has rolled, each buys its outcomes."""
+        s = self.sides[self.side_i]
+        s.dice, s.perm, s.flags, s.succ = self.dice, perm, self.flags, self.succ
+        if self.side_i + 1 < len(self.sides):
+            self.side_i += 1
+            nxt = self.sides[self.side_i]
+            self.begin_check(self._side_id(nxt), nxt.seat, Purpose.BEAUTY)
+            return
+        self.side_i = 0
+        n = self.cfg.confrontation.beauty_outcomes
+        self.narrate("beauty", f"A scene for beauty: each side gets {n} outcome{'s' if n != 1 else ''}.", self.admin)
+        self.left = self._allotment(self.sides[0])
+        self._next_outcome()
 
     def opponent_side(self, i: int) -> Side | None:
         """The side facing side ``i`` (none in a scene for beauty)."""
@@ -980,7 +1003,7 @@ class CrossroadsState(State[Hashable]):
                 if s.won:
                     self.grant_scene_goal(i)
         self.side_i = 0
-        self.left = self.degree if self.sides[0].won else 0
+        self.left = self._allotment(self.sides[0])
         self._next_outcome()
 
     def grant_scene_goal(self, i: int) -> None:
@@ -1018,8 +1041,14 @@ class CrossroadsState(State[Hashable]):
                 return
             self.side_i += 1
             if self.side_i < len(self.sides):
-                self.left = self.degree if self.sides[self.side_i].won else 0
+                self.left = self._allotment(self.sides[self.side_i])
         self._begin_loser_marks()
+
+    def _allotment(self, s: Side) -> int:
+        """Rules 11.2/11.7: the outcomes a side buys: one per degree for a winner, the beauty outcomes for each."""
+        if self.purpose == Purpose.BEAUTY:
+            return self.cfg.confrontation.beauty_outcomes
+        return self.degree if s.won else 0
 
     def apply_opp_op(self, o: Entity, a: int) -> None:
         """Rule 11.7: an outcome against the other side."""
@@ -1101,6 +1130,8 @@ class CrossroadsState(State[Hashable]):
             self.phase = Phase.ADMIN_OPPOSITION
         elif p == Phase.ADMIN_OPPOSITION:
             self.set_opposition(a)
+        elif p == Phase.ADMIN_AIM and a == Act.NO_OPPOSITION:
+            self.begin_beauty()
         elif p == Phase.ADMIN_AIM:
             self.sides[0].aim = a
             target = self.chars[self._target_id()]
@@ -1235,6 +1266,8 @@ class CrossroadsState(State[Hashable]):
                 return "oppose_faction"
             return "oppose_own_character" if e.personal else "oppose_common"
         if p == Phase.ADMIN_AIM or p == Phase.TARGET_AIM:
+            if a == Act.NO_OPPOSITION:
+                return "no_opposition"
             if a == Act.ADD_MINUS_C:
                 return "aim_minus_c"
             if a == Act.GAIN_PLUS_C:

@@ -72,11 +72,10 @@ def encode(st: CrossroadsState, seat: int) -> np.ndarray:
                 obs[base + 1], obs[base + 2], obs[base + 3] = s.dice[0] / _DIE, s.dice[1] / _DIE, s.dice[2] / _DIE
             obs[base + 4] = min(1.0, s.burned / _SCALE)
             obs[base + 5] = min(1.0, s.succ / _SCALE)
-            if s.won or s.lost or (p == Phase.ASSIGN and k < st.side_i):
-                f0, f1, f2 = s.flags
-                obs[_FLAGS + 3 * k] = 1.0 if f0 else 0.0
-                obs[_FLAGS + 1 + 3 * k] = 1.0 if f1 else 0.0
-                obs[_FLAGS + 2 + 3 * k] = 1.0 if f2 else 0.0
+            f0, f1, f2 = s.flags  # no flags (all false) until the side's dice are assigned
+            obs[_FLAGS + 3 * k] = 1.0 if f0 else 0.0
+            obs[_FLAGS + 1 + 3 * k] = 1.0 if f1 else 0.0
+            obs[_FLAGS + 2 + 3 * k] = 1.0 if f2 else 0.0
         obs[_SECOND_SIDE] = 1.0 if st.side_i == 1 else 0.0
     elif p == Phase.SPEND or p == Phase.BUY_OUTCOME or p == Phase.LOWER_INFLUENCE:
         f0, f1, f2 = st.flags

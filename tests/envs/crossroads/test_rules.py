@@ -314,12 +314,11 @@ def test_rule11_target_must_be_another_players_personal_character():
     assert set(st.legal_actions()) == {
         Act.TARGET_0 + 0,
         *(Act.TARGET_0 + faction_id(k) for k in range(3)),
-        Act.NO_OPPOSITION,
-    }
+    }  # "nobody" is not in the seed's list (confrontation.nobody_opposes = false)
 
 
-def test_rule11_2_beauty_scene_gives_the_target_one_outcome_and_no_scene_goal():
-    st = quick_setup(new())
+def test_rule11_2_nobody_opposing_gives_the_target_one_outcome_and_no_scene_goal():
+    st = quick_setup(new(confrontation__nobody_opposes=True))
     start_confrontation(st, 1, None)
     roll(st, (1, 2, 9))
     st.apply_action(assign_action((0, 1, 2)))  # G, KH succeed
@@ -330,6 +329,58 @@ def test_rule11_2_beauty_scene_gives_the_target_one_outcome_and_no_scene_goal():
     st.apply_action(Act.MARK_G)
     assert st.chars[1].goals == [True, False, False]
     assert st.phase == Phase.ADMIN_SCENE and st.admin == 1
+
+
+def test_rule11_1_nobody_is_an_opposition_only_by_config():
+    """Rule 11.1: the seed's list is own character, common character or faction; "nobody" is a key, off."""
+    st = quick_setup(new())
+    st.apply_action(Act.SCENE_CONFRONT)
+    st.apply_action(Act.TARGET_0 + 1)
+    assert Act.NO_OPPOSITION not in st.legal_actions()
+    st = quick_setup(new(confrontation__nobody_opposes=True))
+    st.apply_action(Act.SCENE_CONFRONT)
+    st.apply_action(Act.TARGET_0 + 1)
+    assert Act.NO_OPPOSITION in st.legal_actions()
+
+
+def test_rule11_2_no_counteraction_gives_each_side_one_outcome():
+    """Rule 11.2: "пусть каждый выберет по 1 исходу" - both sides, not only the target; no scene goal free."""
+    st = quick_setup(new())
+    st.apply_action(Act.SCENE_CONFRONT)
+    st.apply_action(Act.TARGET_0 + 1)  # Bran is the target
+    st.apply_action(Act.TARGET_0 + 0)  # the Admin's own Ash stands against it ...
+    st.apply_action(Act.NO_OPPOSITION)  # ... but does not counteract: a scene for beauty
+    assert st.current_player() == CHANCE  # no target aim, no burns: the sides roll for gating
+    roll(st, (1, 2, 9))
+    st.apply_action(assign_action((0, 1, 2)))  # Ash (4/4/4): G 1, KH 2 succeed, M 9 fails
+    roll(st, (3, 9, 9))
+    st.apply_action(assign_action((1, 2, 0)))  # Bran (4/4/4): G 9, KH 9 fail, M 3 succeeds
+    assert st.decision_context() == "buy_outcome" and st.actor == 0 and st.left == 1
+    legal = st.legal_actions()
+    assert Act.MARK_G in legal and Act.MARK_G + 2 not in legal  # gated on Ash's own dice
+    assert Act.HARM_G in legal  # an outcome may go against the other side (Rule 11.7's list)
+    st.apply_action(Act.MARK_G)
+    assert st.decision_context() == "buy_outcome" and st.actor == 1 and st.left == 1
+    legal = st.legal_actions()
+    assert Act.MARK_G + 2 in legal and Act.MARK_G not in legal
+    st.apply_action(Act.MARK_G + 2)
+    assert st.chars[0].goals == [True, False, False] and st.chars[1].goals == [False, False, True]
+    assert st.chars[0].minus == 0 and st.chars[1].plus == 0  # nobody got a scene goal
+    assert st.phase == Phase.ADMIN_SCENE and st.admin == 1
+
+
+def test_rule11_2_beauty_outcomes_only_on_oneself_by_config():
+    st = quick_setup(new(confrontation__beauty_against_other=False))
+    st.apply_action(Act.SCENE_CONFRONT)
+    st.apply_action(Act.TARGET_0 + 1)
+    st.apply_action(Act.TARGET_0 + faction_id(0))  # the Admin's faction (Influence 4)
+    st.apply_action(Act.NO_OPPOSITION)
+    roll(st, (1, 9, 9))  # the faction: one success, no assignment
+    roll(st, (9, 9, 10))
+    st.apply_action(assign_action((0, 1, 2)))
+    assert st.actor == 0 and st.legal_actions() == [Act.GAIN_PLUS_C, Act.INFLUENCE_UP, Act.PASS]
+    st.apply_action(Act.INFLUENCE_UP)
+    assert st.factions[0].influence == 5 and st.actor == 1
 
 
 def _to_rolls(st, burns0=0, burns1=0):
