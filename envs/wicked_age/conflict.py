@@ -1161,11 +1161,12 @@ class WickedAgeState(State):
         """Rules 5 and 16: a consequential strength bites too; then check who is out of the chapter."""
         assert self.conseq is not None
         w, loser = self.conseq
+        agreed = self.terms_offer if self.terms is Terms.AGREED else None
         self.conseq = None
         self.terms, self.terms_offer = Terms.ASK, None
         st = self.strength_of(w)
         ch = self.chars[loser]
-        slot = consequential_slot(st, ch.npc, ch.dice)
+        slot = consequential_slot(st, ch.npc, ch.dice, agreed)
         if st is not None and st.consequential is not None and slot is not None:
             self._lose_size(loser, slot)
             self.narrate(

@@ -6,6 +6,7 @@ A roll is the faces of the form/strength dice plus the *sum* of its advantage d6
 
 from __future__ import annotations
 
+import bisect
 import enum
 import itertools
 from collections import Counter
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
+
+from envs.core.dice import Rng
 
 KEY_LENGTH = 4
 """Roll tuples are padded with 0 to this length (Rule 6: shorter tuples are padded with 0)."""
@@ -180,4 +183,61 @@ def comparison_odds(
     for kc, pc in dc:
         for ka, pa in da:
             out[compare_answer(ka, kc, rounds[0], rounds[1], multiple)] += pa * pc
+    return out
+
+
+def roll_with_advantage(rng: Rng, dice: Sequence[int], advantage: int, sides: int = 6) -> tuple[tuple[int, ...], int]:
+    """Rules 6 and 13: roll the form/strength dice, then the advantage dice; the faces and the advantage sum."""
+    faces = tuple(rng.roll_dice(dice))
+    return faces, sum(rng.roll(advantage, sides))
+
+
+def comparison_table(
+    answer_dice: Sequence[int],
+    standing_dice: Sequence[int],
+    answer_advantage: int = 0,
+    standing_advantage: int = 0,
+    advantage_sides: int = 6,
+    last_round: bool = False,
+    multiple: int = 2,
+) -> dict[Result, Fraction]:
+    """:func:`comparison_odds` for pools of any size: the same exact table, by cumulative sums.
+
+    With ``multiple >= 2`` the results nest (an absolute loss is a lower reading, an absolute win a higher
+    or equal one), so for each answer reading three counts over the sorted standing readings decide it:
+    the weight whose high die is at least ``multiple`` x its own, the weight above it, and the weight
+    whose high die is at most its own divided by ``multiple``. Smaller multiples compare every pair.
+    """
+    da = roll_distribution(tuple(answer_dice), answer_advantage, advantage_sides)
+    dc = roll_distribution(tuple(standing_dice), standing_advantage, advantage_sides)
+    out = {r: Fraction(0) for r in Result}
+    if multiple < 2:  # "double or more": below it the results no longer nest
+        rounds = (1, 1) if last_round else (1, 2)
+        for kc, pc in dc:
+            for ka, pa in da:
+                out[compare_answer(ka, kc, rounds[0], rounds[1], multiple)] += pa * pc
+        return out
+    keys = [k for k, _ in dc]  # sorted ascending
+    cum = [Fraction(0)]
+    for _, p in dc:
+        cum.append(cum[-1] + p)
+    high = max(k[0] for k in keys)
+    at_most = [Fraction(0)] * (high + 2)  # at_most[x]: weight of standing readings whose high die is <= x
+    for k, p in dc:
+        at_most[k[0]] += p
+    for x in range(1, high + 2):
+        at_most[x] += at_most[x - 1]
+    for ka, pa in da:
+        a = ka[0]
+        loss = 1 - at_most[min(multiple * a - 1, high + 1)]  # standing high >= multiple x a
+        greater = 1 - cum[bisect.bisect_right(keys, ka)]  # standing reading above the answer's
+        win = at_most[min(a // multiple, high + 1)]  # a >= multiple x standing high
+        out[Result.ABSOLUTE_LOSS] += pa * loss
+        out[Result.LOSES_ADVANTAGE] += pa * (greater - loss)
+        out[Result.ABSOLUTE_WIN] += pa * win
+        out[Result.WINS_ADVANTAGE] += pa * (1 - greater - win)
+    if last_round:
+        out[Result.ABSOLUTE_LOSS] += out[Result.LOSES_ADVANTAGE]
+        out[Result.ABSOLUTE_WIN] += out[Result.WINS_ADVANTAGE]
+        out[Result.LOSES_ADVANTAGE] = out[Result.WINS_ADVANTAGE] = Fraction(0)
     return out

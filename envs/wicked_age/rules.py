@@ -155,13 +155,16 @@ def dice_for_roll(dice: Sequence[int], npc: bool, picks: Sequence[int], strength
     return tuple(out)
 
 
-def consequential_slot(strength: Strength | None, loser_npc: bool, loser_dice: Sequence[int]) -> int | None:
+def consequential_slot(
+    strength: Strength | None, loser_npc: bool, loser_dice: Sequence[int], agreed: Offer | None = None
+) -> int | None:
     """Rule 5: the sheet slot a winner's consequential strength costs the loser, if any.
 
     A PC loser loses a size on the named form; an NPC loser one die of that form (the engine takes the
-    smaller live die, the choice that brings the NPC nearest to out). A form of the other kind bites nothing.
+    smaller live die, the choice that brings the NPC nearest to out). A loser who conceded the stake by
+    agreement (Rule 17, ``agreed``) loses no dice at all, so the strength does not bite.
     """
-    if strength is None or strength.consequential is None:
+    if strength is None or strength.consequential is None or agreed is Offer.CONCEDE_STAKE:
         return None
     if loser_npc:
         if strength.consequential not in NPC_FORMS:
