@@ -17,10 +17,9 @@ TIE_ORDER: tuple[Side, ...] = ("player", "ally", "enemy")
 
 
 class DiceRules(RulesModel):
-    """Rules 1-5: successes, difficulty, modifiers and caps."""
+    """Rules 1, 4 and 5: successes, modifiers and caps (Rule 3's difficulties have no check in the duel)."""
 
     success_on: int = Field(default=5, ge=2, le=6, description="Rule 1: a d6 showing this or more is a success")
-    trivial_success_on: int = Field(default=4, ge=2, le=6, description="Rule 3: success face of a trivial check")
     modifiers_are_dice: bool = Field(
         default=True, description="Rule 4 [decision]: every +-N to a roll is +-N dice (false: +-N successes)"
     )

@@ -51,7 +51,7 @@ class Weapon:
 
 @dataclass(frozen=True)
 class Profile:
-    """Rules 5-7: a duellist's fixed numbers (template, overrides, caps, weapon)."""
+    """Rules 5-8: a duellist's fixed numbers (template, overrides, caps, weapon)."""
 
     name: str
     side: int  # index in initiative.tie_order
@@ -64,7 +64,6 @@ class Profile:
     stamina: int
     soul: int
     speed: int
-    weight: int
     weapon: Weapon
     shield_quality: int
     damage_reduction: int
@@ -136,7 +135,6 @@ def build_profile(cfg: HallownestConfig, spec: BugSpec) -> Profile:
         stamina=pool("stamina"),
         soul=pool("soul"),
         speed=int(t["speed"] if spec.speed is None else spec.speed),  # type: ignore[call-overload]
-        weight=int(t["weight"]),  # type: ignore[call-overload]
         weapon=load_weapon(cfg, spec.weapon),
         shield_quality=spec.shield_quality,
         damage_reduction=spec.damage_reduction,
@@ -153,11 +151,6 @@ def dice_of(characteristic: float) -> int:
 def rerolls_of(characteristic: float) -> int:
     """Rule 2: an x.5 characteristic gives 1 reroll of a failed die on every check using it."""
     return 1 if characteristic - math.floor(characteristic) >= HALF else 0
-
-
-def successes_needed(difficulty: str) -> int:
-    """Rule 3: normal 1, hard 2, Path of Pain 3 successes; trivial is 1 success counting 4+."""
-    return {"trivial": 1, "normal": 1, "hard": 2, "path_of_pain": 3}[difficulty]
 
 
 def apply_modifier(dice: int, modifier: int, as_dice: bool, floor: int = 0) -> tuple[int, int]:

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import pytest
 
+from envs.core.config import load_config
+from envs.core.errors import ConfigError
 from envs.core.game import CHANCE, TERMINAL, EndReason
+from envs.hallownest import RULESET
 from envs.hallownest import rules as R
 from envs.hallownest.actions import Kind, Phase, action_id
-from tests.envs.hallownest.helpers import act, duel, force
+from envs.hallownest.duel import DuelState
+from tests.envs.hallownest.helpers import act, config, duel, force
 
 
 # -- Rules 2, 5, 7: characteristics ------------------------------------------------------------------
@@ -25,8 +29,25 @@ def test_cap_and_maneuverability() -> None:
     assert [R.maneuverability(g) for g in (2, 3, 4, 5)] == [1, 2, 2, 3]
 
 
-def test_difficulties() -> None:
-    assert [R.successes_needed(d) for d in ("trivial", "normal", "hard", "path_of_pain")] == [1, 1, 2, 3]
+def test_no_trivial_difficulty_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 15 item 16: Rule 3's difficulties (trivial: 1 success on 4+) have no check in the duel, so
+    ``dice.trivial_success_on`` is gone: a variant setting it is refused, naming the key."""
+    variant = tmp_path / "trivial.toml"
+    variant.write_text("[dice]\ntrivial_success_on = 4\n")
+    with pytest.raises(ConfigError, match="unknown key 'dice.trivial_success_on'"):
+        load_config(RULESET, variant)
+
+
+def test_templates_need_no_bug_weight(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 15 item 16: Rule 7's bug weight is used by no simulated rule (only by throwing a grappled bug
+    and by small actions), so a size template without ``weight`` builds a duel."""
+    templates = tmp_path / "templates.toml"
+    templates.write_text(
+        "[medium]\nmight = 3\ngrace = 3\nshell = 3\ninsight = 3\nheart = 7\nstamina = 3\nsoul = 3\nspeed = 6\n"
+    )
+    st = DuelState(config(data={"templates": str(templates)}))
+    assert [b.p.heart for b in st.bugs] == [7, 7]
+    assert "weight" not in R.Profile.__dataclass_fields__
 
 
 def test_modifier_as_dice_or_successes() -> None:
