@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from envs.blackbird.actions import DUEL_SPEND_0, SESSION_SPEND_0, Maneuver, SessionAct
 from envs.blackbird.actions import DuelPhase as DPhase
-from envs.blackbird.actions import Maneuver, SessionAct
 from envs.blackbird.actions import SessionPhase as SPhase
 from envs.blackbird.dice import beat_probability, pass_probability
 from envs.blackbird.duel import DuelState
@@ -26,14 +26,32 @@ def _legal(mask: np.ndarray) -> list[int]:
 
 
 def _pick(choice: int, mask: np.ndarray) -> int:
-    """The wanted action if legal, else the closest legal spend/the first legal action."""
+    """The wanted (named) action if legal, else the first legal action."""
     legal = _legal(mask)
-    if choice in legal:
-        return choice
-    spends = [a for a in legal if a < SessionAct.TRAIT_0]
-    if spends and choice < SessionAct.TRAIT_0:
-        return min(spends, key=lambda a: abs(a - choice))
+    return choice if choice in legal else legal[0]
+
+
+def _pick_spend(k: int, mask: np.ndarray, spend_0: int) -> int:
+    """The action "spend k pool dice" (ids from ``spend_0``) if allowed, else the closest allowed spend.
+
+    Falls back to the first legal action when no spend is allowed at all.
+    """
+    legal = _legal(mask)
+    want = spend_0 + k
+    if want in legal:
+        return want
+    spends = [a for a in legal if a >= spend_0]
+    if spends:
+        return min(spends, key=lambda a: abs(a - want))
     return legal[0]
+
+
+def _session_spend(k: int, mask: np.ndarray) -> int:
+    return _pick_spend(k, mask, SESSION_SPEND_0)
+
+
+def _duel_spend(k: int, mask: np.ndarray) -> int:
+    return _pick_spend(k, mask, DUEL_SPEND_0)
 
 
 def _prefer(mask: np.ndarray, *choices: int) -> int:
@@ -79,7 +97,7 @@ def session_move(
     if ph == SPhase.RETRY:
         yes, no = SessionAct.RETRY, SessionAct.GIVE_UP
         return _prefer(mask, *((yes, no) if retry else (no, yes)))
-    return _pick(spend, mask)
+    return _session_spend(spend, mask)
 
 
 def _critical(state: SessionState) -> bool:
@@ -133,7 +151,7 @@ class Greedy:
         assert isinstance(state, DuelState)
         if state.phase == DPhase.MANEUVER:
             return plain_attack(state, mask)
-        return _pick(fewest_for(duel_spend_chances(state)), mask)
+        return _duel_spend(fewest_for(duel_spend_chances(state)), mask)
 
 
 class Hoarder:
@@ -153,7 +171,7 @@ class Hoarder:
         critical = state.phase == DPhase.CHECK_SPEND or (
             state.phase == DPhase.DEFENSE_SPEND and state.f[seat].hp <= state.cfg.combat.hit_points // 2
         )
-        return _pick(fewest_for(duel_spend_chances(state)) if critical else 0, mask)
+        return _duel_spend(fewest_for(duel_spend_chances(state)) if critical else 0, mask)
 
 
 class Farmer:
@@ -178,8 +196,8 @@ class Farmer:
                 return _prefer(mask, Maneuver.ALL_OUT_ATTACK, Maneuver.ATTACK, Maneuver.MOVE_ATTACK, Maneuver.MOVE)
             return plain_attack(state, mask)
         if state.phase == DPhase.ATTACK_SPEND and not full:
-            return _pick(0, mask)
-        return _pick(state.spendable(seat), mask)
+            return _duel_spend(0, mask)
+        return _duel_spend(state.spendable(seat), mask)
 
 
 class Aggressor:
@@ -196,8 +214,8 @@ class Aggressor:
         if state.phase == DPhase.MANEUVER:
             return _prefer(mask, Maneuver.ALL_OUT_ATTACK, Maneuver.MOVE_ATTACK, Maneuver.MOVE, Maneuver.ATTACK)
         if state.phase == DPhase.DEFENSE_SPEND:
-            return _pick(0, mask)
-        return _pick(state.spendable(seat), mask)
+            return _duel_spend(0, mask)
+        return _duel_spend(state.spendable(seat), mask)
 
 
 class Defender:
@@ -220,8 +238,8 @@ class Defender:
                 return _prefer(mask, Maneuver.ALL_OUT_DEFENSE, Maneuver.ATTACK)
             return _prefer(mask, Maneuver.ATTACK, Maneuver.CALLED_SHOT, Maneuver.ALL_OUT_DEFENSE)
         if state.phase == DPhase.ATTACK_SPEND:
-            return _pick(0, mask)
-        return _pick(fewest_for(duel_spend_chances(state), target=DEFENDER_SAFETY), mask)
+            return _duel_spend(0, mask)
+        return _duel_spend(fewest_for(duel_spend_chances(state), target=DEFENDER_SAFETY), mask)
 
 
 PERSONAS: dict[str, type] = {

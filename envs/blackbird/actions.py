@@ -1,52 +1,80 @@
 """Blackbird action tables: the action ids of both scenarios, their phases, labels and option groups.
 
-Action ids ``0..MAX_POOL`` mean "spend k pool dice on this roll" (Rule 5) in both scenarios; the named
-actions of each scenario follow the spend range. Nothing here decides a rule.
+Each scenario's named actions have fixed ids from 0 (:class:`SessionAct`, :class:`Maneuver`); after them
+comes the range "spend k pool dice on this roll" (Rule 5), k = 0..``pool.cap``, so its length follows the
+resolved config: a variant with a bigger cap gets a longer range and every named action keeps its id.
+Nothing here decides a rule.
 """
 
 from __future__ import annotations
 
 import enum
 
-from envs.blackbird.config import MAX_POOL, MAX_TRAITS
+from pydantic import BaseModel
 
-SPEND_ACTIONS = MAX_POOL + 1
-"""Action ids 0..MAX_POOL mean "spend k pool dice on this roll" in both scenarios."""
+from envs.blackbird.config import MAX_TRAITS, BlackbirdConfig
 
 
 class SessionAct(enum.IntEnum):
-    """Non-spending actions of the session (ids after the spend range)."""
+    """The session's named actions; the spend range follows them (from :data:`SESSION_SPEND_0`)."""
 
-    TRAIT_0 = SPEND_ACTIONS  # TRAIT_0 + i: build the pool on trait i (Rule 2)
-    NO_TRAIT = SPEND_ACTIONS + MAX_TRAITS  # roll without a trait (base die, flag, perks, pool only)
+    TRAIT_0 = 0  # TRAIT_0 + i: build the pool on trait i (Rule 2), i < MAX_TRAITS
+    NO_TRAIT = MAX_TRAITS  # roll without a trait (base die, flag, perks, pool only)
     ACCEPT_HELP = NO_TRAIT + 1  # Rule 6
     DECLINE_HELP = NO_TRAIT + 2
     RETRY = NO_TRAIT + 3  # Rule 4: try again after a failure
     GIVE_UP = NO_TRAIT + 4
 
 
-SESSION_ACTIONS = int(SessionAct.GIVE_UP) + 1
-"""Size of the session's action table."""
+SESSION_SPEND_0 = int(SessionAct.GIVE_UP) + 1
+"""Session action ``SESSION_SPEND_0 + k`` means "spend k pool dice on this roll"."""
 
 
 class Maneuver(enum.IntEnum):
-    """Rule 13/14: the maneuvers of a combat turn (ids after the spend range)."""
+    """Rule 13/14: the maneuvers of a combat turn; the spend range follows them (from :data:`DUEL_SPEND_0`)."""
 
-    ATTACK = SPEND_ACTIONS
-    CALLED_SHOT = SPEND_ACTIONS + 1
-    AIM = SPEND_ACTIONS + 2
-    ALL_OUT_ATTACK = SPEND_ACTIONS + 3
-    ALL_OUT_DEFENSE = SPEND_ACTIONS + 4
-    MOVE_ATTACK = SPEND_ACTIONS + 5
-    MOVE = SPEND_ACTIONS + 6
-    READY = SPEND_ACTIONS + 7
-    COVER = SPEND_ACTIONS + 8
+    ATTACK = 0
+    CALLED_SHOT = 1
+    AIM = 2
+    ALL_OUT_ATTACK = 3
+    ALL_OUT_DEFENSE = 4
+    MOVE_ATTACK = 5
+    MOVE = 6
+    READY = 7
+    COVER = 8
 
 
-DUEL_ACTIONS = int(Maneuver.COVER) + 1
-"""Size of the duel's action table."""
+DUEL_SPEND_0 = int(Maneuver.COVER) + 1
+"""Duel action ``DUEL_SPEND_0 + k`` means "spend k pool dice on this roll"."""
 ATTACKS = frozenset({Maneuver.ATTACK, Maneuver.CALLED_SHOT, Maneuver.ALL_OUT_ATTACK, Maneuver.MOVE_ATTACK})
 """The maneuvers that open an attack (Rule 13)."""
+
+
+def session_spend(k: int) -> int:
+    """The session's action id of "spend k pool dice"."""
+    return SESSION_SPEND_0 + k
+
+
+def duel_spend(k: int) -> int:
+    """The duel's action id of "spend k pool dice"."""
+    return DUEL_SPEND_0 + k
+
+
+def spend_range(cfg: BaseModel) -> int:
+    """Rule 5: how many "spend k" ids the rules need — k = 0 up to ``pool.cap``, the most a pool can hold."""
+    if not isinstance(cfg, BlackbirdConfig):
+        raise TypeError(f"expected a BlackbirdConfig, got {type(cfg).__name__}")
+    return cfg.pool.cap + 1
+
+
+def session_action_count(cfg: BaseModel) -> int:
+    """Size of the session's action table under ``cfg`` (the named actions, then the spend range)."""
+    return SESSION_SPEND_0 + spend_range(cfg)
+
+
+def duel_action_count(cfg: BaseModel) -> int:
+    """Size of the duel's action table under ``cfg`` (the maneuvers, then the spend range)."""
+    return DUEL_SPEND_0 + spend_range(cfg)
 
 
 class SessionPhase(enum.IntEnum):
@@ -106,11 +134,6 @@ def spend_context(stake: str) -> str:
 
 
 # -- labels and option groups ----------------------------------------------------------------------------
-def is_spend(action: int) -> bool:
-    """Whether an action id is in the "spend k pool dice" range."""
-    return 0 <= action < SPEND_ACTIONS
-
-
 def spend_label(k: int) -> str:
     """The label of "spend k pool dice"."""
     return f"spend {k} pool {'die' if k == 1 else 'dice'}"
@@ -125,8 +148,8 @@ def spend_option(k: int, available: int) -> str:
 
 def session_label(action: int, traits: list[str]) -> str:
     """The label of a session action (``traits``: the character's trait names)."""
-    if is_spend(action):
-        return spend_label(action)
+    if action >= SESSION_SPEND_0:
+        return spend_label(action - SESSION_SPEND_0)
     if SessionAct.TRAIT_0 <= action < SessionAct.NO_TRAIT:
         i = action - SessionAct.TRAIT_0
         return f"use {traits[i]}" if i < len(traits) else f"trait slot {i}"
@@ -145,8 +168,8 @@ SESSION_OPTIONS = {
 
 def session_option(action: int, spendable: int) -> str | None:
     """The option group of a session action (``spendable``: pool dice that can be spent now)."""
-    if is_spend(action):
-        return spend_option(action, spendable)
+    if action >= SESSION_SPEND_0:
+        return spend_option(action - SESSION_SPEND_0, spendable)
     if SessionAct.TRAIT_0 <= action < SessionAct.NO_TRAIT:
         return "use_trait"
     return SESSION_OPTIONS.get(SessionAct(action))
@@ -154,15 +177,15 @@ def session_option(action: int, spendable: int) -> str | None:
 
 def maneuver_label(action: int) -> str:
     """The label of a duel action."""
-    if is_spend(action):
-        return spend_label(action)
+    if action >= DUEL_SPEND_0:
+        return spend_label(action - DUEL_SPEND_0)
     return Maneuver(action).name.lower().replace("_", " ")
 
 
 def maneuver_option(action: int, spendable: int) -> str:
     """The option group of a duel action (``spendable``: pool dice the decider can spend now)."""
-    if is_spend(action):
-        return spend_option(action, spendable)
+    if action >= DUEL_SPEND_0:
+        return spend_option(action - DUEL_SPEND_0, spendable)
     return Maneuver(action).name.lower()
 
 

@@ -12,8 +12,6 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from envs.core.config import RulesModel
 
-MAX_POOL = 20
-"""The largest pool cap the config allows; fixes the size of the 'spend k pool dice' action range."""
 MIN_TRAITS = 3
 """Rule 1: at least three traits."""
 MAX_TRAITS = 7
@@ -43,11 +41,15 @@ class PoolRules(RulesModel):
     """Rule 5: the personal pool dice."""
 
     enabled: bool = Field(default=True, description="Rule 4/5: play with personal pool dice (off: difficulties drop)")
-    start: int = Field(default=10, ge=0, le=MAX_POOL, description="Rule 5: pool dice at the start of play")
+    start: int = Field(default=10, ge=0, description="Rule 5: pool dice at the start of play (clamped to the cap)")
     session_reset: int = Field(
-        default=7, ge=0, le=MAX_POOL, description="Rule 5: the pool returns to this at session end"
+        default=7, ge=0, description="Rule 5: the pool returns to this at session end (clamped to the cap)"
     )
-    cap: int = Field(default=10, ge=1, le=MAX_POOL, description="Rule 5: the pool never holds more than this")
+    cap: int = Field(
+        default=10,
+        ge=1,
+        description="Rule 5: the pool never holds more than this (it also sizes the 'spend k pool dice' actions)",
+    )
     failure_bonus: int = Field(default=1, ge=0, le=10, description="Rule 5: dice gained on a failed roll")
     zero_spend_failure_bonus: int = Field(
         default=0,
@@ -348,7 +350,7 @@ class SessionRules(RulesModel):
     ordinary_value: float = Field(default=1.0, gt=0, le=10, description="reward for winning an ordinary stake")
     critical_value: float = Field(default=3.0, gt=0, le=10, description="reward for winning a critical stake")
     helper_pool: int = Field(
-        default=3, ge=0, le=MAX_POOL, description="Rule 6: dice a fellow player can spare per session (0: no helper)"
+        default=3, ge=0, description="Rule 6: dice a fellow player can spare per session (0: no helper)"
     )
     helper_joint_dice: int = Field(
         default=2, ge=0, le=12, description="Rule 12: the helper's own dice in a joint action"

@@ -13,10 +13,11 @@ Description:
     for each roll is used automatically (``duel.attack``, ``duel.defense``, ``duel.stay_up``).
 
 Actions:
-    ``0..MAX_POOL`` spend that many pool dice (at the attack, defence and consciousness decisions, up to the
-    pool held); ``Maneuver.ATTACK``, ``CALLED_SHOT``, ``AIM``, ``ALL_OUT_ATTACK``, ``ALL_OUT_DEFENSE``,
-    ``MOVE_ATTACK``, ``MOVE``, ``READY``, ``COVER`` (Rule 14; attacks only in reach, Move / Ready / Move &
-    attack only out of it, Cover only with ``duel.ranged``).
+    ``Maneuver.ATTACK``, ``CALLED_SHOT``, ``AIM``, ``ALL_OUT_ATTACK``, ``ALL_OUT_DEFENSE``, ``MOVE_ATTACK``,
+    ``MOVE``, ``READY``, ``COVER`` (ids 0-8; Rule 14: attacks only in reach, Move / Ready / Move & attack only
+    out of it, Cover only with ``duel.ranged``); ``DUEL_SPEND_0 + k`` (9 + k, k = 0..``pool.cap``) spend k pool
+    dice at the attack, defence and consciousness decisions, up to the pool held. The action space has
+    9 + cap + 1 ids.
 
 Observation:
     39 floats in [-1, 1] (:func:`envs.blackbird.observation.duel_observation`): for the seat and then its
@@ -49,8 +50,8 @@ from pydantic import BaseModel
 from envs.blackbird.actions import (
     ATTACK_VERBS,
     CHANCE_CONTEXT,
-    DUEL_ACTIONS,
     DUEL_CONTEXTS,
+    DUEL_SPEND_0,
     SPEND_PHASES,
     Maneuver,
     dice_phrase,
@@ -293,7 +294,7 @@ class DuelState(State):
         if ph == Phase.MANEUVER:
             return self.legal_maneuvers()
         if ph in SPEND_PHASES:
-            return list(range(self.spendable(self.decider()) + 1))
+            return list(range(DUEL_SPEND_0, DUEL_SPEND_0 + self.spendable(self.decider()) + 1))
         return []
 
     def action_label(self, action: int) -> str:
@@ -310,11 +311,11 @@ class DuelState(State):
         if ph == Phase.MANEUVER:
             self._maneuver(Maneuver(action))
         elif ph == Phase.ATTACK_SPEND:
-            self._attack_spend(action)
+            self._attack_spend(action - DUEL_SPEND_0)
         elif ph == Phase.DEFENSE_SPEND:
-            self._defense_spend(action)
+            self._defense_spend(action - DUEL_SPEND_0)
         elif ph == Phase.CHECK_SPEND:
-            self._check_spend(action)
+            self._check_spend(action - DUEL_SPEND_0)
 
     # -- turns ------------------------------------------------------------------------------------------
     def _start_turn(self) -> None:
@@ -626,4 +627,4 @@ def new_duel(cfg: BaseModel) -> DuelState:
     return DuelState(cfg)
 
 
-__all__ = ["DUEL_ACTIONS", "OBS_SIZE", "DuelState", "Fighter", "Phase", "new_duel"]
+__all__ = ["OBS_SIZE", "DuelState", "Fighter", "Phase", "new_duel"]

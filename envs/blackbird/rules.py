@@ -196,8 +196,8 @@ def passes(successes: int, difficulty: int) -> bool:
 
 # -- Rule 5: the personal pool ------------------------------------------------------------------------
 def spendable(pool: int, rules: PoolRules) -> int:
-    """Rule 5: any number of the pool dice held may be added to a roll; none when the pool is not in play."""
-    return pool if rules.enabled else 0
+    """Rule 5: any number of the pool dice held (never more than the cap) may go on a roll; none without the pool."""
+    return min(pool, rules.cap) if rules.enabled else 0
 
 
 def settle_pool(pool: int, spent: int, passed: bool, rules: PoolRules) -> int:

@@ -7,7 +7,7 @@ that discovery perturbs.
 
 from __future__ import annotations
 
-from envs.blackbird.actions import DUEL_ACTIONS, SESSION_ACTIONS
+from envs.blackbird.actions import duel_action_count, session_action_count
 from envs.blackbird.duel import new_duel
 from envs.blackbird.observation import DUEL_OBS_SIZE as DUEL_OBS
 from envs.blackbird.observation import SESSION_OBS_SIZE as SESSION_OBS
@@ -26,7 +26,7 @@ SESSION = Scenario(
         "retry after a failure. Return: the share of the stakes won (critical stakes weigh more)."
     ),
     num_players=1,
-    num_actions=SESSION_ACTIONS,
+    num_actions=session_action_count,  # the spend range follows pool.cap
     observation_size=SESSION_OBS,
     new_game=new_session,
     max_episode_steps=1000,
@@ -44,7 +44,7 @@ DUEL = Scenario(
         "death at -4 HP. Return ±1, 0 at duel.max_turns."
     ),
     num_players=2,
-    num_actions=DUEL_ACTIONS,
+    num_actions=duel_action_count,  # the spend range follows pool.cap
     observation_size=DUEL_OBS,
     new_game=new_duel,
     max_episode_steps=1000,

@@ -13,9 +13,10 @@ Description:
     clear and XP is spent (Rule 9).
 
 Actions:
-    ``0..MAX_POOL`` spend that many pool dice (only up to the pool held); ``SessionAct.TRAIT_0 + i`` build
-    the pool on trait i (Rule 2; only traits that apply), ``NO_TRAIT``; ``ACCEPT_HELP`` / ``DECLINE_HELP``
-    the helper's die (Rule 6); ``RETRY`` / ``GIVE_UP`` after a failure (Rule 4, ``session.retries``).
+    ``SessionAct.TRAIT_0 + i`` (ids 0-6) build the pool on trait i (Rule 2; only traits that apply),
+    ``NO_TRAIT`` (7); ``ACCEPT_HELP`` / ``DECLINE_HELP`` (8, 9) the helper's die (Rule 6); ``RETRY`` /
+    ``GIVE_UP`` (10, 11) after a failure (Rule 4, ``session.retries``); ``SESSION_SPEND_0 + k`` (12 + k,
+    k = 0..``pool.cap``) spend k pool dice, up to the pool held. The action space has 12 + cap + 1 ids.
     Decisions come in the order trait → help (if offered) → spend, then retry after a failure.
 
 Observation:
@@ -48,9 +49,9 @@ from pydantic import BaseModel
 
 from envs.blackbird.actions import (
     CHANCE_CONTEXT,
-    SESSION_ACTIONS,
     SESSION_CONTEXTS,
     SESSION_DECISIONS,
+    SESSION_SPEND_0,
     SessionAct,
     dice_phrase,
     session_label,
@@ -207,7 +208,7 @@ class SessionState(State):
         if ph == Phase.HELP:
             return [int(SessionAct.ACCEPT_HELP), int(SessionAct.DECLINE_HELP)]
         if ph == Phase.SPEND:
-            return list(range(self.spendable() + 1))
+            return list(range(SESSION_SPEND_0, SESSION_SPEND_0 + self.spendable() + 1))
         if ph == Phase.RETRY:
             return [int(SessionAct.RETRY), int(SessionAct.GIVE_UP)]
         return []
@@ -229,7 +230,7 @@ class SessionState(State):
         elif ph == Phase.HELP:
             self._choose_help(action == SessionAct.ACCEPT_HELP)
         elif ph == Phase.SPEND:
-            self._spend(action)
+            self._spend(action - SESSION_SPEND_0)
         elif ph == Phase.RETRY:
             self._retry_or_give_up(action == SessionAct.RETRY)
 
@@ -533,4 +534,4 @@ def new_session(cfg: BaseModel) -> SessionState:
     return SessionState(cfg)
 
 
-__all__ = ["OBS_SIZE", "SESSION_ACTIONS", "Phase", "SessionState", "new_session"]
+__all__ = ["OBS_SIZE", "Phase", "SessionState", "new_session"]

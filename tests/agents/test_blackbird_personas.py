@@ -7,7 +7,7 @@ import pytest
 
 from agents.personas.blackbird import PERSONAS
 from envs.blackbird import RULESET
-from envs.blackbird.actions import Maneuver, SessionAct
+from envs.blackbird.actions import Maneuver, SessionAct, duel_spend, session_spend
 from envs.blackbird.actions import SessionPhase as Phase
 from envs.blackbird.duel import DuelState
 from envs.blackbird.session import SessionState
@@ -20,7 +20,8 @@ BRAWL, LOCKED_DOOR, RESCUE = 0, 1, 6
 
 
 def mask_of(state) -> np.ndarray:  # type: ignore[no-untyped-def]
-    return legal_mask(state, 64)[: 33 if isinstance(state, SessionState) else 30]
+    sc = RULESET.scenario("session" if isinstance(state, SessionState) else "duel")
+    return legal_mask(state, sc.action_count(state.cfg))
 
 
 @pytest.mark.parametrize("scenario", ["session", "duel"])
@@ -37,7 +38,7 @@ def test_personas_only_pick_legal_actions(name: str, scenario: str) -> None:
             if s.current_player() == CHANCE:
                 s.apply_chance(s.sample_chance(rng))
                 continue
-            m = legal_mask(s, sc.num_actions)
+            m = legal_mask(s, sc.action_count(cfg))
             a = persona.act(s, m, rng)
             assert m[a], (name, s.action_label(a))
             s.apply_action(a)
@@ -56,7 +57,7 @@ def at_spend(obstacle: int, trait: int = 0, pool: int | None = None) -> SessionS
 
 def test_greedy_stops_spending_once_the_roll_is_near_its_best() -> None:
     easy = at_spend(LOCKED_DOOR, trait=2)  # difficulty 2 with 3 dice: a few pool dice already reach ~99%
-    k = PERSONAS["greedy"]().act(easy, mask_of(easy), Rng(0))
+    k = PERSONAS["greedy"]().act(easy, mask_of(easy), Rng(0)) - session_spend(0)
     assert 0 < k < easy.spendable()
     assert easy.pass_chance(k) >= easy.pass_chance(easy.spendable()) - 0.01
 
@@ -64,9 +65,9 @@ def test_greedy_stops_spending_once_the_roll_is_near_its_best() -> None:
 def test_hoarder_spends_nothing_on_ordinary_stakes_and_plenty_on_critical() -> None:
     h = PERSONAS["hoarder"]()
     ordinary = at_spend(BRAWL)
-    assert h.act(ordinary, mask_of(ordinary), Rng(0)) == 0
+    assert h.act(ordinary, mask_of(ordinary), Rng(0)) == session_spend(0)
     critical = at_spend(RESCUE)
-    assert h.act(critical, mask_of(critical), Rng(0)) >= 5
+    assert h.act(critical, mask_of(critical), Rng(0)) >= session_spend(5)
 
 
 def test_farmer_throws_an_ordinary_roll_below_the_cap_but_not_at_it() -> None:
@@ -85,9 +86,9 @@ def test_aggressor_attacks_all_out_and_spends_nothing_on_defence() -> None:
     agg = PERSONAS["aggressor"]()
     assert agg.act(d, mask_of(d), Rng(0)) == Maneuver.ALL_OUT_ATTACK
     d.apply_action(Maneuver.ATTACK)
-    assert agg.act(d, mask_of(d), Rng(0)) == d.spendable(0)  # every pool die on the attack
-    d.apply_action(0)
-    assert agg.act(d, mask_of(d), Rng(0)) == 0  # nothing on defence
+    assert agg.act(d, mask_of(d), Rng(0)) == duel_spend(d.spendable(0))  # every pool die on the attack
+    d.apply_action(duel_spend(0))
+    assert agg.act(d, mask_of(d), Rng(0)) == duel_spend(0)  # nothing on defence
 
 
 def test_defender_readies_braces_and_spends_only_on_defence() -> None:
@@ -97,8 +98,8 @@ def test_defender_readies_braces_and_spends_only_on_defence() -> None:
     cfg = with_override(RULESET.default_config(), "duel.start_distance", 1)
     d = DuelState(cfg)  # type: ignore[arg-type]
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)
-    assert de.act(d, mask_of(d), Rng(0)) > 0  # defending: spends
+    d.apply_action(duel_spend(0))
+    assert de.act(d, mask_of(d), Rng(0)) > duel_spend(0)  # defending: spends
     d2 = DuelState(cfg)  # type: ignore[arg-type]
     d2.apply_action(Maneuver.AIM)
     d2.f[0].aim = 2  # Kale has aimed twice: Snargle braces
@@ -122,7 +123,7 @@ def test_personas_respect_a_restricted_mask(name: str, scenario: str) -> None:
             if s.current_player() == CHANCE:
                 s.apply_chance(s.sample_chance(rng))
                 continue
-            m = legal_mask(s, sc.num_actions)
+            m = legal_mask(s, sc.action_count(cfg))
             r = m.copy()
             for a in s.legal_actions():
                 if s.option_of(a) == group:

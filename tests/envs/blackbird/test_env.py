@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import envs  # noqa: F401  (registers the ids)
 from envs.blackbird import RULESET
+from envs.blackbird.actions import Maneuver
 from envs.blackbird.session import SessionState
 from envs.core.config import load_config, variant_meta, with_override
 from envs.core.dice import Rng
@@ -46,10 +47,10 @@ def play_random(scenario: str, seed: int, check=None, cfg=None):  # type: ignore
             s.apply_chance(o)
             continue
         legal = s.legal_actions()
-        assert legal and all(0 <= a < sc.num_actions for a in legal)
+        assert legal and all(0 <= a < sc.action_count(cfg) for a in legal)
         obs = s.observation(p)
         lo, hi = sc.observation_bounds
-        assert obs.shape == (sc.observation_size,) and obs.dtype == np.float32
+        assert obs.shape == (sc.observation_length(cfg),) and obs.dtype == np.float32
         assert np.all(obs >= lo) and np.all(obs <= hi), obs
         for a in legal:
             assert s.option_of(a) in sc.option_groups
@@ -112,7 +113,6 @@ def test_clone_is_independent_and_key_tracks_position(seed: int, scenario: str, 
 def test_time_limit_ends_a_stalled_duel() -> None:
     cfg = with_override(RULESET.default_config(), "duel.max_turns", 6)
     s = RULESET.new_game(cfg, "duel")
-    from envs.blackbird.actions import Maneuver
 
     while not s.is_terminal():
         s.apply_action(Maneuver.AIM)
@@ -202,3 +202,79 @@ def test_gym_env_runs(env_id: str) -> None:
         obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
         done = term or trunc
     assert "outcome" in info
+
+
+# -- Issue 15 item 14: bounds come from the rules, not from the action space ------------------------------
+CAP40 = "[pool]\ncap = 40\n"
+
+
+@pytest.mark.parametrize("scenario", ["session", "duel"])
+def test_cap40_variant_loads_and_sizes_the_spend_range(tmp_path, scenario: str) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "cap40.toml"
+    path.write_text(CAP40)
+    cfg = load_config(RULESET, path)
+    sc = RULESET.scenario(scenario)
+    assert cfg.pool.cap == 40  # type: ignore[attr-defined]
+    base = RULESET.default_config()
+    assert sc.action_count(cfg) == sc.action_count(base) + 30  # one "spend k" id per pool die the cap allows
+    s = sc.new_game(cfg)
+    rng = Rng(5)
+    while not s.is_terminal():  # give the first decider 40 pool dice and reach a spend decision
+        if s.is_chance():
+            s.apply_chance(s.sample_chance(rng))
+            continue
+        if "spend" in s.decision_context():
+            break
+        legal = s.legal_actions()
+        attacks = [a for a in (Maneuver.ATTACK, Maneuver.MOVE_ATTACK) if a in legal]  # the duel: go for it
+        s.apply_action(attacks[0] if attacks else legal[0])
+    seat = s.current_player()
+    if scenario == "session":
+        s.pool = 40  # type: ignore[attr-defined]
+    else:
+        s.f[seat].pool = 40  # type: ignore[attr-defined]
+    legal = s.legal_actions()
+    assert len(legal) == 41 and max(legal) < sc.action_count(cfg)
+    assert s.action_label(max(legal)) == "spend 40 pool dice" and s.option_of(max(legal)) == "spend_all_pool"
+    s.apply_action(max(legal))
+    while not s.is_chance():  # the duel's defender decides too
+        s.apply_action(s.legal_actions()[0])
+    assert sum(p for _, p in s.chance_outcomes()) == pytest.approx(1.0)
+    pool = s.breakdown if scenario == "session" else s.ex.att_dice  # type: ignore[attr-defined]
+    assert pool.pool == 40
+
+
+@pytest.mark.parametrize("env_id", ["rulebreaker/BlackbirdSession-v0", "rulebreaker/BlackbirdDuel-v0"])
+def test_cap40_variant_plays_through_gym_make_and_passes_check_env(tmp_path, env_id: str) -> None:  # type: ignore[no-untyped-def]
+    from gymnasium.utils.env_checker import check_env
+
+    path = tmp_path / "cap40.toml"
+    path.write_text(CAP40 + "start = 40\n")
+    env = gym.make(env_id, rules=path)
+    n = env.action_space.n  # type: ignore[attr-defined]
+    assert n == gym.make(env_id).action_space.n + 30  # type: ignore[attr-defined]
+    check_env(env.unwrapped, skip_render_check=True)
+    rng = np.random.default_rng(7)
+    most = 0
+    for seed in range(3):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            mask = env.unwrapped.action_masks()  # type: ignore[attr-defined]
+            assert mask.shape == (n,)
+            most = max(most, int(mask.sum()))
+            obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+            assert env.observation_space.contains(obs)
+            done = term or trunc
+        assert "outcome" in info
+    assert most > 21  # spend decisions with more than the old 0..20 range were offered
+
+
+def test_cap40_variant_plays_random_games_through_the_engine(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "cap40.toml"
+    path.write_text(CAP40 + "start = 40\n")
+    cfg = load_config(RULESET, path)
+    for scenario in ("session", "duel"):
+        for seed in range(5):
+            s, _ = play_random(scenario, seed, cfg=cfg)
+            assert s.outcome() is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from envs.blackbird.actions import DuelPhase as DPhase
-from envs.blackbird.actions import Maneuver, SessionAct
+from envs.blackbird.actions import Maneuver, SessionAct, duel_spend, session_spend
 from envs.blackbird.actions import SessionPhase as Phase
 from envs.blackbird.config import AdvancementRules, CombatRules
 from envs.blackbird.duel import DuelState
@@ -33,7 +33,7 @@ def test_mercenary_punch_is_four_dice_and_zen_monk_three(cfg) -> None:  # type: 
     assert s.pool_for(None).total == 1  # no trait: the base die only
     s.apply_action(MERCENARY)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(0)
+    s.apply_action(session_spend(0))
     assert s.breakdown.total == 4 and (s.breakdown.trait, s.breakdown.tags) == (1, 2)
 
 
@@ -42,7 +42,7 @@ def test_pass_loses_the_pool_dice_used(cfg) -> None:  # type: ignore[no-untyped-
     s = session_at(cfg, BRAWL)
     s.apply_action(MERCENARY)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(3)  # 4 + 3 = 7 dice
+    s.apply_action(session_spend(3))  # 4 + 3 = 7 dice
     s.force_faces([6, 5, 4, 3, 2, 1, 1])  # 3 successes vs difficulty 3: pass
     assert s.pool == 10 - 3
     assert s.won == 1.0 and s.phase == Phase.DRAW
@@ -53,7 +53,7 @@ def test_fail_keeps_the_pool_dice_and_gains_one(cfg) -> None:  # type: ignore[no
     s.pool = 7
     s.apply_action(MERCENARY)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(2)
+    s.apply_action(session_spend(2))
     s.force_faces([6, 4, 3, 2, 1, 1])  # 2 successes vs 3: fail
     assert s.pool == 7 + 1
     assert s.conditions == ("wounded",) and s.phase == Phase.RETRY
@@ -63,7 +63,7 @@ def test_fail_at_the_cap_gains_nothing(cfg) -> None:  # type: ignore[no-untyped-
     s = session_at(cfg, BRAWL)
     s.apply_action(MERCENARY)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(0)
+    s.apply_action(session_spend(0))
     s.force_faces([1, 1, 1, 1])
     assert s.pool == 10
 
@@ -72,14 +72,14 @@ def test_helper_die_returns_on_failure_and_is_lost_on_pass(cfg) -> None:  # type
     s = session_at(cfg, BRAWL)
     s.apply_action(MERCENARY)
     s.apply_action(SessionAct.ACCEPT_HELP)
-    s.apply_action(0)
+    s.apply_action(session_spend(0))
     assert s.breakdown.help == 1 and s.breakdown.total == 5
     s.force_faces([1, 2, 3, 1, 2])  # fail: the helper gets the die back
     assert s.helper_pool == 3
     s.apply_action(SessionAct.RETRY)
     s.apply_action(MERCENARY)
     s.apply_action(SessionAct.ACCEPT_HELP)
-    s.apply_action(0)
+    s.apply_action(session_spend(0))
     s.force_faces([6, 6, 6, 6, 6])  # 5 successes vs 3 + 1 (wounded): pass, the die is lost
     assert s.helper_pool == 2
 
@@ -89,7 +89,7 @@ def test_session_end_resets_the_pool_to_seven(cfg) -> None:  # type: ignore[no-u
     s = session_at(c, LOCKED_DOOR)
     s.apply_action(SCOUNDREL)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(1)
+    s.apply_action(session_spend(1))
     s.force_faces([5, 5, 1, 1])  # 2 vs 2: pass, pool 9
     assert s.pool == 7 and s.session_no == 1 and s.conditions == ()
 
@@ -107,7 +107,7 @@ def test_perk_when_sixes_reach_the_difficulty(cfg) -> None:  # type: ignore[no-u
     s = session_at(cfg, BRAWL)
     s.apply_action(MERCENARY)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(1)  # 5 dice
+    s.apply_action(session_spend(1))  # 5 dice
     s.force_faces([6, 6, 6, 2, 1])
     assert s.char.perks == {"brawl": 1}
     s.apply_chance(BRAWL)
@@ -118,7 +118,7 @@ def test_no_perk_with_fewer_sixes(cfg) -> None:  # type: ignore[no-untyped-def]
     s = session_at(cfg, BRAWL)
     s.apply_action(MERCENARY)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(1)
+    s.apply_action(session_spend(1))
     s.force_faces([6, 6, 5, 4, 1])  # 4 successes, 2 sixes < 3
     assert s.char.perks == {}
 
@@ -130,7 +130,7 @@ def test_repairing_the_car_with_pool_dice_earns_mechanic(cfg) -> None:  # type: 
     assert s.legal_actions() == [SessionAct.NO_TRAIT]
     s.apply_action(SessionAct.NO_TRAIT)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(4)
+    s.apply_action(session_spend(4))
     s.force_faces([5, 5, 4, 1, 1])
     assert s.char.tags[0]["mechanic"] == 1  # joins the first trait (no trait was named)
     s.apply_chance(REPAIR)
@@ -142,7 +142,7 @@ def test_tie_goes_to_a_d6_roll_off_until_one_is_higher(cfg) -> None:  # type: ig
     s = session_at(cfg, SNEAK)
     s.apply_action(SCOUNDREL)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(0)  # 3 dice
+    s.apply_action(session_spend(0))  # 3 dice
     s.force_faces([5, 4, 1])
     assert s.phase == Phase.OPPOSE
     s.force_faces([6, 4, 2])  # the guard: 2 successes too
@@ -157,7 +157,7 @@ def test_losing_the_roll_off_is_a_failure(cfg) -> None:  # type: ignore[no-untyp
     s = session_at(cfg, SNEAK)
     s.apply_action(SCOUNDREL)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(0)
+    s.apply_action(session_spend(0))
     s.force_faces([5, 1, 1])
     s.force_faces([4, 1, 1])
     s.force_faces([1, 6])
@@ -168,7 +168,7 @@ def test_losing_the_roll_off_is_a_failure(cfg) -> None:  # type: ignore[no-untyp
 def test_joint_action_sums_the_successes(cfg) -> None:  # type: ignore[no-untyped-def]
     s = session_at(cfg, HAUL)
     s.apply_action(MERCENARY)  # no help phase: the helper pulls too
-    s.apply_action(0)  # 1 + 1 + 1 (strongman) = 3 dice
+    s.apply_action(session_spend(0))  # 1 + 1 + 1 (strongman) = 3 dice
     s.force_faces([6, 5, 4])
     assert s.phase == Phase.JOINT
     s.force_faces([4, 5])  # helper's two dice: 2 successes → 5 vs difficulty 5
@@ -193,8 +193,8 @@ def engaged(cfg) -> DuelState:  # type: ignore[no-untyped-def]
 def test_duel_attack_margin_two_is_a_medium_wound(cfg) -> None:  # type: ignore[no-untyped-def]
     d = engaged(cfg)
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(2)  # Kale: 1 base + 1 trait + 2 tags + 1 flag + 2 pool = 7
-    d.apply_action(1)  # Snargle: 1 base + 1 trait + 2 tags + 1 pool = 5
+    d.apply_action(duel_spend(2))  # Kale: 1 base + 1 trait + 2 tags + 1 flag + 2 pool = 7
+    d.apply_action(duel_spend(1))  # Snargle: 1 base + 1 trait + 2 tags + 1 pool = 5
     assert d.ex is not None and d.ex.att_dice.total == 7 and d.ex.def_dice.total == 5
     d.force_faces([6, 5, 4, 2, 1, 1, 3])  # 3 successes
     d.force_faces([4, 1, 1, 2, 3])  # 1 success
@@ -204,8 +204,8 @@ def test_duel_attack_margin_two_is_a_medium_wound(cfg) -> None:  # type: ignore[
     assert d.current_player() == 1
     # Snargle strikes back at -1 success
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
     d.force_faces([6, 5, 1, 1])  # 2 successes, -1 for the medium wound
     d.force_faces([1, 1, 1])  # Kale defends with 3 dice: 0
     assert d.f[0].hp == 6 - 1  # margin 1: light
@@ -215,8 +215,8 @@ def test_called_shot_with_margin_one_is_a_light_wound(cfg) -> None:  # type: ign
     """Issue 15 item 11: the rules give a called shot only its cost (+1 defender die), not a harder wound."""
     d = engaged(cfg)
     d.apply_action(Maneuver.CALLED_SHOT)
-    d.apply_action(0)  # Kale: 1 base + 1 trait + 2 tags + 1 flag = 5 dice
-    d.apply_action(0)  # Snargle: 1 base + 1 trait + 2 tags + 1 (called shot) = 5 dice
+    d.apply_action(duel_spend(0))  # Kale: 1 base + 1 trait + 2 tags + 1 flag = 5 dice
+    d.apply_action(duel_spend(0))  # Snargle: 1 base + 1 trait + 2 tags + 1 (called shot) = 5 dice
     assert d.ex is not None and d.ex.att_dice.total == 5 and d.ex.def_dice.total == 5
     d.force_faces([6, 5, 1, 1, 1])  # 2 successes
     d.force_faces([4, 1, 1, 1, 1])  # 1 success: margin 1
@@ -227,8 +227,8 @@ def test_called_shot_with_margin_one_is_a_light_wound(cfg) -> None:  # type: ign
 def test_critical_from_full_hp_lands_on_zero_without_a_check(cfg) -> None:  # type: ignore[no-untyped-def]
     d = engaged(cfg)
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
     d.force_faces([6, 6, 6, 6, 5])
     d.force_faces([1, 1, 1, 1])
     assert d.f[1].hp == 0 and d.phase == DPhase.MANEUVER and not d.is_terminal()
@@ -238,8 +238,8 @@ def test_critical_from_full_hp_checks_at_zero_with_the_key(cfg) -> None:  # type
     """Issue 15 item 13: ``combat.check_at_zero_hp`` reads "at zero" as below zero (off as written: see above)."""
     d = engaged(override(cfg, combat__check_at_zero_hp=True))
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
     d.force_faces([6, 6, 6, 6, 5])
     d.force_faces([1, 1, 1, 1])  # margin 5: critical, -6 HP → 0
     assert d.f[1].hp == 0 and d.phase == DPhase.CHECK_SPEND and d.current_player() == 1
@@ -249,13 +249,13 @@ def all_out_then_struck(cfg, kale_pool: int):  # type: ignore[no-untyped-def]
     """Kale attacks all-out and misses; Snargle strikes back at a Kale who cannot defend, and hits by 1."""
     d = engaged(cfg)
     d.apply_action(Maneuver.ALL_OUT_ATTACK)
-    d.apply_action(0)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
     d.force_faces([1] * 6)
     d.force_faces([1] * 4)
     d.f[0].pool = kale_pool
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)  # no defence decision for Kale
+    d.apply_action(duel_spend(0))  # no defence decision for Kale
     d.force_faces([4, 1, 1, 1])  # 1 success vs 0
     assert d.f[0].hp == 5
     return d
@@ -275,16 +275,16 @@ def test_rule18_key_pool_dice_spent_in_combat_are_lost_either_way(cfg) -> None: 
     d = engaged(override(cfg, combat__pool_settlement="spent"))
     d.f[0].pool = d.f[1].pool = 6
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(2)
-    d.apply_action(1)
+    d.apply_action(duel_spend(2))
+    d.apply_action(duel_spend(1))
     d.force_faces([6, 5, 4, 2, 1, 1, 3])  # 3 successes
     d.force_faces([4, 1, 1, 2, 3])  # 1: a hit by 2
     assert (d.f[0].pool, d.f[1].pool) == (4, 5)  # each side: "each_side" would give (4, 7)
     d = engaged(cfg)
     d.f[0].pool = d.f[1].pool = 6
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(2)
-    d.apply_action(1)
+    d.apply_action(duel_spend(2))
+    d.apply_action(duel_spend(1))
     d.force_faces([6, 5, 4, 2, 1, 1, 3])
     d.force_faces([4, 1, 1, 2, 3])
     assert (d.f[0].pool, d.f[1].pool) == (4, 7)  # as written: attacker passed (lost 2), defender failed (+1)
@@ -294,12 +294,12 @@ def test_below_zero_check_fails_and_the_fighter_passes_out(cfg) -> None:  # type
     d = engaged(cfg)
     d.f[1].hp = 1
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
     d.force_faces([6, 5, 4, 1, 1])
     d.force_faces([4, 1, 1, 1])  # margin 2: -2 → -1 HP
     assert d.phase == DPhase.CHECK_SPEND and d.current_player() == 1
-    d.apply_action(0)  # stay up: 1 base + Ascetic + meditation + flag = 4 dice vs 4
+    d.apply_action(duel_spend(0))  # stay up: 1 base + Ascetic + meditation + flag = 4 dice vs 4
     d.force_faces([6, 5, 4, 1])
     out = d.outcome()
     assert out is not None and out.winner == 0 and out.reason == EndReason.KNOCKOUT
@@ -310,8 +310,8 @@ def test_minus_four_is_death(cfg) -> None:  # type: ignore[no-untyped-def]
     d = engaged(cfg)
     d.f[1].hp = 0
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
     d.force_faces([6, 5, 4, 1, 1])
     d.force_faces([1, 1, 1, 1])  # margin 3: heavy, -4 → -4 HP: dead, no check
     out = d.outcome()

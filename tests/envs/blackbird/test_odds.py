@@ -116,14 +116,14 @@ def test_sampled_rolls_agree_with_exact_distribution(n: int) -> None:
 def test_state_chance_nodes_sample_their_own_outcome_table() -> None:
     """A session roll node: sample_chance frequencies within 4 sigma of chance_outcomes(), fixed seed."""
     from envs.blackbird import RULESET
-    from envs.blackbird.actions import SessionAct
+    from envs.blackbird.actions import SessionAct, session_spend
     from envs.blackbird.session import SessionState
 
     s = SessionState(RULESET.default_config())  # type: ignore[arg-type]
     s.apply_chance(0)
     s.apply_action(SessionAct.TRAIT_0)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(2)  # 6 dice
+    s.apply_action(session_spend(2))  # 6 dice
     table = dict(s.chance_outcomes())
     rng = Rng(99)
     draws = 20_000

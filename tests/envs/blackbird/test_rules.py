@@ -6,7 +6,7 @@ import pytest
 
 from envs.blackbird import RULESET
 from envs.blackbird.actions import DuelPhase as DPhase
-from envs.blackbird.actions import Maneuver, SessionAct
+from envs.blackbird.actions import Maneuver, SessionAct, duel_spend, session_spend
 from envs.blackbird.actions import SessionPhase as Phase
 from envs.blackbird.config import AdvancementRules, CombatRules, PoolRules
 from envs.blackbird.dice import Roll, read_faces
@@ -148,14 +148,14 @@ def test_rule4_no_pool_play_offers_only_zero_spend(cfg) -> None:  # type: ignore
     s = SessionState(override(cfg, pool__enabled=False))
     s.apply_chance(0)
     s.apply_action(SessionAct.TRAIT_0)  # no help phase: help is a pool die
-    assert s.legal_actions() == [0] and s.difficulty() == 2
+    assert s.legal_actions() == [session_spend(0)] and s.difficulty() == 2
 
 
 def test_rule7_failure_condition_raises_later_difficulty_and_forbids_tags(cfg) -> None:  # type: ignore[no-untyped-def]
     s = SessionState(cfg)
     s.apply_chance(5)  # haul the cargo: fail → tired
     s.apply_action(SessionAct.TRAIT_0)
-    s.apply_action(0)
+    s.apply_action(session_spend(0))
     s.force_faces([1, 1, 1])
     s.force_faces([1, 1])
     assert s.conditions == ("tired",)
@@ -224,7 +224,7 @@ def test_rule11_tie_without_roll_off_fails(cfg) -> None:  # type: ignore[no-unty
     s.apply_chance(2)
     s.apply_action(SessionAct.TRAIT_0 + 2)
     s.apply_action(SessionAct.DECLINE_HELP)
-    s.apply_action(0)
+    s.apply_action(session_spend(0))
     s.force_faces([5, 1, 1])
     s.force_faces([5, 1, 1])
     assert s.phase == Phase.RETRY and s.won == 0
@@ -236,8 +236,8 @@ def test_rule13_tie_misses_and_called_shot(cfg) -> None:  # type: ignore[no-unty
     for bonus, hp, penalty in ((0, 4, 1), (1, 2, 2)):  # as written: margin 2 = medium; the key's variant: heavy
         d = DuelState(override(cfg, duel__start_distance=1, combat__called_shot_margin_bonus=bonus))
         d.apply_action(Maneuver.CALLED_SHOT)
-        d.apply_action(0)
-        d.apply_action(0)
+        d.apply_action(duel_spend(0))
+        d.apply_action(duel_spend(0))
         assert d.ex is not None and d.ex.def_dice.maneuver == 1 and d.ex.def_dice.total == 5
         d.force_faces([6, 5, 4, 1, 1])
         d.force_faces([5, 1, 1, 1, 1])  # margin 2 (+ bonus)
@@ -252,21 +252,21 @@ def test_rule14_aim_stores_up_to_three_and_is_spent(cfg) -> None:  # type: ignor
     for _ in range(4):  # Kale aims twice, Snargle aims twice
         d.apply_action(Maneuver.AIM)
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
     assert d.ex is not None and d.ex.att_dice.maneuver == 2 and d.f[0].aim == 0
 
 
 def test_rule14_all_out_attack_leaves_no_defence(cfg) -> None:  # type: ignore[no-untyped-def]
     d = DuelState(override(cfg, duel__start_distance=1))
     d.apply_action(Maneuver.ALL_OUT_ATTACK)
-    d.apply_action(0)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
     assert d.ex is not None and d.ex.att_dice.maneuver == 1
     d.force_faces([1, 1, 1, 1, 1, 1])
     d.force_faces([1, 1, 1, 1])
     assert d.current_player() == 1
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
     assert d.phase == DPhase.ATTACK_ROLL  # Kale gets no defence decision or roll
     d.force_faces([4, 1, 1, 1])  # 1 success vs 0: a light wound
     assert d.f[0].hp == 5
@@ -277,8 +277,8 @@ def test_rule14_all_out_defense_adds_a_die(cfg) -> None:  # type: ignore[no-unty
     d.apply_action(Maneuver.ALL_OUT_DEFENSE)
     assert Maneuver.ATTACK in d.legal_actions()  # Snargle's turn
     d.apply_action(Maneuver.ATTACK)
-    d.apply_action(0)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
     assert d.ex is not None and d.ex.def_dice.total == 3 + 1
 
 
@@ -288,12 +288,12 @@ def test_rule14_move_and_attack_loses_the_base_die_and_ready_strikes_first(cfg) 
     d.apply_action(Maneuver.READY)
     d.apply_action(Maneuver.MOVE_ATTACK)  # Snargle closes: Kale strikes first
     assert d.ex is not None and d.ex.attacker == 0 and d.ex.ready_attack
-    d.apply_action(0)
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
     d.force_faces([1] * 5)
     d.force_faces([1] * 4)
     assert d.ex is not None and d.ex.attacker == 1 and d.ex.maneuver == Maneuver.MOVE_ATTACK
-    d.apply_action(0)
+    d.apply_action(duel_spend(0))
     assert d.ex.att_dice.base == 0 and d.ex.att_dice.total == 3
 
 
@@ -324,8 +324,8 @@ def test_rule17_check_again_after_each_hit_below_zero(cfg) -> None:  # type: ign
         d.f[1].hp = -1
         d.f[1].below_zero = True
         d.apply_action(Maneuver.ATTACK)
-        d.apply_action(0)
-        d.apply_action(0)
+        d.apply_action(duel_spend(0))
+        d.apply_action(duel_spend(0))
         d.force_faces([4, 1, 1, 1, 1])
         d.force_faces([1, 1, 1, 1])  # light: -2 HP
         assert (d.phase == DPhase.CHECK_SPEND) is again
