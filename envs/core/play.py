@@ -15,6 +15,9 @@ from envs.core.policy import Policy, legal_mask
 StepHook = Callable[[State, int, int], None]
 """Called as ``hook(state_before, seat, action)`` before each seat action is applied."""
 
+ANY_SEAT = -3
+"""``stop_at=ANY_SEAT``: stop at the first decision of any seat (only chance is played)."""
+
 
 def advance(
     state: State,
@@ -28,8 +31,9 @@ def advance(
 ) -> int:
     """Play chance and policy moves until ``stop_at`` is to move or the game ends.
 
-    ``policies[seat]`` may be ``None`` only for the ``stop_at`` seat. Returns the number of seat
-    decisions made.
+    ``stop_at`` is a seat, ``ANY_SEAT`` (stop at every decision: the multi-agent adapter plays only
+    chance here) or ``None`` (play to the end). ``policies[seat]`` may be ``None`` only for a seat
+    where the loop stops. Returns the number of seat decisions made.
     """
     decisions = 0
     while True:
@@ -39,7 +43,7 @@ def advance(
         if player == CHANCE:
             state.apply_chance(state.sample_chance(rng))
             continue
-        if player == stop_at:
+        if player == stop_at or stop_at == ANY_SEAT:
             return decisions
         if decisions >= max_steps:
             raise RuntimeError(f"game did not end within {max_steps} decisions")
