@@ -230,11 +230,21 @@ class DuelSetup(RulesModel):
         default=[["with_violence:potent"], ["directly:consequential=for_others"]],
         description="particular strengths per seat: 'form[:potent|twice_potent][:general][:consequential=FORM]'",
     )
+    npc_strengths: list[str] = Field(
+        default=["maneuvering:consequential=for_others"],
+        description="Rule 5: the NPC's particular strengths when seat 1 is an NPC (instead of strengths[1])",
+    )
 
     @field_validator("strengths")
     @classmethod
     def _strengths(cls, v: list[list[str]]) -> list[list[str]]:
         return _check_strengths(v)
+
+    @field_validator("npc_strengths")
+    @classmethod
+    def _npc_strengths(cls, v: list[str]) -> list[str]:
+        _check_strengths([v])
+        return v
 
 
 class MeleeSetup(RulesModel):
@@ -296,4 +306,42 @@ class WickedAgeConfig(RulesModel):
         ):
             if sorted(order) != sorted(NPC_FORMS):
                 raise ValueError(f"{name}: lists the three NPC forms once: {', '.join(NPC_FORMS)}")
+        d, m = self.duel, self.melee
+        duel_specs = [
+            d.strengths[0] if d.strengths else [],
+            d.npc_strengths if d.opponent == "npc" else (d.strengths[1] if len(d.strengths) > 1 else []),
+        ]
+        duel_names = ["duel.strengths[0]", "duel.npc_strengths" if d.opponent == "npc" else "duel.strengths[1]"]
+        _check_strength_kinds(duel_names, duel_specs, [False, d.opponent == "npc"])
+        melee_npc = [False] * (m.parties - 1) + [True]
+        _check_strength_kinds(
+            [f"melee.strengths[{i}]" for i in range(m.parties)],
+            [m.strengths[i] if i < len(m.strengths) else [] for i in range(m.parties)],
+            melee_npc,
+        )
         return self
+
+
+def _check_strength_kinds(names: list[str], specs: list[list[str]], npc: list[bool]) -> None:
+    """Rule 5: refuse at load a strength that could never be rolled, or whose consequence could never bite.
+
+    A seat's strengths need a form of its own kind (unless general) and, when consequential, a form that some
+    opponent of the seat has.
+    """
+    for seat, (name, seat_specs) in enumerate(zip(names, specs, strict=True)):
+        own = NPC_FORMS if npc[seat] else PC_FORMS
+        kind = "an NPC" if npc[seat] else "a PC"
+        opponents = {npc[t] for t in range(len(npc)) if t != seat}
+        bitten = [f for is_npc in sorted(opponents) for f in (NPC_FORMS if is_npc else PC_FORMS)]
+        for spec in seat_specs:
+            form, _, general, conseq = parse_strength(spec)
+            if form not in own and not general:
+                raise ValueError(
+                    f"{name}: strength '{spec}' needs the form '{form}', which {kind} does not have "
+                    f"(Rule 5); use one of {', '.join(own)} or make it general"
+                )
+            if conseq is not None and conseq not in bitten:
+                raise ValueError(
+                    f"{name}: strength '{spec}' is consequential on '{conseq}', a form no opponent of "
+                    f"{kind} seat has, so it could never bite (Rule 5); use one of {', '.join(bitten)}"
+                )

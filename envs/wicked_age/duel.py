@@ -75,7 +75,7 @@ def new_duel(config: BaseModel) -> WickedAgeState:
             DUEL_NPC_NAME,
             True,
             assign_npc_pairs(cfg.forms.npc_pairs, d.npc_assignment),
-            seat_strengths(cfg, d.strengths, 1),
+            seat_strengths(cfg, [d.npc_strengths], 0),
         )
     else:
         b = Character(

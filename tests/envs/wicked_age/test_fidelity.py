@@ -5,10 +5,12 @@ Each test fails on the engine before its fix; rule numbers cite docs/rules/wicke
 
 from __future__ import annotations
 
+import pytest
+
 from envs.wicked_age.actions import Act, Ctx
 from envs.wicked_age.conflict import pc, start_conflict
 from envs.wicked_age.rules import Strength
-from tests.envs.wicked_age.helpers import AMEK, MEKHA, amek, config, mekha, roll
+from tests.envs.wicked_age.helpers import AMEK, MEKHA, amek, config, default_consequence, mekha, roll
 
 DUEL_PICKS = [("with_violence", "directly"), ("for_myself", "directly")]
 
@@ -57,3 +59,34 @@ def test_item3_the_consequential_strength_still_bites_a_negotiated_form_loss():
 
 def test_item3_amek_helper_is_the_seed_sheet():
     assert consequential_amek().dice == amek().dice
+
+
+# -- item 4: consequential strengths across kinds (Rule 5) -----------------------------------------------------
+def test_item4_a_consequential_strength_that_could_never_bite_is_refused_at_load():
+    with pytest.raises(ValueError, match=r"duel\.strengths\[0\].*consequential on 'for_others'.*never bite"):
+        config(duel={"opponent": "npc", "strengths": [["directly:consequential=for_others"], []]})
+    with pytest.raises(ValueError, match=r"duel\.npc_strengths.*needs the form 'directly'"):
+        config(duel={"opponent": "npc", "npc_strengths": ["directly"]})
+    config(duel={"opponent": "npc", "strengths": [["directly:consequential=maneuvering"], []]})  # bites the NPC
+
+
+def test_item4_the_default_npc_duel_npc_rolls_its_strength_and_it_bites():
+    from envs.wicked_age.duel import new_duel
+
+    state = new_duel(config(duel={"opponent": "npc", "build_phase": False, "forms_available": 6}))
+    esan = state.chars[1]
+    assert [st.form for st in esan.strengths] == ["maneuvering"]
+    assert state.chars[AMEK].dice == [8, 10, 6, 6, 4, 12]
+    state.apply_action(Act.FORM_5)  # Amek: With Violence d12 ...
+    state.apply_action(Act.FORM_1)  # ... and Directly d10
+    state.apply_action(Act.STRENGTH_0)  # his potent With Violence strength, a d10
+    state.apply_action(Act.NPC_FORM_1)  # Esan: Maneuvering (d6, d4 in the default NPC duel)
+    assert state.node == Ctx.PICK_STRENGTH and state.legal_actions() == [Act.STRENGTH_0, Act.NO_STRENGTH]
+    state.apply_action(Act.STRENGTH_0)
+    assert state.roll_dice == [(12, 10, 10), (6, 4, 8)]
+    roll(state, AMEK, (3, 2, 1))
+    roll(state, 1, (6, 4, 8))  # Esan's 8 stands
+    roll(state, AMEK, (2, 1, 1))  # 2 x 2 <= 8: Amek loses absolutely
+    default_consequence(state, exhausted=True)
+    # exhausted (Directly 10 -> 8, With Violence 12 -> 10) and For Others 6 -> 4 for Esan's strength
+    assert state.chars[AMEK].dice == [8, 8, 6, 4, 4, 10]
