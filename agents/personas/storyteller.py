@@ -1,6 +1,12 @@
 """Heuristic personas of the storyteller ruleset; each plays both the heist and the duel.
 
 They read the full state (allowed for heuristics) and always return a legal action.
+
+Willpower (Rule 8). Under ``willpower.declared = "before_each_roll"`` (the default) the decision comes
+before each roll, with the turn's earlier rolls already made: each persona answers for the roll about
+to be made (``_heist_willpower_now`` / ``_duel_willpower_now``), so a botch earlier in the turn or an
+opponent's big attack is taken into account. Under ``"before_the_turn"`` they pick the roll at the
+declaration as they always did (action 1).
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import State
-from envs.storyteller.actions import Act, DAct, DPhase, Phase, Status
+from envs.storyteller.actions import Act, DAct, DPhase, Phase, Status, willpower_action
 from envs.storyteller.dice import botch_chance, expected_net
 from envs.storyteller.duel import DuelState
 from envs.storyteller.heist import HeistState, Task
@@ -65,6 +71,52 @@ def _ally_pref(state: HeistState) -> list[int]:
     return [Act.ALLY_REST]
 
 
+def _later_own_roll(state: HeistState) -> bool:
+    """Another roll of the character (not the ally's) is still to come this turn."""
+    return any(not r.ally and r.approach is not None for r in state.queue[1:])
+
+
+def _heist_willpower_now(state: HeistState, spend: bool) -> list[int]:
+    """Preferences at a Willpower decision: spend on the roll about to be made, or not."""
+    if not spend:
+        return [Act.NO_WILLPOWER]
+    if state.willpower_per_roll:
+        return [willpower_action(state.queue[0].index), Act.NO_WILLPOWER]
+    return [Act.WILLPOWER, Act.NO_WILLPOWER]
+
+
+def _duel_willpower_now(state: DuelState, spend: bool) -> list[int]:
+    """Preferences at a duel Willpower decision: spend on the roll about to be made (per roll), or on action 1."""
+    if not spend:
+        return [DAct.NO_WILLPOWER]
+    if state.willpower_per_roll:
+        return [DAct.WILLPOWER + state.queue[0].index, DAct.NO_WILLPOWER]
+    return [DAct.WILLPOWER, DAct.NO_WILLPOWER]
+
+
+def _splitter_heist_spends(state: HeistState) -> bool:
+    """Splitter, last turn: before the turn, on action 1; per roll, on the roll whose task one more success
+    could finish, else on the turn's last roll."""
+    if _turns_left(state) > 1:
+        return False
+    if not state.willpower_per_roll:
+        return True
+    r = state.queue[0]
+    need = _need(state.tasks[r.slot])
+    return need <= expected_net(r.pool, r.difficulty, 0, r.specialty) + 1 or not _later_own_roll(state)
+
+
+def _splitter_duel_spends(state: DuelState) -> bool:
+    """Splitter, last turn: on action 1 before the turn; per roll, on its attack (on the defence only when no
+    attack of its own is left to roll)."""
+    if state.turn != state.cfg.duel.turns - 1:
+        return False
+    if not state.willpower_per_roll:
+        return True
+    s = state.seat
+    return state.queue[0].kind.is_attack or not any(r.seat == s and r.kind.is_attack for r in state.queue)
+
+
 def _focus(state: HeistState) -> int:
     """The active task closest to done (fewest successes missing)."""
     return min(_active(state), key=lambda s: (_need(state.tasks[s]), s))
@@ -73,7 +125,7 @@ def _focus(state: HeistState) -> int:
 class Steady:
     """One action a turn on the task nearest completion, the safe automatic success when it finishes the
     task or a roll is worth little more, Willpower only when behind schedule (heist) or behind the
-    opponent (duel)."""
+    opponent (duel), judged again before each roll after the turn's earlier rolls"""
 
     name = "steady"
 
@@ -85,7 +137,7 @@ class Steady:
             if state.phase == DPhase.PICK:
                 return _first_legal([DAct.ATTACK, DAct.ATTACK_ALT, DAct.DEFEND], mask)
             behind = state.progress[s] < state.progress[1 - s]
-            return _first_legal([DAct.WILLPOWER, DAct.NO_WILLPOWER] if behind else [DAct.NO_WILLPOWER], mask)
+            return _first_legal(_duel_willpower_now(state, behind), mask)
         assert isinstance(state, HeistState)
         ph = state.phase
         if ph == Phase.RETRY:
@@ -99,13 +151,14 @@ class Steady:
             prefs = [Act.AUTO + s, roll] if sure or value <= 1.25 else [roll, Act.AUTO + s]
             return _first_legal(prefs, mask)
         if ph == Phase.WILLPOWER:
-            return _first_legal([Act.WILLPOWER, Act.NO_WILLPOWER] if _heist_behind(state) else [Act.NO_WILLPOWER], mask)
+            return _first_legal(_heist_willpower_now(state, _heist_behind(state)), mask)
         return _first_legal(_ally_pref(state), mask)
 
 
 class Splitter:
     """Always splits the pool into two actions (two tasks in the heist; attack and defend in the duel),
-    keeping Willpower for the last turn."""
+    keeping Willpower for the last turn (on the roll that one more success could finish a task with, else
+    the turn's last roll; in the duel on its attack)"""
 
     name = "splitter"
 
@@ -115,8 +168,7 @@ class Splitter:
                 return _first_legal([DAct.TWO_ACTIONS, DAct.ONE_ACTION], mask)
             if state.phase == DPhase.PICK:
                 return _first_legal([DAct.ATTACK, DAct.DEFEND, DAct.ATTACK_ALT], mask)
-            last = state.turn == state.cfg.duel.turns - 1
-            return _first_legal([DAct.WILLPOWER, DAct.NO_WILLPOWER] if last else [DAct.NO_WILLPOWER], mask)
+            return _first_legal(_duel_willpower_now(state, _splitter_duel_spends(state)), mask)
         assert isinstance(state, HeistState)
         ph = state.phase
         if ph == Phase.RETRY:
@@ -131,14 +183,13 @@ class Splitter:
             prefs = [_best_roll(state, s, state.n_actions, k)[0] for s in order if s not in used]
             return _first_legal(prefs + [Act.AUTO + s for s in order], mask)
         if ph == Phase.WILLPOWER:
-            last = _turns_left(state) <= 1
-            return _first_legal([Act.WILLPOWER, Act.NO_WILLPOWER] if last else [Act.NO_WILLPOWER], mask)
+            return _first_legal(_heist_willpower_now(state, _splitter_heist_spends(state)), mask)
         return _first_legal(_ally_pref(state), mask)
 
 
 class Spender:
-    """Spends a Willpower point on every turn's roll while any are left; one action on the task where a
-    roll brings the most, never takes the automatic success."""
+    """Spends a Willpower point on every turn's first roll while any are left; one action on the task where
+    a roll brings the most, never takes the automatic success"""
 
     name = "spender"
 
@@ -148,7 +199,7 @@ class Spender:
                 return _first_legal([DAct.ONE_ACTION], mask)
             if state.phase == DPhase.PICK:
                 return _first_legal([DAct.ATTACK, DAct.ATTACK_ALT, DAct.DEFEND], mask)
-            return _first_legal([DAct.WILLPOWER, DAct.NO_WILLPOWER], mask)
+            return _first_legal(_duel_willpower_now(state, True), mask)
         assert isinstance(state, HeistState)
         ph = state.phase
         if ph == Phase.RETRY:
@@ -160,7 +211,7 @@ class Spender:
             best = sorted((_best_roll(state, s, state.n_actions, k) for s in _active(state)), key=lambda x: -x[1])
             return _first_legal([a for a, _ in best], mask)
         if ph == Phase.WILLPOWER:
-            return _first_legal([Act.WILLPOWER, Act.NO_WILLPOWER], mask)
+            return _first_legal(_heist_willpower_now(state, True), mask)
         return _first_legal(_ally_pref(state), mask)
 
 

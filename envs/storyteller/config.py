@@ -84,6 +84,11 @@ class WillpowerRules(RulesModel):
         default=1, ge=0, le=1, description="Rule 8: points that may be spent per turn (once per turn)"
     )
     prevents_botch: bool = Field(default=True, description="Rule 8: a roll with Willpower spent cannot botch")
+    declared: Literal["before_each_roll", "before_the_turn"] = Field(
+        default="before_each_roll",
+        description="Rule 8 [decision]: Willpower is declared before each roll, after seeing the turn's earlier "
+        "rolls (before_each_roll), or for one of the turn's rolls before any is made (before_the_turn)",
+    )
 
 
 class MultipleActionRules(RulesModel):
@@ -137,6 +142,11 @@ class TeamworkRules(RulesModel):
     """Rule 14: teamwork."""
 
     enabled: bool = Field(default=True, description="Rule 14: helpers roll separately and add their successes")
+    simple_tasks: Literal["add", "separate"] = Field(
+        default="add",
+        description="Rule 14 [decision]: on a simple task the successes of the turn's rolls add up (add), or each "
+        "roll is judged alone, a failure ending the attempt (separate)",
+    )
 
 
 class SpecialtyRules(RulesModel):

@@ -6,8 +6,10 @@ accumulated successes (docs/rules/storyteller.md, Duel). Each turn both characte
 declare one action or two (Rule 9: dice -2 and -3 in the declared order): ATTACK (the extended roll
 that accumulates successes, by the main approach or the wild one: a bigger pool at a higher
 difficulty) and/or DEFEND (the resisting roll that cancels the opponent's attack successes,
-Rule 12), and whether to spend Willpower on one of them (Rule 8). Seat 0 declares, then seat 1
-(neither sees the other's declaration); the rolls follow in declared order, seat 0's first. One
+Rule 12). Seat 0 declares, then seat 1 (neither sees the other's declaration); the rolls follow in
+declared order, seat 0's first, and before each roll its side decides on Willpower, knowing the
+rolls made so far this turn (Rule 8; under ``willpower.declared = "before_the_turn"`` each side puts
+its point on one of its rolls when declaring). One
 attack and one defence per turn (Rule 11's one roll per task per interval); a defence botch counts
 as 0 successes. An attack's successes minus the opponent's defence successes accumulate
 (Rules 11-13); a botched attack loses everything accumulated. No automatic successes: it is a
@@ -17,12 +19,15 @@ contest under stress (Rule 7).
 ``Discrete(8)`` (``actions.DAct``): 0 one action, 1 two actions (dice -2, -3 in the declared
 order, Rule 9); 2 attack (main approach), 3 wild attack (alternative: bigger pool, higher
 difficulty), 4 defend (the resisting roll, Rule 12); 5 no Willpower, 6/7 Willpower on action 1/2
-(Rule 8). The table stops at two actions even if ``multiple_actions.max_actions`` is 3.
+(Rule 8: before each roll only that roll's is legal). The table stops at two actions even if
+``multiple_actions.max_actions`` is 3.
 
 ## Observation
-``Box(0, 1, (32,))`` from the seat's side (``observation.encode_duel``): both progresses / target,
+``Box(0, 1, (40,))`` from the seat's side (``observation.encode_duel``): both progresses / target,
 both Willpower / 10, turn, own decision phase and declared actions, both fighters' pools / 20 and
-difficulties / 10, last turn's gains and defence successes, the seat index.
+difficulties / 10, last turn's gains and defence successes, the seat index; then, while the turn's
+rolls are made, own attack successes kept so far / 10, own defence / 10, the opponent's two, the
+kind of own roll a Willpower decision is about (one-hot), and whether own attack was reset this turn.
 
 ## Rewards
 +1 to the winner, -1 to the loser, 0 each on a draw.
@@ -40,7 +45,7 @@ the rules above name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -81,6 +86,8 @@ class DuelRoll:
     difficulty: int
     willpower: int
     specialty: bool
+    index: int = 0  # the roll's place in its side's declared order (0-based)
+    willpower_decided: bool = False  # Rule 8: the side's Willpower decision before this roll was made
 
 
 class Side:
@@ -113,11 +120,13 @@ class DuelState(State[DuelChance]):
         self.n_actions = [0, 0]
         self.plans: list[list[Kind]] = [[], []]
         self.wp_action: list[int | None] = [None, None]
+        self.wp_spent = [0, 0]  # Willpower points spent this turn (Rule 8)
         self.queue: list[DuelRoll] = []
         self.attack: list[list[int]] = [[], []]  # this turn's attack outcomes per seat
         self.defence: list[int | None] = [None, None]
         self.last = (0, 0, 0, 0)  # last turn: gains and defence nets, for observations
         self.max_actions = min(rules.max_actions(cfg), DUEL_MAX_ACTIONS)
+        self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
         self.narrate(
             "setup",
             f"{self.sides[0].name} and {self.sides[1].name} struggle: first to {self.target} "
@@ -187,7 +196,9 @@ class DuelState(State[DuelChance]):
             self.defence[r.seat] = rules.resisting_total(self.defence[r.seat], value)
         else:
             self.attack[r.seat].append(value)
-        if not self.queue:
+        if self.queue:
+            self._next_roll()
+        else:
             self._settle()
 
     def legal_actions(self) -> list[int]:
@@ -205,6 +216,8 @@ class DuelState(State[DuelChance]):
                 if self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind))
             ]
         if self.phase == DPhase.WILLPOWER:
+            if self.willpower_per_roll:  # Rule 8: on the roll about to be made
+                return [DAct.NO_WILLPOWER, DAct.WILLPOWER + self.queue[0].index]
             return [DAct.NO_WILLPOWER] + [DAct.WILLPOWER + k for k in range(len(self.plans[s]))]
         return []
 
@@ -219,13 +232,16 @@ class DuelState(State[DuelChance]):
         elif self.phase == DPhase.PICK:
             self.plans[s].append(picked_kind(action))
             if len(self.plans[s]) == self.n_actions[s]:
-                if rules.may_spend_willpower(self.willpower[s], 0, self.cfg):
+                if not self.willpower_per_roll and rules.may_spend_willpower(self.willpower[s], 0, self.cfg):
                     self.phase = DPhase.WILLPOWER
                 else:
                     self._declared()
         elif self.phase == DPhase.WILLPOWER:
             self.wp_action[s] = None if action == DAct.NO_WILLPOWER else action - DAct.WILLPOWER
-            self._declared()
+            if self.willpower_per_roll:
+                self._willpower_on_next_roll(self.wp_action[s] is not None)
+            else:
+                self._declared()
 
     def action_label(self, action: int) -> str:
         return DUEL_LABELS.get(DAct(action), f"action {action}")
@@ -267,12 +283,13 @@ class DuelState(State[DuelChance]):
         for s in SEATS:
             if self.wp_action[s] is not None:
                 self.willpower[s] -= 1
+                self.wp_spent[s] += 1
             side = self.sides[s]
             n = self.n_actions[s]
             for k, kind in enumerate(self.plans[s]):
                 wp = rules.willpower_successes(k == self.wp_action[s], self.cfg)
                 pool = rules.multiple_action_pool(side.pools[kind], n, k + 1)
-                self.queue.append(DuelRoll(s, kind, pool, side.difficulties[kind], wp, side.specialty[kind]))
+                self.queue.append(DuelRoll(s, kind, pool, side.difficulties[kind], wp, side.specialty[kind], k))
         self.attack = [[], []]
         self.defence = [None, None]
         self.phase = DPhase.RESOLVE
@@ -283,6 +300,39 @@ class DuelState(State[DuelChance]):
             for s in SEATS
         )
         self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
+        self._next_roll()
+
+    def _next_roll(self) -> None:
+        """Rule 8: before each roll its side may spend Willpower, having seen the turn's earlier rolls."""
+        r = self.queue[0]
+        if (
+            self.willpower_per_roll
+            and not r.willpower_decided
+            and rules.may_spend_willpower(self.willpower[r.seat], self.wp_spent[r.seat], self.cfg)
+        ):
+            self.seat = r.seat
+            self.phase = DPhase.WILLPOWER
+        else:
+            self.phase = DPhase.RESOLVE
+
+    def _willpower_on_next_roll(self, spend: bool) -> None:
+        """Rule 8: spend a point on the roll about to be made (one automatic success), or not."""
+        r = self.queue[0]
+        if spend:
+            self.willpower[r.seat] -= 1
+            self.wp_spent[r.seat] += 1
+        wp = rules.willpower_successes(spend, self.cfg)
+        self.queue[0] = replace(r, willpower=wp, willpower_decided=True)
+        self.phase = DPhase.RESOLVE
+
+    def rolling(self) -> bool:
+        """The turn's rolls are being made (a per-roll Willpower decision included)."""
+        return self.phase == DPhase.RESOLVE or (self.phase == DPhase.WILLPOWER and self.willpower_per_roll)
+
+    def attack_so_far(self, seat: int) -> tuple[int, bool]:
+        """Rule 11: the seat's attack successes kept this turn so far, and whether a roll reset them."""
+        turn = rules.attack_turn(self.attack[seat], self.cfg)
+        return turn.kept, turn.reset
 
     # -- resolving -------------------------------------------------------------------------------
     def _settle(self) -> None:
@@ -348,6 +398,7 @@ class DuelState(State[DuelChance]):
         self.n_actions = [0, 0]
         self.plans = [[], []]
         self.wp_action = [None, None]
+        self.wp_spent = [0, 0]
 
     def _win(self, w: int) -> None:
         self.phase = DPhase.OVER
@@ -384,6 +435,7 @@ class DuelState(State[DuelChance]):
             tuple(self.n_actions),
             tuple(tuple(p) for p in self.plans),
             tuple(self.wp_action),
+            tuple(self.wp_spent),
             tuple(self.queue),
             tuple(tuple(a) for a in self.attack),
             tuple(self.defence),
@@ -399,6 +451,7 @@ class DuelState(State[DuelChance]):
         new.n_actions = list(self.n_actions)
         new.plans = [list(p) for p in self.plans]
         new.wp_action = list(self.wp_action)
+        new.wp_spent = list(self.wp_spent)
         new.queue = list(self.queue)
         new.attack = [list(a) for a in self.attack]
         new.defence = list(self.defence)

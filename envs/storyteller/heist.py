@@ -5,24 +5,27 @@ One character (seat 0) works on 1..3 extended or simple tasks from the seed's ex
 (``scenarios.CATALOGUE``) before the guards arrive (docs/rules/storyteller.md, Heist). Each turn is
 one interval of every task. A turn: retry or abandon each task that was reset or failed last turn
 (Rule 10); declare one, two or three actions (Rule 9); for each, a task and an approach, or its
-automatic success (Rule 7); Willpower on one roll (Rule 8); where the ally helps (Rule 14). The rolls
-follow in the declared order, the ally's last (Rules 2-6, 11); a botch wipes an extended task
-(Rule 11) and brings the guards ``heist.botch_costs_turns`` sooner.
+automatic success (Rule 7); where the ally helps (Rule 14). The rolls follow in the declared order,
+the ally's last (Rules 2-6, 11); before each of the character's rolls, while a point may be spent
+this turn, the character decides on Willpower, knowing the turn's earlier rolls (Rule 8; under
+``willpower.declared = "before_the_turn"`` the point goes on one roll, chosen right after the picks).
+A botch wipes an extended task (Rule 11) and brings the guards ``heist.botch_costs_turns`` sooner.
 
 ## Actions
 ``Discrete(22)``, taken as a sequence of small decisions per turn (legal subset by mask):
 0 RETRY / 1 ABANDON a task reset or failed last turn (Rule 10); 2..4 declare one, two or three
 actions (Rule 9); 5..10 roll task slot s by approach a (``5 + 2s + a``; a = 1 is the alternative,
 bigger-pool-higher-difficulty approach); 11..13 automatic success on slot s (Rule 7); 14 no
-Willpower, 15..17 Willpower on action k (Rule 8); 18..20 the ally helps slot s, 21 the ally rests
-(Rule 14). The table is ``actions.Act``.
+Willpower, 15..17 Willpower on action k (Rule 8: before each roll only that roll's k is legal);
+18..20 the ally helps slot s, 21 the ally rests (Rule 14). The table is ``actions.Act``.
 
 ## Observation
-``Box(0, 1, (70,))`` (``observation.encode_heist``): per task slot (20 values): present, status
+``Box(0, 1, (73,))`` (``observation.encode_heist``): per task slot (20 values): present, status
 one-hot (active, done, lost, awaiting retry), progress / target, target / 20, pools / 20 and
 difficulties / 10 of both approaches, attempt, calm, retryable, its place in this turn's plan, ally,
 pending retry; then turn, turns left, Willpower / 10, the decision phase one-hot, actions declared
-and picked.
+and picked; then, at a Willpower decision before a roll, that roll's action number / 3, pool / 20
+and difficulty / 10 (73 values).
 
 ## Rewards
 At the end: the fraction of the job's tasks completed (0..1).
@@ -39,7 +42,7 @@ the rules above name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -96,6 +99,8 @@ class PendingRoll:
     specialty: bool
     ally: bool
     approach: int | None  # None: the automatic success (Rule 7)
+    index: int = 0  # the action's place in the turn's plan (0-based)
+    willpower_decided: bool = False  # Rule 8: the Willpower decision before this roll was made
 
 
 class Task:
@@ -144,10 +149,12 @@ class HeistState(State[HeistChance]):
         self.n_actions = 0
         self.plan: list[Pick] = []
         self.wp_action: int | None = None  # index into plan
+        self.wp_spent = 0  # Willpower points spent this turn (Rule 8)
         self.ally_slot: int | None = None
         self.queue: list[PendingRoll] = []
         self.botches = 0
         self.max_actions = rules.max_actions(cfg)
+        self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
         if cfg.heist.draw == 0:
             self._deal(tuple(range(len(cfg.heist.tasks))))
 
@@ -219,6 +226,8 @@ class HeistState(State[HeistChance]):
         if ph == Phase.PICK:
             return self._legal_picks()
         if ph == Phase.WILLPOWER:
+            if self.willpower_per_roll:  # Rule 8: on the roll about to be made
+                return [Act.NO_WILLPOWER, willpower_action(self.queue[0].index)]
             return [Act.NO_WILLPOWER] + [willpower_action(i) for i, p in enumerate(self.plan) if not p.auto]
         if ph == Phase.ALLY:
             return [ally_action(s) for s, t in enumerate(self.tasks) if t.status == Status.ACTIVE] + [Act.ALLY_REST]
@@ -248,7 +257,10 @@ class HeistState(State[HeistChance]):
                 self._after_picks()
         elif ph == Phase.WILLPOWER:
             self.wp_action = None if action == Act.NO_WILLPOWER else action - Act.WILLPOWER
-            self._after_willpower()
+            if self.willpower_per_roll:
+                self._willpower_on_next_roll(self.wp_action is not None)
+            else:
+                self._after_willpower()
         elif ph == Phase.ALLY:
             self.ally_slot = None if action == Act.ALLY_REST else action - Act.ALLY
             self._begin_resolve()
@@ -275,6 +287,7 @@ class HeistState(State[HeistChance]):
         self.plan = []
         self.n_actions = 0
         self.wp_action = None
+        self.wp_spent = 0
         self.ally_slot = None
         for s, t in enumerate(self.tasks):
             if t.status == Status.PENDING:
@@ -362,7 +375,11 @@ class HeistState(State[HeistChance]):
         return out + autos
 
     def _after_picks(self) -> None:
-        if any(not p.auto for p in self.plan) and rules.may_spend_willpower(self.willpower, 0, self.cfg):
+        if (
+            not self.willpower_per_roll
+            and any(not p.auto for p in self.plan)
+            and rules.may_spend_willpower(self.willpower, 0, self.cfg)
+        ):
             self.phase = Phase.WILLPOWER
         else:
             self._after_willpower()
@@ -379,14 +396,15 @@ class HeistState(State[HeistChance]):
         self.queue = []
         if self.wp_action is not None:
             self.willpower -= 1
+            self.wp_spent += 1
         for k, (s, ap) in enumerate(self.plan):
             t = self.tasks[s]
             if ap is None:
-                self.queue.append(PendingRoll(s, 0, 0, 0, False, False, None))
+                self.queue.append(PendingRoll(s, 0, 0, 0, False, False, None, k))
                 continue
             pool = rules.multiple_action_pool(t.pools[ap], n, k + 1)
             wp = rules.willpower_successes(k == self.wp_action, self.cfg)
-            self.queue.append(PendingRoll(s, pool, t.difficulty(ap, self.cfg), wp, t.specialty[ap], False, ap))
+            self.queue.append(PendingRoll(s, pool, t.difficulty(ap, self.cfg), wp, t.specialty[ap], False, ap, k))
         if self.ally_slot is not None:
             t = self.tasks[self.ally_slot]
             self.queue.append(
@@ -408,9 +426,27 @@ class HeistState(State[HeistChance]):
                 self.queue.pop(0)
                 self._take_automatic_success(t)
                 continue
+            if (
+                self.willpower_per_roll
+                and not r.ally
+                and not r.willpower_decided
+                and rules.may_spend_willpower(self.willpower, self.wp_spent, self.cfg)
+            ):
+                self.phase = Phase.WILLPOWER  # Rule 8: decided before this roll, the earlier ones seen
+                return
             return  # a roll: chance node
         self.turn += 1
         self._start_turn()
+
+    def _willpower_on_next_roll(self, spend: bool) -> None:
+        """Rule 8: spend a point on the roll about to be made (one automatic success), or not."""
+        r = self.queue[0]
+        if spend:
+            self.willpower -= 1
+            self.wp_spent += 1
+        wp = rules.willpower_successes(spend, self.cfg)
+        self.queue[0] = replace(r, willpower=wp, willpower_decided=True)
+        self.phase = Phase.RESOLVE
 
     def _take_automatic_success(self, t: Task) -> None:
         """Rule 7: one success without rolling."""
@@ -493,6 +529,7 @@ class HeistState(State[HeistChance]):
             self.n_actions,
             tuple(self.plan),
             self.wp_action,
+            self.wp_spent,
             self.ally_slot,
             tuple(self.queue),
             tuple((t.spec.key, t.progress, t.attempt, t.status) for t in self.tasks),

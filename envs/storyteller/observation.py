@@ -20,7 +20,9 @@ PER_TASK = 20
 """Heist: values per task slot."""
 HEIST_GLOBALS = 10
 """Heist: values after the task slots (clock, Willpower, phase, plan)."""
-HEIST_OBS_SIZE = SLOTS * PER_TASK + HEIST_GLOBALS
+HEIST_NEXT_ROLL = 3
+"""Heist: the roll a per-roll Willpower decision is about (its action number, pool, difficulty; Rule 8)."""
+HEIST_OBS_SIZE = SLOTS * PER_TASK + HEIST_GLOBALS + HEIST_NEXT_ROLL
 """Heist: length of the observation vector."""
 POOL_SCALE = 20.0
 """Pools and targets are divided by this."""
@@ -67,11 +69,20 @@ def encode_heist(state: HeistState, seat: int) -> np.ndarray:
         obs[g + 3 + int(state.phase) - int(Phase.RETRY)] = 1.0
     obs[g + 8] = state.n_actions / PLAN_SCALE
     obs[g + 9] = len(state.plan) / PLAN_SCALE
+    if state.phase == Phase.WILLPOWER and state.willpower_per_roll:
+        r = state.queue[0]
+        obs[g + 10] = (r.index + 1) / PLAN_SCALE
+        obs[g + 11] = min(r.pool / POOL_SCALE, 1.0)
+        obs[g + 12] = r.difficulty / DIFFICULTY_SCALE
     return obs
 
 
 # -- duel -----------------------------------------------------------------------------------------
-DUEL_OBS_SIZE = 32
+DUEL_BASE = 32
+"""Duel: the values that do not depend on the rolls of the turn in progress."""
+DUEL_TURN_ROLLS = 8
+"""Duel: this turn's rolls so far and the roll a per-roll Willpower decision is about (Rule 8)."""
+DUEL_OBS_SIZE = DUEL_BASE + DUEL_TURN_ROLLS
 """Duel: length of the observation vector."""
 DUEL_PLAN_SCALE = 2.0
 """Duel: actions declared are divided by this."""
@@ -104,4 +115,14 @@ def encode_duel(state: DuelState, seat: int) -> np.ndarray:
     obs[29] = min(dm / DIFFICULTY_SCALE, 1.0)
     obs[30] = min(dt / DIFFICULTY_SCALE, 1.0)
     obs[31] = float(seat)
+    if state.rolling():  # this turn's rolls so far: own attack kept, own defence, the opponent's two
+        b = DUEL_BASE
+        for i, who in enumerate((seat, o)):
+            kept, reset = state.attack_so_far(who)
+            obs[b + 2 * i] = min(kept / DIFFICULTY_SCALE, 1.0)
+            obs[b + 2 * i + 1] = min(max(state.defence[who] or 0, 0) / DIFFICULTY_SCALE, 1.0)
+            if i == 0:
+                obs[b + 7] = float(reset)
+        if state.phase == DPhase.WILLPOWER and state.seat == seat:
+            obs[b + 4 + int(state.queue[0].kind)] = 1.0
     return obs

@@ -42,6 +42,20 @@ class Simultaneous(enum.StrEnum):
     DRAW = "draw"
 
 
+class WillpowerTiming(enum.StrEnum):
+    """Rule 8 [decision]: when Willpower is declared (``willpower.declared``)."""
+
+    BEFORE_EACH_ROLL = "before_each_roll"
+    BEFORE_THE_TURN = "before_the_turn"
+
+
+class SimpleTeamwork(enum.StrEnum):
+    """Rule 14 [decision]: how helpers' rolls on a simple task combine (``teamwork.simple_tasks``)."""
+
+    ADD = "add"
+    SEPARATE = "separate"
+
+
 class AttackTurn(NamedTuple):
     """Rules 11-12: one side's attack rolls of a turn: the successes kept, and whether a roll reset it."""
 
@@ -77,6 +91,15 @@ def automatic_success_allowed(pool: int, difficulty: int, calm: bool, cfg: Story
 def may_spend_willpower(points: int, spent_this_turn: int, cfg: StorytellerConfig) -> bool:
     """Rule 8: one Willpower point per turn (declared before the roll) while points remain."""
     return cfg.willpower.successes > 0 and points > 0 and spent_this_turn < cfg.willpower.per_turn
+
+
+def willpower_before_each_roll(cfg: StorytellerConfig) -> bool:
+    """Rule 8 [decision]: Willpower is declared before each roll, after the turn's earlier rolls are seen.
+
+    Otherwise (``willpower.declared = "before_the_turn"``) it is declared for one of the turn's rolls
+    before any of them is made.
+    """
+    return cfg.willpower.declared == WillpowerTiming.BEFORE_EACH_ROLL
 
 
 def willpower_successes(spent: bool, cfg: StorytellerConfig) -> int:

@@ -147,7 +147,7 @@ def test_reset_on_failure_config():
 
 
 def test_teamwork_ally_rolls_separately_and_adds():
-    s = heist(["virus"], heist__ally_pool=3)
+    s = heist(["virus"], heist__ally_pool=3, willpower__declared="before_the_turn")
     play(s, Act.ONE_ACTION, Act.ROLL + 0, Act.NO_WILLPOWER)
     assert s.phase == Phase.ALLY
     play(s, Act.ALLY + 0)
@@ -155,13 +155,13 @@ def test_teamwork_ally_rolls_separately_and_adds():
     s.apply_chance(2)
     s.apply_chance(1)
     assert s.tasks[0].progress == 3
-    off = heist(["virus"], heist__ally_pool=3, teamwork__enabled=False)
+    off = heist(["virus"], heist__ally_pool=3, willpower__declared="before_the_turn", teamwork__enabled=False)
     play(off, Act.ONE_ACTION, Act.ROLL + 0, Act.NO_WILLPOWER)
     assert off.phase == Phase.RESOLVE
 
 
 def test_willpower_once_per_turn_and_budget():
-    s = heist(["documents", "virus"], willpower__points=1)
+    s = heist(["documents", "virus"], willpower__points=1, willpower__declared="before_the_turn")
     play(s, Act.TWO_ACTIONS, Act.ROLL + 0, Act.ROLL + 2)
     assert s.legal_actions() == [Act.NO_WILLPOWER, Act.WILLPOWER, Act.WILLPOWER + 1]  # one of the two rolls
     play(s, Act.WILLPOWER + 1)
@@ -183,7 +183,7 @@ def test_random_draw_of_tasks_is_a_chance_node():
 
 # -- duel --------------------------------------------------------------------------------------------
 def test_duel_resisted_four_against_three_gains_one():
-    s = DuelState(make_cfg())
+    s = DuelState(make_cfg(willpower__declared="before_the_turn"))
     play(s, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER)  # Asha attacks with 6 dice
     assert s.current_player() == 1
     play(s, DAct.TWO_ACTIONS, DAct.DEFEND, DAct.ATTACK, DAct.WILLPOWER + 1)  # Bram: defend -2, attack -3
@@ -196,7 +196,7 @@ def test_duel_resisted_four_against_three_gains_one():
 
 
 def test_duel_botched_attack_loses_everything_and_tie_is_status_quo():
-    s = DuelState(make_cfg())
+    s = DuelState(make_cfg(willpower__declared="before_the_turn"))
     s.progress = [5, 2]
     play(s, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER, DAct.ONE_ACTION, DAct.DEFEND, DAct.NO_WILLPOWER)
     s.apply_chance(BOTCH)
@@ -209,13 +209,13 @@ def test_duel_botched_attack_loses_everything_and_tie_is_status_quo():
 
 
 def test_duel_both_reach_target_higher_total_wins_else_roll_again():
-    s = DuelState(make_cfg())
+    s = DuelState(make_cfg(willpower__declared="before_the_turn"))
     s.progress = [5, 5]
     play(s, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER)
     s.apply_chance(3)
     s.apply_chance(2)
     assert s.is_terminal() and s.outcome().winner == 0 and s.returns() == [1.0, -1.0]
-    t = DuelState(make_cfg())
+    t = DuelState(make_cfg(willpower__declared="before_the_turn"))
     t.progress = [5, 5]
     play(t, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER)
     t.apply_chance(2)
@@ -228,7 +228,7 @@ def test_duel_both_reach_target_higher_total_wins_else_roll_again():
 
 
 def test_duel_time_limit_is_a_draw():
-    s = DuelState(make_cfg(duel__turns=1))
+    s = DuelState(make_cfg(willpower__declared="before_the_turn", duel__turns=1))
     play(s, DAct.ONE_ACTION, DAct.DEFEND, DAct.NO_WILLPOWER, DAct.ONE_ACTION, DAct.DEFEND, DAct.NO_WILLPOWER)
     s.apply_chance(1)
     s.apply_chance(1)
@@ -261,8 +261,65 @@ def test_specialty_rerolls_tens_on_computer_rolls_when_enabled():
 
 
 def test_duel_storyteller_ends_a_botched_attempt_when_configured():
-    s = DuelState(make_cfg(extended__abandon_on_reset=True))
+    s = DuelState(make_cfg(extended__abandon_on_reset=True, willpower__declared="before_the_turn"))
     play(s, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER, DAct.ONE_ACTION, DAct.ATTACK, DAct.NO_WILLPOWER)
     s.apply_chance(BOTCH)
     s.apply_chance(1)
     assert s.outcome().winner == 1 and s.returns() == [-1.0, 1.0]
+
+
+# -- issue 15, item 17: Willpower is decided per roll (Rule 8) ---------------------------------------
+def test_willpower_is_decided_before_each_roll_after_seeing_the_earlier_rolls():
+    """Rule 8: once per turn, declared before the roll; in a split turn roll 1 is seen before deciding on roll 2."""
+    s = heist(["documents", "virus"])
+    play(s, Act.TWO_ACTIONS, Act.ROLL + 0, Act.ROLL + 2)  # documents 7 - 2 = 5 dice, virus 7 - 3 = 4 dice
+    assert s.phase == Phase.WILLPOWER and s.legal_actions() == [Act.NO_WILLPOWER, Act.WILLPOWER]  # before roll 1
+    play(s, Act.NO_WILLPOWER)
+    assert s.current_player() == CHANCE and s.queue[0].pool == 5 and s.queue[0].willpower == 0
+    s.apply_chance(BOTCH)  # roll 1 botches the documents ...
+    assert s.tasks[0].status == Status.PENDING and s.willpower == 3
+    assert s.phase == Phase.WILLPOWER and s.legal_actions() == [Act.NO_WILLPOWER, Act.WILLPOWER + 1]  # ... then roll 2
+    play(s, Act.WILLPOWER + 1)
+    assert s.willpower == 2 and s.queue[0].pool == 4 and s.queue[0].willpower == 1
+    assert BOTCH not in dict(s.chance_outcomes())  # the Willpower roll cannot botch
+    s.apply_chance((1, 1, 2, 3))  # no success, two ones: the Willpower success alone
+    assert s.tasks[1].progress == 1 and s.phase == Phase.RETRY
+
+
+def test_willpower_spent_on_the_first_roll_is_not_offered_again_that_turn():
+    s = heist(["documents", "virus"])
+    play(s, Act.TWO_ACTIONS, Act.ROLL + 0, Act.ROLL + 2, Act.WILLPOWER)
+    s.apply_chance(2)
+    assert s.current_player() == CHANCE and s.queue[0].willpower == 0  # once per turn (Rule 8)
+    s.apply_chance(1)
+    assert s.willpower == 2 and s.phase == Phase.COUNT
+
+
+def test_willpower_before_the_turn_keeps_the_declared_choice():
+    """Rule 8 [decision] ``willpower.declared = "before_the_turn"``: one of the turn's rolls, chosen before any."""
+    s = heist(["documents", "virus"], willpower__declared="before_the_turn")
+    play(s, Act.TWO_ACTIONS, Act.ROLL + 0, Act.ROLL + 2)
+    assert s.legal_actions() == [Act.NO_WILLPOWER, Act.WILLPOWER, Act.WILLPOWER + 1]
+    play(s, Act.WILLPOWER + 1)
+    assert [r.willpower for r in s.queue] == [0, 1]
+
+
+def test_duel_willpower_before_each_roll_sees_the_earlier_rolls():
+    """Rule 8 in the duel: each side decides before each of its rolls, having seen the rolls made so far."""
+    s = DuelState(make_cfg())
+    play(s, DAct.ONE_ACTION, DAct.ATTACK)  # Asha: no Willpower step at the declaration
+    assert s.current_player() == 1 and s.phase == DPhase.COUNT
+    play(s, DAct.TWO_ACTIONS, DAct.DEFEND, DAct.ATTACK)  # Bram: defend -2, attack -3
+    assert s.phase == DPhase.WILLPOWER and s.current_player() == 0  # Asha, before her attack
+    assert s.legal_actions() == [DAct.NO_WILLPOWER, DAct.WILLPOWER]
+    play(s, DAct.NO_WILLPOWER)
+    s.apply_chance(4)  # Asha 4
+    assert s.current_player() == 1 and s.legal_actions() == [DAct.NO_WILLPOWER, DAct.WILLPOWER]
+    assert s.observation(1)[34] == pytest.approx(0.4)  # Bram sees Asha's 4 before deciding on his defence
+    play(s, DAct.NO_WILLPOWER)
+    s.apply_chance(BOTCH)  # Bram's defence botches (counts as 0)
+    assert s.current_player() == 1 and s.legal_actions() == [DAct.NO_WILLPOWER, DAct.WILLPOWER_2]
+    play(s, DAct.WILLPOWER_2)
+    assert s.queue[0].pool == 3 and s.queue[0].willpower == 1
+    s.apply_chance(2)
+    assert s.progress == [4, 2] and s.willpower == [3, 2] and s.turn == 1
