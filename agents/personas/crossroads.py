@@ -2,7 +2,10 @@
 
 Each reads the full :class:`~envs.crossroads.episode.CrossroadsState` and returns a legal action id.
 All three assign dice optimally (preferring successes on goal stats still unmarked); they differ in
-what they spend on, which scenes they frame and how they use +C.
+what they spend on, which scenes they frame and how they use +C. Every -C they give is named to bring the
+victim closest to a kill (Rule 12: only "wounded" and "dying" together make a character killable):
+"wounded" if it lacks it, else "dying", else another (plain) one; a faction only takes plain ones. Naming
+never hurts the giver, so all three name the same way (:data:`GIVE_MINUS_C`, filtered by the mask).
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ from envs.core.dice import Rng
 from envs.crossroads.actions import FACTION_BASE, Act, Phase, Purpose
 from envs.crossroads.dice import PERMUTATIONS, max_successes, success_flags
 from envs.crossroads.episode import Character, CrossroadsState
+
+GIVE_MINUS_C = (Act.ADD_WOUNDED, Act.ADD_DYING, Act.ADD_MINUS_C)
+"""The order a persona names a -C in: legal only while the victim lacks that name, so the first legal one
+completes (or starts) the "wounded" + "dying" pair."""
 
 
 def _first(mask: np.ndarray, prefs: Iterable[int]) -> int | None:
@@ -143,9 +150,9 @@ class Builder(_Persona):
         if p == Phase.ADMIN_TARGET:
             return _any(mask, rng)
         if p == Phase.ADMIN_AIM:  # no counteraction: a scene for beauty
-            return _first(mask, [Act.NO_OPPOSITION, Act.ADD_MINUS_C])
+            return _first(mask, [Act.NO_OPPOSITION, *GIVE_MINUS_C])
         if p == Phase.TARGET_AIM:
-            return _first(mask, [*_mark_first(state), Act.ADD_MINUS_C, Act.GAIN_PLUS_C])
+            return _first(mask, [*_mark_first(state), *GIVE_MINUS_C, Act.GAIN_PLUS_C])
         if p in (Phase.BURN_BEFORE, Phase.BURN_AFTER):
             return int(Act.PASS)
         if p == Phase.LOSER_TRADE:
@@ -201,7 +208,7 @@ class Schemer(_Persona):
             me = _own_character(state, seat)
             return _first(mask, ([Act.TARGET_0 + me.idx] if me else []) + [Act.NO_OPPOSITION])
         if p == Phase.ADMIN_AIM:
-            return _first(mask, [Act.UNMARK_G, Act.UNMARK_G + 1, Act.UNMARK_G + 2, Act.ADD_MINUS_C])
+            return _first(mask, [Act.UNMARK_G, Act.UNMARK_G + 1, Act.UNMARK_G + 2, *GIVE_MINUS_C])
         if p == Phase.TARGET_AIM:
             return _first(mask, [*_mark_first(state), Act.GAIN_PLUS_C])
         if p == Phase.BURN_BEFORE:
@@ -220,7 +227,7 @@ class Schemer(_Persona):
         if p == Phase.BUY_OUTCOME:
             return _first(
                 mask,
-                [*_mark_first(state), Act.GAIN_PLUS_C, Act.REMOVE_PLUS_C, Act.ADD_MINUS_C, Act.INFLUENCE_UP, Act.PASS],
+                [*_mark_first(state), Act.GAIN_PLUS_C, Act.REMOVE_PLUS_C, *GIVE_MINUS_C, Act.INFLUENCE_UP, Act.PASS],
             )
         return None
 
@@ -257,9 +264,9 @@ class Attacker(_Persona):
             prefs += [Act.TARGET_0 + FACTION_BASE + f.idx for f in facs]
             return _first(mask, [*prefs, Act.NO_OPPOSITION])
         if p == Phase.ADMIN_AIM:
-            return _first(mask, [Act.UNMARK_G, Act.UNMARK_G + 1, Act.UNMARK_G + 2, Act.ADD_MINUS_C])
+            return _first(mask, [Act.UNMARK_G, Act.UNMARK_G + 1, Act.UNMARK_G + 2, *GIVE_MINUS_C])
         if p == Phase.TARGET_AIM:
-            return _first(mask, [Act.ADD_MINUS_C])
+            return _first(mask, [*GIVE_MINUS_C])
         if p == Phase.BURN_BEFORE:
             s = state.sides[state.side_i]
             return _first(mask, [Act.BURN] if s.burned < 1 else [Act.PASS])
@@ -281,7 +288,7 @@ class Attacker(_Persona):
 
     @staticmethod
     def harm_order(state: CrossroadsState) -> list[int]:
-        prefs: list[int] = [Act.KILL, Act.UNMARK_G, Act.UNMARK_G + 1, Act.UNMARK_G + 2, Act.ADD_MINUS_C]
+        prefs: list[int] = [Act.KILL, Act.UNMARK_G, Act.UNMARK_G + 1, Act.UNMARK_G + 2, *GIVE_MINUS_C]
         opp = state.opponent_side(state.side_i)
         o = state.entity(opp.eid) if opp is not None else None
         if isinstance(o, Character):

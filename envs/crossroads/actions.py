@@ -1,6 +1,6 @@
 """Crossroads actions: the fixed action table, the decision phases and their labels.
 
-One table of 67 action ids serves every decision; the decision context (:class:`Phase`) says which
+One table of 69 action ids serves every decision; the decision context (:class:`Phase`) says which
 subset is legal. Entities are named by an *entity id*: characters ``0..9`` and factions
 ``FACTION_BASE + 0..7``, the same numbering as the ``TARGET_0`` actions.
 """
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from envs.crossroads.config import MAX_CHARACTER_SLOTS, MAX_FACTION_SLOTS
 from envs.crossroads.dice import PERMUTATIONS, STATS
+from envs.crossroads.rules import MinusC
 
 CHARACTER_NAMES = ("Ash", "Bran", "Cora", "Dov", "Eda", "Fen", "Gil", "Hana", "Ivo", "Juno")
 FACTION_NAMES = (
@@ -46,25 +47,35 @@ class Act(enum.IntEnum):
     MARK_G = 23  # mark own goal box (gated on this roll's success on the stat)
     HARM_G = 26  # -1 to the opponent's stat
     HARM2_G = 29  # -2 to the opponent's stat, with a condition (spend.double_step)
-    ADD_MINUS_C = 32  # opponent gets a -C
-    REMOVE_PLUS_C = 33  # opponent loses a +C
-    UNMARK_G = 34  # unmark the opponent's goal box (gated)
-    KILL = 37  # kill a wounded and dying opponent
-    INFLUENCE_UP = 38  # own faction +1 Influence
-    INFLUENCE_DOWN = 39  # opposing faction -1 Influence
-    PUSH_INFLUENCE = 40  # opposing faction +1 Influence (towards its write-off at 8)
-    PASS = 41  # stop / forgo / no more
-    BURN = 42  # burn a +C (before the roll: +1 success; after: reroll)
-    TRADE = 43  # loser removes a -C from the winner: degree -1
-    SCENE_INTRO_CHARACTER = 44
-    SCENE_INTRO_FACTION = 45
-    SCENE_DEAL = 46
-    SCENE_CONFRONT = 47
-    NO_OPPOSITION = 48
-    TARGET_0 = 49  # entity id e is TARGET_0 + e
+    ADD_MINUS_C = 32  # opponent gets a -C: another (plain) condition
+    ADD_WOUNDED = 33  # opponent gets the -C "wounded" (Rule 12: the buyer names it)
+    ADD_DYING = 34  # opponent gets the -C "dying"
+    REMOVE_PLUS_C = 35  # opponent loses a +C
+    UNMARK_G = 36  # unmark the opponent's goal box (gated)
+    KILL = 39  # kill an opponent holding both "wounded" and "dying"
+    INFLUENCE_UP = 40  # own faction +1 Influence
+    INFLUENCE_DOWN = 41  # opposing faction -1 Influence
+    PUSH_INFLUENCE = 42  # opposing faction +1 Influence (towards its write-off at 8)
+    PASS = 43  # stop / forgo / no more
+    BURN = 44  # burn a +C (before the roll: +1 success; after: reroll)
+    TRADE = 45  # loser removes a -C from the winner: degree -1
+    SCENE_INTRO_CHARACTER = 46
+    SCENE_INTRO_FACTION = 47
+    SCENE_DEAL = 48
+    SCENE_CONFRONT = 49
+    NO_OPPOSITION = 50  # the opposition: nobody (a key) / in the Admin's aim: no counteraction, a scene for beauty
+    TARGET_0 = 51  # entity id e is TARGET_0 + e
 
 
 NUM_ACTIONS = Act.TARGET_0 + NUM_ENTITIES
+
+MINUS_C_ACTIONS: dict[int, MinusC] = {
+    Act.ADD_MINUS_C: MinusC.PLAIN,
+    Act.ADD_WOUNDED: MinusC.WOUNDED,
+    Act.ADD_DYING: MinusC.DYING,
+}
+"""Rule 12: the -C a buyer names with each "give -C" action."""
+MINUS_C_OF = {kind: act for act, kind in MINUS_C_ACTIONS.items()}
 
 STAT_ACTIONS = (Act.STAT_UP_G, Act.STAT_UP2_G, Act.MARK_G, Act.HARM_G, Act.HARM2_G, Act.UNMARK_G)
 """Actions that come in three, one per stat (``base + Stat``)."""
@@ -152,6 +163,8 @@ _LABELS = {
     Act.GAIN_PLUS_C: "gain +C",
     Act.REMOVE_MINUS_C: "remove -C",
     Act.ADD_MINUS_C: "give -C",
+    Act.ADD_WOUNDED: 'give -C "wounded"',
+    Act.ADD_DYING: 'give -C "dying"',
     Act.REMOVE_PLUS_C: "strip +C",
     Act.KILL: "kill",
     Act.INFLUENCE_UP: "Influence +1",

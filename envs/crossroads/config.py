@@ -158,6 +158,11 @@ class WriteoffRules(RulesModel):
         default=True, description="Rule 12: an outcome may kill a character that is wounded and dying"
     )
     goal_check: bool = Field(default=True, description="Rule 12: achieving a goal grants a check that lowers Influence")
+    minus_c_names: Literal["chosen", "automatic"] = Field(
+        default="chosen",
+        description='Rule 12 [decision]: \'chosen\' = the giver of a -C names it ("wounded", "dying" or another); '
+        '\'automatic\' = a character\'s first -C is "wounded", its second "dying"',
+    )
 
 
 class SetupRules(RulesModel):

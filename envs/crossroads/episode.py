@@ -9,8 +9,8 @@ introduction (Rule 9), a deal (Rule 10) or a confrontation (Rule 11), until thre
 Rule 12) or the scene limit (Rule 13).
 
 ## Actions
-``Discrete(67)``, one fixed table (:class:`envs.crossroads.actions.Act`): stat values 1-9 (build), six
-dice permutations (assign), spends/outcomes (+1/+2 stat, +C, -C, mark, harm, unmark, kill, Influence),
+``Discrete(69)``, one fixed table (:class:`envs.crossroads.actions.Act`): stat values 1-9 (build), six
+dice permutations (assign), spends/outcomes (+1/+2 stat, +C, -C named or plain, mark, harm, unmark, kill, Influence),
 pass, burn, trade, four scene types, no-opposition, and 18 entity targets (10 character, 8 faction
 slots). The decision context (``build``, ``assign``, ``spend``, ``admin_scene``, ``admin_target``,
 ``admin_opposition``, ``admin_aim``, ``target_aim``, ``deal_faction``, ``deal_against``, ``burn_before``,
@@ -50,6 +50,8 @@ from envs.crossroads.actions import (
     CONTEXT_NAMES,
     FACTION_BASE,
     FACTION_NAMES,
+    MINUS_C_ACTIONS,
+    MINUS_C_OF,
     NUM_CONTEXTS,
     Act,
     Phase,
@@ -311,10 +313,13 @@ class CrossroadsState(State[Hashable]):
             return self._legal_oppositions()
         if p == Phase.ADMIN_AIM:
             t = self.chars[self._target_id()]
-            return [Act.ADD_MINUS_C] + [Act.UNMARK_G + s for s in Stat if t.goals[s]] + [Act.NO_OPPOSITION]
+            marked = [Act.UNMARK_G + s for s in Stat if t.goals[s]]
+            return self._minus_c_actions(t) + marked + [Act.NO_OPPOSITION]
         if p == Phase.TARGET_AIM:
             t = self.chars[self._target_id()]
-            return [Act.GAIN_PLUS_C, Act.ADD_MINUS_C] + [Act.MARK_G + s for s in Stat if not t.goals[s]]
+            opposition = self.entity(self.sides[0].eid)
+            unmarked = [Act.MARK_G + s for s in Stat if not t.goals[s]]
+            return [Act.GAIN_PLUS_C, *self._minus_c_actions(opposition)] + unmarked
         if p == Phase.DEAL_FACTION:
             return [Act.TARGET_0 + FACTION_BASE + f.idx for f in self.factions if f.alive]
         if p == Phase.DEAL_AGAINST:
@@ -416,7 +421,7 @@ class CrossroadsState(State[Hashable]):
             if pay > 0:
                 out += [Act.HARM2_G, Act.HARM2_G + Stat.KH, Act.HARM2_G + Stat.M]
             if rules.may_gain(o.minus, cap):
-                out.append(Act.ADD_MINUS_C)
+                out += self._minus_c_actions(o)
             if o.plus > 0:
                 out.append(Act.REMOVE_PLUS_C)
             out += [Act.UNMARK_G + b for b in rules.unmarkable_boxes(s.flags, o.goals)]
@@ -424,7 +429,7 @@ class CrossroadsState(State[Hashable]):
                 out.append(Act.KILL)
         else:
             if rules.may_gain(o.minus, cap):
-                out.append(Act.ADD_MINUS_C)
+                out += self._minus_c_actions(o)
             if o.plus > 0:
                 out.append(Act.REMOVE_PLUS_C)
             out += [Act.INFLUENCE_DOWN, Act.PUSH_INFLUENCE]
@@ -626,7 +631,7 @@ class CrossroadsState(State[Hashable]):
             if effect == "gain_plus_c":
                 self.gain_plus_c(e)
             elif effect == "gain_minus_c":
-                self.add_minus_c(e)
+                self.add_minus_c(e, MinusC.PLAIN)  # nobody names it: another condition
             elif effect == "goal_box_on_miss" and isinstance(e, Character):
                 for s in rules.missed_matching_stats(dice, perm, flags):
                     if not e.goals[s] and e.alive:
@@ -693,12 +698,24 @@ class CrossroadsState(State[Hashable]):
         e.minus -= 1
         self.narrate("condition", f"{e.name} sheds a -C ({e.minus} left).", None)
 
-    def add_minus_c(self, e: Entity) -> None:
-        """Rules 11.7/12: a -C; a character's first two are "wounded" then "dying" [decision]."""
+    def _minus_c_actions(self, e: Entity) -> list[int]:
+        """Rule 12: the "give -C" actions against ``e``: the names a giver may choose."""
+        automatic = self.cfg.writeoffs.minus_c_names == "automatic"
+        if isinstance(e, Character):
+            choices = rules.minus_c_choices(automatic, True, e.wounded, e.dying)
+        else:
+            choices = rules.minus_c_choices(automatic, False, False, False)
+        return [MINUS_C_OF[k] for k in choices]
+
+    def add_minus_c(self, e: Entity, named: MinusC) -> None:
+        """Rules 11.7/12: a -C, named by its giver ("wounded", "dying" or another; ``writeoffs.minus_c_names``)."""
         if not rules.may_gain(e.minus, self.cfg.character.max_conditions):
             return
+        automatic = self.cfg.writeoffs.minus_c_names == "automatic"
         if isinstance(e, Character):
-            kind = rules.next_minus_c(True, e.wounded, e.dying)
+            kind = rules.minus_c_taken(named, automatic, True, e.wounded, e.dying)
+            if kind is None:  # it already holds that one
+                return
             if kind is MinusC.WOUNDED:
                 e.wounded = True
             elif kind is MinusC.DYING:
@@ -1017,8 +1034,8 @@ class CrossroadsState(State[Hashable]):
         assert a is not None
         unmark = stat_of(a, Act.UNMARK_G)
         mark = stat_of(a, Act.MARK_G)
-        if a == Act.ADD_MINUS_C and o.alive:
-            self.add_minus_c(o)
+        if a in MINUS_C_ACTIONS and o.alive:
+            self.add_minus_c(o, MINUS_C_ACTIONS[a])
         elif unmark is not None and o.alive and s.flags[unmark] and isinstance(o, Character):
             self.unmark_goal(o, unmark)
         elif a == Act.GAIN_PLUS_C:
@@ -1070,8 +1087,8 @@ class CrossroadsState(State[Hashable]):
                 self.change_influence(o, -1)
             elif a == Act.PUSH_INFLUENCE:
                 self.change_influence(o, 1)
-        if a == Act.ADD_MINUS_C:
-            self.add_minus_c(o)
+        if a in MINUS_C_ACTIONS:
+            self.add_minus_c(o, MINUS_C_ACTIONS[a])
         elif a == Act.REMOVE_PLUS_C:
             o.plus -= 1
             self.narrate("condition", f"{o.name} loses a +C ({o.plus}).", None)
@@ -1268,7 +1285,7 @@ class CrossroadsState(State[Hashable]):
         if p == Phase.ADMIN_AIM or p == Phase.TARGET_AIM:
             if a == Act.NO_OPPOSITION:
                 return "no_opposition"
-            if a == Act.ADD_MINUS_C:
+            if a in MINUS_C_ACTIONS:
                 return "aim_minus_c"
             if a == Act.GAIN_PLUS_C:
                 return "aim_plus_c"
@@ -1292,6 +1309,8 @@ class CrossroadsState(State[Hashable]):
             return "outcome_harm_stat"
         if a in (Act.ADD_MINUS_C, Act.REMOVE_PLUS_C):
             return "outcome_harm_condition"
+        if a in MINUS_C_ACTIONS:
+            return "outcome_named_minus_c"
         if stat_of(a, Act.UNMARK_G) is not None:
             return "outcome_unmark"
         if a == Act.KILL:

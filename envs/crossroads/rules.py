@@ -157,12 +157,41 @@ def may_gain(count: int, max_conditions: int) -> bool:
 
 
 def next_minus_c(is_character: bool, wounded: bool, dying: bool) -> MinusC:
-    """Rule 12 [decision]: a character's first -C is "wounded", its second "dying", later ones plain."""
+    """Rule 12 (``writeoffs.minus_c_names = "automatic"``): a character's first -C is "wounded", then "dying"."""
     if is_character and not wounded:
         return MinusC.WOUNDED
     if is_character and not dying:
         return MinusC.DYING
     return MinusC.PLAIN
+
+
+def minus_c_choices(automatic: bool, is_character: bool, wounded: bool, dying: bool) -> list[MinusC]:
+    """Rule 12: the -C a buyer may name: "wounded" or "dying" if the character lacks it, or another (plain) one.
+
+    A faction's -C are plain; with ``writeoffs.minus_c_names = "automatic"`` nobody names them.
+    """
+    if automatic or not is_character:
+        return [MinusC.PLAIN]
+    out = [MinusC.PLAIN]
+    if not wounded:
+        out.append(MinusC.WOUNDED)
+    if not dying:
+        out.append(MinusC.DYING)
+    return out
+
+
+def minus_c_taken(named: MinusC, automatic: bool, is_character: bool, wounded: bool, dying: bool) -> MinusC | None:
+    """Rule 12: the -C an entity takes when ``named`` is given; ``None`` if it already holds that one.
+
+    ``automatic`` [decision]: the name is ignored, a character's first -C is "wounded", its second "dying".
+    """
+    if not is_character:
+        return MinusC.PLAIN
+    if automatic:
+        return next_minus_c(True, wounded, dying)
+    if (named is MinusC.WOUNDED and wounded) or (named is MinusC.DYING and dying):
+        return None
+    return named
 
 
 def shed_minus_c(minus: int, wounded: bool, dying: bool) -> MinusC:

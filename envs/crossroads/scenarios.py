@@ -47,6 +47,7 @@ OPTION_GROUPS = (
     "outcome_goal",
     "outcome_harm_stat",
     "outcome_harm_condition",
+    "outcome_named_minus_c",
     "outcome_unmark",
     "outcome_kill",
     "outcome_influence",

@@ -57,7 +57,7 @@ def test_golden_setup_deal_and_confrontation():
     st.apply_action(Act.SCENE_CONFRONT)
     st.apply_action(Act.TARGET_0 + 0)  # Ash
     st.apply_action(Act.TARGET_0 + 1)  # opposed by Bran
-    st.apply_action(Act.ADD_MINUS_C)  # Admin's aim: give Ash a -C
+    st.apply_action(Act.ADD_WOUNDED)  # Admin's aim: give Ash the -C "wounded" (the buyer names it)
     st.apply_action(Act.MARK_G)  # Ash's aim: mark its G box
     # "Before the roll each may remove a +C to get 1 more success."
     st.apply_action(Act.BURN)  # Bran burns one of its two +C
@@ -83,7 +83,7 @@ def test_golden_setup_deal_and_confrontation():
     st.apply_action(Act.SCENE_CONFRONT)
     st.apply_action(Act.TARGET_0 + 1)
     st.apply_action(Act.TARGET_0 + faction_id(2))
-    st.apply_action(Act.ADD_MINUS_C)
+    st.apply_action(Act.ADD_WOUNDED)  # the Syndicate's aim: Bran "wounded"
     st.apply_action(Act.GAIN_PLUS_C)
     st.apply_action(Act.PASS)
     st.apply_action(Act.PASS)
@@ -97,7 +97,7 @@ def test_golden_setup_deal_and_confrontation():
     # Bran cannot remove a -C from the Syndicate: it has none
     assert st.legal_actions() == [Act.PASS]
     st.apply_action(Act.PASS)
-    st.apply_action(Act.ADD_MINUS_C)  # second -C: "dying" (the free goal gave "wounded")
+    st.apply_action(Act.ADD_DYING)  # "dying" too (the free goal gave "wounded")
     st.apply_action(Act.KILL)  # "an outcome spent to kill it"
     b = st.chars[1]
     assert not b.alive and b.exit == "killed" and st.exits == 1

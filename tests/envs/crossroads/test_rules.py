@@ -449,14 +449,14 @@ def test_rule11_4_5_tie_is_a_shared_win_with_degree_0_and_both_scene_goals():
 
 def test_rule11_4_faction_winner_earns_advantage_used_on_its_next_roll():
     st = quick_setup(new())
-    start_confrontation(st, 1, faction_id(2))
+    start_confrontation(st, 1, faction_id(2), admin_aim=Act.ADD_WOUNDED)
     _fight(st, (1, 2, 9), (9, 9, 10))  # faction (Influence 4): 2 successes; target 0
     assert st.factions[2].advantage
     assert st.decision_context() == "loser_trade"
     st.apply_action(Act.PASS)
     assert st.decision_context() == "buy_outcome" and st.left == 2
     st.apply_action(Act.PASS)
-    assert st.chars[1].minus == 1 and st.chars[1].wounded  # the Admin's free scene goal: a -C
+    assert st.chars[1].minus == 1 and st.chars[1].wounded  # the Admin's free scene goal: the -C "wounded"
     # next scene (Admin 1): the faction opposes character 2; its Advantage adds 1 success, then it is spent
     start_confrontation(st, 2, faction_id(2))
     _to_rolls(st)
@@ -527,11 +527,62 @@ def test_rule12_wounded_and_dying_can_be_killed():
     _fight(st, (1, 2, 3), (9, 9, 10))
     st.apply_action(Act.PASS)
     assert Act.KILL not in st.legal_actions()
-    st.apply_action(Act.ADD_MINUS_C)  # wounded
-    st.apply_action(Act.ADD_MINUS_C)  # dying
+    st.apply_action(Act.ADD_WOUNDED)  # the buyer names the -C "wounded"
+    st.apply_action(Act.ADD_DYING)  # ... and "dying"
     assert st.chars[1].wounded and st.chars[1].dying
     st.apply_action(Act.KILL)
     assert not st.chars[1].alive and st.chars[1].exit == "killed"
+
+
+def test_rule12_the_buyer_names_each_minus_c_and_only_both_names_make_killable():
+    """Rule 12: "у них есть -С «ранен» и «умирает»": two -C of any kind do not make a character killable."""
+    st = quick_setup(new())
+    start_confrontation(st, 1, 0)  # the Admin's aim: a -C, another (plain) one
+    _fight(st, (1, 2, 3), (9, 9, 10))  # Admin 3 successes, target 0: degree 3
+    st.apply_action(Act.PASS)  # no trade
+    c = st.chars[1]
+    assert c.minus == 1 and not c.wounded and not c.dying  # the free scene goal: a plain -C
+    assert {Act.ADD_MINUS_C, Act.ADD_WOUNDED, Act.ADD_DYING} <= set(st.legal_actions())
+    st.apply_action(Act.ADD_MINUS_C)
+    assert c.minus == 2 and not c.wounded and not c.dying
+    assert Act.KILL not in st.legal_actions()  # two -C, neither of them "wounded" or "dying"
+    st.apply_action(Act.ADD_DYING)
+    legal = st.legal_actions()
+    assert c.dying and not c.wounded and Act.ADD_DYING not in legal and Act.KILL not in legal
+    st.apply_action(Act.ADD_WOUNDED)
+    assert c.wounded and c.dying and c.minus == 4 and c.alive
+    assert any(e.text == 'Bran takes a -C "wounded".' for e in st.log)
+
+
+def test_rule12_aims_name_the_minus_c_and_factions_take_plain_ones():
+    st = quick_setup(new())
+    st.apply_action(Act.SCENE_CONFRONT)
+    st.apply_action(Act.TARGET_0 + 1)
+    st.apply_action(Act.TARGET_0 + faction_id(0))
+    assert {Act.ADD_MINUS_C, Act.ADD_WOUNDED, Act.ADD_DYING} <= set(st.legal_actions())  # against a character
+    st.apply_action(Act.ADD_DYING)
+    legal = st.legal_actions()  # the target's aim against a faction: only a plain -C
+    assert Act.ADD_MINUS_C in legal and Act.ADD_WOUNDED not in legal and Act.ADD_DYING not in legal
+    st.apply_action(Act.ADD_MINUS_C)
+    _to_rolls(st)
+    roll(st, (1, 2, 9))  # the faction: 2 successes
+    roll(st, (9, 9, 10))
+    st.apply_action(Act.PASS)
+    st.apply_action(Act.PASS)
+    st.apply_action(assign_action((0, 1, 2)))  # target: 0 successes
+    st.apply_action(Act.PASS)  # the target does not trade
+    assert st.chars[1].dying and not st.chars[1].wounded and st.chars[1].minus == 1
+
+
+def test_rule12_automatic_naming_is_a_config_decision():
+    st = quick_setup(new(writeoffs__minus_c_names="automatic"))
+    start_confrontation(st, 1, 0)
+    _fight(st, (1, 2, 3), (9, 9, 10))
+    st.apply_action(Act.PASS)
+    assert st.chars[1].wounded  # the free goal's -C is the first: "wounded"
+    assert Act.ADD_WOUNDED not in st.legal_actions() and Act.ADD_DYING not in st.legal_actions()
+    st.apply_action(Act.ADD_MINUS_C)
+    assert st.chars[1].dying and Act.KILL in st.legal_actions()
 
 
 def test_rule12_goal_achieved_exits_and_its_check_lowers_influence():
