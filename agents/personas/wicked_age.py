@@ -135,6 +135,9 @@ class WickedAgePersona:
         return _first([Act.OFFER_LOSER_CHOICE, Act.TAKE_DEFAULT], mask)
 
     def on_conseq_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        assert state.conseq is not None
+        if s == state.conseq.loser:  # the winner offers: any offer costs less than the default's two sizes
+            return Act.ACCEPT
         return Act.ACCEPT if state.terms_offer is Offer.WINNER_CHOICE else Act.INSIST
 
     def on_conseq_default(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
@@ -206,7 +209,8 @@ class OweFarmer(WickedAgePersona):
 
 class Pacifist(WickedAgePersona):
     """Negotiates early: offers to concede before round 1's roll, accepts every offer, agrees to avoid ties,
-    and as a loser offers a one-form loss instead of the default."""
+    as a loser offers a one-form loss instead of the default, and as a winner proposes that one-form loss
+    (the loser's choice) before settling for the milder of exhausted and injured."""
 
     name = "pacifist"
 
@@ -230,6 +234,8 @@ class Pacifist(WickedAgePersona):
     def on_conseq_default(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         assert state.conseq is not None
         loser = state.conseq[1]
+        if mask[Act.OFFER_LOSER_CHOICE]:  # as the winner it proposes the mild outcome first (Rule 17)
+            return Act.OFFER_LOSER_CHOICE
         ex, inj = harm_of(state, loser, True), harm_of(state, loser, False)
         return Act.EXHAUST if ex < inj else Act.INJURE  # the milder of the two
 

@@ -178,6 +178,9 @@ class NegotiationRules(RulesModel):
     before_rolls: bool = Field(default=True, description="Rule 17: offers may be made before round 1's roll")
     between_rounds: bool = Field(default=True, description="Rule 17: offers may be made instead of continuing a round")
     after_absolute: bool = Field(default=True, description="Rule 17: the loser may offer instead of the default")
+    winner_offers: bool = Field(
+        default=True, description="Rule 17: after an absolute result the winner may propose an offer too (example D)"
+    )
 
 
 class OweListRules(RulesModel):

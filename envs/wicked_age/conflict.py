@@ -81,6 +81,7 @@ from envs.wicked_age.rules import (
     stronger_opponents,
     turn_order,
     usable_strengths,
+    winner_may_offer,
 )
 
 PC_FORM_IDS: tuple[int, ...] = tuple(int(f) for f in PcForm)
@@ -122,8 +123,8 @@ class Terms(enum.Enum):
     """Rules 14-17: the settling of a pending consequence."""
 
     ASK = "ask"  # the loser may offer a negotiated outcome instead of the default
-    OFFERED = "offered"  # an offer (``terms_offer``) awaits the winner's answer
-    DEFAULT = "default"  # the winner picks exhausted or injured
+    OFFERED = "offered"  # an offer (``terms_offer``) of ``terms_by`` awaits the other side's answer
+    DEFAULT = "default"  # the winner picks exhausted or injured (or, once, proposes an offer of its own)
     AGREED = "agreed"  # the offer ``terms_offer`` was agreed: apply it
 
 
@@ -247,6 +248,8 @@ class WickedAgeState(State):
         self.conseq: Decided | None = None  # (winner, loser) awaiting consequences
         self.terms = Terms.ASK
         self.terms_offer: Offer | None = None
+        self.terms_by: int | None = None  # who proposed the pending or agreed offer
+        self.winner_offered = False  # the winner has made its one offer for this consequence
         self.avoid_votes: list[bool] = []
         self._legal_cache: list[int] | None = None
         if build:
@@ -332,7 +335,9 @@ class WickedAgeState(State):
         if node == Ctx.CONSEQ_OFFER:
             return [*self._offer_actions(), Act.TAKE_DEFAULT]
         if node == Ctx.CONSEQ_DEFAULT:
-            return [Act.EXHAUST, Act.INJURE]
+            neg = self.cfg.negotiation
+            may_offer = winner_may_offer(neg.enabled, neg.after_absolute, neg.winner_offers, self.winner_offered)
+            return [Act.EXHAUST, Act.INJURE, *(self._offer_actions() if may_offer else [])]
         raise AssertionError(f"no decision at {node!r}")  # pragma: no cover
 
     def _offer_actions(self) -> list[int]:
@@ -403,6 +408,8 @@ class WickedAgeState(State):
             self.conseq,
             self.terms.value,
             self.terms_offer,
+            self.terms_by,
+            self.winner_offered,
             tuple(self.avoid_votes),
             tuple(self.build_dice),
             tuple(self.build_filled),
@@ -531,21 +538,17 @@ class WickedAgeState(State):
             if a == Act.TAKE_DEFAULT:
                 self.terms = Terms.DEFAULT
             else:
-                assert self.conseq is not None
-                kind = offer_of(a)
-                self.terms, self.terms_offer = Terms.OFFERED, kind
-                w, loser = self.conseq
-                self.narrate(
-                    "offer",
-                    f"{self.names[loser]} offers {self.names[w]} instead: {self._offer_text(kind, loser, w)}.",
-                    loser,
-                )
+                self._propose_terms(s, offer_of(a))
         elif node == Ctx.CONSEQ_RESPONSE:
             self._answer_conseq_offer(a == Act.ACCEPT)
         elif node == Ctx.CONSEQ_DEFAULT:
             assert self.conseq is not None
-            self._apply_default_consequence(exhausted=(a == Act.EXHAUST))
-            self._finish_consequence()
+            if a in (Act.EXHAUST, Act.INJURE):
+                self._apply_default_consequence(exhausted=(a == Act.EXHAUST))
+                self._finish_consequence()
+            else:
+                self.winner_offered = True
+                self._propose_terms(s, offer_of(a))
         self._proceed()
 
     # == The machine ==============================================================================
@@ -981,7 +984,7 @@ class WickedAgeState(State):
         self.conflict_score[loser] -= 1
         self.narrate("out", f"{self.names[loser]} is out of the conflict; {self.names[w]} sets the terms.", loser)
         self.conseq = decided
-        self.terms, self.terms_offer = Terms.ASK, None
+        self.terms, self.terms_offer, self.terms_by, self.winner_offered = Terms.ASK, None, None, False
 
     def _end_round(self) -> bool:
         """Rules 12 and 18: the owe list after round 1; no round after the last."""
@@ -1078,7 +1081,7 @@ class WickedAgeState(State):
         self.conflict_score[target] += 1
         self.conflict_score[p] -= 1
         self.conseq = Decided(target, p)
-        self.terms, self.terms_offer = Terms.AGREED, kind
+        self.terms, self.terms_offer, self.terms_by, self.winner_offered = Terms.AGREED, kind, p, False
         self.idx += 1
         if kind is Offer.CONCEDE_STAKE:
             self.narrate("concede", f"{self.names[p]} concedes the stake and loses no dice.", p)
@@ -1095,7 +1098,7 @@ class WickedAgeState(State):
         if self.terms is Terms.DEFAULT:
             return self._decide(Ctx.CONSEQ_DEFAULT, w)
         if self.terms is Terms.OFFERED:
-            return self._decide(Ctx.CONSEQ_RESPONSE, w)
+            return self._decide(Ctx.CONSEQ_RESPONSE, loser if self.terms_by == w else w)
         kind = self.terms_offer
         assert kind is not None
         if kind is Offer.CONCEDE_STAKE:  # pragma: no cover - resolved on acceptance
@@ -1106,17 +1109,34 @@ class WickedAgeState(State):
             return False
         return self._decide(Ctx.OFFER_FORM, offer_chooser(kind, w, loser))
 
-    def _answer_conseq_offer(self, accept: bool) -> None:
+    def _propose_terms(self, proposer: int, kind: Offer) -> None:
+        """Rule 17: after an absolute result either side may propose a negotiated outcome instead of the default."""
         assert self.conseq is not None
         w, loser = self.conseq
+        self.terms, self.terms_offer, self.terms_by = Terms.OFFERED, kind, proposer
+        other = loser if proposer == w else w
+        self.narrate(
+            "offer",
+            f"{self.names[proposer]} offers {self.names[other]} instead: {self._offer_text(kind, loser, w)}.",
+            proposer,
+        )
+
+    def _answer_conseq_offer(self, accept: bool) -> None:
+        """Rule 17: the other side accepts the offer, or breaks off and insists on the whip."""
+        assert self.conseq is not None
+        w, loser = self.conseq
+        responder = loser if self.terms_by == w else w
         if accept:
-            self.narrate("accept", f"{self.names[w]} accepts.", w)
+            self.narrate("accept", f"{self.names[responder]} accepts.", responder)
             self.terms = Terms.AGREED
             if self.terms_offer is Offer.CONCEDE_STAKE:
                 self.narrate("concede", f"{self.names[loser]} concedes the stake and loses no dice.", loser)
                 self._finish_consequence()
-        else:
+        elif responder == w:
             self.narrate("insist", f'{self.names[w]} breaks off: "Forget it. You\'re exhausted or injured."', w)
+            self.terms = Terms.DEFAULT
+        else:
+            self.narrate("insist", f"{self.names[loser]} breaks off: {self.names[w]} may do their worst.", loser)
             self.terms = Terms.DEFAULT
 
     def _form_loss_actions(self, loser: int) -> list[int]:
@@ -1163,7 +1183,7 @@ class WickedAgeState(State):
         w, loser = self.conseq
         agreed = self.terms_offer if self.terms is Terms.AGREED else None
         self.conseq = None
-        self.terms, self.terms_offer = Terms.ASK, None
+        self.terms, self.terms_offer, self.terms_by, self.winner_offered = Terms.ASK, None, None, False
         st = self.strength_of(w)
         ch = self.chars[loser]
         slot = consequential_slot(st, ch.npc, ch.dice, agreed)

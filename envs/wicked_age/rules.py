@@ -317,6 +317,11 @@ def negotiation_open(
     return enabled and bool(offers) and (before_rolls if round_no == 1 else between_rounds)
 
 
+def winner_may_offer(enabled: bool, after_absolute: bool, winner_offers: bool, already_offered: bool) -> bool:
+    """Rule 17: instead of naming exhausted or injured, the winner may propose a negotiated outcome, once."""
+    return enabled and after_absolute and winner_offers and not already_offered
+
+
 def form_loss_choices(dice: Sequence[int]) -> list[int]:
     """Rule 17: a negotiated loss of one size falls on a form (NPC: one die) that still has a size to lose."""
     return [i for i in SHEET_SLOTS if dice[i] > 0]

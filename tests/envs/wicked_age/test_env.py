@@ -111,6 +111,7 @@ def test_every_option_group_is_declared_by_its_scenario():
     for scenario, cfg in (
         ("duel", config(duel={"build_phase": True})),
         ("duel", config(duel={"opponent": "npc", "build_phase": True})),
+        ("duel", config(negotiation={"enabled": False})),  # random play settles most conflicts by offers
         ("melee", config(melee={"parties": 4})),
     ):
         scen = RULESET.scenario(scenario)

@@ -90,3 +90,45 @@ def test_item4_the_default_npc_duel_npc_rolls_its_strength_and_it_bites():
     default_consequence(state, exhausted=True)
     # exhausted (Directly 10 -> 8, With Violence 12 -> 10) and For Others 6 -> 4 for Esan's strength
     assert state.chars[AMEK].dice == [8, 8, 6, 4, 4, 10]
+
+
+# -- item 7: the winner may propose too (Rule 17, example D: Tom proposes) ---------------------------------------
+def absolute_win_for_amek():
+    state = start_conflict([amek(), mekha()], DUEL_PICKS)
+    roll(state, AMEK, (10, 3))
+    roll(state, MEKHA, (7, 2))
+    roll(state, MEKHA, (5, 4))  # 2 x 5 <= 10: Mekha loses absolutely
+    state.apply_action(Act.TAKE_DEFAULT)  # Mekha makes no offer
+    assert state.node == Ctx.CONSEQ_DEFAULT and state.actor == AMEK
+    return state
+
+
+def test_item7_the_winner_proposes_one_die_of_its_choice_and_the_loser_accepts():
+    state = absolute_win_for_amek()
+    assert Act.OFFER_WINNER_CHOICE in state.legal_actions()
+    state.apply_action(Act.OFFER_WINNER_CHOICE)  # "no exhaustion or injury, but one die down one size"
+    assert state.node == Ctx.CONSEQ_RESPONSE and state.actor == MEKHA
+    state.apply_action(Act.ACCEPT)
+    assert state.node == Ctx.OFFER_FORM and state.actor == AMEK  # the winner picks the form
+    state.apply_action(Act.FORM_2)
+    assert state.chars[MEKHA].dice == [6, 8, 8, 4, 6, 12]  # only For Myself lost a size
+    assert state.outcome() is not None
+
+
+def test_item7_a_loser_who_insists_gets_the_default_and_the_winner_offers_only_once():
+    state = absolute_win_for_amek()
+    state.apply_action(Act.OFFER_CONCEDE_STAKE)
+    state.apply_action(Act.INSIST)
+    assert state.node == Ctx.CONSEQ_DEFAULT and state.actor == AMEK
+    assert state.legal_actions() == [Act.EXHAUST, Act.INJURE]
+    state.apply_action(Act.EXHAUST)
+    assert state.chars[MEKHA].dice == [6, 6, 10, 4, 6, 10]
+
+
+def test_item7_key_turns_winner_offers_off():
+    state = start_conflict([amek(), mekha()], DUEL_PICKS, config(negotiation={"winner_offers": False}))
+    roll(state, AMEK, (10, 3))
+    roll(state, MEKHA, (7, 2))
+    roll(state, MEKHA, (5, 4))
+    state.apply_action(Act.TAKE_DEFAULT)
+    assert state.legal_actions() == [Act.EXHAUST, Act.INJURE]
