@@ -15,7 +15,7 @@ import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import State
-from envs.storyteller.actions import Act, DAct, DPhase, Phase, Status, willpower_action
+from envs.storyteller.actions import Act, DAct, DPhase, Phase, Status, ally_action, willpower_action
 from envs.storyteller.dice import botch_chance, expected_net
 from envs.storyteller.duel import DuelState
 from envs.storyteller.heist import HeistState, Task
@@ -57,14 +57,26 @@ def _turns_left(state: HeistState) -> int:
 
 
 def _heist_behind(state: HeistState) -> bool:
-    """The job is behind schedule: more successes needed per turn than one full-pool roll brings."""
-    need = sum(_need(state.tasks[s]) for s in _active(state))
+    """The job is behind schedule: more successes needed per turn than one full-pool roll brings.
+
+    A task reset earlier this turn (awaiting its retry) still counts as work to do.
+    """
+    need = sum(_need(t) for t in state.tasks if t.status in (Status.ACTIVE, Status.PENDING))
     best = max((_best_roll(state, s, 1, 1)[1] for s in _active(state)), default=0.0)
     return need > best * _turns_left(state)
 
 
 def _ally_pref(state: HeistState) -> list[int]:
-    """Send the ally to the least dangerous active task (lowest difficulty), unless every task is hard."""
+    """Send the ally to the least dangerous active task (lowest difficulty), unless every task is hard.
+
+    Teamwork on a simple task (Rule 14, ``teamwork.simple_tasks = "add"``): a simple task the character
+    rolls on this turn comes first, since the ally rolls there only if the character's roll fell short,
+    and then its successes add to the character's.
+    """
+    if state.teamwork_adds:
+        helped = [p.slot for p in state.plan if not p.auto and not state.tasks[p.slot].spec.extended]
+        if helped:
+            return [ally_action(helped[0]), Act.ALLY_REST]
     act = sorted(_active(state), key=lambda s: state.tasks[s].difficulty(0, state.cfg))
     if act and state.tasks[act[0]].difficulty(0, state.cfg) <= 7:
         return [Act.ALLY + act[0], Act.ALLY_REST]

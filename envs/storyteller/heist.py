@@ -10,6 +10,8 @@ the ally's last (Rules 2-6, 11); before each of the character's rolls, while a p
 this turn, the character decides on Willpower, knowing the turn's earlier rolls (Rule 8; under
 ``willpower.declared = "before_the_turn"`` the point goes on one roll, chosen right after the picks).
 A botch wipes an extended task (Rule 11) and brings the guards ``heist.botch_costs_turns`` sooner.
+The ally's roll adds its successes to the task it helps (Rule 14): on an extended task as any roll of
+it, on a simple task together with the character's roll of the turn (``teamwork.simple_tasks``).
 
 ## Actions
 ``Discrete(22)``, taken as a sequence of small decisions per turn (legal subset by mask):
@@ -152,9 +154,11 @@ class HeistState(State[HeistChance]):
         self.wp_spent = 0  # Willpower points spent this turn (Rule 8)
         self.ally_slot: int | None = None
         self.queue: list[PendingRoll] = []
+        self.turn_rolls: dict[int, tuple[int, ...]] = {}  # Rule 14: this turn's outcomes on each simple task
         self.botches = 0
         self.max_actions = rules.max_actions(cfg)
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
+        self.teamwork_adds = rules.simple_teamwork_adds(cfg)
         if cfg.heist.draw == 0:
             self._deal(tuple(range(len(cfg.heist.tasks))))
 
@@ -394,6 +398,7 @@ class HeistState(State[HeistChance]):
         """Rules 7-9, 14: the turn's rolls in the declared order (pools after the split), the ally's last."""
         n = self.n_actions
         self.queue = []
+        self.turn_rolls = {}
         if self.wp_action is not None:
             self.willpower -= 1
             self.wp_spent += 1
@@ -477,12 +482,8 @@ class HeistState(State[HeistChance]):
                 0,
                 outcome=outcome,
             )
-        if not t.spec.extended:  # a simple action: success, or a failed attempt
-            if rules.simple_action_succeeds(outcome, self.cfg):
-                t.progress = 1
-                self._check_done(t)
-            else:
-                self._failed_attempt(t)
+        if not t.spec.extended:
+            self._simple_roll(r, t, outcome)
             return
         progress, reset = rules.extended_progress(t.progress, outcome, self.cfg)
         if reset:
@@ -492,6 +493,31 @@ class HeistState(State[HeistChance]):
             return
         t.progress = progress
         self._check_done(t)
+
+    def _simple_roll(self, r: PendingRoll, t: Task, outcome: int) -> None:
+        """Rules 5 and 14: a roll on a simple task: success, a failed attempt, or (teamwork) wait for the others.
+
+        Under ``teamwork.simple_tasks = "add"`` the turn's rolls on the task add their successes, so a
+        roll that falls short waits for the rest of the turn's rolls on it (the ally's); under
+        ``"separate"`` each roll is judged alone.
+        """
+        if not self.teamwork_adds:
+            if rules.simple_action_succeeds(outcome, self.cfg):
+                t.progress = 1
+                self._check_done(t)
+            else:
+                self._failed_attempt(t)
+            return
+        outcomes = (*self.turn_rolls.get(r.slot, ()), outcome)
+        self.turn_rolls[r.slot] = outcomes
+        if rules.simple_task_succeeds(outcomes, self.cfg):
+            if len(outcomes) > 1:
+                total = rules.teamwork_successes(outcomes)
+                self.narrate("teamwork", f"{t.spec.title}: together {total} success{'es' if total != 1 else ''}.", 0)
+            t.progress = 1
+            self._check_done(t)
+        elif not any(q.slot == r.slot and q.approach is not None for q in self.queue):
+            self._failed_attempt(t)
 
     def _failed_attempt(self, t: Task) -> None:
         """Rules 10-11: a failed attempt: a retry decision, or the task is lost.
@@ -532,6 +558,7 @@ class HeistState(State[HeistChance]):
             self.wp_spent,
             self.ally_slot,
             tuple(self.queue),
+            tuple(sorted(self.turn_rolls.items())),
             tuple((t.spec.key, t.progress, t.attempt, t.status) for t in self.tasks),
         )
 
@@ -542,6 +569,7 @@ class HeistState(State[HeistChance]):
         new.tasks = [t.copy() for t in self.tasks]
         new.plan = list(self.plan)
         new.queue = list(self.queue)
+        new.turn_rolls = dict(self.turn_rolls)
         return new
 
     # -- labels ----------------------------------------------------------------------------------

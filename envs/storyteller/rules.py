@@ -245,6 +245,19 @@ def teamwork_successes(outcomes: Iterable[int]) -> int:
     return sum(max(o, 0) for o in outcomes)
 
 
+def simple_teamwork_adds(cfg: StorytellerConfig) -> bool:
+    """Rule 14 [decision]: on a simple task the successes of the turn's rolls add up (``teamwork.simple_tasks``)."""
+    return cfg.teamwork.simple_tasks == SimpleTeamwork.ADD
+
+
+def simple_task_succeeds(outcomes: Iterable[int], cfg: StorytellerConfig) -> bool:
+    """Rules 14 and 5: the turn's independent rolls on a simple task add their successes (a botch counts as 0).
+
+    The task succeeds iff the sum reaches the successes required.
+    """
+    return simple_action_succeeds(teamwork_successes(outcomes), cfg)
+
+
 def roll_chance_outcomes(
     pool: int, difficulty: int, willpower: int, specialty: bool, cfg: StorytellerConfig
 ) -> list[tuple[int, float]]:

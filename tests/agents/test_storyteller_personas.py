@@ -145,3 +145,42 @@ def test_steady_takes_the_automatic_success_that_finishes_a_calm_task():
     assert PERSONAS["steady"]().act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.AUTO + 0
     s.tasks[0].progress = 0  # far from done: 6 dice at 6 are worth more than one sure success
     assert PERSONAS["steady"]().act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.ROLL + 0
+
+
+def test_personas_send_the_ally_to_the_simple_task_they_roll_on():
+    """Rule 14 (teamwork.simple_tasks = add): the ally's successes add to a short roll on a simple task."""
+    from envs.storyteller.heist import HeistState
+
+    sc = RULESET.scenarios["heist"]
+    s = HeistState(make_cfg(heist__tasks=["house", "tree"], heist__draw=0, willpower__points=0))
+    s.apply_action(Act.ONE_ACTION)
+    s.apply_action(Act.ROLL + 2)  # the fallen tree (slot 1), a simple task
+    assert s.phase == Phase.ALLY
+    for name in ("steady", "splitter", "spender"):
+        assert PERSONAS[name]().act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.ALLY + 1
+    apart = HeistState(
+        make_cfg(heist__tasks=["house", "tree"], heist__draw=0, willpower__points=0, teamwork__simple_tasks="separate")
+    )
+    apart.apply_action(Act.ONE_ACTION)
+    apart.apply_action(Act.ROLL + 2)
+    assert PERSONAS["steady"]().act(apart, legal_mask(apart, sc.num_actions), Rng(0)) == Act.ALLY + 0  # the house
+
+
+def test_steady_decides_willpower_per_roll_after_an_earlier_botch():
+    """Rule 8 (willpower.declared = before_each_roll): a botch on roll 1 puts the job behind; Willpower on roll 2."""
+    from envs.storyteller.dice import BOTCH
+    from envs.storyteller.heist import HeistState
+
+    sc = RULESET.scenarios["heist"]
+    s = HeistState(make_cfg(heist__tasks=["documents", "virus"], heist__draw=0, heist__turns=2, heist__ally_pool=0))
+    s.tasks[0].progress, s.tasks[1].progress = 11, 9  # one success short on each
+    s.apply_action(Act.TWO_ACTIONS)
+    s.apply_action(Act.ROLL + 0)
+    s.apply_action(Act.ROLL + 2)
+    steady = PERSONAS["steady"]()
+    assert s.phase == Phase.WILLPOWER
+    assert steady.act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.NO_WILLPOWER  # on schedule
+    s.apply_action(Act.NO_WILLPOWER)
+    s.apply_chance(BOTCH)  # the documents are wiped: 13 successes needed with one turn left
+    assert s.phase == Phase.WILLPOWER
+    assert steady.act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.WILLPOWER + 1

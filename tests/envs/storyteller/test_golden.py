@@ -323,3 +323,37 @@ def test_duel_willpower_before_each_roll_sees_the_earlier_rolls():
     assert s.queue[0].pool == 3 and s.queue[0].willpower == 1
     s.apply_chance(2)
     assert s.progress == [4, 2] and s.willpower == [3, 2] and s.turn == 1
+
+
+# -- issue 15, item 18: teamwork on a simple task adds the successes (Rule 14) -----------------------
+def test_teamwork_on_a_simple_task_adds_the_allys_successes():
+    """Rule 14: the ally rolls independently and the successes add: a failed roll of the player is not the end."""
+    s = heist(["tree"], heist__ally_pool=3, willpower__points=0)  # Strength 3 + Athletics 2 at 8
+    play(s, Act.ONE_ACTION, Act.ROLL + 0, Act.ALLY + 0)
+    assert [(r.pool, r.ally) for r in s.queue] == [(5, False), (3, True)]
+    s.apply_chance((7, 5, 4, 3, 2))  # no success
+    assert s.current_player() == CHANCE and s.queue[0].ally  # the ally still rolls
+    s.apply_chance((9, 2, 3))  # one success: 0 + 1 reaches the one success required
+    assert s.tasks[0].status == Status.DONE and s.returns() == [1.0]
+
+
+def test_teamwork_successes_add_up_to_the_required_number():
+    s = heist(["tree"], heist__ally_pool=3, willpower__points=0, dice__required_successes=2)
+    play(s, Act.ONE_ACTION, Act.ROLL + 0, Act.ALLY + 0)
+    s.apply_chance((8, 5, 4, 3, 2))  # 1 success: not enough alone
+    assert s.tasks[0].status == Status.ACTIVE
+    s.apply_chance((10, 2, 3))  # 1 + 1 = 2
+    assert s.tasks[0].status == Status.DONE
+    fail = heist(["tree"], heist__ally_pool=3, willpower__points=0, dice__required_successes=2)
+    play(fail, Act.ONE_ACTION, Act.ROLL + 0, Act.ALLY + 0)
+    fail.apply_chance((8, 5, 4, 3, 2))
+    fail.apply_chance((1, 2, 3))  # the ally botches: 1 + 0 is a failed attempt, and the guards come sooner
+    assert fail.tasks[0].status == Status.PENDING and fail.turn_limit == 9
+
+
+def test_teamwork_separate_judges_each_roll_alone():
+    """Rule 14 [decision] ``teamwork.simple_tasks = "separate"``: the player's failure ends the attempt."""
+    s = heist(["tree"], heist__ally_pool=3, willpower__points=0, teamwork__simple_tasks="separate")
+    play(s, Act.ONE_ACTION, Act.ROLL + 0, Act.ALLY + 0)
+    s.apply_chance((7, 5, 4, 3, 2))
+    assert s.tasks[0].status == Status.PENDING and s.phase == Phase.RETRY  # the ally's roll lapses
