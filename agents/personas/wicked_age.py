@@ -66,6 +66,9 @@ class WickedAgePersona:
         return _legal(mask)[0]
 
     # -- defaults ---------------------------------------------------------------------------------
+    # Build (Rules 1-2): the next-largest die (pair) goes to the first form of the order still empty. The base
+    # build is forceful: d12 With Violence, d10 Directly, d8 For Myself, d6 With Love, d6 Covertly, d4 For Others;
+    # an NPC puts d12+d8 on Action, d10+d6 on Self-protection, d6+d4 on Maneuvering.
     build_order: tuple[PcForm, ...] = (
         PcForm.WITH_VIOLENCE,
         PcForm.DIRECTLY,
@@ -73,11 +76,12 @@ class WickedAgePersona:
         PcForm.WITH_LOVE,
         PcForm.COVERTLY,
         PcForm.FOR_OTHERS,
-    )  # where the next-largest die goes
+    )
+    npc_build_order: tuple[NpcForm, ...] = (NpcForm.ACTION, NpcForm.SELF_PROTECTION, NpcForm.MANEUVERING)
 
     def on_build(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         if state.chars[s].npc:
-            return _first(list(NPC_FORM_ACTIONS), mask)
+            return _first([NPC_FORM_ACTIONS[f] for f in self.npc_build_order], mask)
         return _first([FORM_ACTIONS[f] for f in self.build_order], mask)
 
     def biggest(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
@@ -149,16 +153,28 @@ class WickedAgePersona:
 
 class Highest(WickedAgePersona):
     """Always rolls its two biggest dice (plus any strength), fights every tie, cashes the owe list only to
-    survive a last-round answer, and hurts the loser where it brings them closest to out."""
+    survive a last-round answer, and hurts the loser where it brings them closest to out. Builds forcefully:
+    d12 With Violence, d10 Directly, d8 For Myself, d6 With Love, d6 Covertly, d4 For Others."""
 
     name = "highest"
 
 
 class OweFarmer(WickedAgePersona):
     """Rolls lesser dice (the strongest pair still lesser than the opponent's) to get on the owe list when it
-    has no entry, then rolls its biggest dice and cashes every entry before the next conflict's first roll."""
+    has no entry, then rolls its biggest dice and cashes every entry before the next conflict's first roll.
+    Builds for farming: d12 For Myself, d10 With Love, d8 Directly, d6 Covertly, d6 With Violence, d4 For
+    Others — the d10 and d8 make a strong pair that is still lesser than any pair with a d12, and the d12
+    sits where no default consequence reaches it."""
 
     name = "owe_farmer"
+    build_order = (
+        PcForm.FOR_MYSELF,
+        PcForm.WITH_LOVE,
+        PcForm.DIRECTLY,
+        PcForm.COVERTLY,
+        PcForm.WITH_VIOLENCE,
+        PcForm.FOR_OTHERS,
+    )
 
     def farming(self, state: WickedAgeState, s: int) -> bool:
         return state.cfg.owe_list.enabled and not state.chars[s].npc and s not in state.owe
@@ -210,9 +226,21 @@ class OweFarmer(WickedAgePersona):
 class Pacifist(WickedAgePersona):
     """Negotiates early: offers to concede before round 1's roll, accepts every offer, agrees to avoid ties,
     as a loser offers a one-form loss instead of the default, and as a winner proposes that one-form loss
-    (the loser's choice) before settling for the milder of exhausted and injured."""
+    (the loser's choice) before settling for the milder of exhausted and injured. Builds to last: its
+    biggest dice where exhausted and injured hit (d12 Directly, d10 Covertly, d8 With Violence, d6 For
+    Others), the rest (d6 For Myself, d4 With Love) where no default consequence reaches, so losses take
+    longest to bring two forms to 0; as an NPC the big pairs on Action and Maneuvering likewise."""
 
     name = "pacifist"
+    build_order = (
+        PcForm.DIRECTLY,
+        PcForm.COVERTLY,
+        PcForm.WITH_VIOLENCE,
+        PcForm.FOR_OTHERS,
+        PcForm.FOR_MYSELF,
+        PcForm.WITH_LOVE,
+    )
+    npc_build_order = (NpcForm.ACTION, NpcForm.MANEUVERING, NpcForm.SELF_PROTECTION)
 
     def on_window(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         if state.round_no == 1 or any(state.adv[t][s] for t in range(state.num_players)):
@@ -242,9 +270,18 @@ class Pacifist(WickedAgePersona):
 
 class Brute(WickedAgePersona):
     """Never negotiates (takes and gives the whip), always exhausts, challenges every opponent at once,
-    and cashes owe-list entries at the first chance."""
+    and cashes owe-list entries at the first chance. Builds all force: d12 With Violence, d10 Directly,
+    d8 Covertly, d6 For Myself, d6 For Others, d4 With Love."""
 
     name = "brute"
+    build_order = (
+        PcForm.WITH_VIOLENCE,
+        PcForm.DIRECTLY,
+        PcForm.COVERTLY,
+        PcForm.FOR_MYSELF,
+        PcForm.FOR_OTHERS,
+        PcForm.WITH_LOVE,
+    )
 
     def on_offer_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         return Act.INSIST

@@ -208,7 +208,11 @@ class DuelSetup(RulesModel):
     """The duel scenario: a chapter of conflicts between two characters."""
 
     opponent: Literal["pc", "npc"] = Field(default="pc", description="seat 1 is a PC or an NPC")
-    build_phase: bool = Field(default=False, description="the agents assign the dice to forms before the chapter")
+    build_phase: bool = Field(
+        default=True,
+        description="Rule 1: each seat assigns its dice to its forms as its first decisions (simultaneous builds); "
+        "false: the fixed sheets of pc_assignment / npc_assignment",
+    )
     max_conflicts: int = Field(
         default=8, ge=1, le=50, description="conflict limit of the chapter (then a time-limit draw)"
     )
@@ -254,6 +258,11 @@ class MeleeSetup(RulesModel):
     """The melee scenario: 3-4 parties, the last of them an NPC."""
 
     parties: int = Field(default=3, ge=3, le=4, description="number of parties (the last one is the NPC)")
+    build_phase: bool = Field(
+        default=True,
+        description="Rule 1: each seat assigns its dice to its forms as its first decisions (simultaneous builds); "
+        "false: the fixed sheets of pc_assignment / npc_assignment",
+    )
     max_conflicts: int = Field(default=6, ge=1, le=50, description="conflict limit of the chapter")
     forms_available: int = Field(default=6, ge=2, le=6, description="forms that fit the action per conflict")
     pc_assignment: list[list[str]] = Field(

@@ -86,6 +86,8 @@ from envs.wicked_age.rules import (
 
 PC_FORM_IDS: tuple[int, ...] = tuple(int(f) for f in PcForm)
 """Rule 4: the six PC forms as plain ids (a forms draw is a sorted tuple of them)."""
+EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
+"""A sheet not (yet) shown: every die at 0."""
 
 
 class Stage(enum.IntEnum):
@@ -252,7 +254,11 @@ class WickedAgeState(State):
         self.winner_offered = False  # the winner has made its one offer for this consequence
         self.avoid_votes: list[bool] = []
         self._legal_cache: list[int] | None = None
+        self.drafts: list[list[int]] = []  # Rules 1-2: the hidden sheets being built
         if build:
+            self.drafts = [[0] * len(SHEET_SLOTS) for _ in characters]
+            for ch in characters:
+                ch.dice = [0] * len(SHEET_SLOTS)
             self._start_build(0)
         if start:
             self._begin()
@@ -413,6 +419,7 @@ class WickedAgeState(State):
             tuple(self.avoid_votes),
             tuple(self.build_dice),
             tuple(self.build_filled),
+            tuple(tuple(d) for d in self.drafts),
             self._outcome is not None,
         )
 
@@ -594,6 +601,7 @@ class WickedAgeState(State):
 
     # -- build ---------------------------------------------------------------------------------
     def _start_build(self, seat: int) -> None:
+        """Rules 1-2: ``seat`` assigns its dice (PC) or die pairs (NPC), largest first, on a hidden draft."""
         ch = self.chars[seat]
         if ch.npc:
             self.build_dice = list(npc_pairs_largest_first(self.cfg.forms.npc_pairs))
@@ -601,27 +609,40 @@ class WickedAgeState(State):
         else:
             self.build_dice = [(d,) for d in sorted(self.cfg.forms.pc_dice, reverse=True)]
             self.build_filled = [False] * len(PcForm)
-        ch.dice = [0] * len(SHEET_SLOTS)
         self.idx = seat
 
     def _build_step(self, s: int, a: int) -> None:
-        """Rules 1-2: assign the next (largest remaining) die or die pair to a form."""
-        ch = self.chars[s]
+        """Rules 1-2: assign the next (largest remaining) die or die pair to a form of the seat's draft.
+
+        Builds are simultaneous: the drafts are revealed only when every seat has completed its own.
+        """
+        draft = self.drafts[s]
         placed = self.build_dice[sum(self.build_filled)]
-        if ch.npc:
+        if self.chars[s].npc:
             form = NpcForm(a - Act.NPC_FORM_0)
             for slot, size in zip(form.slots, placed, strict=True):
-                ch.dice[slot] = size
+                draft[slot] = size
             self.build_filled[form] = True
         else:
-            ch.dice[PcForm(a)] = placed[0]
+            draft[PcForm(a)] = placed[0]
             self.build_filled[PcForm(a)] = True
-        if all(self.build_filled):
-            self.narrate("build", f"{ch.name} is built: {ch.sheet()}.", s)
-            if s + 1 < self.num_players:
-                self._start_build(s + 1)
-            else:
-                self._start_conflict()
+        if not all(self.build_filled):
+            return
+        self.narrate("build_done", f"{self.names[s]} has assigned their dice.", s)
+        if s + 1 < self.num_players:
+            self._start_build(s + 1)
+            return
+        for seat, ch in enumerate(self.chars):  # everyone is done: the sheets are shown
+            ch.dice = list(self.drafts[seat])
+            self.narrate("build", f"{ch.name} is built: {ch.sheet()}.", seat)
+        self.drafts = []
+        self._start_conflict()
+
+    def sheet_seen_by(self, party: int, seat: int) -> Sequence[int]:
+        """The sheet of ``party`` as ``seat`` sees it: during the (simultaneous) build only its own draft."""
+        if self.stage == Stage.BUILD:
+            return self.drafts[party] if party == seat else EMPTY_SHEET
+        return self.chars[party].dice
 
     # -- conflict start --------------------------------------------------------------------------
     def _start_conflict(self) -> None:

@@ -72,4 +72,4 @@ def new_melee(config: BaseModel) -> WickedAgeState:
             seat_strengths(cfg, m.strengths, m.parties - 1),
         )
     )
-    return MeleeState(cfg, chars, max_conflicts=m.max_conflicts, forms_available=m.forms_available)
+    return MeleeState(cfg, chars, max_conflicts=m.max_conflicts, forms_available=m.forms_available, build=m.build_phase)

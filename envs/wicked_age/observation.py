@@ -43,8 +43,9 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         v[base + 1] = float(state.in_chapter[p])
         v[base + 2] = float(state.in_conflict[p])
         v[base + 3] = float(ch.npc)
+        sheet = state.sheet_seen_by(p, seat)
         for i in SHEET_SLOTS:
-            v[base + 4 + i] = ch.dice[i] / DIE_NORM
+            v[base + 4 + i] = sheet[i] / DIE_NORM
         for i, d in enumerate(state.roll_dice[p][:ROLLED_DICE_SHOWN]):
             v[base + 10 + i] = d / DIE_NORM
         v[base + 13] = state.advantage_dice(p) / ADVANTAGE_NORM

@@ -50,7 +50,7 @@ def _play(state, rng: Rng, check_chance: bool = False):
 def test_random_chapters_keep_invariants(seed, scenario, build, npc_opp, forms, parties):
     cfg = config(
         duel={"build_phase": build, "opponent": "npc" if npc_opp else "pc", "forms_available": forms},
-        melee={"parties": parties, "forms_available": forms},
+        melee={"parties": parties, "forms_available": forms, "build_phase": build},
     )
     state = RULESET.new_game(cfg, scenario)
     before = [sum(c.dice) for c in state.chars]

@@ -132,3 +132,52 @@ def test_item7_key_turns_winner_offers_off():
     roll(state, MEKHA, (5, 4))
     state.apply_action(Act.TAKE_DEFAULT)
     assert state.legal_actions() == [Act.EXHAUST, Act.INJURE]
+
+
+# -- item 1: the build is a decision, and builds are simultaneous (Rules 1-2) ----------------------------------
+@pytest.mark.parametrize("env_id", ["rulebreaker/WickedAgeDuel-v0", "rulebreaker/WickedAgeMelee-v0"])
+def test_item1_the_registered_envs_open_with_the_build(env_id):
+    import gymnasium as gym
+
+    import envs  # noqa: F401 - registers the ids
+
+    env = gym.make(env_id)
+    obs, info = env.reset(seed=0)
+    state = env.unwrapped.state
+    assert state.decision_context() == "build" and state.actor == 0
+    assert state.legal_actions() == list(range(Act.FORM_0, Act.FORM_5 + 1))  # where the d12 goes
+    assert obs.shape == env.observation_space.shape
+    env.close()
+
+
+def _seat1_first_build_view(seat0_forms):
+    from envs.wicked_age import RULESET
+
+    state = RULESET.new_game(config(), "duel")
+    for a in seat0_forms:
+        state.apply_action(a)
+    assert state.node == Ctx.BUILD and state.actor == MEKHA
+    return state
+
+
+def test_item1_no_seat_sees_another_build_before_its_own_is_complete():
+    a = _seat1_first_build_view([Act.FORM_0, Act.FORM_1, Act.FORM_2, Act.FORM_3, Act.FORM_4, Act.FORM_5])
+    b = _seat1_first_build_view([Act.FORM_5, Act.FORM_4, Act.FORM_3, Act.FORM_2, Act.FORM_1, Act.FORM_0])
+    assert (a.observation(MEKHA) == b.observation(MEKHA)).all()
+    assert a.legal_actions() == b.legal_actions()
+    assert [a.option_of(x) for x in a.legal_actions()] == [b.option_of(x) for x in b.legal_actions()]
+    assert [e.text for e in a.log] == [e.text for e in b.log]  # nothing narrated reveals the sheet
+    assert a.chars[AMEK].dice == [0] * 6
+    for x in (Act.FORM_0, Act.FORM_1, Act.FORM_2, Act.FORM_3, Act.FORM_4, Act.FORM_5):
+        a.apply_action(x)
+    assert a.chars[AMEK].dice == [12, 10, 8, 6, 6, 4] and a.chars[MEKHA].dice == [12, 10, 8, 6, 6, 4]
+    assert a.node in (Ctx.PICK_FORM, Ctx.FORMS_DRAW) and a.conflict_no == 1
+
+
+def test_item1_fixed_sheets_stay_a_key():
+    from envs.wicked_age import RULESET
+
+    for scenario in ("duel", "melee"):
+        cfg = config(duel={"build_phase": False}, melee={"build_phase": False})
+        state = RULESET.new_game(cfg, scenario)
+        assert state.decision_context() != "build" and all(sum(c.dice) > 0 for c in state.chars)

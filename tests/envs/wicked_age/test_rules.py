@@ -126,7 +126,7 @@ def test_rule5_strengths_potent_general_consequential():
 
 
 def test_rule4_strength_only_with_its_required_form():
-    cfg = config(duel={"strengths": [["with_love"], []]})
+    cfg = config(duel={"strengths": [["with_love"], []], "build_phase": False})
     from envs.wicked_age.scenarios import new_duel
 
     state = new_duel(cfg)
@@ -219,7 +219,7 @@ def test_rule9_melee_second_mover_rerolls_and_answerer_loses_move():
 def test_forms_available_drawn_at_a_chance_node():
     from envs.wicked_age.scenarios import new_duel
 
-    state = new_duel(config(duel={"forms_available": 3}))
+    state = new_duel(config(duel={"forms_available": 3, "build_phase": False}))
     assert state.node == Ctx.FORMS_DRAW
     outcomes = state.chance_outcomes()
     assert len(outcomes) == 20 and abs(sum(p for _, p in outcomes) - 1) < 1e-12
@@ -236,21 +236,22 @@ def test_build_phase_assigns_every_die_once():
         state.apply_action(f)
     assert state.legal_actions() == [Act.FORM_5]
     state.apply_action(Act.FORM_5)
-    assert state.chars[0].dice == [8, 6, 12, 6, 10, 4]
+    assert state.drafts[0] == [8, 6, 12, 6, 10, 4] and state.chars[0].dice == [0] * 6  # hidden until all are built
     assert state.actor == 1 and state.legal_actions() == [Act.NPC_FORM_0, Act.NPC_FORM_1, Act.NPC_FORM_2]
     state.apply_action(Act.NPC_FORM_1)
     state.apply_action(Act.NPC_FORM_2)
     state.apply_action(Act.NPC_FORM_0)
     assert state.chars[1].dice == [6, 4, 12, 8, 10, 6]
+    assert state.chars[0].dice == [8, 6, 12, 6, 10, 4]
     assert isinstance(state, WickedAgeState) and state.node == Ctx.PICK_FORM
 
 
 def test_scenario_sheets_follow_forms_pc_dice():
     from envs.wicked_age.scenarios import new_duel
 
-    state = new_duel(config())
+    state = new_duel(config(duel={"build_phase": False}))
     assert state.chars[0].dice == [8, 10, 6, 6, 4, 12]  # d12 With Violence, d10 Directly, d8 Covertly, ...
-    state = new_duel(config(forms={"pc_dice": [10, 10, 8, 8, 6, 4]}, duel={"opponent": "npc"}))
+    state = new_duel(config(forms={"pc_dice": [10, 10, 8, 8, 6, 4]}, duel={"opponent": "npc", "build_phase": False}))
     assert state.chars[0].dice == [8, 10, 8, 6, 4, 10]
     assert state.chars[1].dice == [12, 8, 6, 4, 10, 6]  # Action d12+d8, Maneuvering d6+d4, Self-protection d10+d6
 
