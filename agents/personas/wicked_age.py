@@ -202,8 +202,9 @@ class OweFarmer(WickedAgePersona):
                 targets.append(size_key(state.roll_dice[t]))
             elif state.chars[t].npc:
                 targets.append(max(size_key(state.chars[t].form_dice(f)) for f in NpcForm))
-            else:
-                targets.append(size_key(sorted(state.chars[t].dice, reverse=True)[:2]))
+            else:  # its two biggest forms among those that fit its action (Rule 4)
+                fit = [state.chars[t].dice[f] for f in state.available[t]]
+                targets.append(size_key(sorted(fit, reverse=True)[:2]))
         target = max(targets)
         dice = state.chars[s].dice
         pairs = [p for p in itertools.combinations(state.available[s], 2) if first is None or first in p]

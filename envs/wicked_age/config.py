@@ -217,7 +217,11 @@ class DuelSetup(RulesModel):
         default=8, ge=1, le=50, description="conflict limit of the chapter (then a time-limit draw)"
     )
     forms_available: int = Field(
-        default=6, ge=2, le=6, description="forms that fit the action per conflict (fewer = drawn at random)"
+        default=3,
+        ge=2,
+        le=6,
+        description="Rule 4 [decision]: how many of a PC's six forms fit its action, drawn at random per conflict "
+        "(6 = every form fits, no draw)",
     )
     conflict_win_bonus: float = Field(
         default=0.0, ge=0.0, le=1.0, description="return per conflict won minus lost (0 = only out counts)"
@@ -264,7 +268,13 @@ class MeleeSetup(RulesModel):
         "false: the fixed sheets of pc_assignment / npc_assignment",
     )
     max_conflicts: int = Field(default=6, ge=1, le=50, description="conflict limit of the chapter")
-    forms_available: int = Field(default=6, ge=2, le=6, description="forms that fit the action per conflict")
+    forms_available: int = Field(
+        default=3,
+        ge=2,
+        le=6,
+        description="Rule 4 [decision]: how many of a PC's six forms fit its action, drawn at random per conflict "
+        "(6 = every form fits, no draw)",
+    )
     pc_assignment: list[list[str]] = Field(
         default=[
             ["for_myself", "directly", "for_others", "covertly", "with_violence", "with_love"],

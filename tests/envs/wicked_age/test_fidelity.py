@@ -181,3 +181,20 @@ def test_item1_fixed_sheets_stay_a_key():
         cfg = config(duel={"build_phase": False}, melee={"build_phase": False})
         state = RULESET.new_game(cfg, scenario)
         assert state.decision_context() != "build" and all(sum(c.dice) > 0 for c in state.chars)
+
+
+# -- item 2: forms that fit (Rule 4) -------------------------------------------------------------------------
+def test_item2_by_default_a_conflict_draws_the_forms_that_fit_and_the_pick_is_among_them():
+    from envs.wicked_age.duel import new_duel
+
+    cfg = config()
+    assert cfg.duel.forms_available == 3 and cfg.melee.forms_available == 3
+    state = new_duel(config(duel={"build_phase": False}))
+    assert state.node == Ctx.FORMS_DRAW and state.actor == AMEK
+    outcomes = state.chance_outcomes()
+    assert len(outcomes) == 20  # C(6, 3) draws, equally likely
+    state.apply_chance((0, 2, 4))  # Covertly, For Myself, With Love fit Amek's action
+    state.apply_chance((1, 3, 5))  # Directly, For Others, With Violence fit Mekha's
+    assert state.node == Ctx.PICK_FORM and state.legal_actions() == [Act.FORM_0, Act.FORM_2, Act.FORM_4]
+    state.apply_action(Act.FORM_2)
+    assert state.legal_actions() == [Act.FORM_0, Act.FORM_4]  # the second form fits too

@@ -126,7 +126,7 @@ def test_rule5_strengths_potent_general_consequential():
 
 
 def test_rule4_strength_only_with_its_required_form():
-    cfg = config(duel={"strengths": [["with_love"], []], "build_phase": False})
+    cfg = config(duel={"strengths": [["with_love"], []], "build_phase": False, "forms_available": 6})
     from envs.wicked_age.scenarios import new_duel
 
     state = new_duel(cfg)
@@ -231,7 +231,7 @@ def test_forms_available_drawn_at_a_chance_node():
 def test_build_phase_assigns_every_die_once():
     from envs.wicked_age.scenarios import new_duel
 
-    state = new_duel(config(duel={"build_phase": True, "opponent": "npc"}))
+    state = new_duel(config(duel={"build_phase": True, "opponent": "npc", "forms_available": 6}))
     for f in (Act.FORM_2, Act.FORM_4, Act.FORM_0, Act.FORM_1, Act.FORM_3):
         state.apply_action(f)
     assert state.legal_actions() == [Act.FORM_5]
