@@ -84,6 +84,7 @@ class Ctx(enum.IntEnum):
     TIE_REROLL = 22
     MOVER_ROLL = 23
     ANSWER_ROLL = 24
+    CASH_ROLL = 25  # Rule 19: advantage dice cashed before a tie reroll
     END = 30
 
     @property

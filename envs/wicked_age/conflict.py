@@ -121,6 +121,21 @@ class TurnStep(enum.IntEnum):
     ANSWERS = 3  # the named answerers answer
 
 
+class OpenStep(enum.IntEnum):
+    """Rules 7 and 19: the opening roll is simultaneous — every party decides on cashing, then all roll."""
+
+    CASH = 0
+    ROLL = 1
+
+
+class TieStep(enum.IntEnum):
+    """Rules 8 and 19: an opening tie — avoid or fight, decide on cashing (all tied parties), reroll low dice."""
+
+    VOTE = 0
+    CASH = 1
+    REROLL = 2
+
+
 class Terms(enum.Enum):
     """Rules 14-17: the settling of a pending consequence."""
 
@@ -236,7 +251,11 @@ class WickedAgeState(State):
         self.idx = 0  # seat / order index within the stage
         self.pick_step = PickStep.FIRST_FORM
         self.turn_step = TurnStep.START
-        self.tie_idx = 0  # which tied party rerolls next
+        self.tie_idx = 0  # which tied party decides / rerolls next
+        self.open_step = OpenStep.CASH
+        self.tie_step = TieStep.VOTE
+        self.pending_cash = [0] * n  # Rule 19: entries cashed in a simultaneous decision, applied once all decided
+        self.fresh_adv = [0] * n  # Rule 19: advantage dice cashed before a tie reroll, still to be rolled
         self.node = Ctx.END
         self.actor = 0
         self.build_dice: list[tuple[int, ...]] = []  # the dice (PC) or die pairs (NPC) still to place, largest first
@@ -383,6 +402,10 @@ class WickedAgeState(State):
             int(self.pick_step),
             int(self.turn_step),
             self.tie_idx,
+            int(self.open_step),
+            int(self.tie_step),
+            tuple(self.pending_cash),
+            tuple(self.fresh_adv),
             int(self.node),
             self.actor,
             self.conflict_no,
@@ -432,6 +455,10 @@ class WickedAgeState(State):
         if node == Ctx.TIE_REROLL:
             die = self.roll_dice[s][self._lowest_slot(s)]
             return [(f, 1.0 / die) for f in range(1, die + 1)]
+        if node == Ctx.CASH_ROLL:
+            return [
+                (t, float(q)) for t, q in advantage_sum_distribution(self.fresh_adv[s], self.cfg.advantage.die_sides)
+            ]
         if node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
             dice = self.roll_dice[s]
             total = 1
@@ -453,6 +480,8 @@ class WickedAgeState(State):
             return tuple(sorted(forms[: self.forms_available]))
         if node == Ctx.TIE_REROLL:
             return rng.d(self.roll_dice[s][self._lowest_slot(s)])
+        if node == Ctx.CASH_ROLL:
+            return sum(rng.roll(self.fresh_adv[s], self.cfg.advantage.die_sides))
         faces = rng.roll_dice(self.roll_dice[s])
         sides = self.cfg.advantage.die_sides
         adv = sum(rng.roll(self.advantage_dice(s), sides))
@@ -479,6 +508,8 @@ class WickedAgeState(State):
         elif node == Ctx.TIE_REROLL:
             self._reroll_lowest_die(s, int(outcome))  # type: ignore[call-overload]
             self.tie_idx += 1
+        elif node == Ctx.CASH_ROLL:
+            self._roll_fresh_advantage(s, int(outcome))  # type: ignore[call-overload]
         else:
             pair: Any = outcome
             faces: tuple[int, ...] = tuple(int(f) for f in pair[0])
@@ -527,8 +558,16 @@ class WickedAgeState(State):
         elif node == Ctx.OFFER_FORM:
             self._resolve_form_offer(a)
         elif node == Ctx.PRE_ROLL:
-            if a == Act.CASH_OWE:
+            simultaneous = self.stage in (Stage.OPEN, Stage.TIE)
+            if a == Act.CASH_OWE and simultaneous:
+                self.pending_cash[s] += 1  # shown to the others only when everyone has decided
+            elif a == Act.CASH_OWE:
                 self._cash_owe_entry(s)
+            elif simultaneous:
+                if self.stage == Stage.OPEN:
+                    self.idx += 1
+                else:
+                    self.tie_idx += 1
             else:
                 self.cash_done = True
         elif node == Ctx.TIE_AVOID:
@@ -567,6 +606,7 @@ class WickedAgeState(State):
         """Move the machine to ``stage``, its cursors at their start."""
         self.stage, self.idx = stage, 0
         self.pick_step, self.turn_step, self.tie_idx = PickStep.FIRST_FORM, TurnStep.START, 0
+        self.open_step, self.tie_step = OpenStep.CASH, TieStep.VOTE
 
     def _proceed(self) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends."""
@@ -745,12 +785,44 @@ class WickedAgeState(State):
         self._enter(Stage.OPEN)
         return False
 
+    def _may_cash(self, s: int) -> bool:
+        """Rule 19: ``s`` holds an owe-list entry it has not already cashed in this decision."""
+        return self.cfg.owe_list.enabled and self.owe.count(s) > self.pending_cash[s]
+
+    def _cash_round(self, parties: Sequence[int], cursor: int, purpose: Ctx) -> int | None:
+        """Rule 19 before a simultaneous roll: the next party (from ``cursor``) that may still cash, if any."""
+        self.roll_purpose = purpose
+        while cursor < len(parties) and not self._may_cash(parties[cursor]):
+            cursor += 1
+        return cursor if cursor < len(parties) else None
+
+    def _apply_pending_cash(self, fresh: bool) -> None:
+        """Rule 19: once every party has decided, the cashed entries are erased together.
+
+        ``fresh``: the new advantage dice are rolled on their own, before a tie reroll.
+        """
+        for s in range(self.num_players):
+            for _ in range(self.pending_cash[s]):
+                self._cash_owe_entry(s)
+                if fresh:
+                    self.fresh_adv[s] += self.cfg.owe_list.dice_per_entry
+            self.pending_cash[s] = 0
+
     def _open_step(self) -> bool:
-        """Rule 7: everyone still in rolls, in seat order; then look for ties."""
+        """Rule 7: everyone still in rolls, simultaneously: all decide on cashing first (Rule 19), then all roll."""
+        if self.open_step == OpenStep.CASH:
+            cursor = self._cash_round(self._parties(), self.idx, Ctx.OPENING_ROLL)
+            if cursor is not None:
+                self.idx = cursor
+                return self._decide(Ctx.PRE_ROLL, self._parties()[cursor])
+            self._apply_pending_cash(fresh=False)
+            self.open_step, self.idx = OpenStep.ROLL, 0
         while self.idx < self.num_players and not self.in_conflict[self.idx]:
             self.idx += 1
         if self.idx < self.num_players:
-            return self._roll_step(self.idx, Ctx.OPENING_ROLL)
+            self.roll_purpose = Ctx.OPENING_ROLL
+            self.node, self.actor = Ctx.OPENING_ROLL, self.idx
+            return True
         self._enter(Stage.TIE)
         self.tie_rerolls = 0
         self.tied, self.avoid_votes = self._find_ties(), []
@@ -823,18 +895,27 @@ class WickedAgeState(State):
             )
             self._end_conflict(avoided=True)
             return False
-        if self.tie_idx == 0:
+        if self.tie_step == TieStep.VOTE:
             self.narrate(
                 "tie",
                 "An exact tie: "
                 + " and ".join(f"{self.names[t]} {self._roll(t).text()}" for t in self.tied)
                 + ". They fight: each rerolls the die with the lowest value.",
             )
+            self.tie_step, self.tie_idx = TieStep.CASH, 0
+        if self.tie_step == TieStep.CASH:
+            cursor = self._cash_round(self.tied, self.tie_idx, Ctx.TIE_REROLL)
+            if cursor is not None:
+                self.tie_idx = cursor
+                return self._decide(Ctx.PRE_ROLL, self.tied[cursor])
+            self._apply_pending_cash(fresh=True)
+            self.tie_step, self.tie_idx = TieStep.REROLL, 0
         if self.tie_idx < len(self.tied):
-            self.node, self.actor = Ctx.TIE_REROLL, self.tied[self.tie_idx]
+            s = self.tied[self.tie_idx]
+            self.node, self.actor = (Ctx.CASH_ROLL if self.fresh_adv[s] else Ctx.TIE_REROLL), s
             return True
         self.tie_rerolls += 1
-        self.tie_idx = 0
+        self.tie_idx, self.tie_step = 0, TieStep.VOTE
         self.avoid_votes = []
         self.tied = self._find_ties()
         return False
@@ -852,6 +933,21 @@ class WickedAgeState(State):
         new = Roll(reroll_lowest_die(roll.faces, self.roll_dice[s], face), roll.advantage)
         self.rolls[s] = new
         self.narrate("reroll", f"{self.names[s]} rerolls the low die: now {new.text()}.", s, key=new.key)
+
+    def _roll_fresh_advantage(self, s: int, total: int) -> None:
+        """Rule 19: advantage dice cashed before a tie reroll are rolled and added to the standing reading."""
+        k, sides = self.fresh_adv[s], self.cfg.advantage.die_sides
+        if not k <= total <= k * sides:
+            raise ValueError(f"{self.names[s]} rolls {k} new advantage dice; bad sum {total}")
+        roll = self._roll(s)
+        self.rolls[s] = new = Roll(roll.faces, roll.advantage + total)
+        self.fresh_adv[s] = 0
+        self.narrate(
+            "reroll",
+            f"{self.names[s]} rolls the new advantage {'die' if k == 1 else 'dice'}: now {new.text()}.",
+            s,
+            key=new.key,
+        )
 
     def _establish_order(self) -> None:
         self.order = turn_order(self._keys(), self._parties())

@@ -48,10 +48,11 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
             v[base + 4 + i] = sheet[i] / DIE_NORM
         for i, d in enumerate(state.roll_dice[p][:ROLLED_DICE_SHOWN]):
             v[base + 10 + i] = d / DIE_NORM
-        v[base + 13] = state.advantage_dice(p) / ADVANTAGE_NORM
+        pending = state.pending_cash[p] if p == seat else 0  # a seat sees its own undecided cashing only
+        v[base + 13] = (state.advantage_dice(p) + pending * state.cfg.owe_list.dice_per_entry) / ADVANTAGE_NORM
         v[base + 14] = float(state.adv[p][seat])
         v[base + 15] = float(state.adv[seat][p])
-        v[base + 16] = state.owe.count(p) / OWE_NORM
+        v[base + 16] = (state.owe.count(p) - pending) / OWE_NORM
         v[base + 17] = float(state.challenged[p])
         v[base + 18] = float(state.moved[p])
         r = state.rolls[p]

@@ -198,3 +198,51 @@ def test_item2_by_default_a_conflict_draws_the_forms_that_fit_and_the_pick_is_am
     assert state.node == Ctx.PICK_FORM and state.legal_actions() == [Act.FORM_0, Act.FORM_2, Act.FORM_4]
     state.apply_action(Act.FORM_2)
     assert state.legal_actions() == [Act.FORM_0, Act.FORM_4]  # the second form fits too
+
+
+# -- item 6: opening rolls are simultaneous (Rules 7 and 19) ---------------------------------------------------
+def test_item6_every_party_decides_on_cashing_before_any_opening_roll():
+    state = start_conflict([amek(), mekha()], DUEL_PICKS, owe_list=[MEKHA])
+    state.apply_action(Act.ROLL)  # no offers before the roll
+    state.apply_action(Act.ROLL)
+    assert state.node == Ctx.PRE_ROLL and state.actor == MEKHA
+    assert state.rolls == [None, None]  # Mekha decides before seeing Amek's opening roll
+    state.apply_action(Act.CASH_OWE)
+    assert state.node == Ctx.OPENING_ROLL and state.actor == AMEK and state.advantage_dice(MEKHA) == 1
+    state.apply_chance(((10, 3), 0))
+    state.apply_chance(((5, 4), 3))  # Mekha's roll carries the cashed die
+    assert state.rolls[MEKHA].key[:2] == (8, 4)
+
+
+def test_item6_a_seat_does_not_see_another_seat_cash_before_deciding():
+    views = []
+    for amek_cashes in (False, True):
+        state = start_conflict([amek(), mekha()], DUEL_PICKS, owe_list=[AMEK, MEKHA])
+        state.apply_action(Act.ROLL)
+        state.apply_action(Act.ROLL)
+        assert state.node == Ctx.PRE_ROLL and state.actor == AMEK
+        state.apply_action(Act.CASH_OWE if amek_cashes else Act.ROLL)
+        assert state.node == Ctx.PRE_ROLL and state.actor == MEKHA
+        views.append((state.observation(MEKHA).tobytes(), [e.text for e in state.log], state.legal_actions()))
+    assert views[0] == views[1]
+    state.apply_action(Act.ROLL)  # now Amek's cashing is applied and told
+    assert state.owe == [MEKHA] and state.advantage_dice(AMEK) == 1 and state.log[-1].kind == "cash"
+
+
+# -- item 5: cashing before a tie reroll (Rule 19: "any time before rolling") -----------------------------------
+def test_item5_cashing_is_offered_before_a_tie_reroll_and_the_new_die_is_rolled():
+    state = start_conflict([amek(), mekha()], DUEL_PICKS, owe_list=[MEKHA])
+    roll(state, AMEK, (6, 2))  # (the helper declines Mekha's cashing before the opening roll)
+    roll(state, MEKHA, (6, 2))  # an exact tie
+    state.apply_action(Act.FIGHT)
+    assert state.node == Ctx.PRE_ROLL and state.actor == MEKHA  # before rerolling his low die
+    state.apply_action(Act.CASH_OWE)
+    assert state.owe == []
+    state.apply_chance(8)  # Amek rerolls the 2 on his d10
+    assert state.node == Ctx.CASH_ROLL and state.actor == MEKHA
+    assert [o for o, _ in state.chance_outcomes()] == [1, 2, 3, 4, 5, 6]
+    state.apply_chance(3)  # the cashed advantage die
+    assert state.rolls[MEKHA].key[:2] == (9, 2)
+    state.apply_chance(5)  # then the 2 on his d8
+    assert state.rolls[MEKHA].key[:2] == (9, 5) and state.rolls[AMEK].key[:2] == (8, 6)
+    assert state.order == [MEKHA, AMEK] and state.advantage_dice(MEKHA) == 1

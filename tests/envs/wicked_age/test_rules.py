@@ -161,11 +161,15 @@ def test_rule19_cashing_stacks_and_lasts_the_conflict():
     state = start_conflict(
         [amek(), mekha()], [("with_violence", "directly"), ("for_myself", "directly")], owe_list=[MEKHA, AMEK, MEKHA]
     )
-    roll(state, AMEK, (3, 3))
+    state.apply_action(Act.ROLL)  # no offers before the roll
+    state.apply_action(Act.ROLL)
+    assert state.node == Ctx.PRE_ROLL and state.actor == AMEK
+    state.apply_action(Act.ROLL)  # Amek keeps his entry
     assert state.node == Ctx.PRE_ROLL and state.actor == MEKHA
     state.apply_action(Act.CASH_OWE)
     state.apply_action(Act.CASH_OWE)
     assert state.owe == [AMEK] and state.node == Ctx.OPENING_ROLL and state.advantage_dice(MEKHA) == 2
+    state.apply_chance(((3, 3), 0))  # Amek's opening roll
     state.apply_chance(((1, 1), 12))
     assert state.rolls[MEKHA].key[:2] == (13, 1)
     roll(state, AMEK, (9, 7))  # 9 and 7 against 13 and 1: lower, not half
