@@ -110,6 +110,16 @@ class RollRules(RulesModel):
     tie_avoid_rounds: Literal["first", "any"] = Field(
         default="first", description="Rule 8 [decision]: on which rounds' opening ties the parties may agree to avoid"
     )
+    pad_short_rolls: bool = Field(
+        default=True,
+        description="Rule 6 [decision]: shorter rolls are padded with 0 (false: compared only over the dice both "
+        "rolls have, so the longer roll's extra dice are ignored)",
+    )
+    multi_party_ties: Literal["all", "top"] = Field(
+        default="all",
+        description="Rule 8 [decision]: with 3+ parties every tied party rerolls ('all'), or only a tie for the "
+        "highest roll, lower ties going by seat order ('top')",
+    )
     max_tie_rerolls: int = Field(
         default=50, ge=1, le=1000, description="Rule 8 [decision]: safety cap on low-die rerolls, then seat order"
     )
@@ -120,6 +130,11 @@ class ContestRules(RulesModel):
 
     max_rounds: int = Field(default=3, ge=1, le=10, description="Rule 12: the last round (advantage becomes absolute)")
     absolute_multiple: int = Field(default=2, ge=2, le=5, description="Rule 11: 'double' / 'half' for absolute results")
+    after_last_round: Literal["no_consequences", "advantage_wins"] = Field(
+        default="no_consequences",
+        description="Rule 12 [decision]: pairs left unresolved by the last round get no consequences, or the "
+        "holder of an advantage over a party still in wins absolutely ('advantage_wins')",
+    )
     skip_answers_after_challenger_out: bool = Field(
         default=True,
         description="Rule 10 [decision]: remaining named answerers need not answer a challenger who is out",
@@ -130,6 +145,11 @@ class AdvantageRules(RulesModel):
     """Rule 13: advantage dice."""
 
     die_sides: int = Field(default=6, ge=2, le=20, description="Rule 13: the advantage die (a d6)")
+    tracking: Literal["per_pair", "single"] = Field(
+        default="per_pair",
+        description="Rule 13 [decision]: advantage is held per pair of opponents, or as one advantage per "
+        "conflict that the latest gainer takes ('single')",
+    )
     keep_when_opponent_out: bool = Field(
         default=True, description="Rule 13 [decision]: advantage over a party that left the conflict is kept"
     )
@@ -193,6 +213,11 @@ class OweListRules(RulesModel):
     against: Literal["exchanged", "all"] = Field(
         default="exchanged",
         description="Rule 18 [decision]: 'rolled against' = had a challenge/answer with (or: any party)",
+    )
+    count_advantage_dice: bool = Field(
+        default=False,
+        description="Rule 18 [decision]: the lesser-dice test counts the advantage d6s each side rolled "
+        "(default: advantage dice excluded)",
     )
     dice_per_entry: int = Field(default=1, ge=0, le=6, description="Rule 19: advantage dice gained per cashed entry")
     end_value: float = Field(

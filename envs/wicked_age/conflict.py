@@ -60,8 +60,10 @@ from envs.wicked_age.rules import (
     challenge_choices,
     chapter_returns,
     chapter_winner,
+    compared_readings,
     consequential_slot,
     default_consequence_slots,
+    dice_compared_for_owing,
     dice_for_roll,
     form_dice,
     form_keys,
@@ -77,9 +79,11 @@ from envs.wicked_age.rules import (
     offer_menu,
     opening_ties,
     owe_check_due,
+    pass_advantage,
     reroll_lowest_die,
     stronger_opponents,
     turn_order,
+    unresolved_advantage,
     usable_strengths,
     winner_may_offer,
 )
@@ -101,6 +105,7 @@ class Stage(enum.IntEnum):
     TIE = 5  # Rule 8: opening ties
     TURN = 6  # Rules 9-13: moves and answers
     END = 7
+    SETTLE = 8  # Rule 12 ("advantage_wins"): advantages left after the last round win
 
 
 class PickStep(enum.IntEnum):
@@ -256,6 +261,8 @@ class WickedAgeState(State):
         self.tie_step = TieStep.VOTE
         self.pending_cash = [0] * n  # Rule 19: entries cashed in a simultaneous decision, applied once all decided
         self.fresh_adv = [0] * n  # Rule 19: advantage dice cashed before a tie reroll, still to be rolled
+        self.adv_rolled = [0] * n  # Rule 18: advantage dice in each party's latest roll
+        self.settle: list[Decided] = []  # Rule 12: advantages that win after the last round
         self.node = Ctx.END
         self.actor = 0
         self.build_dice: list[tuple[int, ...]] = []  # the dice (PC) or die pairs (NPC) still to place, largest first
@@ -406,6 +413,8 @@ class WickedAgeState(State):
             int(self.tie_step),
             tuple(self.pending_cash),
             tuple(self.fresh_adv),
+            tuple(self.adv_rolled),
+            tuple(self.settle),
             int(self.node),
             self.actor,
             self.conflict_no,
@@ -523,6 +532,7 @@ class WickedAgeState(State):
                 raise ValueError(f"{self.names[s]} rolls {k} advantage dice; bad sum {adv}")
             roll = Roll(faces, int(adv))
             self.rolls[s] = roll
+            self.adv_rolled[s] = k
             self.cash_done = False
             self._on_roll(s, roll)
         self._proceed()
@@ -637,6 +647,8 @@ class WickedAgeState(State):
             return self._tie_step()
         if st == Stage.TURN:
             return self._turn_step()
+        if st == Stage.SETTLE:
+            return self._settle_step()
         raise AssertionError(f"stage {st!r}")  # pragma: no cover
 
     # -- build ---------------------------------------------------------------------------------
@@ -699,6 +711,8 @@ class WickedAgeState(State):
         self.round_no = 0
         self.results = []
         self.exchanged = set()
+        self.adv_rolled = [0] * n
+        self.settle = []
         self._enter(Stage.DRAW)
         self.narrate(
             "conflict",
@@ -875,7 +889,8 @@ class WickedAgeState(State):
         return [None if r is None else r.key for r in self.rolls]
 
     def _find_ties(self) -> list[int]:
-        return opening_ties(self._keys(), self._parties())
+        rules = self.cfg.roll
+        return opening_ties(self.rolls, self._parties(), rules.pad_short_rolls, rules.multi_party_ties == "top")
 
     def _tie_step(self) -> bool:
         """Rule 8: exact ties on the opening roll — avoid by agreement, or reroll the low dice."""
@@ -941,6 +956,7 @@ class WickedAgeState(State):
             raise ValueError(f"{self.names[s]} rolls {k} new advantage dice; bad sum {total}")
         roll = self._roll(s)
         self.rolls[s] = new = Roll(roll.faces, roll.advantage + total)
+        self.adv_rolled[s] += k
         self.fresh_adv[s] = 0
         self.narrate(
             "reroll",
@@ -1024,7 +1040,8 @@ class WickedAgeState(State):
         assert c is not None
         croll = self._roll(c)
         cfg = self.cfg
-        res = compare_answer(roll.key, croll.key, self.round_no, cfg.contest.max_rounds, cfg.contest.absolute_multiple)
+        answer, standing = compared_readings(roll, croll, cfg.roll.pad_short_rolls)
+        res = compare_answer(answer, standing, self.round_no, cfg.contest.max_rounds, cfg.contest.absolute_multiple)
         self.last_result = res
         self.results.append(Exchange(t, c, res))
         self.exchanged.add((min(t, c), max(t, c)))
@@ -1080,8 +1097,7 @@ class WickedAgeState(State):
     def _gain_advantage(self, holder: int, other: int) -> None:
         """Rule 13: the advantage between two opponents goes to ``holder`` (1-on-1 the die passes)."""
         had = self.adv[holder][other]
-        self.adv[holder][other] = True
-        self.adv[other][holder] = False
+        self.adv = pass_advantage(self.adv, holder, other, self.cfg.advantage.tracking == "per_pair")
         verb = "keeps" if had else "takes"
         k = self.advantage_dice(holder)
         self.narrate(
@@ -1108,11 +1124,32 @@ class WickedAgeState(State):
         if self.cfg.owe_list.enabled and owe_check_due(self.round_no, self.cfg.owe_list.check_rounds):
             self._check_owe_list()
         if self.round_no >= self.cfg.contest.max_rounds:
+            if self.cfg.contest.after_last_round == "advantage_wins":
+                self.settle = unresolved_advantage(self.order, self.in_conflict, self.adv)
+                self._enter(Stage.SETTLE)
+                return False
             self.narrate("end_conflict", f"Round {self.round_no} was the last: the conflict is over.")
             self._end_conflict()
             return False
         self.round_no += 1
         self._start_round()
+        return False
+
+    def _settle_step(self) -> bool:
+        """Rule 12 ("advantage_wins"): after the last round each advantage over a party still in wins absolutely."""
+        while self.settle:
+            decided = self.settle.pop(0)
+            if self.in_conflict[decided.winner] and self.in_conflict[decided.loser]:
+                self.narrate(
+                    "settle",
+                    f"Round {self.round_no} was the last: {self.names[decided.winner]} holds the "
+                    f"advantage over {self.names[decided.loser]} and wins.",
+                    decided.winner,
+                )
+                self._absolute(decided)
+                return False
+        self.narrate("end_conflict", f"Round {self.round_no} was the last: the conflict is over.")
+        self._end_conflict()
         return False
 
     def _conflict_over(self) -> bool:
@@ -1143,7 +1180,13 @@ class WickedAgeState(State):
                 against = [t for t in range(self.num_players) if t != s and self.roll_dice[t]]
             else:
                 against = [t for t in range(self.num_players) if (min(s, t), max(s, t)) in self.exchanged]
-            bigger = stronger_opponents(self.roll_dice[s], against, self.roll_dice)
+            owe = self.cfg.owe_list
+            sides = self.cfg.advantage.die_sides
+            seen = [
+                dice_compared_for_owing(self.roll_dice[t], self.adv_rolled[t], sides, owe.count_advantage_dice)
+                for t in range(self.num_players)
+            ]
+            bigger = stronger_opponents(seen[s], against, seen)
             if bigger:
                 self.owe.append(s)
                 self.narrate(

@@ -22,7 +22,7 @@ from envs.wicked_age.config import (
     WickedAgeConfig,
     parse_strength,
 )
-from envs.wicked_age.dice import Result, rolled_lesser_dice, step_down
+from envs.wicked_age.dice import KEY_LENGTH, Result, Roll, rolled_lesser_dice, step_down
 
 
 # -- the forms (Rules 1-2) -------------------------------------------------------------------------
@@ -182,14 +182,45 @@ def turn_order(keys: Sequence[tuple[int, ...] | None], parties: Sequence[int]) -
     return sorted(parties, key=lambda s: (tuple(-k for k in keys[s] or ()), s))
 
 
-def opening_ties(keys: Sequence[tuple[int, ...] | None], parties: Sequence[int]) -> list[int]:
-    """Rule 8: the parties whose opening rolls are exactly equal to another party's."""
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for s in parties:
-        k = keys[s]
-        if k is not None:
-            groups.setdefault(k, []).append(s)
-    return sorted(s for group in groups.values() if len(group) > 1 for s in group)
+def compared_readings(a: Roll, b: Roll, pad_short_rolls: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Rule 6: the two readings as compared: padded with 0, or cut to the dice both rolls have.
+
+    Padded (the default), a roll with fewer dice that matches a longer one on all its dice is lower; cut,
+    the dice only the longer roll has are ignored, so the two are a full tie.
+    """
+    if pad_short_rolls:
+        return a.key, b.key
+    n = min(max(1, len(a.faces)), max(1, len(b.faces)))
+    cut = (0,) * (KEY_LENGTH - n)
+    return a.key[:n] + cut, b.key[:n] + cut
+
+
+def opening_ties(
+    rolls: Sequence[Roll | None], parties: Sequence[int], pad_short_rolls: bool = True, only_top: bool = False
+) -> list[int]:
+    """Rule 8: the parties whose opening rolls exactly equal another party's (``only_top``: ties for the top only).
+
+    With ``only_top`` and three or more parties only a tie for the highest roll is rerolled; lower ties
+    are left to seat order (Rule 7).
+    """
+    live = [s for s in parties if rolls[s] is not None]
+
+    def tie(s: int, t: int) -> bool:
+        a, b = rolls[s], rolls[t]
+        assert a is not None and b is not None
+        ka, kb = compared_readings(a, b, pad_short_rolls)
+        return ka == kb
+
+    tied = sorted(s for s in live if any(t != s and tie(s, t) for t in live))
+    if only_top and len(parties) > ONE_ON_ONE and tied:
+        top = max(live, key=lambda s: (_reading(rolls[s]), -s))
+        tied = [s for s in tied if s == top or tie(s, top)]
+        return tied if len(tied) > 1 else []
+    return tied
+
+
+def _reading(roll: Roll | None) -> tuple[int, ...]:
+    return roll.key if roll is not None else ()
 
 
 def may_avoid_tie(tied: Sequence[int], parties: Sequence[int], round_no: int, avoid_rounds: str) -> bool:
@@ -255,6 +286,25 @@ def absolute_outcome(result: Result, answerer: int, challenger: int, challenger_
     if result is Result.ABSOLUTE_WIN and challenger_in:
         return Decided(answerer, challenger)
     return None
+
+
+def pass_advantage(adv: Sequence[Sequence[bool]], holder: int, other: int, per_pair: bool) -> list[list[bool]]:
+    """Rule 13: the advantage between ``holder`` and ``other`` goes to ``holder``.
+
+    Tracked per pair of opponents (the default), only that pair's advantage changes; with a single
+    advantage per conflict (``per_pair`` false) the holder takes it from whoever held it.
+    """
+    out = [list(row) for row in adv] if per_pair else [[False] * len(row) for row in adv]
+    out[holder][other] = True
+    out[other][holder] = False
+    return out
+
+
+def unresolved_advantage(
+    order: Sequence[int], in_conflict: Sequence[bool], adv: Sequence[Sequence[bool]]
+) -> list[Decided]:
+    """Rule 12 ("advantage_wins"): after the last round, each holder of an advantage over a party still in wins."""
+    return [Decided(h, o) for h in order for o in order if h != o and in_conflict[h] and in_conflict[o] and adv[h][o]]
 
 
 def advantage_dice(holds_over: Sequence[bool], opponent_in: Sequence[bool], keep_when_out: bool, cashed: int) -> int:
@@ -341,6 +391,13 @@ def owe_check_due(round_no: int, check_rounds: str) -> bool:
 def stronger_opponents(mine: Sequence[int], against: Sequence[int], rolled: Sequence[Sequence[int]]) -> list[int]:
     """Rule 18: the opponents in ``against`` who rolled bigger dice than ``mine`` (die sizes, largest first)."""
     return [t for t in against if rolled_lesser_dice(mine, rolled[t])]
+
+
+def dice_compared_for_owing(
+    dice: Sequence[int], advantage_dice: int, advantage_sides: int, count_advantage: bool
+) -> tuple[int, ...]:
+    """Rule 18: the dice a party rolled, as the lesser-dice test sees them (advantage dice excluded by default)."""
+    return tuple(dice) + ((advantage_sides,) * advantage_dice if count_advantage else ())
 
 
 # -- the chapter's end (Rules 20-21) ---------------------------------------------------------------

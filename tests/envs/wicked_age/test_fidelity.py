@@ -246,3 +246,134 @@ def test_item5_cashing_is_offered_before_a_tie_reroll_and_the_new_die_is_rolled(
     state.apply_chance(5)  # then the 2 on his d8
     assert state.rolls[MEKHA].key[:2] == (9, 5) and state.rolls[AMEK].key[:2] == (8, 6)
     assert state.order == [MEKHA, AMEK] and state.advantage_dice(MEKHA) == 1
+
+
+# -- item 8: keys for the [decision]s that had none ------------------------------------------------------------
+def strength_duel(cfg):
+    """Amek rolls d12 + d10 + his d8 strength; Mekha d10 + d8 (rolls of different lengths)."""
+    cons = Strength.parse("directly", cfg)
+    a = pc(
+        "Amek", strengths=(cons,), with_violence=12, directly=10, covertly=8, for_myself=6, for_others=6, with_love=4
+    )
+    return start_conflict([a, mekha()], DUEL_PICKS, cfg, strengths_used=[0, None])
+
+
+def test_item8_rule6_padding_of_short_rolls_is_a_key():
+    state = strength_duel(config())
+    roll(state, AMEK, (9, 6, 1))
+    roll(state, MEKHA, (9, 6))  # (9, 6, 1) against (9, 6, 0): Amek's third die breaks it
+    assert state.order == [AMEK, MEKHA]
+    state = strength_duel(config(roll={"pad_short_rolls": False}))
+    roll(state, AMEK, (9, 6, 1))
+    roll(state, MEKHA, (9, 6))  # compared over the two dice both rolled: an exact tie
+    assert state.node == Ctx.TIE_AVOID
+
+
+def three_party_tie(cfg):
+    from tests.envs.wicked_age.helpers import seed_four
+
+    chars = seed_four()[:2] + [seed_four()[3]]
+    state = start_conflict(chars, [("with_love", "covertly"), ("for_myself", "covertly"), ("maneuvering",)], cfg)
+    roll(state, 0, (6, 2))
+    roll(state, 1, (6, 2))  # Mekha and Taye tie below Esan's 10
+    roll(state, 2, (10, 4))
+    return state
+
+
+def test_item8_rule8_ties_below_the_top_with_three_parties_are_a_key():
+    state = three_party_tie(config(negotiation={"enabled": False}))
+    assert state.node == Ctx.TIE_REROLL  # every tie is rerolled
+    state = three_party_tie(config(negotiation={"enabled": False}, roll={"multi_party_ties": "top"}))
+    assert state.order == [2, 0, 1] and state.node == Ctx.CHALLENGE  # no reroll: seat order puts Mekha first
+
+
+def melee_two_advantages(cfg):
+    """Esan takes the advantage over Taye, then Taye over Mekha (as in example D's round 1)."""
+    from tests.envs.wicked_age.helpers import challenge, seed_four
+
+    chars = seed_four()[:2] + [seed_four()[3]]
+    state = start_conflict(chars, [("with_love", "covertly"), ("for_myself", "covertly"), ("maneuvering",)], cfg)
+    roll(state, 0, (8, 1))
+    roll(state, 1, (6, 2))
+    roll(state, 2, (10, 4))
+    challenge(state, 1)
+    roll(state, 1, (9, 1))  # lower, not half: Esan takes the advantage over Taye
+    roll(state, 0, (3, 6))  # Mekha moves
+    challenge(state, 1)
+    roll(state, 1, (10, 4))  # Taye beats 6 and 3, not double: Taye takes the advantage over Mekha
+    return state
+
+
+def test_item8_rule13_per_pair_advantage_is_a_key():
+    cfg = {"negotiation": {"enabled": False}}
+    state = melee_two_advantages(config(**cfg))
+    assert state.advantage_dice(2) == 1 and state.advantage_dice(1) == 1  # per pair: Esan keeps his die
+    state = melee_two_advantages(config(**cfg, advantage={"tracking": "single"}))
+    assert state.advantage_dice(2) == 0 and state.advantage_dice(1) == 1  # one advantage: Taye took it
+
+
+def cashed_round_one(cfg):
+    """Equal dice (d12 + d10 each); Mekha rolls round 1 with a cashed advantage d6."""
+    state = start_conflict(
+        [amek(), mekha()], [("with_violence", "directly"), ("with_violence", "for_myself")], cfg, owe_list=[MEKHA]
+    )
+    state.apply_action(Act.ROLL)
+    state.apply_action(Act.ROLL)
+    state.apply_action(Act.CASH_OWE)  # Mekha cashes before the opening roll
+    state.apply_chance(((9, 5), 0))
+    state.apply_chance(((6, 2), 3))  # 6+3=9 and 2 against 9 and 5: Amek stands
+    roll(state, MEKHA, (7, 1), adv=2)  # 7+2=9 and 1: lower, not half
+    assert state.round_no == 2
+    return state
+
+
+def test_item8_rule18_advantage_dice_in_the_lesser_dice_test_are_a_key():
+    assert cashed_round_one(config()).owe == []  # d12, d10 against d12, d10: nobody rolled lesser dice
+    # counted, Mekha's d12, d10 and advantage d6 make Amek's d12, d10 the lesser dice
+    assert cashed_round_one(config(owe_list={"count_advantage_dice": True})).owe == [AMEK]
+
+
+def four_party_last_round(cfg):
+    """Example D's parties, two rounds: Esan holds the advantage over Taye and they never meet in round 2."""
+    from tests.envs.wicked_age.helpers import challenge, seed_four
+
+    MARTA, TOM, AMI, ERIN = 0, 1, 2, 3
+    state = start_conflict(
+        seed_four(),
+        [("with_love", "covertly"), ("for_myself", "covertly"), ("directly", "for_others"), ("maneuvering",)],
+        cfg,
+    )
+    roll(state, MARTA, (6, 1))
+    roll(state, TOM, (7, 7))
+    roll(state, AMI, (10, 1))
+    roll(state, ERIN, (10, 4))
+    challenge(state, TOM)
+    roll(state, TOM, (9, 6))  # Esan takes the advantage over Taye
+    roll(state, AMI, (8, 3))  # Amek moves
+    challenge(state, MARTA)
+    roll(state, MARTA, (7, 2))  # Amek takes the advantage over Mekha
+    assert state.round_no == 2  # the last round
+    roll(state, MARTA, (5, 2))
+    roll(state, TOM, (6, 1))
+    roll(state, AMI, (4, 1), adv=1)
+    roll(state, ERIN, (9, 4), adv=2)
+    assert state.order == [ERIN, TOM, MARTA, AMI]
+    challenge(state, AMI)
+    roll(state, AMI, (2, 1), adv=1)  # 2 x 3 <= 11: Amek loses absolutely
+    state.apply_action(Act.EXHAUST)
+    roll(state, TOM, (8, 2))  # Taye moves and names only Mekha
+    challenge(state, MARTA)
+    roll(state, MARTA, (3, 1))  # 2 x 3 <= 8: Mekha loses absolutely
+    state.apply_action(Act.EXHAUST)
+    return state
+
+
+def test_item8_rule12_what_an_advantage_left_after_the_last_round_does_is_a_key():
+    cfg = {"negotiation": {"enabled": False}, "contest": {"max_rounds": 2}}
+    taye = [8, 6, 12, 4, 10, 6]
+    state = four_party_last_round(config(**cfg))
+    assert state.outcome() is not None and state.chars[1].dice == taye  # no consequences
+    state = four_party_last_round(config(**{**cfg, "contest": {"max_rounds": 2, "after_last_round": "advantage_wins"}}))
+    assert state.node == Ctx.CONSEQ_DEFAULT and state.actor == 3  # Esan's advantage over Taye wins
+    state.apply_action(Act.EXHAUST)
+    assert state.chars[1].dice == [8, 4, 12, 4, 10, 4] and state.outcome() is not None
