@@ -2,14 +2,16 @@
 
 Description:
     Two characters — Amek (seat 0, a PC) and Mekha (seat 1, a PC) or Esan (seat 1, an NPC, ``duel.opponent``)
-    — fight a chapter of conflicts (docs/rules/wicked_age.md, rule 20). Each conflict: the forms that fit
-    each PC's action may be drawn (rule 4, ``duel.forms_available``), each side picks the forms it rolls
-    (a PC two forms, an NPC one) and whether a particular strength joins them (rules 4-5), offers may be made
-    before a round's roll (rule 17), both roll (rule 7), exact ties are avoided or rerolled (rule 8), the
-    standing roll challenges and the other answers (rules 9-12) for at most three rounds, advantage dice pass
-    (rule 13) and an absolute result ends the conflict with a consequence (rules 14-17). The owe list
-    (rules 18-19) carries over from conflict to conflict. With ``duel.build_phase`` the sheets are built
-    first (rules 1-2).
+    — fight a chapter of conflicts (docs/rules/wicked_age.md, rule 20). First each seat builds its sheet
+    (rules 1-2, ``duel.build_phase``): it places d12, d10, d8, d6, d6, d4 (an NPC its three die pairs) on its
+    forms, largest first, on a hidden draft; the sheets are shown when both are done. Each conflict: the
+    forms that fit each PC's action are drawn (rule 4, ``duel.forms_available``, 3 of 6 by default), each
+    side picks the forms it rolls (a PC two forms, an NPC one) and whether a particular strength joins them
+    (rules 4-5), offers may be made before a round's roll (rule 17), both decide on cashing owe-list entries
+    and then roll, simultaneously (rules 7, 19), exact ties are avoided or rerolled (rule 8), the standing
+    roll challenges and the other answers (rules 9-12) for at most three rounds, advantage dice pass
+    (rule 13) and an absolute result ends the conflict with a consequence, which either side may offer to
+    negotiate (rules 14-17). The owe list (rules 18-19) carries over from conflict to conflict.
 
 Actions:
     ``Discrete(45)``, the table of ``actions.Act``: FORM_0..5 (a PC form: build, pick, or lose a size on
@@ -35,7 +37,8 @@ Episode end:
 Arguments:
     ``duel.opponent`` ("pc" | "npc"), ``duel.build_phase``, ``duel.max_conflicts``, ``duel.forms_available``,
     ``duel.conflict_win_bonus``, ``duel.pc_assignment`` / ``duel.npc_assignment`` (the sheets without a
-    build phase), ``duel.strengths``; every rule key of ``rules.toml``.
+    build phase), ``duel.strengths``, ``duel.npc_strengths`` (seat 1's when it is the NPC); every rule key
+    of ``rules.toml``.
 """
 
 from __future__ import annotations

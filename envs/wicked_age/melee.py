@@ -2,7 +2,8 @@
 
 Description:
     Mekha, Taye (and Amek with four parties) are PCs, Esan — always the last seat — an NPC; they fight a
-    chapter of conflicts (docs/rules/wicked_age.md, rule 21) with the duel's rules (rules 4-19), plus the
+    chapter of conflicts (docs/rules/wicked_age.md, rule 21) with the duel's rules (rules 1-19: simultaneous
+    builds first, ``melee.build_phase``; 3 of 6 forms fit each PC's action, ``melee.forms_available``), plus the
     choices three or more parties bring: a mover names one or several opponents as answerers (rule 9),
     advantage is held per pair of opponents (rule 13), offers before a roll are addressed to one opponent
     (rule 17), and ties among three or more are always rerolled (rule 8).
@@ -23,8 +24,9 @@ Episode end:
     Knockout when one party is left in the chapter; time limit after ``melee.max_conflicts`` conflicts.
 
 Arguments:
-    ``melee.parties`` (3-4), ``melee.max_conflicts``, ``melee.forms_available``, ``melee.pc_assignment``,
-    ``melee.npc_assignment``, ``melee.strengths``; every rule key of ``rules.toml``.
+    ``melee.parties`` (3-4), ``melee.build_phase``, ``melee.max_conflicts``, ``melee.forms_available``,
+    ``melee.pc_assignment`` / ``melee.npc_assignment`` (the sheets without a build phase), ``melee.strengths``;
+    every rule key of ``rules.toml``.
 """
 
 from __future__ import annotations

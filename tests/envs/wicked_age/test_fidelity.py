@@ -57,10 +57,6 @@ def test_item3_the_consequential_strength_still_bites_a_negotiated_form_loss():
     assert state.chars[MEKHA].dice == [6, 8, 8, 0, 6, 12]  # and For Others d4 -> 0 for the strength
 
 
-def test_item3_amek_helper_is_the_seed_sheet():
-    assert consequential_amek().dice == amek().dice
-
-
 # -- item 4: consequential strengths across kinds (Rule 5) -----------------------------------------------------
 def test_item4_a_consequential_strength_that_could_never_bite_is_refused_at_load():
     with pytest.raises(ValueError, match=r"duel\.strengths\[0\].*consequential on 'for_others'.*never bite"):
