@@ -62,14 +62,20 @@ from envs.core.policy import Policy, UniformRandom
 
 DEFAULT_SIMULATIONS = 32
 """Simulations per decision when the spec names no budget (the quick budget)."""
-DEFAULT_C = 1.0
+DEFAULT_C = 1.5
 """PUCT exploration constant on returns normalised to [0, 1]."""
-DEFAULT_PRIOR_WEIGHT = 0.5
+DEFAULT_PRIOR_WEIGHT = 0.25
 """Share of the prior on the base policy's choice (the rest is uniform over the allowed actions)."""
 MAX_ROLLOUT_STEPS = 100_000
+MAX_ODDS = 512
+"""Chance nodes with at most this many enumerated outcomes are backed up with their exact odds."""
+ROBUST_SHARE = 0.25
+"""Max backup: a decision node is worth its best child among those with at least this share of the
+most-visited child's visits (a child seen once or twice is not trusted as the maximum)."""
 
 RestrictionMode = Literal["forbid", "force"]
 OpponentModel = Literal["base", "maxn"]
+Backup = Literal["max", "mean"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -244,16 +250,69 @@ class _Copier:
 # The tree
 # ------------------------------------------------------------------------------------------------
 class _Node:
-    """A position reached by one path from the root: visit count, summed returns, children by edge."""
+    """A position reached by one path from the root: visits, value estimate per seat, children by edge.
 
-    __slots__ = ("actions", "children", "n", "prior", "w")
+    ``own`` sums the returns of the simulations that ended here (the rollout from a new node, or a
+    terminal position); ``s`` sums ``n * v`` over the children. A searched decision node (``seat`` >= 0)
+    is worth its best well-visited child (max backup); any other node (chance, a seat played by the base,
+    a forced move) the visit-weighted mean ``(own + s) / n`` (expectation backup).
+    """
+
+    __slots__ = ("actions", "children", "n", "own", "prior", "probs", "s", "seat", "v")
 
     def __init__(self, num_players: int) -> None:
         self.n = 0
-        self.w = [0.0] * num_players
+        self.v = [0.0] * num_players
+        self.own = [0.0] * num_players
+        self.s = [0.0] * num_players
+        self.seat = -1
         self.children: dict[Hashable, _Node] = {}
         self.actions: list[int] | None = None  # searched decision nodes: the allowed actions
         self.prior: list[float] = []
+        self.probs: dict[Hashable, float] | None = None  # chance nodes that enumerate their outcomes
+
+    def revalue(self, backup: str) -> None:
+        n = self.n
+        if self.seat >= 0 and self.children and backup == "max":
+            seat = self.seat
+            most = max(c.n for c in self.children.values())
+            threshold = max(1.0, ROBUST_SHARE * most)
+            best: _Node | None = None
+            for c in self.children.values():
+                if c.n >= threshold and (best is None or c.v[seat] > best.v[seat]):
+                    best = c
+            assert best is not None
+            self.v = list(best.v)
+        elif self.probs is not None and self.children:  # chance with known odds: weight outcomes by them
+            probs = self.probs
+            mass = 0.0
+            acc = [0.0] * len(self.v)
+            for o, c in self.children.items():
+                p = probs.get(o, 0.0)
+                if p > 0.0 and c.n:
+                    mass += p
+                    for i, x in enumerate(c.v):
+                        acc[i] += p * x
+            if mass > 0.0:
+                self.v = [x / mass for x in acc]
+            else:
+                self.v = [(o + x) / n for o, x in zip(self.own, self.s, strict=True)]
+        else:
+            self.v = [(o + x) / n for o, x in zip(self.own, self.s, strict=True)]
+
+
+def _outcome_odds(state: State) -> dict[Hashable, float] | None:
+    """The chance node's ``{outcome: probability}`` where it enumerates at most :data:`MAX_ODDS` outcomes."""
+    try:
+        outcomes = state.chance_outcomes()
+    except NotImplementedError:
+        return None
+    if len(outcomes) > MAX_ODDS:
+        return None
+    odds: dict[Hashable, float] = {}
+    for o, p in outcomes:
+        odds[o] = odds.get(o, 0.0) + float(p)
+    return odds
 
 
 @dataclass
@@ -277,7 +336,8 @@ class SearchAgent:
         restriction: Restriction | None = None,
         opponents: OpponentModel = "base",
         c: float = DEFAULT_C,
-        prior_weight: float = DEFAULT_PRIOR_WEIGHT,
+        prior_weight: float | None = None,
+        backup: Backup = "max",
         name: str | None = None,
     ) -> None:
         if simulations < 1:
@@ -289,7 +349,11 @@ class SearchAgent:
         self.restriction = restriction
         self.opponents = opponents
         self.c = c
+        # a uniform base's pick carries no information: its prior is uniform
+        if prior_weight is None:
+            prior_weight = 0.0 if isinstance(self.base, UniformRandom) else DEFAULT_PRIOR_WEIGHT
         self.prior_weight = prior_weight
+        self.backup = backup
         self.name = name or f"search:{self.base.name}@{simulations}"
         self.last = SearchStats()
         self._source: tuple[str, str, str | None] | None = None  # (ruleset, spec, scenario) when built from a spec
@@ -330,16 +394,13 @@ class SearchAgent:
         copier = _Copier(state)
         root = _Node(state.num_players)
         self._expand(root, state, restricted, num_actions, srng)
+        root.seat = me
         bounds = [math.inf, -math.inf]
         for _ in range(self.simulations):
             self._simulate(root, copier(state), me, forbid_extra, num_actions, srng, bounds)
         assert root.actions is not None
         visits = {a: (root.children[a].n if a in root.children else 0) for a in root.actions}
-        values = {
-            a: root.children[a].w[me] / root.children[a].n
-            for a in root.actions
-            if a in root.children and root.children[a].n
-        }
+        values = {a: root.children[a].v[me] for a in root.actions if a in root.children and root.children[a].n}
         best_n = max(visits.values())
         best = [a for a in root.actions if visits[a] == best_n]
         prior = dict(zip(root.actions, root.prior, strict=True))
@@ -371,7 +432,7 @@ class SearchAgent:
         def norm(v: float) -> float:
             return (v - lo) / span if span > 0.0 else 0.5
 
-        parent_q = norm(node.w[seat] / node.n) if node.n else 0.5
+        parent_q = norm(node.v[seat]) if node.n else 0.5
         sq = math.sqrt(max(node.n, 1))
         best_a, best_s = node.actions[0], -math.inf
         for a, p in zip(node.actions, node.prior, strict=True):
@@ -379,7 +440,7 @@ class SearchAgent:
             if child is None or child.n == 0:
                 q, n = parent_q, 0
             else:
-                q, n = norm(child.w[seat] / child.n), child.n
+                q, n = norm(child.v[seat]), child.n
             s = q + self.c * p * sq / (1 + n)
             if s > best_s:
                 best_a, best_s = a, s
@@ -407,6 +468,9 @@ class SearchAgent:
             if steps > MAX_ROLLOUT_STEPS:
                 raise RuntimeError(f"simulation did not end within {MAX_ROLLOUT_STEPS} steps")
             if player == CHANCE:
+                if not expanded and node.seat == -1 and node.probs is None and node.n:
+                    node.probs = _outcome_odds(state)
+                    node.seat = -2  # odds looked up (or not offered): do not ask again
                 edge: Hashable = state.sample_chance(rng)
                 state.apply_chance(edge)
             else:
@@ -415,6 +479,7 @@ class SearchAgent:
                 if searched:
                     if node.actions is None:
                         self._expand(node, state, legal, num_actions, rng)
+                        node.seat = player
                     edge = self._select(node, player, bounds)
                 else:
                     edge = self._base_act(state, legal, num_actions, rng) if len(legal) > 1 else legal[0]
@@ -432,11 +497,18 @@ class SearchAgent:
         for r in ret:
             bounds[0] = min(bounds[0], r)
             bounds[1] = max(bounds[1], r)
-        for nd in path:
+        leaf = path[-1]
+        for i, r in enumerate(ret):
+            leaf.own[i] += r
+        for depth in range(len(path) - 1, -1, -1):
+            nd = path[depth]
+            old = [nd.n * x for x in nd.v]
             nd.n += 1
-            w = nd.w
-            for i, r in enumerate(ret):
-                w[i] += r
+            nd.revalue(self.backup)
+            if depth:
+                ps = path[depth - 1].s
+                for i, x in enumerate(nd.v):
+                    ps[i] += nd.n * x - old[i]
 
 
 # ------------------------------------------------------------------------------------------------
