@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from agents.rl import load_rl_policy
 from envs.core.errors import UserError
 from envs.core.policy import Policy, UniformRandom
 
@@ -37,8 +38,6 @@ def make_agent(ruleset: str, spec: str, scenario: str | None = None, **kwargs: A
     if spec == "random":
         return UniformRandom()
     if spec.startswith("rl:"):
-        from agents.rl import load_rl_policy
-
         return load_rl_policy(spec[3:], ruleset=ruleset, scenario=scenario)
     table = personas(ruleset)
     if spec in table:

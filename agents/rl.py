@@ -7,7 +7,8 @@ what ``predict(obs, deterministic=True, action_masks=mask)`` returns — tested 
 
 Safety: :func:`load_rl_policy` never unpickles anything. It reads the weights with
 ``torch.load(..., weights_only=True)`` and the architecture from the ``rulebreaker.json`` entry that
-:func:`save_model` writes into every model zip. A zip without that entry is refused. Resuming training
+:func:`model_zip_bytes` adds to every model zip (``training.train.checkpoints.save_model`` writes them). A
+zip without that entry is refused. Resuming training
 (``training.train``) does load the full SB3 pickle, which can run code: only resume from run
 directories you created.
 """
@@ -16,9 +17,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from envs.core.config import validate_config
 from envs.core.errors import UserError
+from envs.core.registry import get_ruleset
 
 if TYPE_CHECKING:
     from envs.core.dice import Rng
@@ -42,7 +43,8 @@ _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu", "ELU": "elu", "LeakyReLU": "leak
 
 
 def algo_class(algo: str) -> Any:
-    """The SB3 class of an algorithm name (imports torch lazily)."""
+    """The SB3 class of an algorithm name."""
+    # lazy: SB3 and torch take seconds to import; rl: agents play through numpy and never need them
     if algo == "maskable-ppo":
         from sb3_contrib import MaskablePPO
 
@@ -115,7 +117,7 @@ class NumpyNet:
         out = np.where(mask, out, -np.inf)
         p = np.exp(out - out.max())
         c = np.cumsum(p / p.sum())
-        return int(min(np.searchsorted(c, rng.random(), side="right"), len(c) - 1))
+        return min(int(np.searchsorted(c, rng.random(), side="right")), len(c) - 1)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         arrays: dict[str, np.ndarray] = {}
@@ -148,7 +150,7 @@ def _layers(state_dict: dict[str, Any], prefixes: list[str], activation: str, ki
 
 def architecture_of(model: Any) -> dict[str, Any]:
     """What the numpy export needs to know about an SB3 model's policy network."""
-    from stable_baselines3.common.torch_layers import FlattenExtractor
+    from stable_baselines3.common.torch_layers import FlattenExtractor  # lazy: only with an SB3 model in hand
 
     policy = model.policy
     if hasattr(policy, "q_net"):
@@ -177,27 +179,15 @@ def _net_from_state_dict(sd: dict[str, Any], arch: dict[str, Any]) -> NumpyNet:
 
 
 # -- saving and reading model zips ----------------------------------------------------------------
-def save_model(model: Any, path: Path, meta: dict[str, Any]) -> Path:
-    """Save an SB3 model atomically with a ``rulebreaker.json`` entry inside the zip."""
+def model_zip_bytes(model: Any, meta: dict[str, Any]) -> bytes:
+    """An SB3 model's zip with a ``rulebreaker.json`` entry (``meta``, timesteps, architecture) inside it."""
     buf = io.BytesIO()
     model.save(buf)
     full = {"meta_version": META_VERSION, **meta, "num_timesteps": int(model.num_timesteps),
             "architecture": architecture_of(model)}
     with zipfile.ZipFile(buf, "a") as z:
         z.writestr(META_NAME, json.dumps(full, indent=2, default=str))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(buf.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    return buf.getvalue()
 
 
 def model_path(path: Path | str) -> Path:
@@ -236,23 +226,29 @@ def read_meta(path: Path | str) -> dict[str, Any]:
 
 
 def check_meta(meta: dict[str, Any], path: Path | str, ruleset: str | None, scenario: str | None) -> None:
-    """Refuse a model trained for another ruleset/scenario or whose sizes no longer match the engine."""
-    from envs.core.registry import get_ruleset
+    """Refuse a model trained for another ruleset/scenario or whose sizes no longer match the engine.
 
+    The sizes are the scenario's under the rules config the model was trained with (``meta["config"]``;
+    a model saved without one is compared under the ruleset's default config).
+    """
     if ruleset is not None and meta["ruleset"] != ruleset:
         raise UserError(f"{path} was trained on ruleset '{meta['ruleset']}', not '{ruleset}'")
     if scenario is not None and meta["scenario"] != scenario:
         raise UserError(f"{path} was trained on scenario '{meta['scenario']}', not '{scenario}'")
-    sc = get_ruleset(meta["ruleset"]).scenario(meta["scenario"])
-    if (meta.get("observation_size"), meta.get("num_actions")) != (sc.observation_size, sc.num_actions):
+    rs = get_ruleset(meta["ruleset"])
+    sc = rs.scenario(meta["scenario"])
+    cfg = (validate_config(rs.config_model, meta["config"], f"{path} config") if meta.get("config") is not None
+           else rs.default_config())
+    obs, actions = sc.observation_length(cfg), sc.action_count(cfg)
+    if (meta.get("observation_size"), meta.get("num_actions")) != (obs, actions):
         raise UserError(f"{path} expects observation size {meta.get('observation_size')} and "
                         f"{meta.get('num_actions')} actions; {meta['ruleset']} {meta['scenario']} now has "
-                        f"{sc.observation_size} and {sc.num_actions}")
+                        f"{obs} and {actions}")
 
 
 def load_numpy_net(path: Path | str, ruleset: str | None = None, scenario: str | None = None) -> tuple[NumpyNet, dict]:
     """The numpy policy of a saved model, read without unpickling (``torch.load(weights_only=True)``)."""
-    import torch
+    import torch  # lazy: torch takes seconds to import and is needed only to read the weights once
 
     p = model_path(path)
     meta = read_meta(p)
@@ -303,8 +299,6 @@ _CACHE: dict[tuple[str, float], tuple[NumpyNet, dict]] = {}
 
 def load_rl_policy(path: str, ruleset: str | None = None, scenario: str | None = None) -> RLPolicy:
     """``rl:<path>``: a run directory of ``rulebreaker train`` or a model zip it wrote."""
-    from envs.core.registry import get_ruleset
-
     p = model_path(path.strip())
     key = (str(p.resolve()), p.stat().st_mtime)
     if key not in _CACHE:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from envs.core.dice import Rng
 from envs.core.errors import UserError
@@ -310,8 +311,6 @@ def _policy_distribution(policy: Policy, state: State, num_actions: int, probes:
 
 def _frozen_models(obj: Any, found: dict[int, Any]) -> None:
     """Every frozen pydantic model reachable from a config object (immutable: clones may share them)."""
-    from pydantic import BaseModel
-
     if isinstance(obj, BaseModel):
         if not obj.model_config.get("frozen", False) or id(obj) in found:
             return

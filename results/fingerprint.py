@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from training.runner import GameRecord
+from results.records import GameRecord
 
 ZERO_DEFAULT_PREFIXES = ("ended[", "usage[")
 """Families whose absence in a game means 0 (a reason that did not happen, an option never chosen)."""
@@ -26,8 +26,8 @@ def game_features(rec: GameRecord, matchup: tuple[str, str, int], num_players: i
         f[f"success[{focus}]"] = float(rec.winner == 0)
     else:
         f[f"win[{focus} vs {opp}]"] = float(rec.winner == seat)
-        for k in range(num_players):
-            f[f"seat_win[{k}]"] = float(rec.winner == k)
+        for seat_k in range(num_players):
+            f[f"seat_win[{seat_k}]"] = float(rec.winner == seat_k)
         f["draw"] = float(rec.winner is None)
     f["length"] = float(rec.length)
     f[f"ended[{rec.reason}]"] = 1.0
@@ -79,6 +79,15 @@ def paired_values(base: dict[str, dict[int, float]], var: dict[str, dict[int, fl
             xs.append(b[i])
             ys.append(v[i])
     return xs, ys
+
+
+PRIMARY_PREFIXES = ("win[", "return[")
+"""The primary metrics: each matchup's win rate, a one-seat agent's mean return."""
+
+
+def is_primary(metric: str) -> bool:
+    """A primary metric (a matchup's win rate or an agent's mean return), as regressions and findings use it."""
+    return metric.startswith(PRIMARY_PREFIXES)
 
 
 def metric_kind(metric: str) -> str:

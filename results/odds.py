@@ -1,10 +1,10 @@
 """Exact odds of each ruleset's core mechanic, their rendering, and the engine cross-check.
 
-Every table is computed here by exact enumeration in integer arithmetic (multinomial counts over a
-common denominator), so it is exact in :class:`~fractions.Fraction` and fast (well under 10 ms for
-pools of 20 dice). The enumeration is written independently of the engines' own exact functions;
-the tests check both against brute force. ``--simulate`` compares a table with frequencies sampled by
-an engine's own roll code (the sampler is passed in, so this module never imports an engine).
+The exact values come from the engines' own ``dice.py`` (the one source of the product's odds; each is
+exact in :class:`~fractions.Fraction`); this module turns them into an :class:`OddsTable` with its labels,
+checks the odds command's arguments, renders and plots tables. The tests check every table against an
+independent brute-force enumeration and icepool. ``--simulate`` compares a table with frequencies of rolls
+made by the engine's own roll code (the ``*_sampler`` functions).
 
 A table's ``probabilities`` are an ordered mapping outcome -> probability. Outcomes listed in
 ``partition`` are mutually exclusive and sum to 1; the others (``pass``, ``crossroads_double``…) are
@@ -13,19 +13,28 @@ events beside them.
 
 from __future__ import annotations
 
-import bisect
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import combinations_with_replacement, product
-from math import comb, factorial
 from pathlib import Path
 from typing import Any
 
+from rich.table import Table
+
+from envs.blackbird import dice as blackbird_dice
+from envs.blackbird import rules as blackbird_rules
 from envs.core.dice import Rng
 from envs.core.errors import UserError
+from envs.crossroads import dice as crossroads_dice
+from envs.hallownest import dice as hallownest_dice
+from envs.storyteller import dice as storyteller_dice
+from envs.wicked_age import dice as wicked_age_dice
+from results.stats import quantile
+
+Sampler = Callable[[Rng], Iterable[str]]
+"""One roll by an engine's code -> the outcome labels it falls into (its partition label + events)."""
 
 SIGMA_FLAG = 4.0
 """A simulated frequency more than this many standard errors from the exact value is flagged."""
@@ -123,26 +132,14 @@ def storyteller_odds(pool: int, difficulty: int, willpower: bool = False, *, wil
 
     A die succeeds on ``difficulty`` or more (a 10 always does); each 1 cancels a success; a botch is
     no successes and at least one 1. Willpower adds uncancellable successes and (as written) prevents
-    the botch. Counts per (successes s, ones o): N!/(s! o! b!) x (success faces)^s x (blank faces)^b.
+    the botch. The table is the engine's (:func:`envs.storyteller.dice.outcome_distribution`).
     """
     n, d = pool, difficulty
     wp = willpower_successes if willpower else 0
-    succ_faces = 10 - max(d, 2) + 1 if d <= 10 else 1  # faces d..10 (a 1 never succeeds; a 10 always)
-    blank_faces = 10 - 1 - succ_faces
-    counts: dict[int, int] = {}
-    nf = factorial(n)
-    for s in range(n + 1):
-        ws = succ_faces**s
-        for o in range(n - s + 1):
-            b = n - s - o
-            if b and not blank_faces:
-                continue
-            c = nf // (factorial(s) * factorial(o) * factorial(b)) * ws * blank_faces**b
-            k = -1 if s == 0 and o > 0 and not (wp > 0 and willpower_prevents_botch) else max(0, s - o) + wp
-            counts[k] = counts.get(k, 0) + c
-    total = 10**n
+    exact = storyteller_dice.outcome_distribution(n, d, willpower, willpower_successes=willpower_successes,
+                                                  prevents_botch=willpower_prevents_botch)
     labels = ["botch", *(str(k) for k in range(n + wp + 1))]
-    probs = {lab: Fraction(counts.get(-1 if lab == "botch" else int(lab), 0), total) for lab in labels}
+    probs = {lab: exact.get(storyteller_dice.BOTCH if lab == "botch" else int(lab), Fraction(0)) for lab in labels}
     notes = [f"net successes = max(0, successes - ones){' + ' + str(wp) + ' Willpower' if wp else ''}; "
              f"botch = no successes and at least one 1" + (" (impossible with Willpower)" if wp and
                                                            willpower_prevents_botch else "")]
@@ -150,24 +147,47 @@ def storyteller_odds(pool: int, difficulty: int, willpower: bool = False, *, wil
                      f"{n}d10 at difficulty {d}" + (" + Willpower" if willpower else ""), notes)
 
 
+def storyteller_sampler(pool: int, difficulty: int, willpower_successes: int, prevents_botch: bool) -> Sampler:
+    """One roll as the engine's chance nodes draw it (:func:`envs.storyteller.dice.sample_outcome`)."""
+
+    def sampler(rng: Rng) -> Iterable[str]:
+        k = storyteller_dice.sample_outcome(rng, pool, difficulty, willpower_successes, prevents_botch, False)
+        return ("botch",) if k == storyteller_dice.BOTCH else (str(k),)
+
+    return sampler
+
+
 # ------------------------------------------------------------------------------------------------
 # blackbird: N d6, success on 4+ (configurable), pass against a difficulty
 # ------------------------------------------------------------------------------------------------
 def blackbird_odds(dice: int, difficulty: int | None = None, *, success_on: int = 4) -> OddsTable:
-    """Blackbird Rules 3-4: ``0``..``N`` successes (a d6 showing ``success_on``+), ``pass`` iff >= D."""
-    good = 7 - success_on
-    bad = 6 - good
-    total = 6**dice
-    counts = [comb(dice, s) * good**s * bad ** (dice - s) for s in range(dice + 1)]
+    """Blackbird Rules 3-4: ``0``..``N`` successes (a d6 showing ``success_on``+), ``pass`` iff >= D.
+
+    The table is the engine's (:func:`envs.blackbird.dice.exact_success_distribution`).
+    """
+    dist = blackbird_dice.exact_success_distribution(dice, success_on)
     labels = [str(s) for s in range(dice + 1)]
-    probs = {lab: Fraction(c, total) for lab, c in zip(labels, counts, strict=True)}
+    probs = dict(zip(labels, dist, strict=True))
     query: dict[str, Any] = {"dice": dice, "success_on": success_on}
     title = f"{dice}d6, success on {success_on}+"
     if difficulty is not None:
-        probs["pass"] = Fraction(sum(counts[difficulty:]), total)
+        probs["pass"] = sum(dist[difficulty:], Fraction(0))
         query["difficulty"] = difficulty
         title += f", pass at {difficulty}+ successes"
     return OddsTable("blackbird", query, probs, labels, title)
+
+
+def blackbird_sampler(dice: int, difficulty: int | None, success_on: int) -> Sampler:
+    """One roll with the engine's roll code (:func:`envs.blackbird.dice.sample_roll`) and its Rule 4 pass."""
+
+    def sampler(rng: Rng) -> Iterable[str]:
+        roll = blackbird_dice.sample_roll(rng, dice, success_on)
+        labels = [str(roll.successes)]
+        if difficulty is not None and blackbird_rules.passes(roll.successes, difficulty):
+            labels.append("pass")
+        return labels
+
+    return sampler
 
 
 # ------------------------------------------------------------------------------------------------
@@ -176,104 +196,69 @@ def blackbird_odds(dice: int, difficulty: int | None = None, *, success_on: int 
 def hallownest_odds(dice: int, rerolls: int = 0, *, success_on: int = 5) -> OddsTable:
     """Hallownest Rules 1-2: ``0``..``N`` successes; up to K failed dice are rerolled (better kept).
 
-    A failed die is always worth rerolling, so the rerolls go to min(K, failures) dice, and a reroll
-    counts iff it succeeds. Common denominator 6^(N + min(K, N)).
+    The table is the engine's (:func:`envs.hallownest.dice.success_distribution`).
     """
-    good = 7 - success_on
-    bad = 6 - good
-    k_max = min(rerolls, dice)
-    counts = [0] * (dice + 1)
-    for s1 in range(dice + 1):
-        c1 = comb(dice, s1) * good**s1 * bad ** (dice - s1)
-        r = min(k_max, dice - s1)
-        pad = 6 ** (k_max - r)
-        for s2 in range(r + 1):
-            counts[s1 + s2] += c1 * comb(r, s2) * good**s2 * bad ** (r - s2) * pad
-    total = 6 ** (dice + k_max)
+    exact = hallownest_dice.success_distribution(dice, rerolls, success_on)
     labels = [str(s) for s in range(dice + 1)]
-    probs = {lab: Fraction(c, total) for lab, c in zip(labels, counts, strict=True)}
+    probs = {lab: exact.get(int(lab), Fraction(0)) for lab in labels}
     return OddsTable("hallownest", {"dice": dice, "rerolls": rerolls, "success_on": success_on}, probs, labels,
                      f"{dice}d6, success on {success_on}+, {rerolls} reroll{'s' if rerolls != 1 else ''} "
                      "of failed dice")
 
 
+def hallownest_sampler(dice: int, rerolls: int, success_on: int) -> Sampler:
+    """One roll with the engine's roll code (:func:`envs.hallownest.dice.sample_successes`)."""
+
+    def sampler(rng: Rng) -> Iterable[str]:
+        return (str(hallownest_dice.sample_successes(rng, dice, rerolls, success_on)),)
+
+    return sampler
+
+
 # ------------------------------------------------------------------------------------------------
 # crossroads: 3d10 roll-under, one die per stat under the best assignment; doubles and triples
 # ------------------------------------------------------------------------------------------------
-def _best_matching(sorted_dice: tuple[int, ...], sorted_stats: tuple[int, ...]) -> int:
-    """Most dice that can be matched one-to-one to stats with die <= stat (greedy over sorted lists)."""
-    i = 0
-    for s in sorted_stats:
-        if i < len(sorted_dice) and sorted_dice[i] <= s:
-            i += 1
-    return i
-
-
-_MULTISETS_3D10: list[tuple[tuple[int, ...], int]] = []
-for _m in combinations_with_replacement(range(1, 11), 3):
-    _w = 6
-    for _v in set(_m):
-        _w //= factorial(_m.count(_v))
-    _MULTISETS_3D10.append((_m, _w))
-
-
 def crossroads_odds(stats: Sequence[int] | None = None, *, influence: int | None = None) -> OddsTable:
     """Crossroads Rules 3-5 (or 4 with ``influence``): ``0``..``3`` successes of 3d10 roll-under, plus
     ``crossroads_double`` (exactly two dice equal) and ``crossroads_triple`` (all three equal).
 
     A stat check assigns one die to each of G, KH, M; the table is for the assignment with the most
-    successes. A faction check counts every die at or under the Influence.
+    successes. A faction check counts every die at or under the Influence. The tables are the engine's
+    (:func:`envs.crossroads.dice.odds`, :func:`envs.crossroads.dice.faction_odds`).
     """
-    targets = tuple(sorted(stats)) if stats is not None else None
-    counts = [0, 0, 0, 0]
-    double = triple = 0
-    for m, w in _MULTISETS_3D10:
-        k = _best_matching(m, targets) if targets is not None else sum(1 for x in m if x <= (influence or 0))
-        counts[k] += w
-        distinct = len(set(m))
-        if distinct == 1:
-            triple += w
-        elif distinct == 2:
-            double += w
-    labels = ["0", "1", "2", "3"]
-    probs = {lab: Fraction(c, 1000) for lab, c in zip(labels, counts, strict=True)}
-    probs["crossroads_double"] = Fraction(double, 1000)
-    probs["crossroads_triple"] = Fraction(triple, 1000)
     if stats is not None:
+        probs = crossroads_dice.odds(stats)
         query: dict[str, Any] = {"stats": dict(zip(("G", "KH", "M"), stats, strict=True))}
         title = "3d10 stat check G={} KH={} M={} (best assignment)".format(*stats)
     else:
+        probs = crossroads_dice.faction_odds(influence or 0)
         query = {"influence": influence}
         title = f"3d10 faction check at Influence {influence}"
-    return OddsTable("crossroads", query, probs, labels, title)
+    return OddsTable("crossroads", query, probs, ["0", "1", "2", "3"], title)
+
+
+def crossroads_sampler(stats: Sequence[int] | None, influence: int | None) -> Sampler:
+    """One check with the engine's dice functions (:mod:`envs.crossroads.dice`)."""
+
+    def sampler(rng: Rng) -> Iterable[str]:
+        faces = crossroads_dice.roll_check_dice(rng)
+        k = (crossroads_dice.max_successes(faces, stats) if stats is not None
+             else crossroads_dice.faction_successes(faces, influence or 0))
+        labels = [str(k)]
+        cr = crossroads_dice.crossroads_of(faces)
+        if cr is crossroads_dice.Crossroads.DOUBLE:
+            labels.append("crossroads_double")
+        elif cr is crossroads_dice.Crossroads.TRIPLE:
+            labels.append("crossroads_triple")
+        return labels
+
+    return sampler
 
 
 # ------------------------------------------------------------------------------------------------
 # wicked_age: an answer against a standing roll
 # ------------------------------------------------------------------------------------------------
 WICKED_RESULTS = ("absolute_loss", "loses_advantage", "wins_advantage", "absolute_win")
-
-
-def _reading_counts(dice: Sequence[int], advantage: int, adv_sides: int) -> dict[tuple[int, ...], int]:
-    """Integer weights of every roll reading (Rule 6): sorted faces, advantage sum on the highest."""
-    faces: dict[tuple[int, ...], int] = {}
-    for f in product(*(range(1, d + 1) for d in dice)):
-        t = tuple(sorted(f, reverse=True))
-        faces[t] = faces.get(t, 0) + 1
-    adv: dict[int, int] = {0: 1}
-    for _ in range(advantage):
-        nxt: dict[int, int] = {}
-        for total, c in adv.items():
-            for x in range(1, adv_sides + 1):
-                nxt[total + x] = nxt.get(total + x, 0) + c
-        adv = nxt
-    width = max(len(dice), 1)
-    out: dict[tuple[int, ...], int] = {}
-    for t, c in faces.items():
-        for a, ca in adv.items():
-            key = (t[0] + a, *t[1:]) + (0,) * (width - len(t))
-            out[key] = out.get(key, 0) + c * ca
-    return out
 
 
 def wicked_age_odds(dice: Sequence[int], vs: Sequence[int], advantage: int = 0, vs_advantage: int = 0, *,
@@ -283,57 +268,10 @@ def wicked_age_odds(dice: Sequence[int], vs: Sequence[int], advantage: int = 0, 
     ``absolute_loss`` iff multiple x a <= c (a, c the high dice with advantage); otherwise
     ``loses_advantage`` iff the answer's reading is lower; ``absolute_win`` iff a >= multiple x c;
     else ``wins_advantage`` (ties included). In the last round the advantage results become absolute.
+    The table is the engine's (:func:`envs.wicked_age.dice.comparison_table`).
     """
-    width = max(len(dice), len(vs))
-    a_counts = _reading_counts(dice, advantage, adv_sides)
-    c_counts = _reading_counts(vs, vs_advantage, adv_sides)
-    pad_a = {k + (0,) * (width - len(k)): v for k, v in a_counts.items()}
-    pad_c = {k + (0,) * (width - len(k)): v for k, v in c_counts.items()}
-    wa = sum(pad_a.values())
-    wc = sum(pad_c.values())
-    out = dict.fromkeys(WICKED_RESULTS, 0)
-    if multiple >= 2:
-        ckeys = sorted(pad_c)
-        cum = [0]
-        for k in ckeys:
-            cum.append(cum[-1] + pad_c[k])
-        high = max(k[0] for k in ckeys)
-        by_first = [0] * (high + 2)
-        for k, v in pad_c.items():
-            by_first[k[0]] += v
-        le_first = [0] * (high + 2)  # le_first[x] = weight with C[0] <= x
-        acc = 0
-        for x in range(high + 2):
-            acc += by_first[x]
-            le_first[x] = acc
-        for ka, w in pad_a.items():
-            a = ka[0]
-            n_loss = wc - le_first[min(multiple * a - 1, high + 1)] if multiple * a - 1 >= 0 else wc
-            n_greater = wc - cum[bisect.bisect_right(ckeys, ka)]
-            n_win = le_first[min(a // multiple, high + 1)]
-            out["absolute_loss"] += w * n_loss
-            out["loses_advantage"] += w * (n_greater - n_loss)
-            out["absolute_win"] += w * n_win
-            out["wins_advantage"] += w * (wc - n_greater - n_win)
-    else:  # a multiple below 2 breaks the nesting the fast path relies on: compare every pair
-        for ka, w in pad_a.items():
-            for kc, v in pad_c.items():
-                a, c = ka[0], kc[0]
-                if multiple * a <= c:
-                    r = "absolute_loss"
-                elif ka < kc:
-                    r = "loses_advantage"
-                elif a >= multiple * c:
-                    r = "absolute_win"
-                else:
-                    r = "wins_advantage"
-                out[r] += w * v
-    if last_round:
-        out["absolute_loss"] += out.pop("loses_advantage")
-        out["absolute_win"] += out.pop("wins_advantage")
-        out = {r: out.get(r, 0) for r in WICKED_RESULTS}
-    total = wa * wc
-    probs = {r: Fraction(out[r], total) for r in WICKED_RESULTS}
+    exact = wicked_age_dice.comparison_table(dice, vs, advantage, vs_advantage, adv_sides, last_round, multiple)
+    probs = {r.label: exact[r] for r in wicked_age_dice.Result}
     text = ",".join(f"d{d}" for d in dice) + (f"+{advantage} adv" if advantage else "")
     vtext = ",".join(f"d{d}" for d in vs) + (f"+{vs_advantage} adv" if vs_advantage else "")
     query = {"dice": [f"d{d}" for d in dice], "vs": [f"d{d}" for d in vs], "advantage": advantage,
@@ -342,13 +280,26 @@ def wicked_age_odds(dice: Sequence[int], vs: Sequence[int], advantage: int = 0, 
                      f"answer {text} against a standing {vtext}" + (" (round 3)" if last_round else ""))
 
 
+def wicked_age_sampler(dice: Sequence[int], vs: Sequence[int], advantage: int, vs_advantage: int, last_round: bool,
+                       adv_sides: int, multiple: int) -> Sampler:
+    """The standing roll, then the answer, rolled and compared with the engine's dice functions."""
+    rounds = (3, 3) if last_round else (1, 3)
+
+    def reading(rng: Rng, d: Sequence[int], k: int) -> tuple[int, ...]:
+        faces, adv = wicked_age_dice.roll_with_advantage(rng, d, k, adv_sides)
+        return wicked_age_dice.read_roll(faces, adv)
+
+    def sampler(rng: Rng) -> Iterable[str]:
+        standing = reading(rng, vs, vs_advantage)
+        answer = reading(rng, dice, advantage)
+        return (wicked_age_dice.compare_answer(answer, standing, rounds[0], rounds[1], multiple).label,)
+
+    return sampler
+
+
 # ------------------------------------------------------------------------------------------------
 # Cross-check with an engine's own roll code
 # ------------------------------------------------------------------------------------------------
-Sampler = Callable[[Rng], Iterable[str]]
-"""One roll by an engine's code -> the outcome labels it falls into (its partition label + events)."""
-
-
 def simulate(table: OddsTable, sampler: Sampler, n: int, seed: int = 0) -> Simulation:
     """Sample ``n`` rolls, compare each outcome's frequency with the exact probability, flag > 4 SE."""
     if n < 1:
@@ -400,8 +351,6 @@ def bar(p: float, scale: float, width: int = 32) -> str:
 
 def render(table: OddsTable, console: Any) -> None:
     """Print the table as percentages with exact fractions and a bar chart (and the simulation)."""
-    from rich.table import Table
-
     sim = table.simulation
     t = Table(title=f"{table.ruleset}: {table.title}")
     t.add_column("outcome", no_wrap=True)
@@ -441,7 +390,7 @@ def render(table: OddsTable, console: Any) -> None:
 
 def plot(table: OddsTable, path: Path) -> Path:
     """A bar chart PNG of the table (and the simulated frequencies as markers)."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib takes a good part of a second to import; only --plot needs it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -492,6 +441,5 @@ def time_benchmarks(repeat: int = 20) -> dict[str, float]:
             t0 = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t0)
-        times.sort()
-        out[name] = 1000 * times[len(times) // 2]
+        out[name] = 1000 * quantile(times, 0.5)
     return out

@@ -2,7 +2,11 @@
 
 A record holds the resolved config and its hash, the seed, package versions and the metrics, so any
 number in a report can be regenerated. Writes go to a temporary file in the same folder and are then
-renamed, so an interrupted write never leaves a half-written record.
+renamed, so an interrupted write never leaves a half-written record (:func:`atomic_write_bytes` is the
+one place that does this; every file rulebreaker writes goes through it).
+
+:class:`GameRecord` is the record of one played game, as the batch runner (``training.runner``)
+returns it and as fingerprints, findings and reports read it.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import json
 import os
 import platform
 import tempfile
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -25,6 +30,30 @@ class CorruptRecordError(ValueError):
     pass
 
 
+@dataclass
+class GameRecord:
+    """One played game: who played, who won and why, and (when traced) its decisions and resources."""
+
+    index: int
+    seed: int
+    agents: tuple[str, ...]
+    winner: int | None
+    reason: str
+    returns: tuple[float, ...]
+    length: int
+    decisions: list[tuple[int, str, str]] = field(default_factory=list)  # (seat, context, option)
+    resources: list[dict[str, Any]] = field(default_factory=list)  # per decision: seat -> resources
+    log: list[str] = field(default_factory=list)
+    actions: list[tuple[int, int]] = field(default_factory=list)  # (seat, action) for replays
+    available: set[str] = field(default_factory=set)  # option groups that were legal at some decision (trace)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index, "seed": self.seed, "agents": list(self.agents), "winner": self.winner,
+            "reason": self.reason, "returns": list(self.returns), "length": self.length,
+        }
+
+
 def package_versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in _PACKAGES:
@@ -35,12 +64,13 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> Path:
+    """Write ``data`` to a temporary file beside ``path``, flush it to disk, then rename it over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -48,6 +78,11 @@ def atomic_write_text(path: Path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    return path
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_write_json(path: Path, data: Any) -> None:

@@ -11,15 +11,25 @@ import html
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import markdown
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from results.records import atomic_write_text
 
-from results.records import atomic_write_text  # noqa: E402
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend."""
+    # lazy: matplotlib takes a good part of a second to import; the CLI loads it only to draw a report
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def _save(fig: Any, path: Path) -> Path:
+    plt = _pyplot()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -30,15 +40,13 @@ def plot_matchups(rr: dict[str, Any], path: Path) -> Path | None:
     m = rr["metrics"]
     agents = rr["agents"]
     if "matrix" in m:
-        import numpy as np
-
         grid = np.full((len(agents), len(agents)), np.nan)
         for i, a in enumerate(agents):
             for j, b in enumerate(agents):
                 cell = m["matrix"].get(a, {}).get(b)
                 if cell:
                     grid[i, j] = 100 * cell["win_rate"]
-        fig, ax = plt.subplots(figsize=(1.2 * len(agents) + 2.5, 1.0 * len(agents) + 1.5))
+        fig, ax = _pyplot().subplots(figsize=(1.2 * len(agents) + 2.5, 1.0 * len(agents) + 1.5))
         im = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=100)
         ax.set_xticks(range(len(agents)), agents, rotation=30, ha="right")
         ax.set_yticks(range(len(agents)), agents)
@@ -50,7 +58,7 @@ def plot_matchups(rr: dict[str, Any], path: Path) -> Path | None:
         fig.colorbar(im, ax=ax)
         return _save(fig, path)
     vals = rr["values"]
-    fig, ax = plt.subplots(figsize=(6, 0.5 * len(vals) + 1.5))
+    fig, ax = _pyplot().subplots(figsize=(6, 0.5 * len(vals) + 1.5))
     names = list(vals)
     means = [vals[a]["value"] for a in names]
     errs = [[vals[a]["value"] - vals[a]["low"] for a in names], [vals[a]["high"] - vals[a]["value"] for a in names]]
@@ -64,7 +72,7 @@ def plot_bars(rows: list[tuple[str, float, float, float]], title: str, xlabel: s
               band: float | None = None) -> Path | None:
     if not rows:
         return None
-    fig, ax = plt.subplots(figsize=(7, 0.38 * len(rows) + 1.6))
+    fig, ax = _pyplot().subplots(figsize=(7, 0.38 * len(rows) + 1.6))
     names = [r[0] for r in rows]
     vals = [r[1] for r in rows]
     errs = [[r[1] - r[2] for r in rows], [r[3] - r[1] for r in rows]]
@@ -83,7 +91,7 @@ def plot_usage(usage: dict[str, dict[str, float]], path: Path) -> Path | None:
     rows = [(f"{ctx}: {opt}", share) for ctx, opts in usage.items() for opt, share in list(opts.items())[:8]]
     if not rows:
         return None
-    fig, ax = plt.subplots(figsize=(7, 0.3 * len(rows) + 1.5))
+    fig, ax = _pyplot().subplots(figsize=(7, 0.3 * len(rows) + 1.5))
     ax.barh([r[0] for r in rows], [100 * r[1] for r in rows], color="#72b7b2")
     ax.invert_yaxis()
     ax.set_xlabel("share of decisions in its context (%)")
@@ -95,7 +103,7 @@ def plot_resources(resources: dict[str, Any], path: Path) -> Path | None:
     curves = {k: v["curve"] for k, v in resources.items() if any(x is not None for x in v["curve"])}
     if not curves:
         return None
-    fig, axes = plt.subplots(1, len(curves), figsize=(3.2 * len(curves) + 0.5, 2.8), squeeze=False)
+    fig, axes = _pyplot().subplots(1, len(curves), figsize=(3.2 * len(curves) + 0.5, 2.8), squeeze=False)
     for ax, (k, c) in zip(axes[0], curves.items(), strict=True):
         xs = [10 * i for i, v in enumerate(c) if v is not None]
         ax.plot(xs, [v for v in c if v is not None], marker="o")
@@ -290,7 +298,6 @@ def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[d
 
 def _html(md: str, result: dict[str, Any], images: list[tuple[str, Path]], out_dir: Path) -> str:
     """The markdown report as one self-contained HTML page (images embedded as data URIs)."""
-    import markdown
 
     body = markdown.markdown(md, extensions=["tables", "fenced_code"])
     for _, img in images:

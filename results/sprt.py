@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from statistics import NormalDist
 
 
 class Verdict(StrEnum):
@@ -68,8 +69,6 @@ def fixed_sample_size_unpaired(p: float, delta: float, alpha: float = 0.05, beta
 
     Two-sided α, power 1 − β, no continuity correction.
     """
-    from statistics import NormalDist
-
     z_a = NormalDist().inv_cdf(1 - alpha / 2)
     z_b = NormalDist().inv_cdf(1 - beta)
     p2 = min(1.0, p + delta)

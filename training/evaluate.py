@@ -14,8 +14,9 @@ from typing import Any
 
 from envs.core.config import config_dict, config_hash
 from envs.core.game import Ruleset
+from results.records import GameRecord
 from results.stats import mean_interval, quantile, wilson
-from training.runner import GameJob, GameRecord, run_games, seeds
+from training.runner import GameJob, run_games, seeds
 
 
 @dataclass

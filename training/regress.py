@@ -31,6 +31,7 @@ from envs.core.game import Ruleset
 from results.fingerprint import (
     describe,
     feature_table,
+    is_primary,
     metric_kind,
     paired_values,
     rows_from_json,
@@ -39,6 +40,7 @@ from results.fingerprint import (
 from results.records import atomic_write_json, package_versions
 from results.sprt import Verdict, paired_sprt
 from results.stats import mean_interval
+from training.evaluate import matchup_jobs
 from training.runner import GameJob, run_games
 
 BASELINE_FORMAT = 1
@@ -120,8 +122,6 @@ def _jobs(ruleset: Ruleset, scenario: str, config: BaseModel, specs: list[dict[s
 
 def make_baseline(ruleset: Ruleset, scenario: str, config: BaseModel, agents: list[str], games: int, seed: int,
                   workers: int = 1, progress: Callable[[int], None] | None = None) -> Baseline:
-    from training.evaluate import matchup_jobs
-
     jobs, meta = matchup_jobs(ruleset, scenario, config, agents, games, seed, trace=True)
     rounds = _rounds(meta)
     specs = [{"lineup": list(j.agents), "seed": j.seed, "matchup": list(m), "round": r}
@@ -131,6 +131,12 @@ def make_baseline(ruleset: Ruleset, scenario: str, config: BaseModel, agents: li
     feats = feature_table(records, meta, n)
     return Baseline(ruleset.name, scenario, config_dict(config), config_hash(config), list(agents), n, seed,
                     games, specs, feats, package_versions())
+
+
+def _matchup(spec: dict[str, Any]) -> tuple[str, str, int]:
+    """A baseline job's (focus agent, opponent agent, focus seat)."""
+    focus, opponent, seat = spec["matchup"]
+    return str(focus), str(opponent), int(seat)
 
 
 def _rounds(meta: list[tuple[str, str, int]]) -> list[int]:
@@ -215,10 +221,6 @@ def _threshold(metric: str, kind: str, base_mean: float, min_effect: float) -> f
     return min_effect * max(abs(base_mean), 1e-9)
 
 
-def _primary(metric: str) -> bool:
-    return metric.startswith(("win[", "return["))
-
-
 def check_reproducible(ruleset: Ruleset, baseline: Baseline, workers: int = 1) -> None:
     """Replay the first baseline games under the baseline's own rules; refuse a stale baseline."""
     model = ruleset.config_model
@@ -230,7 +232,7 @@ def check_reproducible(ruleset: Ruleset, baseline: Baseline, workers: int = 1) -
     k = min(REPRO_CHECK_GAMES, len(baseline.jobs))
     specs = baseline.jobs[:k]
     recs = run_games(_jobs(ruleset, baseline.scenario, base_cfg, specs), workers=1)
-    feats = feature_table(recs, [tuple(s["matchup"]) for s in specs], baseline.num_players)  # type: ignore[misc]
+    feats = feature_table(recs, [_matchup(s) for s in specs], baseline.num_players)
     for metric, d in feats.items():
         for i, v in d.items():
             old = baseline.features.get(metric, {}).get(i)
@@ -254,7 +256,7 @@ def regress(ruleset: Ruleset, scenario: str, variant: BaseModel, baseline: Basel
     played: list[int] = []
     var_feats: dict[str, dict[int, float]] = {}
     stopped_early = False
-    primaries = sorted(m for m in baseline.features if _primary(m))
+    primaries = sorted(m for m in baseline.features if is_primary(m))
     pos = 0
     while pos < len(order):
         idx = order[pos : pos + batch]
@@ -263,7 +265,7 @@ def regress(ruleset: Ruleset, scenario: str, variant: BaseModel, baseline: Basel
         jobs = [GameJob(ruleset.name, scenario, config_dict(variant), tuple(s["lineup"]), int(s["seed"]), i, True)
                 for s, i in zip(specs, idx, strict=True)]
         recs = run_games(jobs, workers=workers, progress=progress)
-        for k, d in feature_table(recs, [tuple(s["matchup"]) for s in specs], baseline.num_players).items():  # type: ignore[misc]
+        for k, d in feature_table(recs, [_matchup(s) for s in specs], baseline.num_players).items():
             var_feats.setdefault(k, {}).update(d)
         played.extend(idx)
         verdicts = []
@@ -275,7 +277,7 @@ def regress(ruleset: Ruleset, scenario: str, variant: BaseModel, baseline: Basel
             break
     played.sort()
     metrics = sorted(set(baseline.features) | set(var_feats))
-    secondary = [m for m in metrics if not _primary(m)]
+    secondary = [m for m in metrics if not is_primary(m)]
     z = NormalDist().inv_cdf(1 - alpha / (2 * max(1, len(secondary))))
     results: list[MetricResult] = []
     for m in metrics:
@@ -287,7 +289,7 @@ def regress(ruleset: Ruleset, scenario: str, variant: BaseModel, baseline: Basel
         bmean = sum(xs) / len(xs)
         vmean = sum(ys) / len(ys)
         thr = _threshold(m, kind, bmean, min_effect)
-        if _primary(m):
+        if is_primary(m):
             ci = mean_interval(diffs)
             verdict = paired_sprt(diffs, thr, alpha, beta).verdict
             if verdict is Verdict.CHANGED and abs(vmean - bmean) < thr / 2:
@@ -301,7 +303,7 @@ def regress(ruleset: Ruleset, scenario: str, variant: BaseModel, baseline: Basel
             else:
                 verdict = Verdict.UNDECIDED
         lo, hi = (0.0, 0.0) if all(d == 0 for d in diffs) else (ci.low, ci.high)
-        results.append(MetricResult(m, describe(m), kind, _primary(m), len(xs), bmean, vmean, vmean - bmean,
+        results.append(MetricResult(m, describe(m), kind, is_primary(m), len(xs), bmean, vmean, vmean - bmean,
                                     (lo, hi), thr, verdict, sum(1 for x in diffs if x != 0) / len(diffs)))
     rank = {Verdict.CHANGED: 0, Verdict.UNDECIDED: 1, Verdict.UNCHANGED: 2}
     results.sort(key=lambda r: (rank[r.verdict], not r.primary, -abs(r.change) / (r.threshold or 1), r.metric))

@@ -7,19 +7,25 @@ game can be replayed exactly from its record.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel
 
+from agents.registry import make_agent
+from envs.core.config import validate_config
 from envs.core.dice import Rng, seed_for
 from envs.core.game import State
 from envs.core.play import advance
 from envs.core.policy import Policy
+from envs.core.registry import get_ruleset
+from results.records import GameRecord
 
 CHANCE_STREAM = 0
 POLICY_STREAM = 1000
@@ -38,28 +44,6 @@ class GameJob:
     forbid: tuple[tuple[int, str], ...] = ()  # (seat, option group) masked out: restricted play
 
 
-@dataclass
-class GameRecord:
-    index: int
-    seed: int
-    agents: tuple[str, ...]
-    winner: int | None
-    reason: str
-    returns: tuple[float, ...]
-    length: int
-    decisions: list[tuple[int, str, str]] = field(default_factory=list)  # (seat, context, option)
-    resources: list[dict[str, Any]] = field(default_factory=list)  # per decision: seat -> resources
-    log: list[str] = field(default_factory=list)
-    actions: list[tuple[int, int]] = field(default_factory=list)  # (seat, action) for replays
-    available: set[str] = field(default_factory=set)  # option groups that were legal at some decision (trace)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index, "seed": self.seed, "agents": list(self.agents), "winner": self.winner,
-            "reason": self.reason, "returns": list(self.returns), "length": self.length,
-        }
-
-
 class RestrictedPolicy:
     """Wraps a policy so that it never picks actions of a forbidden option group (restricted play)."""
 
@@ -68,7 +52,7 @@ class RestrictedPolicy:
         self.forbidden = forbidden
         self.name = f"{inner.name}-no-{forbidden}"
 
-    def act(self, state: State, mask, rng: Rng) -> int:  # type: ignore[no-untyped-def]
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
         m = mask.copy()
         for a in state.legal_actions():
             if state.option_of(a) == self.forbidden:
@@ -80,18 +64,11 @@ class RestrictedPolicy:
 
 @lru_cache(maxsize=64)
 def _config_from_items(ruleset: str, items: str) -> BaseModel:
-    import json
-
-    from envs.core.config import validate_config
-    from envs.core.registry import get_ruleset
-
     rs = get_ruleset(ruleset)
     return validate_config(rs.config_model, json.loads(items), "job config")
 
 
 def _config(job: GameJob) -> BaseModel:
-    import json
-
     cfg = job.config if isinstance(job.config, dict) else dict(job.config)
     return _config_from_items(job.ruleset, json.dumps(cfg, sort_keys=True))
 
@@ -99,9 +76,12 @@ def _config(job: GameJob) -> BaseModel:
 _AGENT_CACHE: dict[tuple[str, str, str], Policy] = {}
 
 
-def _agent(ruleset: str, scenario: str, name: str) -> Policy:
-    from agents.registry import make_agent
+def forget_agent(ruleset: str, scenario: str, name: str) -> None:
+    """Drop a cached agent, so that the next game builds it again (e.g. a model retrained in this process)."""
+    _AGENT_CACHE.pop((ruleset, scenario, name), None)
 
+
+def _agent(ruleset: str, scenario: str, name: str) -> Policy:
     if name.startswith("rl:"):  # agents.rl caches by model file and modification time: a retrained model reloads
         return make_agent(ruleset, name, scenario)
     key = (ruleset, scenario, name)
@@ -112,8 +92,6 @@ def _agent(ruleset: str, scenario: str, name: str) -> Policy:
 
 def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRecord:
     """Play one game to the end and return its record."""
-    from envs.core.registry import get_ruleset
-
     ruleset = get_ruleset(job.ruleset)
     scenario = ruleset.scenario(job.scenario)
     config = _config(job)
@@ -140,7 +118,7 @@ def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRec
                     rec.available.add(opt)
             rec.resources.append({"seat": seat, **st.resources(seat)})
 
-    rec.length = advance(state, chance, pols, scenario.num_actions, policy_rngs=prngs, hook=hook,
+    rec.length = advance(state, chance, pols, scenario.action_count(config), policy_rngs=prngs, hook=hook,
                          max_steps=max(10 * scenario.max_episode_steps, 10_000))
     out = state.outcome()
     assert out is not None
@@ -185,6 +163,4 @@ def seeds(base_seed: int, count: int) -> list[int]:
 
 
 def iter_indexed(jobs: Iterable[GameJob]) -> list[GameJob]:
-    from dataclasses import replace
-
     return [replace(j, index=i) for i, j in enumerate(jobs)]

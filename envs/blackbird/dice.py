@@ -7,6 +7,7 @@ is a multinomial over three kinds of face: a failure, a success that is not a si
 
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import lru_cache
 from math import comb
 from typing import NamedTuple
@@ -117,3 +118,12 @@ def sample_roll_off(rng: Rng) -> RollOff:
         ro = read_roll_off(rng.d(SIDES), rng.d(SIDES))
         if ro.winner is not None:
             return ro
+
+
+@lru_cache(maxsize=4096)
+def exact_success_distribution(n: int, success_on: int) -> tuple[Fraction, ...]:
+    """Rule 3, exactly: P(exactly s successes) for s = 0..n as fractions (the odds command's table)."""
+    good = SIDES + 1 - success_on
+    bad = SIDES - good
+    total = SIDES**n
+    return tuple(Fraction(comb(n, s) * good**s * bad ** (n - s), total) for s in range(n + 1))

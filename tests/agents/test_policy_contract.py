@@ -27,7 +27,7 @@ def test_agent_chooses_within_a_narrowed_mask(ruleset, scenario, agent):
             if state.current_player() == CHANCE:
                 state.apply_chance(state.sample_chance(chance))
                 continue
-            mask = legal_mask(state, sc.num_actions)
+            mask = legal_mask(state, sc.action_count(rs.default_config()))
             legal = np.flatnonzero(mask)
             if len(legal) > 1:  # forbid one legal action at random, as restricted play would
                 narrowed = mask.copy()

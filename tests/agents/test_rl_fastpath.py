@@ -11,9 +11,10 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from agents.rl import NumpyNet, export_numpy, load_numpy_net, load_rl_policy, read_meta, save_model
+from agents.rl import NumpyNet, export_numpy, load_numpy_net, load_rl_policy, read_meta
 from envs.core.dice import Rng
 from envs.core.errors import UserError
+from training.train import save_model
 
 OBS, ACTS = 23, 11
 
@@ -38,9 +39,9 @@ class MaskedBox(gym.Env):
 
 def _model(algo: str, act: str):
     from agents.rl import algo_class
-    from training.train import _policy_kwargs
+    from training.train import policy_kwargs
 
-    kwargs = {"policy_kwargs": _policy_kwargs({"net_arch": [40, 17], "activation_fn": act})}
+    kwargs = {"policy_kwargs": policy_kwargs({"net_arch": [40, 17], "activation_fn": act})}
     if algo == "dqn":
         kwargs["learning_starts"] = 0
     model = algo_class(algo)("MlpPolicy", MaskedBox(), seed=3, device="cpu", **kwargs)

@@ -2,14 +2,14 @@
 
 The fast test covers one ruleset's variants (hallownest: a windfall, a distinctive exploit, a control)
 with the personas-only pipeline; the slow test covers every ruleset with the full quick budget (RL
-included). Recall and false alarms are also printed by `python -m training.variant_check`.
+included). Recall and false alarms are also printed by `python -m training.discover.variant_check`.
 """
 
 import pytest
 
 from envs import get_ruleset
-from training.budgets import BUDGETS
-from training.variant_check import check_ruleset, variant_files
+from training.discover import BUDGETS
+from training.discover.variant_check import check_ruleset, variant_files
 
 
 def _assert_rows(rows):

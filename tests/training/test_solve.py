@@ -61,7 +61,7 @@ def test_blackbird_key_adapter_changes_nothing_but_the_size() -> None:
     from agents.solver import solve
     from envs import get_ruleset
     from envs.core.config import load_config, with_override
-    from training.cli_solve import solver_key
+    from training.solve import solver_key
 
     rs = get_ruleset("blackbird")
     cfg = with_override(load_config(rs, BB_SESSION), "session.obstacles_per_session", 1)
@@ -77,7 +77,7 @@ def test_optimal_policy_plays_to_its_value() -> None:
     pytest.importorskip("envs.blackbird")
     from envs.core.dice import Rng
     from envs.core.play import advance
-    from training.cli_solve import solve_scenario
+    from training.solve import solve_scenario
 
     res = solve_scenario("blackbird", "session", BB_SESSION, ["session.obstacles_per_session=1",
                                                               "pool.start=1"])
@@ -163,7 +163,7 @@ def test_wicked_age_key_adapter_blanks_only_what_the_future_cannot_see(stop_at: 
     from envs import get_ruleset
     from envs.core.dice import Rng
     from envs.core.game import CHANCE, TERMINAL
-    from training.cli_solve import wicked_age_duel_blanks
+    from training.solve import wicked_age_duel_blanks
 
     rs = get_ruleset("wicked_age")
     cfg = rs.default_config()
@@ -211,7 +211,7 @@ def test_no_persona_beats_the_optimum_exactly() -> None:
     pytest.importorskip("envs.storyteller")
     from agents.registry import personas
     from agents.solver import evaluate_exactly
-    from training.cli_solve import solve_scenario
+    from training.solve import solve_scenario
 
     res = solve_scenario("storyteller", "heist", HERE / "solve_storyteller_heist.toml",
                          ["heist.turns=4", "heist.tasks=[\"virus\"]"])
@@ -227,7 +227,7 @@ def test_wicked_age_one_conflict_against_a_persona() -> None:
     pytest.importorskip("envs.wicked_age")
     from agents.registry import personas
     from agents.solver import evaluate_exactly
-    from training.cli_solve import solve_scenario
+    from training.solve import solve_scenario
 
     res = solve_scenario("wicked_age", "duel", HERE / "solve_wicked_age_duel.toml", opponent="highest")
     assert res.fixed == {1: "highest"} and res.stochastic_fixed_nodes == 0

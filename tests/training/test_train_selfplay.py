@@ -13,8 +13,8 @@ from envs.core.config import RulesModel
 from envs.core.dice import Rng
 from envs.core.game import TERMINAL, EndReason, IllegalActionError, Ruleset, Scenario, State
 from envs.core.registry import register_ruleset
-from training.selfplay import PoolOpponent, RotatingSeatEnv
 from training.train import TrainConfig, train
+from training.train.selfplay import PoolOpponent, RotatingSeatEnv
 
 
 class RaceRules(RulesModel):

@@ -14,6 +14,7 @@ import statistics
 from typing import Any
 
 from results.sprt import Verdict, fixed_sample_size_unpaired, paired_sprt
+from results.stats import quantile
 
 
 def simulate_sprt(discordance: float, delta: float, alpha: float = 0.05, beta: float = 0.05, reps: int = 200,
@@ -38,7 +39,7 @@ def simulate_sprt(discordance: float, delta: float, alpha: float = 0.05, beta: f
         ns.append(len(diffs))
         changed += verdict is Verdict.CHANGED
     return {"discordance": discordance, "delta": delta, "mean_games": statistics.fmean(ns),
-            "median_games": statistics.median(ns), "p90_games": sorted(ns)[int(0.9 * len(ns)) - 1],
+            "median_games": statistics.median(ns), "p90_games": int(quantile(ns, 0.9)),
             "flagged": changed / reps, "reps": reps}
 
 

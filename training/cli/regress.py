@@ -11,8 +11,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from agents.registry import agent_names
+from envs.core.config import load_config
 from envs.core.errors import UserError
-from training.cli import app, err, out
+from envs.core.registry import get_ruleset
+from training.cli.common import err, out
+from training.cli.progress import progress_bar
 from training.regress import (
     DEFAULT_ALPHA,
     DEFAULT_BETA,
@@ -27,7 +31,10 @@ from training.regress import (
 )
 
 
-@app.command("regress")
+def register(app: typer.Typer) -> None:
+    app.command("regress")(regress_cmd)
+
+
 def regress_cmd(
     ruleset: str,
     rules: Annotated[Path | None, typer.Option("--rules", help="The variant TOML to check (required unless --update-baseline).")] = None,
@@ -44,11 +51,6 @@ def regress_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed when writing a baseline.")] = 20261129,
 ) -> None:
     """Did this rule change move the balance? Exit 0 no significant change, 1 significant change, 2 bad input."""
-    from agents.registry import agent_names
-    from envs import get_ruleset
-    from envs.core.config import load_config
-    from training.progress import progress_bar
-
     rs = get_ruleset(ruleset)
     scenarios = [rs.scenario(scenario).name] if scenario else list(rs.scenarios)
     if baseline is not None and len(scenarios) > 1:

@@ -17,20 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from envs.core.config import config_dict
-from results.findings import Finding, Kind, severity_of
+from results.findings import transplant_findings
+from results.records import GameRecord
 from results.stats import Interval, mean_interval, wilson
-from training.discover import Discovery, _iv
+from training.discover.discovery import Discovery, interval_dict
 from training.evaluate import matchup_jobs
-from training.runner import GameJob, GameRecord
+from training.runner import GameJob
+from training.train import TrainConfig, set_torch_threads, train
 
 
 def _train_one(args: tuple[str, str, str | None, int, int, str, str]) -> str:
     ruleset, scenario, rules, steps, seed, out, opponent = args
-    import torch
-
-    torch.set_num_threads(1)
-    from training.train import TrainConfig, train
-
+    set_torch_threads(1)  # two runs in parallel, one per core
     if (Path(out) / "train_state.json").exists():  # a rerun into the same folder continues (or reuses) that run
         res = train(TrainConfig(ruleset=ruleset, scenario=scenario, resume=Path(out), final_eval=False, workers=1))
     else:
@@ -106,8 +104,8 @@ def rl_stage(d: Discovery, personas: list[str]) -> dict[str, Any] | None:
         per: dict[str, Any] = {}
         for p in personas:
             sel = [(r, m) for r, m in zip(recs, meta, strict=True) if m[1] == p or d.num_players == 1]
-            per[p] = _iv(_value(d, [r for r, _ in sel], [m for _, m in sel]))
-        evals[label] = {"agent": agent, "value": _iv(_value(d, recs, meta)), "vs": per, "records": recs,
+            per[p] = interval_dict(_value(d, [r for r, _ in sel], [m for _, m in sel]))
+        evals[label] = {"agent": agent, "value": interval_dict(_value(d, recs, meta)), "vs": per, "records": recs,
                         "meta": meta}
     chosen = "variant" if "variant" in evals else max(evals, key=lambda k: evals[k]["value"]["value"])
     ev = evals[chosen]
@@ -130,7 +128,7 @@ def rl_stage(d: Discovery, personas: list[str]) -> dict[str, Any] | None:
                    " Win rate per persona: " + ", ".join(f"{p} {v['value']:.3f}" for p, v in ev["vs"].items()) + ".")
     out: dict[str, Any] = {
         "agent": agent, "runs": runs, "steps": d.budget.rl_steps, "chosen": chosen,
-        "value": ev["value"], "vs": ev["vs"], "gap_vs_best_persona": _iv(gap), "best_persona": best,
+        "value": ev["value"], "vs": ev["vs"], "gap_vs_best_persona": interval_dict(gap), "best_persona": best,
         "learning_curve_png": curve_png,
         "summary": (f"MaskablePPO trained {d.budget.rl_steps} steps ({_opponent_mode(d)} opponents), run "
                     f"`{runs[chosen]}`; value {ev['value']['value']:.3f} [{ev['value']['low']:.3f}, "
@@ -160,13 +158,5 @@ def transplant(d: Discovery, variant_agent: str, written_agent: str) -> dict[str
         fair = 1 / d.num_players
         gap = Interval(iv.value - fair, iv.low - fair, iv.high - fair)
         example = d.game_id("transplant", j[0])
-    t = d.thresholds
-    if gap.low > t.exploit_gap:
-        d.add(Finding(
-            Kind.EXPLOIT, "variant rewards new behaviour", severity_of(gap.value, t),
-            "variant-trained policy over the policy trained on the rules as written, under the variant",
-            gap.value, t.exploit_gap, (gap.low, gap.high), example,
-            f"Transplant gap: under the variant, its own trained policy beats the policy trained on the rules "
-            f"as written by {gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}] — the variant rewards behaviour "
-            "the rules as written do not."))
-    return {"gap": _iv(gap), "config": config_dict(d.config) == config_dict(d.base_config)}
+    d.add_all(transplant_findings(gap, example, d.thresholds))
+    return {"gap": interval_dict(gap), "config": config_dict(d.config) == config_dict(d.base_config)}

@@ -1,7 +1,7 @@
 """``rulebreaker odds <ruleset> …``: exact probability tables of each ruleset's core mechanic.
 
-The exact tables come from :mod:`results.odds`; ``--simulate N`` rolls N times with the *engine's own*
-roll code (the functions its chance nodes use) and flags any outcome more than 4 standard errors from
+The exact tables come from the engines' ``dice.py`` through :mod:`results.odds`; ``--simulate N`` rolls
+N times with the *engine's own* roll code (the functions its chance nodes use) and flags any outcome more than 4 standard errors from
 the exact value (exit code 1 if any is flagged). ``--rules FILE`` applies a variant (e.g. another
 success face). Bad arguments print one line and exit 2.
 """
@@ -9,19 +9,22 @@ success face). Bad arguments print one line and exit 2.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from envs.core.dice import Rng
+from envs.core.config import load_config
 from envs.core.errors import UserError
+from envs.core.registry import all_rulesets
 from results import odds as O  # noqa: N812
-from training.cli import app, out
+from training.cli.common import out
 
 odds_app = typer.Typer(no_args_is_help=True, help="Exact odds of each ruleset's core dice mechanic.")
-app.add_typer(odds_app, name="odds")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(odds_app, name="odds")
 
 SimulateOpt = Annotated[int | None, typer.Option("--simulate", help="Also roll N times with the engine's own code.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the --simulate rolls.")]
@@ -32,9 +35,6 @@ RulesOpt = Annotated[Path | None, typer.Option("--rules", help="A variant TOML o
 
 def _config(ruleset: str, rules: Path | None) -> Any:
     """The ruleset's resolved config, or ``None`` when the ruleset is not installed (defaults apply)."""
-    from envs import all_rulesets
-    from envs.core.config import load_config
-
     rs = all_rulesets().get(ruleset)
     if rs is None:
         if rules is not None:
@@ -52,11 +52,9 @@ def _get(cfg: Any, dotted: str, default: Any) -> Any:
     return node
 
 
-def _finish(table: O.OddsTable, sampler: O.Sampler | None, simulate: int | None, seed: int, as_json: bool,
+def _finish(table: O.OddsTable, sampler: O.Sampler, simulate: int | None, seed: int, as_json: bool,
             plot_path: Path | None) -> None:
     if simulate is not None:
-        if sampler is None:  # pragma: no cover - every ruleset has one
-            raise UserError(f"no engine sampler for {table.ruleset}")
         O.simulate(table, sampler, simulate, seed)
     if plot_path is not None:
         O.plot(table, plot_path)
@@ -68,15 +66,6 @@ def _finish(table: O.OddsTable, sampler: O.Sampler | None, simulate: int | None,
             out.print(f"plot: {plot_path}")
     if table.simulation is not None and table.simulation.flagged:
         raise typer.Exit(1)
-
-
-def _engine(module: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        raise UserError(f"--simulate needs the engine's roll code ({module}), which is not installed") from e
 
 
 # ------------------------------------------------------------------------------------------------
@@ -97,15 +86,7 @@ def odds_storyteller(
     wp_succ = _get(cfg, "willpower.successes", 1)
     prevents = _get(cfg, "willpower.prevents_botch", True)
     table = O.storyteller_odds(pool, d, willpower, willpower_successes=wp_succ, willpower_prevents_botch=prevents)
-    sampler = None
-    if simulate is not None:
-        dice = _engine("envs.storyteller.dice")
-        wp = wp_succ if willpower else 0
-
-        def sampler(rng: Rng) -> Iterable[str]:
-            k = dice.sample_outcome(rng, pool, d, wp, prevents, False)  # what the engine's chance nodes draw
-            return ("botch",) if k == dice.BOTCH else (str(k),)
-
+    sampler = O.storyteller_sampler(pool, d, wp_succ if willpower else 0, prevents)
     _finish(table, sampler, simulate, seed, as_json, plot_path)
 
 
@@ -123,19 +104,7 @@ def odds_blackbird(
         O.check_range("--difficulty", difficulty, 1, 20)
     success_on = _get(cfg, "dice.success_on", 4)
     table = O.blackbird_odds(dice, difficulty, success_on=success_on)
-    sampler = None
-    if simulate is not None:
-        eng = _engine("envs.blackbird.dice")
-        engine_rules = _engine("envs.blackbird.engine")
-
-        def sampler(rng: Rng) -> Iterable[str]:
-            roll = eng.sample_roll(rng, dice, success_on)
-            labels = [str(roll.successes)]
-            if difficulty is not None and engine_rules.passes(roll.successes, difficulty):
-                labels.append("pass")
-            return labels
-
-    _finish(table, sampler, simulate, seed, as_json, plot_path)
+    _finish(table, O.blackbird_sampler(dice, difficulty, success_on), simulate, seed, as_json, plot_path)
 
 
 @odds_app.command("hallownest")
@@ -153,14 +122,7 @@ def odds_hallownest(
     face = success_on if success_on is not None else _get(cfg, "dice.success_on", 5)
     O.check_range("--success-on", face, 2, 6)
     table = O.hallownest_odds(dice, rerolls, success_on=face)
-    sampler = None
-    if simulate is not None:
-        eng = _engine("envs.hallownest.dice")
-
-        def sampler(rng: Rng) -> Iterable[str]:
-            return (str(eng.sample_successes(rng, dice, rerolls, face)),)
-
-    _finish(table, sampler, simulate, seed, as_json, plot_path)
+    _finish(table, O.hallownest_sampler(dice, rerolls, face), simulate, seed, as_json, plot_path)
 
 
 @odds_app.command("crossroads")
@@ -184,22 +146,7 @@ def odds_crossroads(
         assert influence is not None
         O.check_range("--influence", influence, 1, 10)
     table = O.crossroads_odds(parsed, influence=influence)
-    sampler = None
-    if simulate is not None:
-        eng = _engine("envs.crossroads.dice")
-
-        def sampler(rng: Rng) -> Iterable[str]:
-            faces = rng.roll(3, 10)  # the engine's chance node rolls 3d10 like this
-            k = eng.max_successes(faces, parsed) if parsed is not None else eng.faction_successes(faces, influence)
-            labels = [str(k)]
-            cr = eng.crossroads_of(faces)
-            if cr is eng.Crossroads.DOUBLE:
-                labels.append("crossroads_double")
-            elif cr is eng.Crossroads.TRIPLE:
-                labels.append("crossroads_triple")
-            return labels
-
-    _finish(table, sampler, simulate, seed, as_json, plot_path)
+    _finish(table, O.crossroads_sampler(parsed, influence), simulate, seed, as_json, plot_path)
 
 
 @odds_app.command("wicked_age")
@@ -225,20 +172,5 @@ def odds_wicked_age(
     multiple = _get(cfg, "contest.absolute_multiple", 2)
     table = O.wicked_age_odds(a_dice, c_dice, advantage, vs_advantage, last_round=last_round, adv_sides=sides,
                               multiple=multiple)
-    sampler = None
-    if simulate is not None:
-        eng = _engine("envs.wicked_age.dice")
-        rounds = (3, 3) if last_round else (1, 3)
-
-        def roll(rng: Rng, d: tuple[int, ...], k: int) -> tuple[int, ...]:
-            # as the engine's sample_chance: the dice, then the sum of the advantage dice
-            faces = rng.roll_dice(d)
-            adv = sum(rng.roll(k, sides))
-            return eng.read_roll(faces, adv)
-
-        def sampler(rng: Rng) -> Iterable[str]:
-            standing = roll(rng, c_dice, vs_advantage)
-            answer = roll(rng, a_dice, advantage)
-            return (eng.compare_answer(answer, standing, rounds[0], rounds[1], multiple).label,)
-
+    sampler = O.wicked_age_sampler(a_dice, c_dice, advantage, vs_advantage, last_round, sides, multiple)
     _finish(table, sampler, simulate, seed, as_json, plot_path)

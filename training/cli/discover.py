@@ -9,19 +9,28 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from envs.core.config import config_dict
 from envs.core.errors import UserError
-from training.cli import app, out
+from envs.core.registry import get_ruleset
+from results.records import atomic_write_json, new_run_dir, write_record
+from results.report import build_report
+from training.cli.common import out
+from training.cli.progress import stage_progress
+from training.discover import BUDGETS, Discovery, make_discovery, rl_stage, run_discovery
+from training.runner import GameJob, play_game
 
 SEVERITIES = ("info", "low", "medium", "high")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("discover")(discover_cmd)
 
 
 def replay_command(run_dir: Path, gid: str) -> str:
     return f"rulebreaker play --replay {run_dir / gid}"
 
 
-def _examples(d: Any, run_dir: Path, limit: int) -> list[dict[str, Any]]:
-    from training.runner import GameJob, play_game
-
+def _examples(d: Discovery, run_dir: Path, limit: int) -> list[dict[str, Any]]:
     wanted: list[tuple[str, str]] = []
     for f in d.findings:
         if f.evidence and f.evidence not in [w[0] for w in wanted]:
@@ -40,7 +49,6 @@ def _examples(d: Any, run_dir: Path, limit: int) -> list[dict[str, Any]]:
     return exs
 
 
-@app.command("discover")
 def discover_cmd(
     ruleset: str,
     scenario: Annotated[str | None, typer.Argument(help="One scenario; default every scenario.")] = None,
@@ -53,13 +61,6 @@ def discover_cmd(
     no_rl: Annotated[bool, typer.Option("--no-rl", help="Skip RL training (personas only).")] = False,
 ) -> None:
     """Find dominant strategies and degenerate rules; write findings.json, report.md and report.html."""
-    from envs import get_ruleset
-    from envs.core.config import config_dict
-    from results.records import atomic_write_json, new_run_dir, write_record
-    from results.report import build_report
-    from training.budgets import BUDGETS
-    from training.discover import make_discovery, run_discovery
-
     if budget not in BUDGETS:
         raise UserError(f"unknown budget '{budget}'; valid: {', '.join(BUDGETS)}")
     if fail_on is not None and fail_on not in SEVERITIES:
@@ -67,22 +68,13 @@ def discover_cmd(
     rs = get_ruleset(ruleset)
     scenarios = [rs.scenario(scenario).name] if scenario else list(rs.scenarios)
     root = out_dir or new_run_dir(rs.name, "all" if len(scenarios) > 1 else scenarios[0], kind="discover")
-    rl_stage = None
-    if not no_rl:
-        try:
-            from training.discover_rl import rl_stage
-        except ModuleNotFoundError as e:
-            if e.name != "training.discover_rl":
-                raise
     worst = -1
     for sc in scenarios:
         run_dir = Path(root) / sc if len(scenarios) > 1 else Path(root)
         run_dir.mkdir(parents=True, exist_ok=True)
-        from training.progress import stage_progress
-
         with stage_progress(f"discover {rs.name} {sc}") as prog:
             d = make_discovery(rs, sc, rules, BUDGETS[budget], seed, workers, run_dir, progress=prog, rl=not no_rl)
-            result = run_discovery(d, rl_stage)
+            result = run_discovery(d, None if no_rl else rl_stage)
         atomic_write_json(run_dir / "findings.json", result)
         atomic_write_json(run_dir / "games.json", d.games)
         atomic_write_json(run_dir / "sections.json", d.sections)

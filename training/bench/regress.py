@@ -4,7 +4,7 @@
 discordance) is measured on real rule changes — each knob perturbation of the blackbird duel, replayed
 on the baseline's seeds — and the SPRT's average game count for a 3-point win-rate shift at that
 discordance is compared with an unpaired fixed-sample test at the same α and power
-(:mod:`training.regress_bench`).
+(:mod:`training.bench.sprt_sample_size`).
 """
 
 from __future__ import annotations
@@ -13,15 +13,21 @@ import statistics
 import time
 from typing import Any
 
-from training.bench import BenchOptions, register_benchmark
+from envs.core.config import load_config, with_override
+from envs.core.registry import all_rulesets, get_ruleset
+from training.bench.registry import BenchOptions, register_benchmark
+from training.bench.sprt_sample_size import compare
+from training.regress import baseline_path, load_baseline, regress
 
 
-@register_benchmark("regress", "wall time of a default regress run per scenario (a copy of the rules as written)")
+def register() -> None:
+    register_benchmark("regress", "wall time of a default regress run per scenario (a copy of the rules as written)")(
+        bench_regress_wall)
+    register_benchmark("regress-games", "games the paired SPRT needs for a 3-point shift vs an unpaired test")(
+        bench_regress_games)
+
+
 def bench_regress_wall(opts: BenchOptions) -> dict[str, Any]:
-    from envs import all_rulesets
-    from envs.core.config import load_config
-    from training.regress import baseline_path, load_baseline, regress
-
     out: dict[str, Any] = {}
     for name, rs in sorted(all_rulesets().items()):
         for sc in rs.scenarios:
@@ -36,13 +42,7 @@ def bench_regress_wall(opts: BenchOptions) -> dict[str, Any]:
     return out
 
 
-@register_benchmark("regress-games", "games the paired SPRT needs for a 3-point shift vs an unpaired test")
 def bench_regress_games(opts: BenchOptions) -> dict[str, Any]:
-    from envs import get_ruleset
-    from envs.core.config import load_config, with_override
-    from training.regress import baseline_path, load_baseline, regress
-    from training.regress_bench import compare
-
     rs = get_ruleset("blackbird")
     b = load_baseline(baseline_path("blackbird", "duel"), rs, "duel")
     base = load_config(rs)

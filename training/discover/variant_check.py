@@ -8,7 +8,7 @@ restricted play or the transplant gap (``exploit``, ``dominant_strategy``); or o
 ``expect`` list names. A control variant raises a false alarm when it gets a
 high-severity finding that the rules as written do not also get.
 
-    python -m training.variant_check [RULESET ...] [--budget quick] [--no-rl] [--json]
+    python -m training.discover.variant_check [RULESET ...] [--budget quick] [--no-rl] [--json]
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from typing import Any
 
 from envs.core.config import variant_meta
 from envs.core.game import Ruleset
-from training.budgets import BUDGETS, Budget
-from training.discover import make_discovery, run_discovery
+from envs.core.registry import all_rulesets
+from training.discover.budgets import BUDGETS, Budget
+from training.discover.pipeline import make_discovery, run_discovery
+from training.discover.rl import rl_stage
 
 _Key = tuple[str, str]
 CATCHES = {"windfall": {"fragile_rule", "resource_runaway"}, "exploit": {"exploit", "dominant_strategy"}}
@@ -37,12 +39,10 @@ def variant_files(ruleset: Ruleset) -> list[Path]:
 
 def _findings(ruleset: Ruleset, scenario: str, variant: Path | None, budget: Budget, seed: int, workers: int,
               rl: bool) -> list[dict[str, Any]]:
-    rl_stage = None
-    if rl:
-        from training.discover_rl import rl_stage
     with TemporaryDirectory() as tmp:
         d = make_discovery(ruleset, scenario, variant, budget, seed, workers, Path(tmp), rl=rl)
-        return run_discovery(d, rl_stage)["findings"]
+        findings: list[dict[str, Any]] = run_discovery(d, rl_stage if rl else None)["findings"]
+        return findings
 
 
 def check_ruleset(ruleset: Ruleset, budget: Budget, seed: int = 0, workers: int = 2, rl: bool = False,
@@ -88,8 +88,6 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from envs import all_rulesets
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rulesets", nargs="*")
     ap.add_argument("--budget", default="quick", choices=list(BUDGETS))

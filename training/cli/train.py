@@ -1,19 +1,26 @@
-"""``rulebreaker train``: train an RL agent on a scenario, checkpoint, resume (see training.train)."""
+"""``rulebreaker train``: train an RL agent on a scenario, checkpoint, resume (the job: training.train)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
-from training.cli import app, err, out
-from training.train import DEFAULT_VEC
+from envs.core.errors import UserError
+from training.cli.common import err, out
+from training.train import DEFAULT_VEC, TrainConfig, parse_hp_overrides
+from training.train import train as run_train
 
 
-@app.command()
+def register(app: typer.Typer) -> None:
+    app.command()(train)
+
+
 def train(
     ruleset: Annotated[str, typer.Argument(help="Ruleset name (ignored with --resume).")] = "",
     scenario: Annotated[str, typer.Argument(help="Scenario name (ignored with --resume).")] = "",
@@ -48,10 +55,6 @@ def train(
 
     --resume loads the full SB3 model, which unpickles code: only resume your own run dirs.
     """
-    from envs.core.errors import UserError
-    from training.train import TrainConfig, parse_hp_overrides
-    from training.train import train as run_train
-
     if resume is None and (not ruleset or not scenario):
         raise UserError("train needs RULESET and SCENARIO (or --resume DIR)")
     if resume is not None and (out_dir is not None and Path(out_dir) != Path(resume)):
@@ -66,16 +69,12 @@ def train(
     if result.status == "interrupted":
         err.print(f"interrupted ({m.get('interrupted_by')}) at {result.num_timesteps}/{result.target} timesteps; "
                   f"checkpoint and record saved. Continue with: rulebreaker train --resume {result.run_dir}")
-        import signal
-
         by = m.get("interrupted_by", "SIGINT")
         # 128 + signal number, the shell's convention (sys.exit works whatever click's standalone mode).
         sys.exit(128 + int(getattr(signal, by, signal.SIGINT)))
     out.print(f"trained {result.num_timesteps} timesteps ({m.get('steps_per_second')} steps/s this session)")
     fe = m.get("final_evaluation")
     if fe:
-        from rich.table import Table
-
         table = Table(title=f"final evaluation, {fe['games']} games per persona (seed {fe['seed']})")
         if fe["num_players"] == 1:
             for col in ("persona", "agent mean return [95%]", "persona mean return [95%]", "beats"):

@@ -1,104 +1,28 @@
-"""Throughput benchmarks (``rulebreaker bench``): figures as ratios to a reference measured in the same run.
-
-A benchmark is a function ``fn(opts: BenchOptions) -> dict`` registered under a name with
-:func:`register_benchmark`. Other modules add theirs the same way (odds, solve…): list the module in
-:data:`BENCH_MODULES` (missing modules are skipped) or import it before calling
-:func:`run_benchmarks`. Results are plain dicts; ratios are what to compare across machines, since the
-absolute rates depend on the machine and its load. Nothing here is asserted by tests.
-
-Built-in benchmarks:
-* ``train``: MaskablePPO training steps/s on a rulebreaker scenario ÷ SB3 PPO steps/s on Gymnasium's
-  Blackjack-v1, same hyperparameters, same process.
-* ``inference``: a trained agent's decisions/s through the numpy fast path (per decision, and batched)
-  ÷ SB3 ``predict(obs, deterministic=True, action_masks=mask)`` one observation at a time.
-* ``vec``: MaskablePPO training steps/s with DummyVecEnv vs SubprocVecEnv for 2, 4 and 8 envs.
-* ``odds``: median milliseconds per exact odds table (``results.odds.odds_benchmarks``).
-"""
+"""Training and inference throughput: ``train``, ``inference`` and ``vec``, as ratios to SB3 in the same run."""
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from envs.core.errors import UserError
+import gymnasium as gym
+import numpy as np
+from gymnasium.wrappers import FlattenObservation
 
-BENCH_MODULES: tuple[str, ...] = ("training.bench_odds", "training.bench_solve", "training.bench_regress")
-PREFERRED_SCENARIOS: tuple[tuple[str, str], ...] = (("blackbird", "session"), ("storyteller", "heist"),
-                                                    ("blackbird", "duel"), ("hallownest", "duel"))
-
-
-@dataclass
-class BenchOptions:
-    ruleset: str | None = None
-    scenario: str | None = None
-    steps: int = 16_384  # training timesteps per measurement
-    decisions: int = 5_000  # decisions per inference measurement
-    n_envs: int = 4
-    seed: int = 0
-    torch_threads: int = 1
+from agents.registry import make_agent
+from agents.rl import RLPolicy, export_numpy
+from envs.core.dice import Rng
+from envs.core.game import State
+from envs.core.policy import UniformRandom, legal_mask
+from envs.core.registry import get_ruleset
+from training.bench.registry import BenchOptions, pick_scenario, register_benchmark
+from training.train import make_vec_env
 
 
-@dataclass(frozen=True)
-class Benchmark:
-    name: str
-    description: str
-    fn: Callable[[BenchOptions], dict[str, Any]]
-
-
-BENCHMARKS: dict[str, Benchmark] = {}
-
-
-def register_benchmark(name: str, description: str) -> Callable[[Callable[[BenchOptions], dict[str, Any]]],
-                                                                Callable[[BenchOptions], dict[str, Any]]]:
-    """Decorator: ``@register_benchmark("odds", "exact odds tables per second")``."""
-
-    def deco(fn: Callable[[BenchOptions], dict[str, Any]]) -> Callable[[BenchOptions], dict[str, Any]]:
-        BENCHMARKS[name] = Benchmark(name, description, fn)
-        return fn
-
-    return deco
-
-
-def load_benchmark_modules() -> None:
-    for name in BENCH_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name != name:
-                raise
-
-
-def pick_scenario(opts: BenchOptions) -> tuple[str, str]:
-    from envs.core.registry import all_rulesets
-
-    rss = all_rulesets()
-    if opts.ruleset:
-        if opts.ruleset not in rss:
-            raise UserError(f"unknown ruleset '{opts.ruleset}'; valid: {', '.join(sorted(rss))}")
-        rs = rss[opts.ruleset]
-        return rs.name, rs.scenario(opts.scenario or next(iter(rs.scenarios))).name
-    for r, s in PREFERRED_SCENARIOS:
-        if r in rss and s in rss[r].scenarios:
-            return r, s
-    if not rss:
-        raise UserError("no ruleset is registered to benchmark")
-    name = sorted(rss)[0]
-    return name, next(iter(rss[name].scenarios))
-
-
-def run_benchmarks(names: list[str] | None, opts: BenchOptions) -> dict[str, Any]:
-    load_benchmark_modules()
-    names = names or list(BENCHMARKS)
-    unknown = [n for n in names if n not in BENCHMARKS]
-    if unknown:
-        raise UserError(f"unknown benchmark(s): {', '.join(unknown)}; valid: {', '.join(BENCHMARKS)}")
-    from training.train import set_torch_threads
-
-    set_torch_threads(opts.torch_threads)
-    return {n: BENCHMARKS[n].fn(opts) for n in names}
+def register() -> None:
+    register_benchmark("train", "training steps/s: MaskablePPO on a scenario vs SB3 PPO on Blackjack-v1")(bench_train)
+    register_benchmark("inference", "decisions/s of rl: agents (numpy fast path) vs SB3 predict")(bench_inference)
+    register_benchmark("vec", "training steps/s with DummyVecEnv vs SubprocVecEnv (2, 4, 8 envs)")(bench_vec)
 
 
 # -- shared pieces ------------------------------------------------------------------------------------
@@ -115,11 +39,7 @@ def _learn_rate(model: Any, steps: int) -> float:
 
 
 def _scenario_model(ruleset: str, scenario: str, n_envs: int, vec: str, seed: int) -> Any:
-    from sb3_contrib import MaskablePPO
-
-    from agents.registry import make_agent
-    from envs.core.registry import get_ruleset
-    from training.train import make_vec_env
+    from sb3_contrib import MaskablePPO  # lazy: torch and SB3 load only when a benchmark runs
 
     rs = get_ruleset(ruleset)
     cfg = rs.default_config()
@@ -129,10 +49,8 @@ def _scenario_model(ruleset: str, scenario: str, n_envs: int, vec: str, seed: in
     return MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", policy_kwargs={"net_arch": NET}, **PPO_HP)
 
 
-@register_benchmark("train", "training steps/s: MaskablePPO on a scenario vs SB3 PPO on Blackjack-v1")
 def bench_train(opts: BenchOptions) -> dict[str, Any]:
-    import gymnasium as gym
-    from gymnasium.wrappers import FlattenObservation
+    # lazy: torch and SB3 load only when a benchmark runs
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env as sb3_vec
 
@@ -151,15 +69,7 @@ def bench_train(opts: BenchOptions) -> dict[str, Any]:
             "ratio": round(rate / ref_rate, 3)}
 
 
-@register_benchmark("inference", "decisions/s of rl: agents (numpy fast path) vs SB3 predict")
 def bench_inference(opts: BenchOptions) -> dict[str, Any]:
-    import numpy as np
-
-    from agents.rl import RLPolicy, export_numpy
-    from envs.core.dice import Rng
-    from envs.core.policy import UniformRandom, legal_mask
-    from envs.core.registry import get_ruleset
-
     ruleset, scenario = pick_scenario(opts)
     model = _scenario_model(ruleset, scenario, opts.n_envs, "dummy", opts.seed)
     model.learn(min(opts.steps, 4096))  # a (briefly) trained agent; speed does not depend on the weights
@@ -169,7 +79,8 @@ def bench_inference(opts: BenchOptions) -> dict[str, Any]:
     cfg = rs.default_config()
     # Real decision points: states reached by random play.
     rng = Rng(opts.seed)
-    states, masks = [], []
+    states: list[State] = []
+    masks: list[np.ndarray] = []
     rnd = UniformRandom()
     while len(states) < opts.decisions:
         st = sc.new_game(cfg)
@@ -177,7 +88,7 @@ def bench_inference(opts: BenchOptions) -> dict[str, Any]:
             if st.is_chance():
                 st.apply_chance(st.sample_chance(rng))
                 continue
-            m = legal_mask(st, sc.num_actions)
+            m = legal_mask(st, sc.action_count(cfg))
             states.append(st.clone())
             masks.append(m)
             st.apply_action(rnd.act(st, m, rng))
@@ -212,7 +123,6 @@ def bench_inference(opts: BenchOptions) -> dict[str, Any]:
             "same_actions_batched": float(np.mean(batched == np.asarray(ref_batch)))}
 
 
-@register_benchmark("vec", "training steps/s with DummyVecEnv vs SubprocVecEnv (2, 4, 8 envs)")
 def bench_vec(opts: BenchOptions) -> dict[str, Any]:
     ruleset, scenario = pick_scenario(opts)
     rows: dict[str, float] = {}
@@ -224,12 +134,3 @@ def bench_vec(opts: BenchOptions) -> dict[str, Any]:
     best = max(rows, key=lambda k: rows[k])
     return {"scenario": f"{ruleset} {scenario}", "steps": opts.steps, "steps_per_s": rows, "fastest": best,
             "subproc_over_dummy": {n: round(rows[f"subproc_{n}"] / rows[f"dummy_{n}"], 3) for n in (2, 4, 8)}}
-
-
-@register_benchmark("odds", "exact odds tables of each ruleset's core mechanic (icepool): median ms per table")
-def bench_odds(opts: BenchOptions) -> dict[str, Any]:
-    try:
-        from results.odds import time_benchmarks
-    except ImportError as e:  # the odds module is not there (or not yet)
-        return {"skipped": f"results.odds unavailable: {e}"}
-    return {"median_ms_per_table": {k: round(v, 3) for k, v in time_benchmarks(repeat=5).items()}}

@@ -7,10 +7,14 @@ from typing import Annotated
 
 import typer
 
-from training.cli import app, err, out
+from training.bench import BENCHMARKS, BenchOptions, run_benchmarks
+from training.cli.common import err, out
 
 
-@app.command()
+def register(app: typer.Typer) -> None:
+    app.command()(bench)
+
+
 def bench(
     names: Annotated[list[str] | None, typer.Argument(help="Benchmarks to run (default: all registered).")] = None,
     ruleset: Annotated[str | None, typer.Option("--ruleset", help="Scenario's ruleset (default: the simplest "
@@ -24,9 +28,6 @@ def bench(
     list_only: Annotated[bool, typer.Option("--list", help="List the registered benchmarks and exit.")] = False,
 ) -> None:
     """Throughput: training steps/s vs SB3 PPO on Blackjack-v1, rl: agent decisions/s vs SB3 predict, ..."""
-    from training.bench import BENCHMARKS, BenchOptions, load_benchmark_modules, run_benchmarks
-
-    load_benchmark_modules()
     if list_only:
         for b in BENCHMARKS.values():
             out.print(f"{b.name}: {b.description}")

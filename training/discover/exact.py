@@ -12,7 +12,8 @@ from typing import Any
 
 from agents.registry import make_agent
 from agents.solver import TooLargeError, estimate_states, solve
-from training.discover import Discovery
+from training.discover.discovery import Discovery
+from training.solve import solver_key
 
 MAX_STATES = {"quick": 20_000, "standard": 500_000, "deep": 5_000_000}
 TREE_GATE = 1e18
@@ -22,9 +23,8 @@ tree, 1e4 positions); the gate only skips scenarios that are astronomically larg
 
 
 def exact_stage(d: Discovery, agents: list[str]) -> dict[str, Any]:
-    from training.cli_solve import solver_key
-
     sc = d.ruleset.scenario(d.scenario)
+    num_actions = sc.action_count(d.config)
     if d.num_players != 1:
         out = {"tractable": False, "reason": "multi-seat: see `rulebreaker solve --opponent`"}
         d.sections["exact"] = out
@@ -38,7 +38,7 @@ def exact_stage(d: Discovery, agents: list[str]) -> dict[str, Any]:
         return out
     key = solver_key(d.ruleset.name, d.scenario, root)
     try:
-        res = solve(root, 0, {}, max_states=limit, num_actions=sc.num_actions, key=key)
+        res = solve(root, 0, {}, max_states=limit, num_actions=num_actions, key=key)
     except TooLargeError as e:
         out = {"tractable": False, "reason": str(e), "estimate": e.estimate}
         d.sections["exact"] = out
@@ -49,7 +49,7 @@ def exact_stage(d: Discovery, agents: list[str]) -> dict[str, Any]:
         try:
             # every seat fixed: the exact value of that policy (full-width masks, as the env gives them)
             v = solve(sc.new_game(d.config), 0, {0: pol}, key=key, max_states=limit,
-                      num_actions=sc.num_actions).value[0]
+                      num_actions=num_actions).value[0]
         except TooLargeError:
             continue
         gaps[a] = {"value": round(v, 6), "gap": round(res.value[0] - v, 6)}

@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from agents.registry import agent_names, make_agent
 from agents.rl import NumpyNet
 from envs.core.dice import Rng, seed_for
 from envs.core.game import State
 from envs.core.gym_adapter import GameEnv
-from envs.core.policy import Policy
+from envs.core.policy import Policy, UniformRandom
 
 
 class PoolOpponent:
@@ -49,8 +50,6 @@ class PoolOpponent:
         if not self.pool or (self.persona_prob > 0 and self._rng.random() < self.persona_prob):
             if self.personas:
                 return self.personas[int(self._rng.random() * len(self.personas))]
-            from envs.core.policy import UniformRandom
-
             return UniformRandom()
         return self.pool[int(self._rng.random() * len(self.pool))]
 
@@ -86,7 +85,7 @@ class RotatingSeatEnv(GameEnv):
         self._game_index = seat_offset
         self.set_opponents(opponents)
 
-    def set_opponents(self, opponents: Policy | Sequence[Policy] | None) -> None:  # type: ignore[override]
+    def set_opponents(self, opponents: Policy | Sequence[Policy] | None) -> None:
         self._opponent_spec = opponents
         super().set_opponents(opponents)
 
@@ -102,7 +101,7 @@ class RotatingSeatEnv(GameEnv):
     def pool_size(self) -> int:
         return len(self._opponent_spec.pool) if isinstance(self._opponent_spec, PoolOpponent) else 0
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):  # type: ignore[override]
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         if self.rotate:
             self.seat = self._game_index % self.num_players
             self._game_index += 1
@@ -111,7 +110,7 @@ class RotatingSeatEnv(GameEnv):
         info["learner_seat"] = self.seat
         return obs, info
 
-    def step(self, action):  # type: ignore[override]
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, term, trunc, info = super().step(action)
         info["learner_seat"] = self.seat
         return obs, reward, term, trunc, info
@@ -120,7 +119,5 @@ class RotatingSeatEnv(GameEnv):
 def pool_opponent_for(ruleset: str, scenario: str, mode: str, persona_prob: float, pool_size: int,
                       bounds: tuple[float, float], seed: int) -> PoolOpponent:
     """The self-play opponent: ``self`` (snapshots only) or ``mix`` (snapshots and the persona suite)."""
-    from agents.registry import agent_names, make_agent
-
     personas = [make_agent(ruleset, n, scenario) for n in agent_names(ruleset)] if mode == "mix" else []
     return PoolOpponent(personas, persona_prob if mode == "mix" else 0.0, pool_size, bounds, seed_for(seed, 77))
