@@ -40,7 +40,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     ## Rewards
     The seat's return when the game ends (0 on every other step). An illegal action ends the
     episode at once with reward ``illegal_action_penalty`` (default -1.0) and
-    ``info["illegal_action"] = True``.
+    ``info["illegal_action"] = True``; anything that is not an integral action id (a float such as 23.9,
+    a bool, a string, NaN, ``None``) is an illegal action.
 
     ## Episode End
     Terminated when the game ends (``info["outcome"]`` holds winner, reason and returns) or on an
@@ -89,6 +90,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             dtype=np.float32,
         )
         self.set_opponents(opponents)
+        self._low, self._high = np.float32(low), np.float32(high)
+        self._mask = np.ones(n, dtype=bool)
         self.state: State | None = None
         self._ended_by_illegal = False
         self._rng = Rng(0)
@@ -130,11 +133,11 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         state = self._require_state()
         if self._ended_by_illegal or state.current_player() != self.seat:
             raise RuntimeError("step() called after the episode ended; call reset()")
-        a = int(action)
-        if not (0 <= a < self.num_actions) or a not in state.legal_actions():
+        a = action_id(action)
+        if a is None or not (0 <= a < self.num_actions) or not self._mask[a]:
             info = self._info()
             info["illegal_action"] = True
-            info["illegal_action_id"] = a
+            info["illegal_action_id"] = a if a is not None else repr(action)
             self._ended_by_illegal = True
             return self._obs(), self.illegal_action_penalty, True, False, info
         state.apply_action(a)
@@ -144,10 +147,9 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs(), float(reward), terminated, False, self._info()
 
     def action_masks(self) -> np.ndarray:
-        state = self._require_state()
-        if state.current_player() != self.seat:
-            return np.ones(self.num_actions, dtype=bool)
-        return legal_mask(state, self.num_actions)
+        """The legal actions of the seat (all True once the episode is over)."""
+        self._require_state()
+        return self._mask
 
     def render(self) -> str | None:
         if self.render_mode is None or self.state is None:
@@ -167,17 +169,21 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         return self.state
 
     def _advance(self) -> None:
+        """Play opponents and chance up to the seat's next decision; compute its mask once."""
         state = self._require_state()
         advance(state, self._rng, self._policies, self.num_actions, stop_at=self.seat)
+        if state.current_player() == self.seat:
+            self._mask = legal_mask(state, self.num_actions)
+        else:
+            self._mask = np.ones(self.num_actions, dtype=bool)
 
     def _obs(self) -> np.ndarray:
-        low, high = self.scenario.observation_bounds
-        obs = np.asarray(self._require_state().observation(self.seat), dtype=np.float32)
-        return np.clip(obs, low, high)
+        obs = np.array(self._require_state().observation(self.seat), dtype=np.float32)
+        return np.clip(obs, self._low, self._high, out=obs)
 
     def _info(self) -> dict[str, Any]:
         state = self._require_state()
-        info: dict[str, Any] = {"illegal_action": False, "action_mask": self.action_masks()}
+        info: dict[str, Any] = {"illegal_action": False, "action_mask": self._mask.copy()}
         player = state.current_player()
         if player == TERMINAL:
             out = state.outcome()
@@ -186,6 +192,20 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         elif player == CHANCE:  # pragma: no cover - advance never stops at chance
             raise RuntimeError("adapter stopped at a chance node")
         return info
+
+
+def action_id(action: Any) -> int | None:
+    """An action as an integral id, or ``None`` when it is not one (a float, a bool, a string, NaN, None…).
+
+    Python and numpy integers and 0-d integer arrays are action ids; anything else is an illegal action.
+    """
+    if isinstance(action, bool | np.bool_):
+        return None
+    if isinstance(action, int | np.integer):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    return None
 
 
 def make_env(ruleset: str, scenario: str, **kwargs: Any) -> GameEnv:

@@ -127,3 +127,19 @@ def test_action_and_observation_sizes_may_follow_the_config(toy):
     assert sized.action_count(cfg) == race.num_actions + 3
     assert sized.observation_length(cfg) == race.observation_size
     assert race.action_count(cfg) == race.num_actions
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.9, float("nan"), True, "0", None, np.float32(1.0), np.array([1])])
+def test_anything_but_an_integral_action_id_is_illegal(toy, bad):
+    env = GameEnv(toy, "race")
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step(bad)
+    assert terminated and info["illegal_action"] and reward == env.illegal_action_penalty
+
+
+@pytest.mark.parametrize("good", [0, np.int64(0), np.array(0)])
+def test_integral_action_ids_of_any_integer_type_are_played(toy, good):
+    env = GameEnv(toy, "race")
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(good)
+    assert not info["illegal_action"]
