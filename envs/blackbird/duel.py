@@ -217,6 +217,10 @@ class DuelState(State):
         self.checker = NOBODY  # who is rolling to stay conscious
         self.check_spent = 0
         self.check_dice = Pool()
+        # read on every step: resolved once (pools by seat and kind of roll, maneuvers by distance)
+        self._perk_dice = cfg.perk.dice
+        self._base_pools: dict[tuple[int, str, bool], Pool] = {}
+        self._maneuvers: dict[int, tuple[int, ...]] = {}
         self.narrate(
             "start",
             f"{self.f[0].char.name} faces {self.f[1].char.name}, {self.distance} m apart; "
@@ -239,9 +243,19 @@ class DuelState(State):
         return wound_penalty(self.f[seat].wounds, self.cfg.combat)
 
     def _roll_pool(self, seat: int, use: RollUse, kind: str, spend: int, extra: int, base: bool = True) -> Pool:
+        """Rule 2 with the best trait: a fighter's dice for one kind of roll, with pool and maneuver dice.
+
+        In a duel a sheet gains only perks, so the dice from base, trait, tags and flag are read once per
+        seat and kind of roll (and read again when a perk for that kind arrives).
+        """
         char = self.f[seat].char
-        t = best_trait(self.cfg, char, use.traits, use.tags)
-        return build_pool(self.cfg, char, t, use.traits, use.tags, use.flag, kind, (), spend, 0, extra, base)
+        key = (seat, kind, base)
+        known = self._base_pools.get(key)
+        if known is None or known.perks != self._perk_dice * char.perks.get(kind, 0):
+            t = best_trait(self.cfg, char, use.traits, use.tags)
+            known = build_pool(self.cfg, char, t, use.traits, use.tags, use.flag, kind, (), 0, 0, 0, base)
+            self._base_pools[key] = known
+        return Pool(known.base, known.trait, known.tags, known.flag, known.perks, spend, 0, extra)
 
     def attack_pool(self, seat: int, maneuver: Maneuver, spend: int = 0) -> Pool:
         """Rule 2 + 14: the attacker's dice for a maneuver (move & attack drops the base die)."""
@@ -284,8 +298,25 @@ class DuelState(State):
 
     def legal_maneuvers(self) -> list[int]:
         """Rule 14: what the active fighter may do from where they stand."""
-        d = self.cfg.duel
-        return available_maneuvers(self.distance, d.reach, self.cfg.combat.move_attack_metres, d.ranged)
+        return list(self._maneuvers_here())
+
+    def _maneuvers_here(self) -> tuple[int, ...]:
+        acts = self._maneuvers.get(self.distance)
+        if acts is None:
+            d = self.cfg.duel
+            acts = tuple(available_maneuvers(self.distance, d.reach, self.cfg.combat.move_attack_metres, d.ranged))
+            self._maneuvers[self.distance] = acts
+        return acts
+
+    def _is_legal(self, action: int) -> bool:
+        if self._outcome is not None:
+            return False
+        ph = self.phase
+        if ph == Phase.MANEUVER:
+            return action in self._maneuvers_here()
+        if ph in SPEND_PHASES:
+            return DUEL_SPEND_0 <= action <= DUEL_SPEND_0 + self.spendable(self.decider())
+        return False
 
     def legal_actions(self) -> list[int]:
         if self._outcome is not None:
@@ -305,7 +336,7 @@ class DuelState(State):
         return maneuver_option(action, self.spendable(seat) if seat >= 0 else 0)
 
     def apply_action(self, action: int) -> None:
-        if action not in self.legal_actions():
+        if not self._is_legal(action):
             raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in {self.phase.name}")
         ph = self.phase
         if ph == Phase.MANEUVER:
@@ -610,6 +641,7 @@ class DuelState(State):
         )
 
     def clone(self) -> DuelState:
+        # shallow: the config and the logged events are immutable, the caches hold values valid for every copy
         new = copy.copy(self)
         new.f = [fi.copy() for fi in self.f]
         new.ex = None if self.ex is None else self.ex.copy()

@@ -74,7 +74,7 @@ DUEL_OBS_SIZE = 39
 def session_observation(state: SessionState) -> np.ndarray:
     """The session character's view: pool, helper, phase, the obstacle, the trait dice and the pass chances."""
     cfg, s = state.cfg, state.cfg.session
-    o = np.zeros(SESSION_OBS_SIZE, dtype=np.float32)
+    o = [0.0] * SESSION_OBS_SIZE  # filled as plain floats, converted once
     o[S_POOL] = state.pool / cfg.pool.cap
     o[S_HELPER_POOL] = state.helper_pool / max(1, s.helper_pool)
     if state.phase in SESSION_DECISIONS:
@@ -102,10 +102,10 @@ def session_observation(state: SessionState) -> np.ndarray:
     o[S_OBSTACLE] = state.obstacle_no / s.obstacles_per_session
     o[S_WON] = state.won / state.at_stake if state.at_stake else 0.0
     o[S_XP] = min(1.0, state.char.xp / XP_SCALE)
-    return o
+    return np.array(o, dtype=np.float32)
 
 
-def _fighter(o: np.ndarray, at: int, state: DuelState, seat: int) -> None:
+def _fighter(o: list[float], at: int, state: DuelState, seat: int) -> None:
     fi, c = state.f[seat], state.cfg.combat
     o[at] = max(-1.0, fi.hp / c.hit_points)
     o[at + 1] = fi.pool / state.cfg.pool.cap
@@ -121,7 +121,7 @@ def _fighter(o: np.ndarray, at: int, state: DuelState, seat: int) -> None:
 
 def duel_observation(state: DuelState, seat: int) -> np.ndarray:
     """A fighter's view: both fighters (self first), distance, phase, turn, and the attack in progress."""
-    o = np.zeros(DUEL_OBS_SIZE, dtype=np.float32)
+    o = [0.0] * DUEL_OBS_SIZE  # filled as plain floats, converted once
     _fighter(o, D_ME, state, seat)
     _fighter(o, D_FOE, state, 1 - seat)
     d = state.cfg.duel
@@ -139,4 +139,4 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
             o[D_ATTACK_DICE] = min(1.0, state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE)
         o[D_DEFENSE_DICE] = min(1.0, ex.def_dice.total / POOL_DICE_SCALE)
         o[D_MANEUVER + (ex.maneuver - Maneuver.ATTACK)] = 1.0
-    return o
+    return np.array(o, dtype=np.float32)

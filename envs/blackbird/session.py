@@ -134,13 +134,24 @@ class SessionState(State):
         total_w = sum(o.weight for o in s.obstacles)
         self._draw = tuple((i, o.weight / total_w) for i, o in enumerate(s.obstacles))
         self._cum = tuple(np.cumsum([p for _, p in self._draw]).tolist())
+        # the config, resolved once into plain attributes (read on every step)
+        self._obstacles = s.obstacles
+        self._success_on = cfg.dice.success_on
+        self._has_helper = s.helper_pool > 0
+        self._invalidate()
         self.narrate("session", f"Session 1 begins. {self.char.name} has {self.pool} pool dice.", 0)
 
     # -- the position, read through the rules -----------------------------------------------------------
     @property
     def ob(self) -> ObstacleRow:
         """The obstacle being faced."""
-        return self.cfg.session.obstacles[self.obstacle]
+        return self._obstacles[self.obstacle]
+
+    def _invalidate(self) -> None:
+        """Forget what was read off the obstacle, the conditions and the sheet (any of them changed)."""
+        self._base_pools: dict[int | None, Pool] = {}
+        self._difficulty: int | None = None
+        self._trait_actions: tuple[int, ...] | None = None
 
     def stake_value(self, ob: ObstacleRow) -> float:
         """What winning an obstacle's stake is worth (the scenario's scoring)."""
@@ -149,12 +160,14 @@ class SessionState(State):
 
     def has_helper(self) -> bool:
         """Whether the session has a fellow player who can help (``session.helper_pool`` > 0)."""
-        return self.cfg.session.helper_pool > 0
+        return self._has_helper
 
     def difficulty(self) -> int:
         """Rule 4/7: the current obstacle's difficulty with the character's conditions."""
-        base = base_difficulty(self.ob.difficulty, self.cfg.difficulty.default)
-        return effective_difficulty(self.cfg, base, self.conditions)
+        if self._difficulty is None:
+            base = base_difficulty(self.ob.difficulty, self.cfg.difficulty.default)
+            self._difficulty = effective_difficulty(self.cfg, base, self.conditions)
+        return self._difficulty
 
     def opposed_penalty(self) -> int:
         """Rule 7 in a contested roll: conditions take successes off the character's side."""
@@ -162,9 +175,15 @@ class SessionState(State):
 
     def pool_for(self, trait: int | None, spend: int = 0, help_dice: int = 0) -> Pool:
         """Rule 2: the dice for the current obstacle on a trait (or none), with pool and help dice."""
-        ob = self.ob
-        forbidden = forbidden_tags(self.cfg.conditions, self.conditions)
-        return build_pool(self.cfg, self.char, trait, ob.traits, ob.tags, ob.flag, ob.name, forbidden, spend, help_dice)
+        base = self._base_pools.get(trait)
+        if base is None:
+            ob = self.ob
+            forbidden = forbidden_tags(self.cfg.conditions, self.conditions)
+            base = build_pool(self.cfg, self.char, trait, ob.traits, ob.tags, ob.flag, ob.name, forbidden)
+            self._base_pools[trait] = base
+        if not (spend or help_dice):
+            return base
+        return Pool(base.base, base.trait, base.tags, base.flag, base.perks, spend, help_dice, base.maneuver)
 
     def spendable(self) -> int:
         """Rule 5: the pool dice that can go on this roll."""
@@ -174,8 +193,8 @@ class SessionState(State):
         """Exact P(pass) of the current obstacle for a choice of spend (and trait / help, default: as chosen)."""
         t = self.trait if trait == -1 else trait
         h = self.help_given if help_dice == -1 else help_dice
-        n = self.pool_for(t, spend, h).total
-        ob, so = self.ob, self.cfg.dice.success_on
+        n = self.pool_for(t).total + spend + h
+        ob, so = self.ob, self._success_on
         if ob.joint and self.has_helper():
             n += self.cfg.session.helper_joint_dice
         if ob.opposition:
@@ -198,13 +217,7 @@ class SessionState(State):
             return []
         ph = self.phase
         if ph == Phase.TRAIT:
-            ob = self.ob
-            acts = [
-                SessionAct.TRAIT_0 + i
-                for i in range(len(self.char.traits))
-                if trait_applies(self.char, i, ob.traits, ob.tags)
-            ]
-            return [*acts, int(SessionAct.NO_TRAIT)]
+            return list(self._traits_that_apply())
         if ph == Phase.HELP:
             return [int(SessionAct.ACCEPT_HELP), int(SessionAct.DECLINE_HELP)]
         if ph == Phase.SPEND:
@@ -213,6 +226,32 @@ class SessionState(State):
             return [int(SessionAct.RETRY), int(SessionAct.GIVE_UP)]
         return []
 
+    def _traits_that_apply(self) -> tuple[int, ...]:
+        """Rule 2: the trait actions open for the current obstacle (traits that apply), then "no trait"."""
+        if self._trait_actions is None:
+            ob = self.ob
+            acts = [
+                SessionAct.TRAIT_0 + i
+                for i in range(len(self.char.traits))
+                if trait_applies(self.char, i, ob.traits, ob.tags)
+            ]
+            self._trait_actions = (*acts, int(SessionAct.NO_TRAIT))
+        return self._trait_actions
+
+    def _is_legal(self, action: int) -> bool:
+        if self._outcome is not None:
+            return False
+        ph = self.phase
+        if ph == Phase.SPEND:
+            return SESSION_SPEND_0 <= action <= SESSION_SPEND_0 + self.spendable()
+        if ph == Phase.TRAIT:
+            return action in self._traits_that_apply()
+        if ph == Phase.HELP:
+            return action in (SessionAct.ACCEPT_HELP, SessionAct.DECLINE_HELP)
+        if ph == Phase.RETRY:
+            return action in (SessionAct.RETRY, SessionAct.GIVE_UP)
+        return False
+
     def action_label(self, action: int) -> str:
         return session_label(action, self.char.traits)
 
@@ -220,7 +259,7 @@ class SessionState(State):
         return session_option(action, self.spendable())
 
     def apply_action(self, action: int) -> None:
-        if action not in self.legal_actions():
+        if not self._is_legal(action):
             raise IllegalActionError(
                 f"illegal action {action} ({self.action_label(action)}) in phase {self.phase.name}"
             )
@@ -351,6 +390,7 @@ class SessionState(State):
 
     def _draw_obstacle(self, index: int) -> None:
         self.obstacle = index
+        self._invalidate()
         self.attempt = 0
         self.trait = None
         ob = self.ob
@@ -444,6 +484,7 @@ class SessionState(State):
         )
         if ob.condition_on_failure and ob.condition_on_failure not in self.conditions:
             self.conditions = tuple(sorted((*self.conditions, ob.condition_on_failure)))
+            self._invalidate()
             self.narrate("condition", f"{who} is now {ob.condition_on_failure} (Rule 7).", 0)
         self.spent = self.help_given = 0
         self.trait = None
@@ -458,6 +499,7 @@ class SessionState(State):
         self.spent = self.help_given = 0
         self.trait = None
         self.obstacle = -1
+        self._invalidate()  # the sheet may have changed too (a perk, a tag from the field)
         if self.obstacle_no >= s.obstacles_per_session:
             self._end_session()
             return
@@ -474,6 +516,7 @@ class SessionState(State):
         self.conditions = ()
         self.char.xp += s.xp_per_session
         bought = spend_experience(self.char, cfg.advancement)
+        self._invalidate()
         extra = f" Advances: {', '.join(bought)}." if bought else ""
         self.narrate("session", f"Session {self.session_no} ends; the pool returns to {self.pool}.{extra}", 0)
         if self.session_no >= s.sessions:
@@ -518,6 +561,8 @@ class SessionState(State):
         )
 
     def clone(self) -> SessionState:
+        # shallow: the config and the logged events are immutable; the caches may be shared, because every
+        # change to what they are read from (obstacle, conditions, sheet) replaces them (see _invalidate)
         new = copy.copy(self)
         new.char = self.char.copy()
         new.log = list(self.log)
