@@ -161,7 +161,7 @@ class Hoarder:
 
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
         if isinstance(state, SessionState):
-            crit = _critical(state) if state.obstacle >= 0 else False
+            crit = _critical(state) if state.obstacle is not None else False
             spend = fewest_for(session_chances(state)) if crit and state.phase == SPhase.SPEND else 0
             return session_move(state, mask, spend=spend, help_ok=crit, retry=crit)
         assert isinstance(state, DuelState)
@@ -184,7 +184,7 @@ class Farmer:
             full = state.pool >= state.cfg.pool.cap
             if state.phase == SPhase.RETRY:  # a thrown roll is retried in earnest
                 return _prefer(mask, SessionAct.RETRY)
-            if state.obstacle >= 0 and not _critical(state) and not full and state.attempt == 0:
+            if state.obstacle is not None and not _critical(state) and not full and state.attempt == 0:
                 return session_move(state, mask, spend=0, help_ok=False, retry=True, trait=int(SessionAct.NO_TRAIT))
             spend = fewest_for(session_chances(state)) if state.phase == SPhase.SPEND else 0
             return session_move(state, mask, spend=spend, help_ok=True, retry=True)

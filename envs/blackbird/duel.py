@@ -113,8 +113,6 @@ from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, Stat
 STAY_UP = "stay up"
 """The kind of roll of a consciousness check (its perks apply to later checks, Rule 10)."""
 OBS_SIZE = DUEL_OBS_SIZE
-NOBODY = -1
-"""``DuelState.checker`` when no one is rolling to stay up."""
 
 
 @dataclass
@@ -214,7 +212,7 @@ class DuelState(State):
         self.active = 0
         self.phase = Phase.MANEUVER
         self.ex: Exchange | None = None
-        self.checker = NOBODY  # who is rolling to stay conscious
+        self.checker: int | None = None  # who is rolling to stay conscious
         self.check_spent = 0
         self.check_dice = Pool()
         # read on every step: resolved once (pools by seat and kind of roll, maneuvers by distance)
@@ -284,6 +282,7 @@ class DuelState(State):
             assert self.ex is not None
             return 1 - self.ex.attacker
         if self.phase == Phase.CHECK_SPEND:
+            assert self.checker is not None
             return self.checker
         return CHANCE
 
@@ -444,6 +443,7 @@ class DuelState(State):
     def _check_spend(self, k: int) -> None:
         """Rule 17: the stay-up roll, built as in Rule 2, with k pool dice."""
         self.check_spent = k
+        assert self.checker is not None
         self.check_dice = self._roll_pool(self.checker, self.cfg.duel.stay_up, STAY_UP, k, 0)
         self.phase = Phase.CHECK_ROLL
 
@@ -586,6 +586,7 @@ class DuelState(State):
     def _resolve_check(self, roll: Roll) -> None:
         """Rule 17: pass and stay up (Rule 5 settles the pool, Rule 10 may give a perk), fail and fall."""
         seat, c = self.checker, self.cfg.combat
+        assert seat is not None
         diff = effective_difficulty(self.cfg, c.consciousness_difficulty, ())
         ok = passes(roll.successes, diff)  # Rule 17: wound penalties are ignored
         fi = self.f[seat]
@@ -600,7 +601,7 @@ class DuelState(State):
         )
         if ok and perk_eligible(roll, diff) and award_perk(fi.char, STAY_UP, self.cfg):
             self.narrate("perk", f"{self.name(seat)} earns a perk for staying up (Rule 10).", seat)
-        self.checker = NOBODY
+        self.checker = None
         if not ok:
             self.phase = Phase.OVER
             w = 1 - seat

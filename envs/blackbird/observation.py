@@ -79,7 +79,7 @@ def session_observation(state: SessionState) -> np.ndarray:
     o[S_HELPER_POOL] = state.helper_pool / max(1, s.helper_pool)
     if state.phase in SESSION_DECISIONS:
         o[S_PHASE + SESSION_DECISIONS.index(state.phase)] = 1.0
-    if state.obstacle >= 0 and state.outcome() is None:
+    if state.obstacle is not None and state.outcome() is None:
         ob = state.ob
         o[S_DIFFICULTY] = min(1.0, state.difficulty() / DIFFICULTY_SCALE)
         o[S_OPPOSITION] = min(1.0, ob.opposition / OPPOSITION_SCALE)

@@ -117,7 +117,7 @@ class SessionState(State):
         self.conditions: tuple[str, ...] = ()
         self.session_no = 0
         self.obstacle_no = 0  # within the session
-        self.obstacle = -1  # index into the obstacle table (-1: none drawn)
+        self.obstacle: int | None = None  # index into the obstacle table (None: none drawn)
         self.attempt = 0
         self.phase = Phase.DRAW
         self.trait: int | None = None
@@ -145,6 +145,7 @@ class SessionState(State):
     @property
     def ob(self) -> ObstacleRow:
         """The obstacle being faced."""
+        assert self.obstacle is not None, "no obstacle has been drawn"
         return self._obstacles[self.obstacle]
 
     def _invalidate(self) -> None:
@@ -498,7 +499,7 @@ class SessionState(State):
         self.obstacle_no += 1
         self.spent = self.help_given = 0
         self.trait = None
-        self.obstacle = -1
+        self.obstacle = None
         self._invalidate()  # the sheet may have changed too (a perk, a tag from the field)
         if self.obstacle_no >= s.obstacles_per_session:
             self._end_session()
