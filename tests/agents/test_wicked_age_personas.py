@@ -105,3 +105,23 @@ def test_brute_never_negotiates_and_always_exhausts():
     ]
     defaults = [a for n, a in choices if n == Ctx.CONSEQ_DEFAULT]
     assert defaults and all(a == Act.EXHAUST for a in defaults)
+
+
+BUILDS = {  # (covertly, directly, for_myself, for_others, with_love, with_violence), as each docstring says
+    "highest": [6, 10, 8, 4, 6, 12],
+    "brute": [8, 10, 6, 6, 4, 12],
+    "owe_farmer": [6, 8, 12, 4, 10, 6],
+    "pacifist": [10, 12, 6, 6, 4, 8],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILDS))
+def test_each_persona_builds_its_documented_sheet(name):
+    state = RULESET.new_game(config(duel={"opponent": "npc"}), "duel")
+    persona = PERSONAS[name]()
+    rng = Rng(0)
+    while state.decision_context() == "build":
+        state.apply_action(persona.act(state, legal_mask(state, NUM_ACTIONS), rng))
+    assert state.chars[0].dice == BUILDS[name]
+    npc = [12, 8, 6, 4, 10, 6] if name != "pacifist" else [12, 8, 10, 6, 6, 4]  # Action, Maneuvering, Self-prot.
+    assert state.chars[1].dice == npc
