@@ -55,7 +55,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel
 
-from envs.core.dice import Rng
+from envs.core.dice import Rng, seed_for
 from envs.core.errors import UserError
 from envs.core.game import CHANCE, TERMINAL, IllegalActionError, State
 from envs.core.policy import Policy, UniformRandom
@@ -338,6 +338,7 @@ class SearchAgent:
         c: float = DEFAULT_C,
         prior_weight: float | None = None,
         backup: Backup = "max",
+        crn: bool = True,
         name: str | None = None,
     ) -> None:
         if simulations < 1:
@@ -354,6 +355,7 @@ class SearchAgent:
             prior_weight = 0.0 if isinstance(self.base, UniformRandom) else DEFAULT_PRIOR_WEIGHT
         self.prior_weight = prior_weight
         self.backup = backup
+        self.crn = crn
         self.name = name or f"search:{self.base.name}@{simulations}"
         self.last = SearchStats()
         self._source: tuple[str, str, str | None] | None = None  # (ruleset, spec, scenario) when built from a spec
@@ -396,8 +398,9 @@ class SearchAgent:
         self._expand(root, state, restricted, num_actions, srng)
         root.seat = me
         bounds = [math.inf, -math.inf]
+        crn_seed = int(srng.random() * 2**53) if self.crn else None
         for _ in range(self.simulations):
-            self._simulate(root, copier(state), me, forbid_extra, num_actions, srng, bounds)
+            self._simulate(root, copier(state), me, forbid_extra, num_actions, srng, bounds, crn_seed)
         assert root.actions is not None
         visits = {a: (root.children[a].n if a in root.children else 0) for a in root.actions}
         values = {a: root.children[a].v[me] for a in root.actions if a in root.children and root.children[a].n}
@@ -455,6 +458,7 @@ class SearchAgent:
         num_actions: int,
         rng: Rng,
         bounds: list[float],
+        crn_seed: int | None = None,
     ) -> None:
         path = [root]
         node = root
@@ -481,6 +485,10 @@ class SearchAgent:
                         self._expand(node, state, legal, num_actions, rng)
                         node.seat = player
                     edge = self._select(node, player, bounds)
+                    if node is root and crn_seed is not None:
+                        # common random numbers: the k-th playout of every root action sees the same stream
+                        visited = root.children.get(edge)
+                        rng = Rng(seed_for(crn_seed, visited.n if visited is not None else 0))
                 else:
                     edge = self._base_act(state, legal, num_actions, rng) if len(legal) > 1 else legal[0]
                 state.apply_action(int(edge))
