@@ -45,7 +45,8 @@ the rules above name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,7 @@ from envs.storyteller.actions import (
 )
 from envs.storyteller.config import Fighter, StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_distribution, outcome_of_faces, sample_outcome
-from envs.storyteller.observation import encode_duel
+from envs.storyteller.observation import duel_fighters_part, encode_duel
 
 DuelChance = int | tuple[int, ...]
 """A duel chance outcome: a roll's outcome (or forced faces), or the seat that wins the roll-off."""
@@ -104,6 +105,45 @@ class Side:
         self.specialty = (cfg.specialties.enabled and f.specialty, False, False)
 
 
+def _usable(pools: tuple[int, ...], one_roll: bool, kind: Kind, n: int, k: int, used: tuple[Kind, ...]) -> bool:
+    """Rule 9: the k-th of n actions needs a pool >= 1; Rule 11: one attack and one defence a turn."""
+    if not rules.can_attempt(rules.multiple_action_pool(pools[kind], n, k)):
+        return False
+    if not one_roll:
+        return True
+    if kind == Kind.DEFEND:
+        return Kind.DEFEND not in used
+    return Kind.ATTACK_MAIN not in used and Kind.ATTACK_ALT not in used
+
+
+def _feasible(pools: tuple[int, ...], one_roll: bool, n: int, k0: int, used: tuple[Kind, ...]) -> bool:
+    """Rules 9 and 11: actions k0+1..n of an n-action turn can still be declared."""
+    if k0 >= n:
+        return True
+    return any(
+        _usable(pools, one_roll, kind, n, k0 + 1, used) and _feasible(pools, one_roll, n, k0 + 1, (*used, kind))
+        for kind in KINDS
+    )
+
+
+@lru_cache(maxsize=1024)
+def declaration_table(
+    pools: tuple[int, ...], max_actions: int, one_roll: bool, n: int, used: tuple[Kind, ...]
+) -> tuple[int, ...]:
+    """Rules 9 and 11: a fighter's legal declarations: how many actions (``n`` = 0), or the next pick.
+
+    They depend only on the fighter's pools and the rules, so they are worked out once per fighter.
+    """
+    if n == 0:
+        return tuple(duel_count_action(m) for m in range(1, max_actions + 1) if _feasible(pools, one_roll, m, 0, ()))
+    k0 = len(used)
+    return tuple(
+        pick_action(kind)
+        for kind in KINDS
+        if _usable(pools, one_roll, kind, n, k0 + 1, used) and _feasible(pools, one_roll, n, k0 + 1, (*used, kind))
+    )
+
+
 class DuelState(State[DuelChance]):
     """A duel in progress (the module docstring is its rules card)."""
 
@@ -127,6 +167,11 @@ class DuelState(State[DuelChance]):
         self.last = (0, 0, 0, 0)  # last turn: gains and defence nets, for observations
         self.max_actions = min(rules.max_actions(cfg), DUEL_MAX_ACTIONS)
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
+        # the config keys read on every step, resolved once into plain attributes
+        self.one_roll_per_task = cfg.extended.one_roll_per_task
+        self.prevents_botch = cfg.willpower.prevents_botch
+        self._legal: list[int] | None = None  # this decision's legal actions, until the state moves
+        self.fighters_part = (duel_fighters_part(self, 0), duel_fighters_part(self, 1))
         self.narrate(
             "setup",
             f"{self.sides[0].name} and {self.sides[1].name} struggle: first to {self.target} "
@@ -152,7 +197,7 @@ class DuelState(State[DuelChance]):
         if self.phase == DPhase.TIEBREAK:
             return 0 if rng.random() < self._tiebreak_odds() else 1
         r = self.queue[0]
-        return sample_outcome(rng, r.pool, r.difficulty, r.willpower, self.cfg.willpower.prevents_botch, r.specialty)
+        return sample_outcome(rng, r.pool, r.difficulty, r.willpower, self.prevents_botch, r.specialty)
 
     def apply_chance(self, outcome: DuelChance) -> None:
         """Apply a chance outcome.
@@ -160,6 +205,7 @@ class DuelState(State[DuelChance]):
         RESOLVE: an outcome (``BOTCH`` or net successes) or a tuple of faces (+ specialty rerolls).
         TIEBREAK: the winning seat.
         """
+        self._legal = None
         if self.phase == DPhase.TIEBREAK:
             assert not isinstance(outcome, tuple)
             w = int(outcome)
@@ -202,19 +248,18 @@ class DuelState(State[DuelChance]):
             self._settle()
 
     def legal_actions(self) -> list[int]:
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return list(self._legal)
+
+    def _compute_legal(self) -> list[int]:
         if self.current_player() < 0:
             return []
         s = self.seat
         if self.phase == DPhase.COUNT:
-            return [duel_count_action(n) for n in range(1, self.max_actions + 1) if self._feasible(s, n, 0, ())]
+            return self._declaration(s, 0, ())
         if self.phase == DPhase.PICK:
-            n, k0 = self.n_actions[s], len(self.plans[s])
-            used = tuple(self.plans[s])
-            return [
-                pick_action(kind)
-                for kind in KINDS
-                if self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind))
-            ]
+            return self._declaration(s, self.n_actions[s], tuple(self.plans[s]))
         if self.phase == DPhase.WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
                 return [DAct.NO_WILLPOWER, DAct.WILLPOWER + self.queue[0].index]
@@ -224,6 +269,7 @@ class DuelState(State[DuelChance]):
     def apply_action(self, action: int) -> None:
         if action not in self.legal_actions():
             raise IllegalActionError(f"illegal duel action {action} in phase {self.phase.name}")
+        self._legal = None
         s = self.seat
         if self.phase == DPhase.COUNT:
             self.n_actions[s] = action - DAct.ONE_ACTION + 1
@@ -256,22 +302,9 @@ class DuelState(State[DuelChance]):
         return {"willpower": float(self.willpower[seat]), "progress": float(self.progress[seat])}
 
     # -- declaring -------------------------------------------------------------------------------
-    def _usable(self, s: int, kind: Kind, n: int, k: int, used: tuple[Kind, ...]) -> bool:
-        """Rule 9: the k-th of n actions needs a pool >= 1; Rule 11: one attack and one defence a turn."""
-        if not rules.can_attempt(rules.multiple_action_pool(self.sides[s].pools[kind], n, k)):
-            return False
-        if not self.cfg.extended.one_roll_per_task:
-            return True
-        if kind == Kind.DEFEND:
-            return Kind.DEFEND not in used
-        return Kind.ATTACK_MAIN not in used and Kind.ATTACK_ALT not in used
-
-    def _feasible(self, s: int, n: int, k0: int, used: tuple[Kind, ...]) -> bool:
-        if k0 >= n:
-            return True
-        return any(
-            self._usable(s, kind, n, k0 + 1, used) and self._feasible(s, n, k0 + 1, (*used, kind)) for kind in KINDS
-        )
+    def _declaration(self, s: int, n: int, used: tuple[Kind, ...]) -> list[int]:
+        """The legal declaration actions of seat ``s``: how many actions (``n`` = 0), or the next pick."""
+        return list(declaration_table(self.sides[s].pools, self.max_actions, self.one_roll_per_task, n, used))
 
     def _declared(self) -> None:
         """Rules 8-9: both have declared; queue the rolls (pools after the split, Willpower where spent)."""
@@ -322,7 +355,7 @@ class DuelState(State[DuelChance]):
             self.willpower[r.seat] -= 1
             self.wp_spent[r.seat] += 1
         wp = rules.willpower_successes(spend, self.cfg)
-        self.queue[0] = replace(r, willpower=wp, willpower_decided=True)
+        self.queue[0] = DuelRoll(r.seat, r.kind, r.pool, r.difficulty, wp, r.specialty, r.index, True)
         self.phase = DPhase.RESOLVE
 
     def rolling(self) -> bool:

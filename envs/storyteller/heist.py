@@ -44,7 +44,7 @@ the rules above name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -55,6 +55,7 @@ from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, Stat
 from envs.storyteller import rules
 from envs.storyteller.actions import (
     HEIST_CONTEXTS,
+    MAX_DECLARED,
     Act,
     Phase,
     Status,
@@ -71,7 +72,7 @@ from envs.storyteller.actions import (
 )
 from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_of_faces, sample_outcome
-from envs.storyteller.observation import encode_heist
+from envs.storyteller.observation import encode_heist, heist_task_part
 from envs.storyteller.scenarios import CATALOGUE, TaskSpec
 
 HeistChance = int | tuple[int, ...]
@@ -106,13 +107,31 @@ class PendingRoll:
 
 
 class Task:
-    """A task of the job in play: its spec, pools, progress and attempt number."""
+    """A task of the job in play: its spec, pools, progress and attempt number.
 
-    __slots__ = ("spec", "pools", "difficulties", "specialty", "progress", "attempt", "status")
+    The current attempt's difficulties, which approaches are still possible, and how late in a turn of
+    n actions the task can still be attempted are worked out whenever ``attempt`` changes (Rules 9-10).
+    """
+
+    __slots__ = (
+        "spec",
+        "pools",
+        "difficulties",
+        "specialty",
+        "progress",
+        "status",
+        "cfg",
+        "_attempt",
+        "current_difficulty",
+        "current_possible",
+        "capacity",
+        "obs_part",
+    )
 
     def __init__(self, spec: TaskSpec, cfg: StorytellerConfig) -> None:
         sheet = cfg.heist.character
         self.spec = spec
+        self.cfg = cfg
         self.pools = tuple(rules.dice_pool(sheet.get(a.attribute, 0), sheet.get(a.ability, 0)) for a in spec.approaches)
         self.difficulties = tuple(rules.difficulty_of(a.difficulty, cfg) for a in spec.approaches)
         self.specialty = tuple(cfg.specialties.enabled and a.ability in cfg.heist.specialties for a in spec.approaches)
@@ -120,20 +139,53 @@ class Task:
         self.attempt = rules.FIRST_ATTEMPT
         self.status = Status.ACTIVE
 
+    @property
+    def attempt(self) -> int:
+        """Rule 10: the attempt number (1 = the first)."""
+        return self._attempt
+
+    @attempt.setter
+    def attempt(self, n: int) -> None:
+        self._attempt = n
+        raised = tuple(rules.retry_difficulty(d, n, self.cfg) for d in self.difficulties)
+        self.current_possible = tuple(d is not None for d in raised)
+        self.current_difficulty = tuple(self.cfg.dice.max_difficulty if d is None else d for d in raised)
+        # capacity[n]: the last place k (1..n) of an n-action turn this task can still fill (0: none)
+        self.capacity = tuple(
+            max(
+                (
+                    k
+                    for k in range(1, n_actions + 1)
+                    if any(
+                        ok and rules.can_attempt(rules.multiple_action_pool(p, n_actions, k))
+                        for p, ok in zip(self.pools, self.current_possible, strict=True)
+                    )
+                ),
+                default=0,
+            )
+            for n_actions in range(MAX_DECLARED + 1)
+        )
+        self.obs_part = heist_task_part(self)
+
     def copy(self) -> Task:
         t = Task.__new__(Task)
         t.spec, t.pools, t.difficulties, t.specialty = self.spec, self.pools, self.difficulties, self.specialty
-        t.progress, t.attempt, t.status = self.progress, self.attempt, self.status
+        t.progress, t.status, t.cfg, t._attempt = self.progress, self.status, self.cfg, self._attempt
+        t.current_difficulty, t.current_possible, t.capacity = (
+            self.current_difficulty,
+            self.current_possible,
+            self.capacity,
+        )
+        t.obs_part = self.obs_part
         return t
 
-    def possible(self, approach: int, cfg: StorytellerConfig) -> bool:
+    def possible(self, approach: int, cfg: StorytellerConfig | None = None) -> bool:
         """Rule 10: this approach's difficulty at the current attempt does not exceed the maximum."""
-        return rules.retry_difficulty(self.difficulties[approach], self.attempt, cfg) is not None
+        return self.current_possible[approach]
 
-    def difficulty(self, approach: int, cfg: StorytellerConfig) -> int:
+    def difficulty(self, approach: int, cfg: StorytellerConfig | None = None) -> int:
         """Rule 10: the current attempt's difficulty (10 at most; impossible attempts never get here)."""
-        d = rules.retry_difficulty(self.difficulties[approach], self.attempt, cfg)
-        return d if d is not None else cfg.dice.max_difficulty
+        return self.current_difficulty[approach]
 
 
 class HeistState(State[HeistChance]):
@@ -159,6 +211,10 @@ class HeistState(State[HeistChance]):
         self.max_actions = rules.max_actions(cfg)
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
         self.teamwork_adds = rules.simple_teamwork_adds(cfg)
+        # the config keys read on every step, resolved once into plain attributes
+        self.one_roll_per_task = cfg.extended.one_roll_per_task
+        self.prevents_botch = cfg.willpower.prevents_botch
+        self._legal: list[int] | None = None  # this decision's legal actions, until the state moves
         if cfg.heist.draw == 0:
             self._deal(tuple(range(len(cfg.heist.tasks))))
 
@@ -196,7 +252,7 @@ class HeistState(State[HeistChance]):
             outs = self.chance_outcomes()
             return outs[int(rng.random() * len(outs))][0]
         r = self.queue[0]
-        return sample_outcome(rng, r.pool, r.difficulty, r.willpower, self.cfg.willpower.prevents_botch, r.specialty)
+        return sample_outcome(rng, r.pool, r.difficulty, r.willpower, self.prevents_botch, r.specialty)
 
     def apply_chance(self, outcome: HeistChance) -> None:
         """Apply a chance outcome.
@@ -204,6 +260,7 @@ class HeistState(State[HeistChance]):
         SETUP: a tuple of task indices. RESOLVE: an outcome (``BOTCH`` or net successes) or a tuple of
         faces (plus specialty rerolls after the pool's dice) for golden tests.
         """
+        self._legal = None
         if self.phase == Phase.SETUP:
             assert isinstance(outcome, tuple)
             self._deal(tuple(int(i) for i in outcome))
@@ -220,6 +277,11 @@ class HeistState(State[HeistChance]):
         self._resolve()
 
     def legal_actions(self) -> list[int]:
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return list(self._legal)
+
+    def _compute_legal(self) -> list[int]:
         if self.current_player() != 0:
             return []
         ph = self.phase
@@ -240,6 +302,7 @@ class HeistState(State[HeistChance]):
     def apply_action(self, action: int) -> None:
         if action not in self.legal_actions():
             raise IllegalActionError(f"illegal heist action {action} in phase {self.phase.name}")
+        self._legal = None
         ph = self.phase
         if ph == Phase.RETRY:
             self._retry_or_abandon(action == Act.RETRY)
@@ -341,23 +404,22 @@ class HeistState(State[HeistChance]):
         t = self.tasks[slot]
         if t.status != Status.ACTIVE:
             return False
-        return not (self.cfg.extended.one_roll_per_task and slot in used)
+        return not (self.one_roll_per_task and slot in used)
 
     def _feasible(self, n: int, k0: int, used: tuple[int, ...]) -> bool:
-        """Can actions k0+1..n of an n-action turn still be filled (Rule 9: a pool of 1 or more; Rule 11)."""
+        """Can actions k0+1..n of an n-action turn still be filled (Rule 9: a pool of 1 or more; Rule 11)?
+
+        A task that can fill place k can fill every earlier place (its pool only shrinks with k), so
+        with one roll per task the places n, n-1, ... k0+1 need tasks of capacity at least n, n-1, ...
+        (Hall's condition for nested sets); without it, one task that can fill place n is enough.
+        """
         if k0 >= n:
             return True
-        for s, t in enumerate(self.tasks):
-            if (
-                self._usable(s, used)
-                and any(
-                    rules.can_attempt(rules.multiple_action_pool(p, n, k0 + 1)) and t.possible(ap, self.cfg)
-                    for ap, p in enumerate(t.pools)
-                )
-                and self._feasible(n, k0 + 1, (*used, s))
-            ):
-                return True
-        return False
+        caps = sorted((t.capacity[n] for s, t in enumerate(self.tasks) if self._usable(s, used)), reverse=True)
+        if not self.one_roll_per_task:
+            return bool(caps) and caps[0] >= n
+        places = n - k0
+        return len(caps) >= places and all(caps[i] >= n - i for i in range(places))
 
     def _legal_picks(self) -> list[int]:
         n, k0 = self.n_actions, len(self.plan)
@@ -450,7 +512,7 @@ class HeistState(State[HeistChance]):
             self.willpower -= 1
             self.wp_spent += 1
         wp = rules.willpower_successes(spend, self.cfg)
-        self.queue[0] = replace(r, willpower=wp, willpower_decided=True)
+        self.queue[0] = PendingRoll(r.slot, r.pool, r.difficulty, wp, r.specialty, r.ally, r.approach, r.index, True)
         self.phase = Phase.RESOLVE
 
     def _take_automatic_success(self, t: Task) -> None:

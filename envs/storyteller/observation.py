@@ -1,6 +1,7 @@
 """Observation encoding of the Storyteller scenarios (the rules cards in ``heist.py`` and ``duel.py`` list the fields).
 
-All values are scaled into 0..1. The encoders read a state and write a fresh float32 vector.
+All values are scaled into 0..1. The encoders read a state, fill a Python list (much cheaper per item
+than a numpy array) and return it as a fresh float32 vector, so a caller may keep it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from envs.storyteller.actions import SLOTS, DPhase, Phase
 
 if TYPE_CHECKING:
     from envs.storyteller.duel import DuelState
-    from envs.storyteller.heist import HeistState
+    from envs.storyteller.heist import HeistState, Task
 
 # -- heist ----------------------------------------------------------------------------------------
 PER_TASK = 20
@@ -36,45 +37,52 @@ AUTO_MARK = 0.5
 """Heist: a planned automatic success (a planned roll is 1)."""
 
 
+def heist_task_part(task: Task) -> list[float]:
+    """A heist task slot's values that change only with its attempt (the rest is filled per step)."""
+    v = [0.0] * PER_TASK
+    v[0] = 1.0
+    v[6] = min(task.spec.target / POOL_SCALE, 1.0)
+    v[7] = min(task.pools[0] / POOL_SCALE, 1.0)
+    v[8] = task.current_difficulty[0] / DIFFICULTY_SCALE
+    if len(task.pools) > 1:
+        v[9] = 1.0
+        v[10] = min(task.pools[1] / POOL_SCALE, 1.0)
+        v[11] = task.current_difficulty[1] / DIFFICULTY_SCALE
+    v[12] = min((task.attempt - 1) / ATTEMPT_SCALE, 1.0)
+    v[13] = float(task.spec.calm)
+    v[14] = float(task.spec.retryable)
+    return v
+
+
 def encode_heist(state: HeistState, seat: int) -> np.ndarray:
     """The heist's observation of ``seat`` (there is only seat 0)."""
-    cfg = state.cfg
-    obs = np.zeros(HEIST_OBS_SIZE, dtype=np.float32)
+    v = [0.0] * HEIST_OBS_SIZE
     for s, t in enumerate(state.tasks):
         b = s * PER_TASK
-        obs[b] = 1.0
-        obs[b + 1 + int(t.status)] = 1.0
-        obs[b + 5] = min(t.progress / t.spec.target, 1.0)
-        obs[b + 6] = min(t.spec.target / POOL_SCALE, 1.0)
-        obs[b + 7] = min(t.pools[0] / POOL_SCALE, 1.0)
-        obs[b + 8] = t.difficulty(0, cfg) / DIFFICULTY_SCALE
-        if len(t.pools) > 1:
-            obs[b + 9] = 1.0
-            obs[b + 10] = min(t.pools[1] / POOL_SCALE, 1.0)
-            obs[b + 11] = t.difficulty(1, cfg) / DIFFICULTY_SCALE
-        obs[b + 12] = min((t.attempt - 1) / ATTEMPT_SCALE, 1.0)
-        obs[b + 13] = float(t.spec.calm)
-        obs[b + 14] = float(t.spec.retryable)
-        for k, pick in enumerate(state.plan):
-            if pick.slot == s:
-                obs[b + 15 + k] = AUTO_MARK if pick.auto else 1.0
-        obs[b + 18] = float(state.ally_slot == s)
-        obs[b + 19] = float(state.pending_slot == s)
+        v[b : b + PER_TASK] = t.obs_part
+        v[b + 1 + int(t.status)] = 1.0
+        v[b + 5] = min(t.progress / t.spec.target, 1.0)
+    for k, pick in enumerate(state.plan):
+        v[pick.slot * PER_TASK + 15 + k] = AUTO_MARK if pick.auto else 1.0
+    if state.ally_slot is not None:
+        v[state.ally_slot * PER_TASK + 18] = 1.0
+    if state.pending_slot is not None:
+        v[state.pending_slot * PER_TASK + 19] = 1.0
     g = SLOTS * PER_TASK
-    limit = max(cfg.heist.turns, 1)
-    obs[g] = min(state.turn / limit, 1.0)
-    obs[g + 1] = min(max(state.turn_limit - state.turn, 0) / limit, 1.0)
-    obs[g + 2] = min(state.willpower / DIFFICULTY_SCALE, 1.0)
+    limit = max(state.cfg.heist.turns, 1)
+    v[g] = min(state.turn / limit, 1.0)
+    v[g + 1] = min(max(state.turn_limit - state.turn, 0) / limit, 1.0)
+    v[g + 2] = min(state.willpower / DIFFICULTY_SCALE, 1.0)
     if Phase.RETRY <= state.phase <= Phase.ALLY:
-        obs[g + 3 + int(state.phase) - int(Phase.RETRY)] = 1.0
-    obs[g + 8] = state.n_actions / PLAN_SCALE
-    obs[g + 9] = len(state.plan) / PLAN_SCALE
+        v[g + 3 + int(state.phase) - int(Phase.RETRY)] = 1.0
+    v[g + 8] = state.n_actions / PLAN_SCALE
+    v[g + 9] = len(state.plan) / PLAN_SCALE
     if state.phase == Phase.WILLPOWER and state.willpower_per_roll:
         r = state.queue[0]
-        obs[g + 10] = (r.index + 1) / PLAN_SCALE
-        obs[g + 11] = min(r.pool / POOL_SCALE, 1.0)
-        obs[g + 12] = r.difficulty / DIFFICULTY_SCALE
-    return obs
+        v[g + 10] = (r.index + 1) / PLAN_SCALE
+        v[g + 11] = min(r.pool / POOL_SCALE, 1.0)
+        v[g + 12] = r.difficulty / DIFFICULTY_SCALE
+    return np.array(v, dtype=np.float32)
 
 
 # -- duel -----------------------------------------------------------------------------------------
@@ -88,41 +96,48 @@ DUEL_PLAN_SCALE = 2.0
 """Duel: actions declared are divided by this."""
 
 
+def duel_fighters_part(state: DuelState, seat: int) -> list[float]:
+    """The duel's fixed values from ``seat``'s side: both fighters' pools / 20 and difficulties / 10."""
+    part = [0.0] * 12
+    for i, side in enumerate((state.sides[seat], state.sides[1 - seat])):
+        for j in range(3):
+            part[6 * i + j] = min(side.pools[j] / POOL_SCALE, 1.0)
+            part[6 * i + 3 + j] = side.difficulties[j] / DIFFICULTY_SCALE
+    return part
+
+
 def encode_duel(state: DuelState, seat: int) -> np.ndarray:
     """The duel's observation from ``seat``'s side."""
     o = 1 - seat
-    obs = np.zeros(DUEL_OBS_SIZE, dtype=np.float32)
+    v = [0.0] * DUEL_OBS_SIZE
     tgt = float(state.target)
-    obs[0] = min(state.progress[seat] / tgt, 1.0)
-    obs[1] = min(state.progress[o] / tgt, 1.0)
-    obs[2] = min(state.willpower[seat] / DIFFICULTY_SCALE, 1.0)
-    obs[3] = min(state.willpower[o] / DIFFICULTY_SCALE, 1.0)
-    obs[4] = min(state.turn / state.cfg.duel.turns, 1.0)
+    v[0] = min(state.progress[seat] / tgt, 1.0)
+    v[1] = min(state.progress[o] / tgt, 1.0)
+    v[2] = min(state.willpower[seat] / DIFFICULTY_SCALE, 1.0)
+    v[3] = min(state.willpower[o] / DIFFICULTY_SCALE, 1.0)
+    v[4] = min(state.turn / state.cfg.duel.turns, 1.0)
     if state.seat == seat and state.phase <= DPhase.WILLPOWER:
-        obs[5 + int(state.phase)] = 1.0
-        obs[8] = state.n_actions[seat] / DUEL_PLAN_SCALE
+        v[5 + int(state.phase)] = 1.0
+        v[8] = state.n_actions[seat] / DUEL_PLAN_SCALE
         for k, kind in enumerate(state.plans[seat][:2]):
-            obs[9 + 3 * k + kind] = 1.0
-    for i, side in enumerate((state.sides[seat], state.sides[o])):
-        for j in range(3):
-            obs[15 + 6 * i + j] = min(side.pools[j] / POOL_SCALE, 1.0)
-            obs[18 + 6 * i + j] = side.difficulties[j] / DIFFICULTY_SCALE
+            v[9 + 3 * k + kind] = 1.0
+    v[15:27] = state.fighters_part[seat]
     g0, g1, d0, d1 = state.last
     mine, theirs = (g0, g1) if seat == 0 else (g1, g0)
     dm, dt = (d0, d1) if seat == 0 else (d1, d0)
-    obs[27] = min(mine / tgt, 1.0)
-    obs[28] = min(theirs / tgt, 1.0)
-    obs[29] = min(dm / DIFFICULTY_SCALE, 1.0)
-    obs[30] = min(dt / DIFFICULTY_SCALE, 1.0)
-    obs[31] = float(seat)
+    v[27] = min(mine / tgt, 1.0)
+    v[28] = min(theirs / tgt, 1.0)
+    v[29] = min(dm / DIFFICULTY_SCALE, 1.0)
+    v[30] = min(dt / DIFFICULTY_SCALE, 1.0)
+    v[31] = float(seat)
     if state.rolling():  # this turn's rolls so far: own attack kept, own defence, the opponent's two
         b = DUEL_BASE
         for i, who in enumerate((seat, o)):
             kept, reset = state.attack_so_far(who)
-            obs[b + 2 * i] = min(kept / DIFFICULTY_SCALE, 1.0)
-            obs[b + 2 * i + 1] = min(max(state.defence[who] or 0, 0) / DIFFICULTY_SCALE, 1.0)
+            v[b + 2 * i] = min(kept / DIFFICULTY_SCALE, 1.0)
+            v[b + 2 * i + 1] = min(max(state.defence[who] or 0, 0) / DIFFICULTY_SCALE, 1.0)
             if i == 0:
-                obs[b + 7] = float(reset)
+                v[b + 7] = float(reset)
         if state.phase == DPhase.WILLPOWER and state.seat == seat:
-            obs[b + 4 + int(state.queue[0].kind)] = 1.0
-    return obs
+            v[b + 4 + int(state.queue[0].kind)] = 1.0
+    return np.array(v, dtype=np.float32)

@@ -158,3 +158,43 @@ def test_one_task_documents_heist_is_small_enough_to_solve():
     cfg = make_cfg(heist__tasks=["documents"], heist__draw=0, heist__turns=5, heist__ally_pool=0)
     res = solve(HeistState(cfg))
     assert 0.0 < res.value[0] < 1.0 and res.num_states < 200_000
+
+
+def _feasible_by_search(state, n, k0, used):
+    """Brute-force twin of HeistState._feasible: fill places k0+1..n one by one, trying every task."""
+    if k0 >= n:
+        return True
+    for s, t in enumerate(state.tasks):
+        if t.status != Status.ACTIVE or (state.cfg.extended.one_roll_per_task and s in used):
+            continue
+        fits = any(t.possible(ap) and p - (n + k0 if n > 1 else 0) >= 1 for ap, p in enumerate(t.pools))
+        if fits and _feasible_by_search(state, n, k0 + 1, (*used, s)):
+            return True
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tasks=st.lists(
+        st.sampled_from(["documents", "house", "drive", "autopsy", "virus", "tree", "phone", "shoot"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+    attempts=st.lists(st.integers(1, 6), min_size=3, max_size=3),
+    statuses=st.lists(st.sampled_from(list(Status)), min_size=3, max_size=3),
+    one_roll=st.booleans(),
+    n=st.integers(1, 3),
+    k0=st.integers(0, 3),
+    used=st.lists(st.integers(0, 2), max_size=2),
+    strength=st.integers(0, 5),
+)
+def test_feasibility_by_capacities_matches_brute_force(tasks, attempts, statuses, one_roll, n, k0, used, strength):
+    """Rules 9 and 11: the capacity check (Hall's condition) agrees with trying every assignment."""
+    character = dict(make_cfg().heist.character, strength=strength, wits=strength)
+    cfg = make_cfg(heist__tasks=tasks, heist__draw=0, extended__one_roll_per_task=one_roll, heist__character=character)
+    s = HeistState(cfg)
+    for t, a, stt in zip(s.tasks, attempts, statuses, strict=False):
+        t.attempt, t.status = a, stt
+    used_t = tuple(u for u in used if u < len(s.tasks))
+    assert s._feasible(n, k0, used_t) == _feasible_by_search(s, n, k0, used_t)
