@@ -489,3 +489,45 @@ def test_search_beats_or_ties_its_base(ruleset: str, scenario: str, base: str, g
     hw = 1.96 * float(d.std(ddof=1)) / np.sqrt(games)
     print(f"{ruleset} {scenario}: search:{base}@16 - {base} = {d.mean():+.3f} ± {hw:.3f} (seat 0, {games} games)")
     assert d.mean() >= -hw
+
+
+def test_hallownest_duel_without_dodge_the_search_parries() -> None:
+    """Issue 17's must-show, in miniature: with dodge forbidden, `flurry` on its own takes every hit
+    undefended (its fallback), while the search over `flurry` under the same restriction parries, and its
+    games go better on the same seeds."""
+    from training.runner import RestrictedPolicy
+
+    rs = get_ruleset("hallownest")
+    cfg = rs.default_config()
+    n = rs.scenario("duel").action_count(cfg)
+    root = rs.new_game(cfg, "duel")
+    opp = make_agent("hallownest", "flurry", "duel")
+    GAMES = 20  # noqa: N806
+    subjects = {
+        "bare": RestrictedPolicy(make_agent("hallownest", "flurry", "duel"), "dodge"),
+        "search": make_search_agent("hallownest", "search:flurry@16#forbid=dodge", "duel"),
+    }
+    counts: dict[str, dict[str | None, int]] = {}
+    means: dict[str, float] = {}
+    for name, subject in subjects.items():
+        seen: dict[str | None, int] = {}
+        total = 0.0
+        for g in range(GAMES):
+            s = root.clone()
+            chance = Rng(seed_for(3, g, 0))
+            prngs = [Rng(seed_for(3, g, 1)), Rng(seed_for(3, g, 2))]
+            while (p := s.current_player()) != TERMINAL:
+                if p == CHANCE:
+                    s.apply_chance(s.sample_chance(chance))
+                    continue
+                a = (subject if p == 0 else opp).act(s, legal_mask(s, n), prngs[p])
+                if p == 0 and s.decision_context() == "defense":
+                    seen[s.option_of(a)] = seen.get(s.option_of(a), 0) + 1
+                s.apply_action(a)
+            total += s.returns()[0]
+        counts[name], means[name] = seen, total / GAMES
+    print(f"dodge forbidden: {counts} mean return {means}")
+    assert "dodge" not in counts["bare"] and "dodge" not in counts["search"]
+    assert counts["bare"].get("parry", 0) == 0 and counts["bare"].get("no_defense", 0) > GAMES  # the fallback
+    assert counts["search"].get("parry", 0) >= GAMES // 2
+    assert means["search"] > means["bare"]
