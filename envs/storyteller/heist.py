@@ -125,6 +125,8 @@ class Task:
         "current_difficulty",
         "current_possible",
         "capacity",
+        "fits",
+        "auto_fits",
         "obs_part",
     )
 
@@ -165,6 +167,30 @@ class Task:
             )
             for n_actions in range(MAX_DECLARED + 1)
         )
+        # fits[n][k]: the approaches that can fill place k of an n-action turn (Rules 9-10);
+        # auto_fits[n][k]: one of them allows the automatic success there (Rule 7)
+        fits: list[tuple[tuple[int, ...], ...]] = [()]
+        auto_fits: list[tuple[bool, ...]] = [()]
+        for n_actions in range(1, MAX_DECLARED + 1):
+            row: list[tuple[int, ...]] = [()]
+            auto_row = [False]
+            for k in range(1, n_actions + 1):
+                pools = [rules.multiple_action_pool(p, n_actions, k) for p in self.pools]
+                aps = tuple(
+                    ap for ap, pool in enumerate(pools) if rules.can_attempt(pool) and self.current_possible[ap]
+                )
+                row.append(aps)
+                auto_row.append(
+                    any(
+                        rules.automatic_success_allowed(
+                            pools[ap], self.current_difficulty[ap], self.spec.calm, self.cfg
+                        )
+                        for ap in aps
+                    )
+                )
+            fits.append(tuple(row))
+            auto_fits.append(tuple(auto_row))
+        self.fits, self.auto_fits = tuple(fits), tuple(auto_fits)
         self.obs_part = heist_task_part(self)
 
     def copy(self) -> Task:
@@ -176,7 +202,7 @@ class Task:
             self.current_possible,
             self.capacity,
         )
-        t.obs_part = self.obs_part
+        t.fits, t.auto_fits, t.obs_part = self.fits, self.auto_fits, self.obs_part
         return t
 
     def possible(self, approach: int, cfg: StorytellerConfig | None = None) -> bool:
@@ -429,14 +455,8 @@ class HeistState(State[HeistChance]):
         for s, t in enumerate(self.tasks):
             if not self._usable(s, used) or not self._feasible(n, k0 + 1, (*used, s)):
                 continue
-            auto_ok = False
-            for ap, p in enumerate(t.pools):
-                pool = rules.multiple_action_pool(p, n, k0 + 1)
-                if rules.can_attempt(pool) and t.possible(ap, self.cfg):
-                    out.append(roll_action(s, ap))
-                    if rules.automatic_success_allowed(pool, t.difficulty(ap, self.cfg), t.spec.calm, self.cfg):
-                        auto_ok = True
-            if auto_ok:
+            out.extend(roll_action(s, ap) for ap in t.fits[n][k0 + 1])
+            if t.auto_fits[n][k0 + 1]:
                 autos.append(auto_action(s))
         return out + autos
 
