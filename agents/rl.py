@@ -128,8 +128,12 @@ class NumpyNet:
     @classmethod
     def from_arrays(cls, arrays: Any, activation: str, kind: str) -> NumpyNet:
         n = sum(1 for k in arrays if str(k).startswith("w"))
-        return cls([np.asarray(arrays[f"w{i}"], np.float32) for i in range(n)],
-                   [np.asarray(arrays[f"b{i}"], np.float32) for i in range(n)], activation, kind)
+        return cls(
+            [np.asarray(arrays[f"w{i}"], np.float32) for i in range(n)],
+            [np.asarray(arrays[f"b{i}"], np.float32) for i in range(n)],
+            activation,
+            kind,
+        )
 
 
 def _layers(state_dict: dict[str, Any], prefixes: list[str], activation: str, kind: str) -> NumpyNet:
@@ -160,8 +164,10 @@ def architecture_of(model: Any) -> dict[str, Any]:
         act, kind = policy.activation_fn, "logits"
     act_name = _ACTIVATIONS.get(act.__name__)
     if not isinstance(fe, FlattenExtractor) or act_name is None:
-        raise UserError(f"rl agents support an MLP on flat observations with {', '.join(_ACTIVATIONS)} activations; "
-                        f"got {type(fe).__name__} / {act.__name__}")
+        raise UserError(
+            f"rl agents support an MLP on flat observations with {', '.join(_ACTIVATIONS)} activations; "
+            f"got {type(fe).__name__} / {act.__name__}"
+        )
     return {"kind": kind, "activation": act_name}
 
 
@@ -183,8 +189,12 @@ def model_zip_bytes(model: Any, meta: dict[str, Any]) -> bytes:
     """An SB3 model's zip with a ``rulebreaker.json`` entry (``meta``, timesteps, architecture) inside it."""
     buf = io.BytesIO()
     model.save(buf)
-    full = {"meta_version": META_VERSION, **meta, "num_timesteps": int(model.num_timesteps),
-            "architecture": architecture_of(model)}
+    full = {
+        "meta_version": META_VERSION,
+        **meta,
+        "num_timesteps": int(model.num_timesteps),
+        "architecture": architecture_of(model),
+    }
     with zipfile.ZipFile(buf, "a") as z:
         z.writestr(META_NAME, json.dumps(full, indent=2, default=str))
     return buf.getvalue()
@@ -237,13 +247,18 @@ def check_meta(meta: dict[str, Any], path: Path | str, ruleset: str | None, scen
         raise UserError(f"{path} was trained on scenario '{meta['scenario']}', not '{scenario}'")
     rs = get_ruleset(meta["ruleset"])
     sc = rs.scenario(meta["scenario"])
-    cfg = (validate_config(rs.config_model, meta["config"], f"{path} config") if meta.get("config") is not None
-           else rs.default_config())
+    cfg = (
+        validate_config(rs.config_model, meta["config"], f"{path} config")
+        if meta.get("config") is not None
+        else rs.default_config()
+    )
     obs, actions = sc.observation_length(cfg), sc.action_count(cfg)
     if (meta.get("observation_size"), meta.get("num_actions")) != (obs, actions):
-        raise UserError(f"{path} expects observation size {meta.get('observation_size')} and "
-                        f"{meta.get('num_actions')} actions; {meta['ruleset']} {meta['scenario']} now has "
-                        f"{obs} and {actions}")
+        raise UserError(
+            f"{path} expects observation size {meta.get('observation_size')} and "
+            f"{meta.get('num_actions')} actions; {meta['ruleset']} {meta['scenario']} now has "
+            f"{obs} and {actions}"
+        )
 
 
 def load_numpy_net(path: Path | str, ruleset: str | None = None, scenario: str | None = None) -> tuple[NumpyNet, dict]:
@@ -271,8 +286,9 @@ def load_numpy_net(path: Path | str, ruleset: str | None = None, scenario: str |
 class RLPolicy:
     """A trained network playing greedily (argmax over the legal actions) through the numpy path."""
 
-    def __init__(self, net: NumpyNet, name: str, bounds: tuple[float, float] = (-np.inf, np.inf),
-                 stochastic: bool = False) -> None:
+    def __init__(
+        self, net: NumpyNet, name: str, bounds: tuple[float, float] = (-np.inf, np.inf), stochastic: bool = False
+    ) -> None:
         self.net = net
         self.name = name
         self.low, self.high = bounds

@@ -92,8 +92,10 @@ class StateEstimate:
     probes: int
 
     def describe(self) -> str:
-        return (f"~{_sci(self.tree_nodes)} positions in the game tree (Knuth's estimator, {self.probes} random "
-                f"probes; mean depth {self.mean_depth:.1f}, max {self.max_depth})")
+        return (
+            f"~{_sci(self.tree_nodes)} positions in the game tree (Knuth's estimator, {self.probes} random "
+            f"probes; mean depth {self.mean_depth:.1f}, max {self.max_depth})"
+        )
 
 
 def _sci(x: float) -> str:
@@ -226,11 +228,20 @@ class SolveResult:
             node = self._nodes[i]
             state = self.replay(i)
             best = self._best[i]
-            q = [(lab, float(self._values[c, node.player]))
-                 for lab, c in zip(node.labels, node.children, strict=True)]
+            q = [(lab, float(self._values[c, node.player])) for lab, c in zip(node.labels, node.children, strict=True)]
             recent = [e.text for e in state.log[-2:]]
-            rows.append(PolicyRow(float(reach[i]), node.player, node.context, dict(state.resources(node.player)),
-                                  recent, best, node.labels[node.actions.index(best)], q))
+            rows.append(
+                PolicyRow(
+                    float(reach[i]),
+                    node.player,
+                    node.context,
+                    dict(state.resources(node.player)),
+                    recent,
+                    best,
+                    node.labels[node.actions.index(best)],
+                    q,
+                )
+            )
         return rows
 
     def option_summary(self) -> list[dict[str, Any]]:
@@ -248,22 +259,36 @@ class SolveResult:
             totals[(node.player, node.context)] = totals.get((node.player, node.context), 0.0) + r
         rows = []
         for (seat, ctx, opt), r in sorted(table.items(), key=lambda kv: (kv[0][0], kv[0][1], -kv[1])):
-            rows.append({"seat": seat, "context": ctx, "option": opt, "expected_times": r,
-                         "share": r / totals[(seat, ctx)]})
+            rows.append(
+                {"seat": seat, "context": ctx, "option": opt, "expected_times": r, "share": r / totals[(seat, ctx)]}
+            )
         return rows
 
     def to_dict(self, limit: int = 25) -> dict[str, Any]:
         return {
-            "seat": self.seat, "solved_seats": list(self.solved_seats),
+            "seat": self.seat,
+            "solved_seats": list(self.solved_seats),
             "fixed": {str(k): v for k, v in self.fixed.items()},
-            "value": list(self.value), "win_probability": self.win_probability, "num_states": self.num_states,
-            "num_decisions": self.num_decisions, "acyclic": self.acyclic, "iterations": self.iterations,
-            "residual": self.residual, "seconds": self.seconds,
+            "value": list(self.value),
+            "win_probability": self.win_probability,
+            "num_states": self.num_states,
+            "num_decisions": self.num_decisions,
+            "acyclic": self.acyclic,
+            "iterations": self.iterations,
+            "residual": self.residual,
+            "seconds": self.seconds,
             "stochastic_fixed_nodes": self.stochastic_fixed_nodes,
             "options": self.option_summary(),
             "policy": [
-                {"reach": r.reach, "seat": r.seat, "context": r.context, "resources": r.resources, "recent": r.recent,
-                 "best": r.best_label, "q": {lab: v for lab, v in r.q}}
+                {
+                    "reach": r.reach,
+                    "seat": r.seat,
+                    "context": r.context,
+                    "resources": r.resources,
+                    "recent": r.recent,
+                    "best": r.best_label,
+                    "q": {lab: v for lab, v in r.q},
+                }
                 for r in self.policy_rows(limit)
             ],
         }
@@ -282,8 +307,9 @@ class SolverPolicy:
         if a is None:
             k = self.result._key(state)
             if k not in self._extra:
-                sub = solve(state, seat=state.current_player(), opponents=self.result._opponents or None,
-                            key=self.result._key)
+                sub = solve(
+                    state, seat=state.current_player(), opponents=self.result._opponents or None, key=self.result._key
+                )
                 a0 = sub.best_action(state)
                 assert a0 is not None
                 self._extra[k] = a0
@@ -346,8 +372,9 @@ class _Cloner:
         return child
 
 
-def _explore(root: State, seat: int, opponents: Mapping[int, Policy], key: KeyFn, max_states: int,
-             num_actions: int, probes: int) -> tuple[list[_Node], dict[Hashable, int], int]:
+def _explore(
+    root: State, seat: int, opponents: Mapping[int, Policy], key: KeyFn, max_states: int, num_actions: int, probes: int
+) -> tuple[list[_Node], dict[Hashable, int], int]:
     try:
         k0 = key(root)
     except NotImplementedError as e:
@@ -479,10 +506,19 @@ def _backup(nodes: list[_Node], i: int, values: np.ndarray, best: dict[int, int]
     return values[node.children[bi]]
 
 
-def solve(root: State, seat: int = 0, opponents: Mapping[int, Policy] | None = None, *,
-          key: KeyFn = default_key, max_states: int = DEFAULT_MAX_STATES, num_actions: int = 0,
-          probes: int = PERSONA_PROBES, tolerance: float = 1e-12, max_iterations: int = 100_000,
-          estimate_probes: int = 200) -> SolveResult:
+def solve(
+    root: State,
+    seat: int = 0,
+    opponents: Mapping[int, Policy] | None = None,
+    *,
+    key: KeyFn = default_key,
+    max_states: int = DEFAULT_MAX_STATES,
+    num_actions: int = 0,
+    probes: int = PERSONA_PROBES,
+    tolerance: float = 1e-12,
+    max_iterations: int = 100_000,
+    estimate_probes: int = 200,
+) -> SolveResult:
     """Solve the game from ``root`` exactly.
 
     ``seat`` is the seat whose value and win probability are reported. Seats in ``opponents`` play
@@ -499,7 +535,10 @@ def solve(root: State, seat: int = 0, opponents: Mapping[int, Policy] | None = N
         raise TooLargeError(
             f"too large to solve exactly: more than {max_states:,} distinct positions reachable "
             f"(stopped after {e.explored:,}); estimate: {est.describe()}. Raise --max-states or shrink the "
-            f"scenario with --rules/--set.", e.explored, est.tree_nodes) from None
+            f"scenario with --rules/--set.",
+            e.explored,
+            est.tree_nodes,
+        ) from None
     order, acyclic = _topological_order(nodes)
     n = len(nodes)
     # columns: each seat's return, then the solved seat's win indicator
@@ -531,20 +570,40 @@ def solve(root: State, seat: int = 0, opponents: Mapping[int, Policy] | None = N
     solved = tuple(s for s in range(num_players) if s not in opponents)
     num_decisions = sum(1 for nd in nodes if nd.player >= 0 and not nd.fixed)
     res = SolveResult(
-        root=root.clone(), seat=seat, solved_seats=solved,
+        root=root.clone(),
+        seat=seat,
+        solved_seats=solved,
         fixed={s: getattr(p, "name", type(p).__name__) for s, p in opponents.items()},
-        value=tuple(float(v) for v in values[0, :num_players]), win_probability=float(values[0, num_players]),
-        num_states=n, num_decisions=num_decisions, acyclic=acyclic, iterations=iterations, residual=residual,
-        seconds=time.perf_counter() - t0, stochastic_fixed_nodes=stochastic,
-        _index=index, _nodes=nodes, _values=values, _best=best, _key=key, _opponents=opponents,
+        value=tuple(float(v) for v in values[0, :num_players]),
+        win_probability=float(values[0, num_players]),
+        num_states=n,
+        num_decisions=num_decisions,
+        acyclic=acyclic,
+        iterations=iterations,
+        residual=residual,
+        seconds=time.perf_counter() - t0,
+        stochastic_fixed_nodes=stochastic,
+        _index=index,
+        _nodes=nodes,
+        _values=values,
+        _best=best,
+        _key=key,
+        _opponents=opponents,
     )
     if acyclic:
         res.__dict__["_topo_cache"] = order
     return res
 
 
-def evaluate_exactly(root: State, policies: Mapping[int, Policy], seat: int = 0, *, key: KeyFn = default_key,
-                     max_states: int = DEFAULT_MAX_STATES, probes: int = PERSONA_PROBES) -> SolveResult:
+def evaluate_exactly(
+    root: State,
+    policies: Mapping[int, Policy],
+    seat: int = 0,
+    *,
+    key: KeyFn = default_key,
+    max_states: int = DEFAULT_MAX_STATES,
+    probes: int = PERSONA_PROBES,
+) -> SolveResult:
     """The exact expected returns when every seat plays the given fixed policy (no optimisation).
 
     Use it for the gap of an agent to the optimum: ``solve(...).value[seat] - evaluate_exactly(...).value[seat]``.
@@ -556,8 +615,13 @@ def evaluate_exactly(root: State, policies: Mapping[int, Policy], seat: int = 0,
     return solve(root, seat, policies, key=key, max_states=max_states, probes=probes)
 
 
-def estimate_states(root: State, opponents: Mapping[int, Policy] | None = None, probes: int = 200,
-                    seed: int = 0, max_depth: int = 100_000) -> StateEstimate:
+def estimate_states(
+    root: State,
+    opponents: Mapping[int, Policy] | None = None,
+    probes: int = 200,
+    seed: int = 0,
+    max_depth: int = 100_000,
+) -> StateEstimate:
     """Knuth's unbiased estimate of the number of positions in the game tree below ``root``.
 
     Each probe walks from the root choosing uniformly among the distinct children; the product of the

@@ -125,24 +125,41 @@ def restricted_findings(restricted: dict[str, Any], t: Thresholds) -> list[Findi
             loss = -v["value"]
             usage = r["usage_in_context"]
             if usage >= t.dominant_usage:
-                out.append(Finding(
-                    Kind.DOMINANT_STRATEGY, grp, severity_of(loss, t), f"value lost by {who} without it", -loss,
-                    t.dominant_loss, (v["low"], v["high"]), r["example"],
-                    f"'{grp}' dominates: {who} chooses it in {100 * usage:.0f}% of its decisions of that kind, "
-                    f"and forbidding it costs {loss:.3f} [{-v['high']:.3f}, {-v['low']:.3f}] of value per game.",
-                    {"usage_in_context": usage}))
+                out.append(
+                    Finding(
+                        Kind.DOMINANT_STRATEGY,
+                        grp,
+                        severity_of(loss, t),
+                        f"value lost by {who} without it",
+                        -loss,
+                        t.dominant_loss,
+                        (v["low"], v["high"]),
+                        r["example"],
+                        f"'{grp}' dominates: {who} chooses it in {100 * usage:.0f}% of its decisions of that kind, "
+                        f"and forbidding it costs {loss:.3f} [{-v['high']:.3f}, {-v['low']:.3f}] of value per game.",
+                        {"usage_in_context": usage},
+                    )
+                )
         every_agent = [restricted["agents"][a]["options"][grp]["value_change"] for a in restricted["agents"]]
         if not r.get("available", True):
             continue  # never legal in these games (a phase or rule this configuration leaves out): not an option
         if all(abs(vc["low"]) < t.dead_option_band and abs(vc["high"]) < t.dead_option_band for vc in every_agent):
-            out.append(Finding(
-                Kind.DEAD_OPTION, grp, Severity.LOW, "largest value change when forbidden, any agent",
-                max(abs(vc["value"]) for vc in every_agent),
-                t.dead_option_band, (v["low"], v["high"]), r["example"],
-                f"'{grp}' is a dead option: forbidding it moves {who}'s value by {v['value']:+.4f} "
-                f"[{v['low']:+.4f}, {v['high']:+.4f}], inside ±{t.dead_option_band:.3f}, and no persona loses "
-                f"more either (or never chooses it); {who} uses it in {100 * r['usage_overall']:.1f}% "
-                "of its decisions."))
+            out.append(
+                Finding(
+                    Kind.DEAD_OPTION,
+                    grp,
+                    Severity.LOW,
+                    "largest value change when forbidden, any agent",
+                    max(abs(vc["value"]) for vc in every_agent),
+                    t.dead_option_band,
+                    (v["low"], v["high"]),
+                    r["example"],
+                    f"'{grp}' is a dead option: forbidding it moves {who}'s value by {v['value']:+.4f} "
+                    f"[{v['low']:+.4f}, {v['high']:+.4f}], inside ±{t.dead_option_band:.3f}, and no persona loses "
+                    f"more either (or never chooses it); {who} uses it in {100 * r['usage_overall']:.1f}% "
+                    "of its decisions.",
+                )
+            )
     return out
 
 
@@ -169,28 +186,47 @@ def sensitivity_findings(knob_rows: list[dict[str, Any]], t: Thresholds) -> list
         # dead: no perturbation of this key moves any primary metric beyond the band
         if all(max(abs(w["low"]), abs(w["high"])) < t.dead_rule_band for _, _, w in moved):
             row, m, w = max(moved, key=lambda x: abs(x[2]["change"]))
-            out.append(Finding(
-                Kind.DEAD_RULE, key, Severity.MEDIUM, f"largest change of {m}", w["change"], t.dead_rule_band,
-                (w["low"], w["high"]), row["example"],
-                f"'{key}' changes nothing: setting it to {', '.join(json.dumps(r['value']) for r in rows)} "
-                f"(as written: {json.dumps(rows[0]['was'])}) moves no win rate or return by more than "
-                f"{100 * t.dead_rule_band:.1f} points (largest: {100 * w['change']:+.2f} "
-                f"[{100 * w['low']:+.2f}, {100 * w['high']:+.2f}] on {m})."))
+            out.append(
+                Finding(
+                    Kind.DEAD_RULE,
+                    key,
+                    Severity.MEDIUM,
+                    f"largest change of {m}",
+                    w["change"],
+                    t.dead_rule_band,
+                    (w["low"], w["high"]),
+                    row["example"],
+                    f"'{key}' changes nothing: setting it to {', '.join(json.dumps(r['value']) for r in rows)} "
+                    f"(as written: {json.dumps(rows[0]['was'])}) moves no win rate or return by more than "
+                    f"{100 * t.dead_rule_band:.1f} points (largest: {100 * w['change']:+.2f} "
+                    f"[{100 * w['low']:+.2f}, {100 * w['high']:+.2f}] on {m}).",
+                )
+            )
             continue
         for row, m, w in moved:
             if w["low"] > t.fragile_move or w["high"] < -t.fragile_move:
-                out.append(Finding(
-                    Kind.FRAGILE_RULE, key, severity_of(w["change"], t), m, w["change"], t.fragile_move,
-                    (w["low"], w["high"]), row["example"],
-                    f"'{key}' is fragile: changing it from {json.dumps(row['was'])} to {json.dumps(row['value'])} "
-                    f"({row['description']}) moves {m} by {100 * w['change']:+.1f} points "
-                    f"[{100 * w['low']:+.1f}, {100 * w['high']:+.1f}]."))
+                out.append(
+                    Finding(
+                        Kind.FRAGILE_RULE,
+                        key,
+                        severity_of(w["change"], t),
+                        m,
+                        w["change"],
+                        t.fragile_move,
+                        (w["low"], w["high"]),
+                        row["example"],
+                        f"'{key}' is fragile: changing it from {json.dumps(row['was'])} to {json.dumps(row['value'])} "
+                        f"({row['description']}) moves {m} by {100 * w['change']:+.1f} points "
+                        f"[{100 * w['low']:+.1f}, {100 * w['high']:+.1f}].",
+                    )
+                )
                 break
     return out
 
 
-def variant_findings(metrics: dict[str, dict[str, float]], subject: str, num_players: int, example: str,
-                     t: Thresholds) -> list[Finding]:
+def variant_findings(
+    metrics: dict[str, dict[str, float]], subject: str, num_players: int, example: str, t: Thresholds
+) -> list[Finding]:
     """A variant against the rules as written (paired): a primary metric moved (a windfall when every
     one-seat agent gains), or one style rewarded far above the others."""
     out: list[Finding] = []
@@ -200,25 +236,43 @@ def variant_findings(metrics: dict[str, dict[str, float]], subject: str, num_pla
         m, w = max(beyond.items(), key=lambda kv: abs(kv[1]["change"]))
         ups = [k for k, r in prim.items() if r["low"] > 0]
         everyone = num_players == 1 and len(ups) == len(prim)
-        out.append(Finding(
-            Kind.FRAGILE_RULE, subject, severity_of(w["change"], t), m, w["change"], t.fragile_move,
-            (w["low"], w["high"]), example,
-            f"The variant's change to {subject} moves {m} by {100 * w['change']:+.1f} points "
-            f"[{100 * w['low']:+.1f}, {100 * w['high']:+.1f}] against the rules as written"
-            + (" — a windfall: every agent's return rises." if everyone else "."),
-            {"windfall": everyone, "moved": sorted(beyond)}))
+        out.append(
+            Finding(
+                Kind.FRAGILE_RULE,
+                subject,
+                severity_of(w["change"], t),
+                m,
+                w["change"],
+                t.fragile_move,
+                (w["low"], w["high"]),
+                example,
+                f"The variant's change to {subject} moves {m} by {100 * w['change']:+.1f} points "
+                f"[{100 * w['low']:+.1f}, {100 * w['high']:+.1f}] against the rules as written"
+                + (" — a windfall: every agent's return rises." if everyone else "."),
+                {"windfall": everyone, "moved": sorted(beyond)},
+            )
+        )
     if len(prim) >= 3:  # a variant that rewards one style: one agent's gain far above the others'
         gains = {m: r["change"] for m, r in prim.items()}
         for m, r in prim.items():
             others = [g for k, g in gains.items() if k != m]
             med = statistics.median(others)
             if r["low"] - max(med, 0.0) > t.exploit_gap:
-                out.append(Finding(
-                    Kind.EXPLOIT, f"{subject} rewards {m}", severity_of(r["change"] - med, t), m,
-                    r["change"] - med, t.exploit_gap, (r["low"] - med, r["high"] - med), example,
-                    f"The variant rewards one style: {m} gains {100 * r['change']:+.1f} points "
-                    f"[{100 * r['low']:+.1f}, {100 * r['high']:+.1f}] while the median of the others gains "
-                    f"{100 * med:+.1f}."))
+                out.append(
+                    Finding(
+                        Kind.EXPLOIT,
+                        f"{subject} rewards {m}",
+                        severity_of(r["change"] - med, t),
+                        m,
+                        r["change"] - med,
+                        t.exploit_gap,
+                        (r["low"] - med, r["high"] - med),
+                        example,
+                        f"The variant rewards one style: {m} gains {100 * r['change']:+.1f} points "
+                        f"[{100 * r['low']:+.1f}, {100 * r['high']:+.1f}] while the median of the others gains "
+                        f"{100 * med:+.1f}.",
+                    )
+                )
     return out
 
 
@@ -226,62 +280,112 @@ def exploit_findings(gap: dict[str, float] | None, best_persona: str, example: s
     """A trained agent's value over the best persona (``gap``: ``{value, low, high}``) beyond the threshold."""
     if not gap or gap["low"] <= t.exploit_gap:
         return []
-    return [Finding(
-        Kind.EXPLOIT, "trained agent", severity_of(gap["value"], t),
-        f"value over {best_persona}", gap["value"], t.exploit_gap, (gap["low"], gap["high"]), example,
-        f"A trained agent finds play the personas miss: it scores {gap['value']:+.3f} "
-        f"[{gap['low']:+.3f}, {gap['high']:+.3f}] over the best persona ({best_persona}).")]
+    return [
+        Finding(
+            Kind.EXPLOIT,
+            "trained agent",
+            severity_of(gap["value"], t),
+            f"value over {best_persona}",
+            gap["value"],
+            t.exploit_gap,
+            (gap["low"], gap["high"]),
+            example,
+            f"A trained agent finds play the personas miss: it scores {gap['value']:+.3f} "
+            f"[{gap['low']:+.3f}, {gap['high']:+.3f}] over the best persona ({best_persona}).",
+        )
+    ]
 
 
 def transplant_findings(gap: Interval, example: str, t: Thresholds) -> list[Finding]:
     """Under a variant: its own trained policy over the policy trained on the rules as written."""
     if gap.low <= t.exploit_gap:
         return []
-    return [Finding(
-        Kind.EXPLOIT, "variant rewards new behaviour", severity_of(gap.value, t),
-        "variant-trained policy over the policy trained on the rules as written, under the variant",
-        gap.value, t.exploit_gap, (gap.low, gap.high), example,
-        f"Transplant gap: under the variant, its own trained policy beats the policy trained on the rules "
-        f"as written by {gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}] — the variant rewards behaviour "
-        "the rules as written do not.")]
+    return [
+        Finding(
+            Kind.EXPLOIT,
+            "variant rewards new behaviour",
+            severity_of(gap.value, t),
+            "variant-trained policy over the policy trained on the rules as written, under the variant",
+            gap.value,
+            t.exploit_gap,
+            (gap.low, gap.high),
+            example,
+            f"Transplant gap: under the variant, its own trained policy beats the policy trained on the rules "
+            f"as written by {gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}] — the variant rewards behaviour "
+            "the rules as written do not.",
+        )
+    ]
 
 
-def seat_advantage_findings(seat: int, won: Interval, num_players: int, decisive: int, example: str,
-                            t: Thresholds) -> list[Finding]:
+def seat_advantage_findings(
+    seat: int, won: Interval, num_players: int, decisive: int, example: str, t: Thresholds
+) -> list[Finding]:
     """A seat winning its share of ``decisive`` games beyond the fair share by more than the threshold."""
     fair = 1 / num_players
     if not decisive or won.low <= fair + t.seat_advantage:
         return []
-    return [Finding(
-        Kind.SEAT_ADVANTAGE, f"seat {seat}", severity_of(won.value - fair, t), "share of decisive games won",
-        won.value - fair, t.seat_advantage, (won.low - fair, won.high - fair), example,
-        f"Seat {seat} wins {100 * won.value:.1f}% [{100 * won.low:.1f}, {100 * won.high:.1f}] of decisive games "
-        f"against a fair share of {100 * fair:.1f}%.")]
+    return [
+        Finding(
+            Kind.SEAT_ADVANTAGE,
+            f"seat {seat}",
+            severity_of(won.value - fair, t),
+            "share of decisive games won",
+            won.value - fair,
+            t.seat_advantage,
+            (won.low - fair, won.high - fair),
+            example,
+            f"Seat {seat} wins {100 * won.value:.1f}% [{100 * won.low:.1f}, {100 * won.high:.1f}] of decisive games "
+            f"against a fair share of {100 * fair:.1f}%.",
+        )
+    ]
 
 
 def non_termination_findings(at_limit: Interval, t: Thresholds) -> list[Finding]:
     """Games ending at a time or step limit instead of by the rules (evidence left for the stage to fill)."""
     if at_limit.low <= t.time_limit_share:
         return []
-    return [Finding(
-        Kind.NON_TERMINATION, "time limit", severity_of(at_limit.value, t), "share of games ending at a limit",
-        at_limit.value, t.time_limit_share, (at_limit.low, at_limit.high), "",
-        f"{100 * at_limit.value:.1f}% [{100 * at_limit.low:.1f}, {100 * at_limit.high:.1f}] of round-robin games "
-        "end at the time or step limit instead of by the rules.")]
+    return [
+        Finding(
+            Kind.NON_TERMINATION,
+            "time limit",
+            severity_of(at_limit.value, t),
+            "share of games ending at a limit",
+            at_limit.value,
+            t.time_limit_share,
+            (at_limit.low, at_limit.high),
+            "",
+            f"{100 * at_limit.value:.1f}% [{100 * at_limit.low:.1f}, {100 * at_limit.high:.1f}] of round-robin games "
+            "end at the time or step limit instead of by the rules.",
+        )
+    ]
 
 
-def runaway_findings(resource: str, rise: Interval, compared_to_written: bool, what: str,
-                     t: Thresholds) -> list[Finding]:
+def runaway_findings(
+    resource: str, rise: Interval, compared_to_written: bool, what: str, t: Thresholds
+) -> list[Finding]:
     """A resource rising (or, with a variant, rising beyond the rules as written) by more than the threshold."""
     if rise.low <= t.runaway_rise:
         return []
-    summary = (f"'{resource}' runs away under the variant: it rises {100 * rise.value:.0f}% [{100 * rise.low:.0f}, "
-               f"{100 * rise.high:.0f}] more over a game than under the rules as written."
-               if compared_to_written else
-               f"'{resource}' runs away under strong play: it ends {100 * rise.value:.0f}% [{100 * rise.low:.0f}, "
-               f"{100 * rise.high:.0f}] above where it started.")
-    return [Finding(Kind.RESOURCE_RUNAWAY, resource, severity_of(rise.value, t), what, rise.value, t.runaway_rise,
-                    (rise.low, rise.high), "", summary)]
+    summary = (
+        f"'{resource}' runs away under the variant: it rises {100 * rise.value:.0f}% [{100 * rise.low:.0f}, "
+        f"{100 * rise.high:.0f}] more over a game than under the rules as written."
+        if compared_to_written
+        else f"'{resource}' runs away under strong play: it ends {100 * rise.value:.0f}% [{100 * rise.low:.0f}, "
+        f"{100 * rise.high:.0f}] above where it started."
+    )
+    return [
+        Finding(
+            Kind.RESOURCE_RUNAWAY,
+            resource,
+            severity_of(rise.value, t),
+            what,
+            rise.value,
+            t.runaway_rise,
+            (rise.low, rise.high),
+            "",
+            summary,
+        )
+    ]
 
 
 def snowball_findings(resource: str, leader_wins: Interval, t: Thresholds) -> list[Finding]:
@@ -289,8 +393,17 @@ def snowball_findings(resource: str, leader_wins: Interval, t: Thresholds) -> li
     if leader_wins.low <= t.snowball_rate:
         return []
     iv = leader_wins
-    return [Finding(
-        Kind.SNOWBALL, resource, severity_of(iv.value - 0.5, t), f"games won by the halfway leader in {resource}",
-        iv.value, t.snowball_rate, (iv.low, iv.high), "",
-        f"The game snowballs: whoever leads in {resource} at the halfway point wins {100 * iv.value:.0f}% "
-        f"[{100 * iv.low:.0f}, {100 * iv.high:.0f}] of the time.")]
+    return [
+        Finding(
+            Kind.SNOWBALL,
+            resource,
+            severity_of(iv.value - 0.5, t),
+            f"games won by the halfway leader in {resource}",
+            iv.value,
+            t.snowball_rate,
+            (iv.low, iv.high),
+            "",
+            f"The game snowballs: whoever leads in {resource} at the halfway point wins {100 * iv.value:.0f}% "
+            f"[{100 * iv.low:.0f}, {100 * iv.high:.0f}] of the time.",
+        )
+    ]

@@ -55,8 +55,9 @@ def game_features(rec: GameRecord, matchup: tuple[str, str, int], num_players: i
     return f
 
 
-def feature_table(records: Sequence[GameRecord], matchups: Sequence[tuple[str, str, int]],
-                  num_players: int) -> dict[str, dict[int, float]]:
+def feature_table(
+    records: Sequence[GameRecord], matchups: Sequence[tuple[str, str, int]], num_players: int
+) -> dict[str, dict[int, float]]:
     """``{metric: {game index: value}}`` over a batch of games."""
     table: dict[str, dict[int, float]] = defaultdict(dict)
     for rec, m in zip(records, matchups, strict=True):
@@ -65,8 +66,9 @@ def feature_table(records: Sequence[GameRecord], matchups: Sequence[tuple[str, s
     return dict(table)
 
 
-def paired_values(base: dict[str, dict[int, float]], var: dict[str, dict[int, float]], metric: str,
-                  indices: Sequence[int]) -> tuple[list[float], list[float]]:
+def paired_values(
+    base: dict[str, dict[int, float]], var: dict[str, dict[int, float]], metric: str, indices: Sequence[int]
+) -> tuple[list[float], list[float]]:
     """Values of ``metric`` on the games both runs played (zero-default families fill in 0)."""
     zero = metric.startswith(ZERO_DEFAULT_PREFIXES)
     b, v = base.get(metric, {}), var.get(metric, {})

@@ -85,7 +85,9 @@ class OddsTable:
         if self.simulation is not None:
             s = self.simulation
             out["simulation"] = {
-                "n": s.n, "seed": s.seed, "sigma_flag": SIGMA_FLAG,
+                "n": s.n,
+                "seed": s.seed,
+                "sigma_flag": SIGMA_FLAG,
                 "frequencies": {o: s.frequency(o) for o in self.probabilities},
                 "z": {o: (None if math.isinf(s.z[o]) else s.z[o]) for o in self.probabilities},
                 "flagged": list(s.flagged),
@@ -126,8 +128,14 @@ def parse_ints(text: str, count: int, option: str, example: str) -> tuple[int, .
 # ------------------------------------------------------------------------------------------------
 # storyteller: d10 pool against a difficulty, rule of one, botch, Willpower
 # ------------------------------------------------------------------------------------------------
-def storyteller_odds(pool: int, difficulty: int, willpower: bool = False, *, willpower_successes: int = 1,
-                     willpower_prevents_botch: bool = True) -> OddsTable:
+def storyteller_odds(
+    pool: int,
+    difficulty: int,
+    willpower: bool = False,
+    *,
+    willpower_successes: int = 1,
+    willpower_prevents_botch: bool = True,
+) -> OddsTable:
     """Storyteller Rules 3-5 and 8: outcomes ``botch``, ``0``, ``1``..``N`` (+ Willpower successes).
 
     A die succeeds on ``difficulty`` or more (a 10 always does); each 1 cancels a success; a botch is
@@ -136,15 +144,24 @@ def storyteller_odds(pool: int, difficulty: int, willpower: bool = False, *, wil
     """
     n, d = pool, difficulty
     wp = willpower_successes if willpower else 0
-    exact = storyteller_dice.outcome_distribution(n, d, willpower, willpower_successes=willpower_successes,
-                                                  prevents_botch=willpower_prevents_botch)
+    exact = storyteller_dice.outcome_distribution(
+        n, d, willpower, willpower_successes=willpower_successes, prevents_botch=willpower_prevents_botch
+    )
     labels = ["botch", *(str(k) for k in range(n + wp + 1))]
     probs = {lab: exact.get(storyteller_dice.BOTCH if lab == "botch" else int(lab), Fraction(0)) for lab in labels}
-    notes = [f"net successes = max(0, successes - ones){' + ' + str(wp) + ' Willpower' if wp else ''}; "
-             f"botch = no successes and at least one 1" + (" (impossible with Willpower)" if wp and
-                                                           willpower_prevents_botch else "")]
-    return OddsTable("storyteller", {"pool": n, "difficulty": d, "willpower": willpower}, probs, labels,
-                     f"{n}d10 at difficulty {d}" + (" + Willpower" if willpower else ""), notes)
+    notes = [
+        f"net successes = max(0, successes - ones){' + ' + str(wp) + ' Willpower' if wp else ''}; "
+        f"botch = no successes and at least one 1"
+        + (" (impossible with Willpower)" if wp and willpower_prevents_botch else "")
+    ]
+    return OddsTable(
+        "storyteller",
+        {"pool": n, "difficulty": d, "willpower": willpower},
+        probs,
+        labels,
+        f"{n}d10 at difficulty {d}" + (" + Willpower" if willpower else ""),
+        notes,
+    )
 
 
 def storyteller_sampler(pool: int, difficulty: int, willpower_successes: int, prevents_botch: bool) -> Sampler:
@@ -201,9 +218,13 @@ def hallownest_odds(dice: int, rerolls: int = 0, *, success_on: int = 5) -> Odds
     exact = hallownest_dice.success_distribution(dice, rerolls, success_on)
     labels = [str(s) for s in range(dice + 1)]
     probs = {lab: exact.get(int(lab), Fraction(0)) for lab in labels}
-    return OddsTable("hallownest", {"dice": dice, "rerolls": rerolls, "success_on": success_on}, probs, labels,
-                     f"{dice}d6, success on {success_on}+, {rerolls} reroll{'s' if rerolls != 1 else ''} "
-                     "of failed dice")
+    return OddsTable(
+        "hallownest",
+        {"dice": dice, "rerolls": rerolls, "success_on": success_on},
+        probs,
+        labels,
+        f"{dice}d6, success on {success_on}+, {rerolls} reroll{'s' if rerolls != 1 else ''} of failed dice",
+    )
 
 
 def hallownest_sampler(dice: int, rerolls: int, success_on: int) -> Sampler:
@@ -242,8 +263,11 @@ def crossroads_sampler(stats: Sequence[int] | None, influence: int | None) -> Sa
 
     def sampler(rng: Rng) -> Iterable[str]:
         faces = crossroads_dice.roll_check_dice(rng)
-        k = (crossroads_dice.max_successes(faces, stats) if stats is not None
-             else crossroads_dice.faction_successes(faces, influence or 0))
+        k = (
+            crossroads_dice.max_successes(faces, stats)
+            if stats is not None
+            else crossroads_dice.faction_successes(faces, influence or 0)
+        )
         labels = [str(k)]
         cr = crossroads_dice.crossroads_of(faces)
         if cr is crossroads_dice.Crossroads.DOUBLE:
@@ -261,8 +285,16 @@ def crossroads_sampler(stats: Sequence[int] | None, influence: int | None) -> Sa
 WICKED_RESULTS = ("absolute_loss", "loses_advantage", "wins_advantage", "absolute_win")
 
 
-def wicked_age_odds(dice: Sequence[int], vs: Sequence[int], advantage: int = 0, vs_advantage: int = 0, *,
-                    last_round: bool = False, adv_sides: int = 6, multiple: int = 2) -> OddsTable:
+def wicked_age_odds(
+    dice: Sequence[int],
+    vs: Sequence[int],
+    advantage: int = 0,
+    vs_advantage: int = 0,
+    *,
+    last_round: bool = False,
+    adv_sides: int = 6,
+    multiple: int = 2,
+) -> OddsTable:
     """In a Wicked Age Rules 6, 11, 12: the answerer's result against a standing roll, both rolled.
 
     ``absolute_loss`` iff multiple x a <= c (a, c the high dice with advantage); otherwise
@@ -274,14 +306,31 @@ def wicked_age_odds(dice: Sequence[int], vs: Sequence[int], advantage: int = 0, 
     probs = {r.label: exact[r] for r in wicked_age_dice.Result}
     text = ",".join(f"d{d}" for d in dice) + (f"+{advantage} adv" if advantage else "")
     vtext = ",".join(f"d{d}" for d in vs) + (f"+{vs_advantage} adv" if vs_advantage else "")
-    query = {"dice": [f"d{d}" for d in dice], "vs": [f"d{d}" for d in vs], "advantage": advantage,
-             "vs_advantage": vs_advantage, "last_round": last_round}
-    return OddsTable("wicked_age", query, probs, list(WICKED_RESULTS),
-                     f"answer {text} against a standing {vtext}" + (" (round 3)" if last_round else ""))
+    query = {
+        "dice": [f"d{d}" for d in dice],
+        "vs": [f"d{d}" for d in vs],
+        "advantage": advantage,
+        "vs_advantage": vs_advantage,
+        "last_round": last_round,
+    }
+    return OddsTable(
+        "wicked_age",
+        query,
+        probs,
+        list(WICKED_RESULTS),
+        f"answer {text} against a standing {vtext}" + (" (round 3)" if last_round else ""),
+    )
 
 
-def wicked_age_sampler(dice: Sequence[int], vs: Sequence[int], advantage: int, vs_advantage: int, last_round: bool,
-                       adv_sides: int, multiple: int) -> Sampler:
+def wicked_age_sampler(
+    dice: Sequence[int],
+    vs: Sequence[int],
+    advantage: int,
+    vs_advantage: int,
+    last_round: bool,
+    adv_sides: int,
+    multiple: int,
+) -> Sampler:
     """The standing roll, then the answer, rolled and compared with the engine's dice functions."""
     rounds = (3, 3) if last_round else (1, 3)
 
@@ -369,23 +418,34 @@ def render(table: OddsTable, console: Any) -> None:
         if sim is not None:
             z = sim.z.get(lab, 0.0)
             flag = lab in sim.flagged
-            row += [f"{100 * sim.frequency(lab):.3f}%", ("[bold red]" if flag else "") + (
-                "inf" if math.isinf(z) else f"{z:+.2f}") + (" FLAG[/bold red]" if flag else "")]
+            row += [
+                f"{100 * sim.frequency(lab):.3f}%",
+                ("[bold red]" if flag else "")
+                + ("inf" if math.isinf(z) else f"{z:+.2f}")
+                + (" FLAG[/bold red]" if flag else ""),
+            ]
         t.add_row(*row)
     console.print(t)
     total = sum(table.probabilities[o] for o in table.partition)
-    console.print(f"outcomes {', '.join(table.partition[:1])}…{table.partition[-1]} sum to {float(total):.6f}"
-                  + (f"; {', '.join(table.events)} are events beside them" if table.events else ""), highlight=False)
+    console.print(
+        f"outcomes {', '.join(table.partition[:1])}…{table.partition[-1]} sum to {float(total):.6f}"
+        + (f"; {', '.join(table.events)} are events beside them" if table.events else ""),
+        highlight=False,
+    )
     for note in table.notes:
         console.print(note, highlight=False)
     if sim is not None:
         if sim.flagged:
-            console.print(f"[bold red]engine disagrees:[/bold red] in {sim.n:,} rolls with the engine's code, "
-                          f"{', '.join(sim.flagged)} more than {SIGMA_FLAG:g} standard errors from the exact "
-                          f"value (seed {sim.seed})")
+            console.print(
+                f"[bold red]engine disagrees:[/bold red] in {sim.n:,} rolls with the engine's code, "
+                f"{', '.join(sim.flagged)} more than {SIGMA_FLAG:g} standard errors from the exact "
+                f"value (seed {sim.seed})"
+            )
         else:
-            console.print(f"engine agrees: {sim.n:,} rolls with the engine's code, every outcome within "
-                          f"{SIGMA_FLAG:g} standard errors (seed {sim.seed})")
+            console.print(
+                f"engine agrees: {sim.n:,} rolls with the engine's code, every outcome within "
+                f"{SIGMA_FLAG:g} standard errors (seed {sim.seed})"
+            )
 
 
 def plot(table: OddsTable, path: Path) -> Path:
@@ -402,11 +462,18 @@ def plot(table: OddsTable, path: Path) -> Path:
     ax.bar(range(len(labels)), ps, color=colours, label="exact")
     if table.simulation is not None:
         sim = table.simulation
-        ax.plot(range(len(labels)), [sim.frequency(lab) for lab in labels], "k_", markersize=14, mew=2,
-                label=f"engine, n={sim.n:,}")
+        ax.plot(
+            range(len(labels)),
+            [sim.frequency(lab) for lab in labels],
+            "k_",
+            markersize=14,
+            mew=2,
+            label=f"engine, n={sim.n:,}",
+        )
         ax.legend()
-    ax.set_xticks(range(len(labels)), labels, rotation=45 if len(labels) > 8 else 0, ha="right" if len(labels) > 8
-                  else "center")
+    ax.set_xticks(
+        range(len(labels)), labels, rotation=45 if len(labels) > 8 else 0, ha="right" if len(labels) > 8 else "center"
+    )
     ax.set_ylabel("probability")
     ax.set_title(f"{table.ruleset}: {table.title}", fontsize=9)
     fig.tight_layout()
@@ -418,7 +485,7 @@ def plot(table: OddsTable, path: Path) -> Path:
 
 
 # ------------------------------------------------------------------------------------------------
-# Benchmarks (registered by training/bench.py)
+# Benchmarks (registered by training/bench/odds.py)
 # ------------------------------------------------------------------------------------------------
 def odds_benchmarks() -> dict[str, Callable[[], object]]:
     """Named callables, each computing one exact table from scratch (no caches are involved)."""

@@ -49,8 +49,13 @@ class GameRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "index": self.index, "seed": self.seed, "agents": list(self.agents), "winner": self.winner,
-            "reason": self.reason, "returns": list(self.returns), "length": self.length,
+            "index": self.index,
+            "seed": self.seed,
+            "agents": list(self.agents),
+            "winner": self.winner,
+            "reason": self.reason,
+            "returns": list(self.returns),
+            "length": self.length,
         }
 
 
@@ -101,8 +106,18 @@ def new_run_dir(ruleset: str, scenario: str, root: Path | str = "runs", kind: st
     return path
 
 
-def write_record(run_dir: Path, *, command: str, ruleset: str, scenario: str, config: dict[str, Any],
-                 rules_hash: str, seed: int, metrics: dict[str, Any], extra: dict[str, Any] | None = None) -> Path:
+def write_record(
+    run_dir: Path,
+    *,
+    command: str,
+    ruleset: str,
+    scenario: str,
+    config: dict[str, Any],
+    rules_hash: str,
+    seed: int,
+    metrics: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+) -> Path:
     record = {
         "record_version": RECORD_VERSION,
         "command": command,

@@ -68,8 +68,9 @@ def plot_matchups(rr: dict[str, Any], path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def plot_bars(rows: list[tuple[str, float, float, float]], title: str, xlabel: str, path: Path,
-              band: float | None = None) -> Path | None:
+def plot_bars(
+    rows: list[tuple[str, float, float, float]], title: str, xlabel: str, path: Path, band: float | None = None
+) -> Path | None:
     if not rows:
         return None
     fig, ax = _pyplot().subplots(figsize=(7, 0.38 * len(rows) + 1.6))
@@ -117,8 +118,13 @@ def _pct(x: float) -> str:
     return f"{100 * x:+.1f}"
 
 
-def build_report(out_dir: Path, result: dict[str, Any], sections: dict[str, Any], examples: list[dict[str, Any]],
-                 timings: dict[str, float]) -> tuple[Path, Path]:
+def build_report(
+    out_dir: Path,
+    result: dict[str, Any],
+    sections: dict[str, Any],
+    examples: list[dict[str, Any]],
+    timings: dict[str, float],
+) -> tuple[Path, Path]:
     """Write report.md and report.html (plus PNGs) into ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     images: list[tuple[str, Path]] = []
@@ -133,11 +139,17 @@ def build_report(out_dir: Path, result: dict[str, Any], sections: dict[str, Any]
     restricted = sections.get("restricted")
     if restricted:
         strong = restricted["strong"]
-        rows = [(g, r["value_change"]["value"], r["value_change"]["low"], r["value_change"]["high"])
-                for g, r in restricted["agents"][strong]["options"].items()]
-        p = plot_bars(rows, f"restricted play: value change of {strong} when the option is forbidden",
-                      "value change per game (95% CI)", out_dir / "restricted.png",
-                      result["thresholds"]["dead_option_band"])
+        rows = [
+            (g, r["value_change"]["value"], r["value_change"]["low"], r["value_change"]["high"])
+            for g, r in restricted["agents"][strong]["options"].items()
+        ]
+        p = plot_bars(
+            rows,
+            f"restricted play: value change of {strong} when the option is forbidden",
+            "value change per game (95% CI)",
+            out_dir / "restricted.png",
+            result["thresholds"]["dead_option_band"],
+        )
         if p:
             images.append(("Restricted play", p))
     sens = sections.get("sensitivity", {}).get("knobs", [])
@@ -149,8 +161,13 @@ def build_report(out_dir: Path, result: dict[str, Any], sections: dict[str, Any]
                 continue
             m, r = max(prim.items(), key=lambda kv: abs(kv[1]["change"]))
             rows.append((f"{k['key']}={k['value']}", r["change"], r["low"], r["high"]))
-        p = plot_bars(rows, "rule sensitivity: largest change of a win rate / return", "change (95% CI)",
-                      out_dir / "sensitivity.png", result["thresholds"]["dead_rule_band"])
+        p = plot_bars(
+            rows,
+            "rule sensitivity: largest change of a win rate / return",
+            "change (95% CI)",
+            out_dir / "sensitivity.png",
+            result["thresholds"]["dead_rule_band"],
+        )
         if p:
             images.append(("Rule sensitivity", p))
     rl = sections.get("rl") or {}
@@ -178,14 +195,22 @@ def _finding_lines(result: dict[str, Any]) -> list[str]:
     return out or ["- No finding cleared its threshold with its whole 95% interval."]
 
 
-def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[dict[str, Any]],
-              timings: dict[str, float], images: list[tuple[str, Path]], out_dir: Path) -> str:
+def _markdown(
+    result: dict[str, Any],
+    sections: dict[str, Any],
+    examples: list[dict[str, Any]],
+    timings: dict[str, float],
+    images: list[tuple[str, Path]],
+    out_dir: Path,
+) -> str:
     L: list[str] = []
     L.append(f"# rulebreaker discovery: {result['ruleset']} / {result['scenario']}")
     L.append("")
-    L.append(f"Rules hash `{result['rules_hash']}`"
-             + (f" (variant `{result['variant']}`)" if result.get("variant") else " (rules as written)")
-             + f", seed {result['seed']}, budget {result['budget']}, {timings.get('total', 0):.0f} s.")
+    L.append(
+        f"Rules hash `{result['rules_hash']}`"
+        + (f" (variant `{result['variant']}`)" if result.get("variant") else " (rules as written)")
+        + f", seed {result['seed']}, budget {result['budget']}, {timings.get('total', 0):.0f} s."
+    )
     L.append("")
     L.append("## Findings")
     L.extend(_finding_lines(result))
@@ -208,8 +233,10 @@ def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[d
     if ex:
         L.append("## Exact optimum")
         if ex.get("tractable"):
-            L.append(f"Solved exactly ({ex['states']:,} positions, {ex['seconds']} s): optimal value "
-                     f"{ex['optimal_value']:.4f}. Each agent's exact value and its gap to the optimum:")
+            L.append(
+                f"Solved exactly ({ex['states']:,} positions, {ex['seconds']} s): optimal value "
+                f"{ex['optimal_value']:.4f}. Each agent's exact value and its gap to the optimum:"
+            )
             L.append("")
             L.append("| agent | exact value | gap to optimum |")
             L.append("|---|---|---|")
@@ -235,8 +262,10 @@ def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[d
             if not r.get("replayed", True) or (v["low"] == 0 and v["high"] == 0):
                 continue
             rel = f", {100 * -v['value'] / abs(base_value):.1f}% of its value" if base_value else ""
-            L.append(f"- Forbidding `{g}` costs {strong} {-v['value']:.4f} [{-v['high']:.4f}, {-v['low']:.4f}] "
-                     f"per game{rel}.")
+            L.append(
+                f"- Forbidding `{g}` costs {strong} {-v['value']:.4f} [{-v['high']:.4f}, {-v['low']:.4f}] "
+                f"per game{rel}."
+            )
         L.append("")
     sens = sections.get("sensitivity", {}).get("knobs", [])
     if sens:
@@ -248,8 +277,10 @@ def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[d
             if prim:
                 m, r = max(prim.items(), key=lambda kv: abs(kv[1]["change"]))
                 ln = k["metrics"].get("length", {})
-                L.append(f"| {k['key']} | {k['value']} ({k['was']}) | {_pct(r['change'])} pts on {m} | "
-                         f"[{_pct(r['low'])}, {_pct(r['high'])}] | {ln.get('change', 0):+.2f} |")
+                L.append(
+                    f"| {k['key']} | {k['value']} ({k['was']}) | {_pct(r['change'])} pts on {m} | "
+                    f"[{_pct(r['low'])}, {_pct(r['high'])}] | {ln.get('change', 0):+.2f} |"
+                )
         L.append("")
     vw = sections.get("variant_vs_written")
     if vw:
@@ -265,16 +296,25 @@ def _markdown(result: dict[str, Any], sections: dict[str, Any], examples: list[d
     if st:
         L.append("## Seats, lengths, resources")
         if "seats" in st:
-            L.append("Share of decisive games won per seat: " + ", ".join(
-                f"seat {k} {100 * v['value']:.1f}% [{100 * v['low']:.1f}, {100 * v['high']:.1f}]"
-                for k, v in st["seats"].items()) + ".")
+            L.append(
+                "Share of decisive games won per seat: "
+                + ", ".join(
+                    f"seat {k} {100 * v['value']:.1f}% [{100 * v['low']:.1f}, {100 * v['high']:.1f}]"
+                    for k, v in st["seats"].items()
+                )
+                + "."
+            )
         ln = st["length"]
-        L.append(f"Game length: mean {ln['mean']:.1f}, median {ln['median']}, max {ln['max']} decisions; "
-                 f"ended by: {', '.join(f'{k} {v}' for k, v in ln['reasons'].items())}.")
+        L.append(
+            f"Game length: mean {ln['mean']:.1f}, median {ln['median']}, max {ln['max']} decisions; "
+            f"ended by: {', '.join(f'{k} {v}' for k, v in ln['reasons'].items())}."
+        )
         for k, v in st.get("resources", {}).items():
             rr_ = v["relative_rise"]
-            L.append(f"- {k}: relative change first→last decision {100 * rr_['value']:+.1f}% "
-                     f"[{100 * rr_['low']:+.1f}, {100 * rr_['high']:+.1f}]")
+            L.append(
+                f"- {k}: relative change first→last decision {100 * rr_['value']:+.1f}% "
+                f"[{100 * rr_['low']:+.1f}, {100 * rr_['high']:+.1f}]"
+            )
         L.append("")
     for title, img in images:
         L.append(f"### {title}")
@@ -307,10 +347,14 @@ def _html(md: str, result: dict[str, Any], images: list[tuple[str, Path]], out_d
     for sev in ("HIGH", "MEDIUM", "LOW", "INFO"):
         body = body.replace(f"<strong>{sev} ·", f"<strong class='{sev.lower()}'>{sev} ·")
     title = html.escape(f"rulebreaker: {result['ruleset']} / {result['scenario']}")
-    style = ("body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#222}"
-             "li{margin:.4rem 0}.high{color:#b00}.medium{color:#b60}.low{color:#555}.info{color:#777}"
-             "table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;"
-             "font-size:.9rem}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.8rem}"
-             "img{max-width:100%}")
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
-            f"<style>{style}</style></head><body>\n{body}\n</body></html>\n")
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#222}"
+        "li{margin:.4rem 0}.high{color:#b00}.medium{color:#b60}.low{color:#555}.info{color:#777}"
+        "table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;"
+        "font-size:.9rem}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.8rem}"
+        "img{max-width:100%}"
+    )
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
+        f"<style>{style}</style></head><body>\n{body}\n</body></html>\n"
+    )

@@ -41,8 +41,14 @@ def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
     return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
 
 
-def paired_sprt(diffs: Sequence[float], delta: float, alpha: float = 0.05, beta: float = 0.05,
-                var_floor: float | None = None, min_n: int = 30) -> SprtResult:
+def paired_sprt(
+    diffs: Sequence[float],
+    delta: float,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    var_floor: float | None = None,
+    min_n: int = 30,
+) -> SprtResult:
     """Two-sided GSPRT on paired differences for a shift of at least ``delta``."""
     n = len(diffs)
     lower, upper = sprt_bounds(alpha, beta)

@@ -19,8 +19,12 @@ def print_evaluation(console: Console, m: dict[str, Any], agents: list[str], tit
             t.add_column(c)
         for a, r in m["agents"].items():
             ci = r["return_ci"]
-            t.add_row(a, str(r["games"]), f"{r['mean_return']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]",
-                      _pct(r["success_rate"], r["success_ci"]))
+            t.add_row(
+                a,
+                str(r["games"]),
+                f"{r['mean_return']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]",
+                _pct(r["success_rate"], r["success_ci"]),
+            )
         console.print(t)
     else:
         t = Table(title=title + " — win rate of row vs column")
@@ -36,9 +40,12 @@ def print_evaluation(console: Console, m: dict[str, Any], agents: list[str], tit
         console.print(t)
         sa = m["seat_advantage"]
         seats = ", ".join(f"seat {s}: {_pct(v['win_rate'], v['win_ci'])}" for s, v in sa["seats"].items())
-        console.print(f"seat advantage (fair share {100 * sa['fair_share']:.0f}%): {seats}; "
-                      f"draws {100 * sa['draw_rate']:.1f}%")
+        console.print(
+            f"seat advantage (fair share {100 * sa['fair_share']:.0f}%): {seats}; draws {100 * sa['draw_rate']:.1f}%"
+        )
     gl = m["game_length"]
-    console.print(f"game length (decisions): mean {gl['mean']:.1f}, median {gl['median']:.0f}, "
-                  f"p90 {gl['p90']:.0f}, range {gl['min']}–{gl['max']}")
+    console.print(
+        f"game length (decisions): mean {gl['mean']:.1f}, median {gl['median']:.0f}, "
+        f"p90 {gl['p90']:.0f}, range {gl['min']}–{gl['max']}"
+    )
     console.print("why games ended: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in m["end_reasons"].items()))

@@ -35,8 +35,9 @@ class Evaluation:
         return evaluation_metrics(self)
 
 
-def matchup_jobs(ruleset: Ruleset, scenario: str, config: Any, agents: Sequence[str], games: int,
-                 seed: int, trace: bool = False) -> tuple[list[GameJob], list[tuple[str, str, int]]]:
+def matchup_jobs(
+    ruleset: Ruleset, scenario: str, config: Any, agents: Sequence[str], games: int, seed: int, trace: bool = False
+) -> tuple[list[GameJob], list[tuple[str, str, int]]]:
     """Jobs and, per job, (focus agent, opponent agent, focus seat).
 
     Two seats: each unordered pair plays ``games`` games (both perspectives read the same games).
@@ -57,8 +58,7 @@ def matchup_jobs(ruleset: Ruleset, scenario: str, config: Any, agents: Sequence[
             for g in range(games):
                 add((a,), g, (a, a, 0))
         return jobs, meta
-    pairs = [(a, b) for i, a in enumerate(agents) for j, b in enumerate(agents)
-             if (i < j if n == 2 else i != j)]
+    pairs = [(a, b) for i, a in enumerate(agents) for j, b in enumerate(agents) if (i < j if n == 2 else i != j)]
     if len(agents) == 1:
         pairs = [(agents[0], agents[0])]
     for a, b in pairs:
@@ -68,8 +68,17 @@ def matchup_jobs(ruleset: Ruleset, scenario: str, config: Any, agents: Sequence[
     return jobs, meta
 
 
-def evaluate(ruleset: Ruleset, scenario: str, config: Any, agents: Sequence[str], games: int, seed: int,
-             workers: int = 1, progress: Callable[[int], None] | None = None, trace: bool = False) -> Evaluation:
+def evaluate(
+    ruleset: Ruleset,
+    scenario: str,
+    config: Any,
+    agents: Sequence[str],
+    games: int,
+    seed: int,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+    trace: bool = False,
+) -> Evaluation:
     jobs, meta = matchup_jobs(ruleset, scenario, config, agents, games, seed, trace)
     records = run_games(jobs, workers=workers, progress=progress)
     n = ruleset.scenario(scenario).players(config)
@@ -86,8 +95,13 @@ def evaluation_metrics(ev: Evaluation) -> dict[str, Any]:
             mi = mean_interval([r.returns[0] for r in rs])
             wins = sum(1 for r in rs if r.winner == 0)
             wi = wilson(wins, len(rs))
-            per[a] = {"games": len(rs), "mean_return": round(mi.value, 6), "return_ci": mi.as_list(),
-                      "success_rate": round(wi.value, 6), "success_ci": wi.as_list()}
+            per[a] = {
+                "games": len(rs),
+                "mean_return": round(mi.value, 6),
+                "return_ci": mi.as_list(),
+                "success_rate": round(wi.value, 6),
+                "success_ci": wi.as_list(),
+            }
         out["agents"] = per
     else:
         matrix: dict[str, dict[str, Any]] = {a: {} for a in ev.agents}
@@ -101,21 +115,34 @@ def evaluation_metrics(ev: Evaluation) -> dict[str, Any]:
             draws = sum(1 for r, _ in games if r.winner is None)
             wi = wilson(wins, len(games))
             mret = mean_interval([r.returns[s] for r, s in games])
-            matrix[fa][fb] = {"games": len(games), "win_rate": round(wi.value, 6), "win_ci": wi.as_list(),
-                              "draw_rate": round(draws / len(games), 6), "mean_return": round(mret.value, 6)}
+            matrix[fa][fb] = {
+                "games": len(games),
+                "win_rate": round(wi.value, 6),
+                "win_ci": wi.as_list(),
+                "draw_rate": round(draws / len(games), 6),
+                "mean_return": round(mret.value, 6),
+            }
         out["matrix"] = matrix
         seat_stats = {}
         for s in range(ev.num_players):
             wins = sum(1 for r in recs if r.winner == s)
             wi = wilson(wins, len(recs))
             seat_stats[str(s)] = {"win_rate": round(wi.value, 6), "win_ci": wi.as_list()}
-        out["seat_advantage"] = {"fair_share": round(1 / ev.num_players, 6), "seats": seat_stats,
-                                 "draw_rate": round(sum(1 for r in recs if r.winner is None) / len(recs), 6)}
+        out["seat_advantage"] = {
+            "fair_share": round(1 / ev.num_players, 6),
+            "seats": seat_stats,
+            "draw_rate": round(sum(1 for r in recs if r.winner is None) / len(recs), 6),
+        }
     lengths = [r.length for r in recs]
     ml = mean_interval(lengths)
-    out["game_length"] = {"mean": round(ml.value, 4), "ci": [round(x, 4) for x in ml.as_list()],
-                          "median": quantile(lengths, 0.5), "p90": quantile(lengths, 0.9),
-                          "min": min(lengths), "max": max(lengths)}
+    out["game_length"] = {
+        "mean": round(ml.value, 4),
+        "ci": [round(x, 4) for x in ml.as_list()],
+        "median": quantile(lengths, 0.5),
+        "p90": quantile(lengths, 0.9),
+        "min": min(lengths),
+        "max": max(lengths),
+    }
     reasons = Counter(r.reason for r in recs)
     out["end_reasons"] = {k: round(v / len(recs), 6) for k, v in sorted(reasons.items())}
     return out

@@ -74,10 +74,19 @@ class Baseline:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": BASELINE_KIND, "format": BASELINE_FORMAT, "ruleset": self.ruleset, "scenario": self.scenario,
-            "rules_hash": self.rules_hash, "config": self.config, "agents": self.agents,
-            "num_players": self.num_players, "seed": self.seed, "games_per_matchup": self.games,
-            "versions": self.versions, "summary": summarize(self.features), "jobs": self.jobs,
+            "kind": BASELINE_KIND,
+            "format": BASELINE_FORMAT,
+            "ruleset": self.ruleset,
+            "scenario": self.scenario,
+            "rules_hash": self.rules_hash,
+            "config": self.config,
+            "agents": self.agents,
+            "num_players": self.num_players,
+            "seed": self.seed,
+            "games_per_matchup": self.games,
+            "versions": self.versions,
+            "summary": summarize(self.features),
+            "jobs": self.jobs,
             "features": rows_to_jsonable(self.features),
         }
 
@@ -92,8 +101,10 @@ def summarize(features: dict[str, dict[int, float]]) -> dict[str, Any]:
 
 def load_baseline(path: Path, ruleset: Ruleset, scenario: str) -> Baseline:
     if not path.exists():
-        raise UserError(f"no baseline at {path}; create one with `rulebreaker regress {ruleset.name} "
-                        f"--scenario {scenario} --update-baseline`")
+        raise UserError(
+            f"no baseline at {path}; create one with `rulebreaker regress {ruleset.name} "
+            f"--scenario {scenario} --update-baseline`"
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -101,36 +112,72 @@ def load_baseline(path: Path, ruleset: Ruleset, scenario: str) -> Baseline:
     if not isinstance(data, dict) or data.get("kind") != BASELINE_KIND:
         raise UserError(f"{path} is not a rulebreaker baseline")
     if data.get("format") != BASELINE_FORMAT:
-        raise UserError(f"baseline {path} has format {data.get('format')}, this rulebreaker reads format "
-                        f"{BASELINE_FORMAT}; regenerate it with --update-baseline")
+        raise UserError(
+            f"baseline {path} has format {data.get('format')}, this rulebreaker reads format "
+            f"{BASELINE_FORMAT}; regenerate it with --update-baseline"
+        )
     if data.get("ruleset") != ruleset.name or data.get("scenario") != scenario:
-        raise UserError(f"baseline {path} was made for {data.get('ruleset')}/{data.get('scenario')}, "
-                        f"not {ruleset.name}/{scenario}")
+        raise UserError(
+            f"baseline {path} was made for {data.get('ruleset')}/{data.get('scenario')}, not {ruleset.name}/{scenario}"
+        )
     try:
-        return Baseline(data["ruleset"], data["scenario"], data["config"], data["rules_hash"], data["agents"],
-                        data["num_players"], data["seed"], data["games_per_matchup"], data["jobs"],
-                        rows_from_json(data["features"]), data.get("versions", {}))
+        return Baseline(
+            data["ruleset"],
+            data["scenario"],
+            data["config"],
+            data["rules_hash"],
+            data["agents"],
+            data["num_players"],
+            data["seed"],
+            data["games_per_matchup"],
+            data["jobs"],
+            rows_from_json(data["features"]),
+            data.get("versions", {}),
+        )
     except (KeyError, TypeError, ValueError) as e:
         raise UserError(f"baseline {path} is incomplete or corrupt ({e})") from None
 
 
 def _jobs(ruleset: Ruleset, scenario: str, config: BaseModel, specs: list[dict[str, Any]]) -> list[GameJob]:
     cfg = config_dict(config)
-    return [GameJob(ruleset.name, scenario, cfg, tuple(s["lineup"]), int(s["seed"]), i, trace=True)
-            for i, s in enumerate(specs)]
+    return [
+        GameJob(ruleset.name, scenario, cfg, tuple(s["lineup"]), int(s["seed"]), i, trace=True)
+        for i, s in enumerate(specs)
+    ]
 
 
-def make_baseline(ruleset: Ruleset, scenario: str, config: BaseModel, agents: list[str], games: int, seed: int,
-                  workers: int = 1, progress: Callable[[int], None] | None = None) -> Baseline:
+def make_baseline(
+    ruleset: Ruleset,
+    scenario: str,
+    config: BaseModel,
+    agents: list[str],
+    games: int,
+    seed: int,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> Baseline:
     jobs, meta = matchup_jobs(ruleset, scenario, config, agents, games, seed, trace=True)
     rounds = _rounds(meta)
-    specs = [{"lineup": list(j.agents), "seed": j.seed, "matchup": list(m), "round": r}
-             for j, m, r in zip(jobs, meta, rounds, strict=True)]
+    specs = [
+        {"lineup": list(j.agents), "seed": j.seed, "matchup": list(m), "round": r}
+        for j, m, r in zip(jobs, meta, rounds, strict=True)
+    ]
     records = run_games(_jobs(ruleset, scenario, config, specs), workers=workers, progress=progress)
     n = ruleset.scenario(scenario).players(config)
     feats = feature_table(records, meta, n)
-    return Baseline(ruleset.name, scenario, config_dict(config), config_hash(config), list(agents), n, seed,
-                    games, specs, feats, package_versions())
+    return Baseline(
+        ruleset.name,
+        scenario,
+        config_dict(config),
+        config_hash(config),
+        list(agents),
+        n,
+        seed,
+        games,
+        specs,
+        feats,
+        package_versions(),
+    )
 
 
 def _matchup(spec: dict[str, Any]) -> tuple[str, str, int]:
@@ -170,10 +217,20 @@ class MetricResult:
 
     def to_json(self) -> dict[str, Any]:
         r = lambda x: round(x, 6)  # noqa: E731
-        return {"metric": self.metric, "description": self.words, "kind": self.kind, "primary": self.primary,
-                "games": self.games, "baseline": r(self.baseline), "variant": r(self.variant),
-                "change": r(self.change), "ci": [r(self.ci[0]), r(self.ci[1])], "threshold": r(self.threshold),
-                "verdict": self.verdict.value, "discordance": r(self.discordance)}
+        return {
+            "metric": self.metric,
+            "description": self.words,
+            "kind": self.kind,
+            "primary": self.primary,
+            "games": self.games,
+            "baseline": r(self.baseline),
+            "variant": r(self.variant),
+            "change": r(self.change),
+            "ci": [r(self.ci[0]), r(self.ci[1])],
+            "threshold": r(self.threshold),
+            "verdict": self.verdict.value,
+            "discordance": r(self.discordance),
+        }
 
     def sentence(self) -> str:
         if self.kind == "rate":
@@ -208,11 +265,19 @@ class RegressResult:
         return 1 if self.changed else 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"ruleset": self.ruleset, "scenario": self.scenario, "baseline_rules_hash": self.baseline_hash,
-                "variant_rules_hash": self.variant_hash, "games_played": self.games_played,
-                "games_available": self.games_available, "stopped_early": self.stopped_early,
-                "verdict": "changed" if self.changed else "unchanged", "exit_code": self.exit_code,
-                "changed": [m.metric for m in self.changed], "metrics": [m.to_json() for m in self.metrics]}
+        return {
+            "ruleset": self.ruleset,
+            "scenario": self.scenario,
+            "baseline_rules_hash": self.baseline_hash,
+            "variant_rules_hash": self.variant_hash,
+            "games_played": self.games_played,
+            "games_available": self.games_available,
+            "stopped_early": self.stopped_early,
+            "verdict": "changed" if self.changed else "unchanged",
+            "exit_code": self.exit_code,
+            "changed": [m.metric for m in self.changed],
+            "metrics": [m.to_json() for m in self.metrics],
+        }
 
 
 def _threshold(metric: str, kind: str, base_mean: float, min_effect: float) -> float:
@@ -227,8 +292,10 @@ def check_reproducible(ruleset: Ruleset, baseline: Baseline, workers: int = 1) -
     try:
         base_cfg = validate_config(model, baseline.config, "baseline config")
     except UserError as e:
-        raise UserError(f"baseline was made by an incompatible version of the {ruleset.name} rules ({e}); "
-                        "regenerate it with --update-baseline") from None
+        raise UserError(
+            f"baseline was made by an incompatible version of the {ruleset.name} rules ({e}); "
+            "regenerate it with --update-baseline"
+        ) from None
     k = min(REPRO_CHECK_GAMES, len(baseline.jobs))
     specs = baseline.jobs[:k]
     recs = run_games(_jobs(ruleset, baseline.scenario, base_cfg, specs), workers=1)
@@ -240,12 +307,22 @@ def check_reproducible(ruleset: Ruleset, baseline: Baseline, workers: int = 1) -
                 raise UserError(
                     f"baseline {baseline.ruleset}-{baseline.scenario} no longer reproduces (game {i}, {metric}: "
                     f"baseline {old}, now {v}): it was made by an incompatible engine or persona version; "
-                    "regenerate it with --update-baseline")
+                    "regenerate it with --update-baseline"
+                )
 
 
-def regress(ruleset: Ruleset, scenario: str, variant: BaseModel, baseline: Baseline, alpha: float = DEFAULT_ALPHA,
-            beta: float = DEFAULT_BETA, min_effect: float = DEFAULT_MIN_EFFECT, max_games: int | None = None,
-            workers: int = 1, progress: Callable[[int], None] | None = None) -> RegressResult:
+def regress(
+    ruleset: Ruleset,
+    scenario: str,
+    variant: BaseModel,
+    baseline: Baseline,
+    alpha: float = DEFAULT_ALPHA,
+    beta: float = DEFAULT_BETA,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    max_games: int | None = None,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> RegressResult:
     check_reproducible(ruleset, baseline, workers)
     order = sorted(range(len(baseline.jobs)), key=lambda i: (baseline.jobs[i]["round"], i))
     if max_games is not None:
@@ -262,8 +339,10 @@ def regress(ruleset: Ruleset, scenario: str, variant: BaseModel, baseline: Basel
         idx = order[pos : pos + batch]
         pos += len(idx)
         specs = [specs_all[i] for i in idx]
-        jobs = [GameJob(ruleset.name, scenario, config_dict(variant), tuple(s["lineup"]), int(s["seed"]), i, True)
-                for s, i in zip(specs, idx, strict=True)]
+        jobs = [
+            GameJob(ruleset.name, scenario, config_dict(variant), tuple(s["lineup"]), int(s["seed"]), i, True)
+            for s, i in zip(specs, idx, strict=True)
+        ]
         recs = run_games(jobs, workers=workers, progress=progress)
         for k, d in feature_table(recs, [_matchup(s) for s in specs], baseline.num_players).items():
             var_feats.setdefault(k, {}).update(d)
@@ -303,12 +382,34 @@ def regress(ruleset: Ruleset, scenario: str, variant: BaseModel, baseline: Basel
             else:
                 verdict = Verdict.UNDECIDED
         lo, hi = (0.0, 0.0) if all(d == 0 for d in diffs) else (ci.low, ci.high)
-        results.append(MetricResult(m, describe(m), kind, is_primary(m), len(xs), bmean, vmean, vmean - bmean,
-                                    (lo, hi), thr, verdict, sum(1 for x in diffs if x != 0) / len(diffs)))
+        results.append(
+            MetricResult(
+                m,
+                describe(m),
+                kind,
+                is_primary(m),
+                len(xs),
+                bmean,
+                vmean,
+                vmean - bmean,
+                (lo, hi),
+                thr,
+                verdict,
+                sum(1 for x in diffs if x != 0) / len(diffs),
+            )
+        )
     rank = {Verdict.CHANGED: 0, Verdict.UNDECIDED: 1, Verdict.UNCHANGED: 2}
     results.sort(key=lambda r: (rank[r.verdict], not r.primary, -abs(r.change) / (r.threshold or 1), r.metric))
-    return RegressResult(ruleset.name, scenario, baseline.rules_hash, config_hash(variant), len(played),
-                         len(baseline.jobs), stopped_early, results)
+    return RegressResult(
+        ruleset.name,
+        scenario,
+        baseline.rules_hash,
+        config_hash(variant),
+        len(played),
+        len(baseline.jobs),
+        stopped_early,
+        results,
+    )
 
 
 def is_finite(x: float) -> bool:

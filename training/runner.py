@@ -118,8 +118,15 @@ def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRec
                     rec.available.add(opt)
             rec.resources.append({"seat": seat, **st.resources(seat)})
 
-    rec.length = advance(state, chance, pols, scenario.action_count(config), policy_rngs=prngs, hook=hook,
-                         max_steps=max(10 * scenario.max_episode_steps, 10_000))
+    rec.length = advance(
+        state,
+        chance,
+        pols,
+        scenario.action_count(config),
+        policy_rngs=prngs,
+        hook=hook,
+        max_steps=max(10 * scenario.max_episode_steps, 10_000),
+    )
     out = state.outcome()
     assert out is not None
     rec.winner, rec.reason, rec.returns = out.winner, out.reason.value, out.returns
@@ -136,8 +143,9 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def run_games(jobs: Sequence[GameJob], workers: int = 1,
-              progress: Callable[[int], None] | None = None, chunk: int = 32) -> list[GameRecord]:
+def run_games(
+    jobs: Sequence[GameJob], workers: int = 1, progress: Callable[[int], None] | None = None, chunk: int = 32
+) -> list[GameRecord]:
     """Play every job; results in job order, identical whatever the number of workers."""
     jobs = list(jobs)
     if workers <= 1 or len(jobs) <= chunk:

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from agents.registry import make_agent
 from agents.solver import DEFAULT_MAX_STATES, KeyFn, SolveResult, StateEstimate, default_key, estimate_states, solve
 from envs.core.config import load_config, with_override
-from envs.core.errors import UserError
+from envs.core.errors import ConfigError, UserError
 from envs.core.game import Ruleset, Scenario
 from envs.core.policy import Policy
 from envs.core.registry import get_ruleset
@@ -41,7 +41,10 @@ def apply_sets(config: BaseModel, sets: list[str]) -> BaseModel:
         k, v = (x.strip() for x in item.split("=", 1))
         items.append((k, parse_value(v)))
     for k, value in items:
-        config = with_override(config, k, value)
+        try:
+            config = with_override(config, k, value)
+        except ConfigError as e:
+            raise ConfigError(f"--set: {e}") from None
     return config
 
 
@@ -97,8 +100,10 @@ def _wicked_age_duel_key(state: Any) -> Any:
 
 CANONICAL_KEYS: dict[tuple[str, str], tuple[tuple[str, ...], Any]] = {
     ("blackbird", "session"): (("phase", "own", "partner", "opposition"), _blackbird_session_key),
-    ("wicked_age", "duel"): (("conseq", "rolls", "stage", "order", "tie_rerolls", "tied", "avoid_votes"),
-                             _wicked_age_duel_key),
+    ("wicked_age", "duel"): (
+        ("conseq", "rolls", "stage", "order", "tie_rerolls", "tied", "avoid_votes"),
+        _wicked_age_duel_key,
+    ),
 }
 """Solver keys that merge positions a scenario's own ``key()`` keeps apart needlessly (used only when
 the state has every attribute they touch; otherwise ``State.key()`` is used). Each is checked against
@@ -119,8 +124,15 @@ def _setup(ruleset: str, scenario: str, rules: Path | None, sets: list[str]) -> 
     return rs, sc, apply_sets(load_config(rs, rules), sets)
 
 
-def solve_scenario(ruleset: str, scenario: str, rules: Path | None = None, sets: list[str] | None = None,
-                   seat: int = 0, opponent: str | None = None, max_states: int | None = None) -> SolveResult:
+def solve_scenario(
+    ruleset: str,
+    scenario: str,
+    rules: Path | None = None,
+    sets: list[str] | None = None,
+    seat: int = 0,
+    opponent: str | None = None,
+    max_states: int | None = None,
+) -> SolveResult:
     """Solve ``ruleset``/``scenario`` (with overrides) and return the :class:`~agents.solver.SolveResult`.
 
     The discover command uses this to measure an RL agent's gap to the optimum.
@@ -135,14 +147,26 @@ def solve_scenario(ruleset: str, scenario: str, rules: Path | None = None, sets:
             raise UserError(f"{ruleset} {scenario} has one seat; --opponent does not apply")
         opponents = {s: make_agent(rs.name, opponent, scenario) for s in range(n) if s != seat}
     root = sc.new_game(cfg)
-    result = solve(root, seat, opponents, max_states=max_states or DEFAULT_MAX_STATES,
-                   num_actions=sc.action_count(cfg), key=solver_key(rs.name, scenario, root))
+    result = solve(
+        root,
+        seat,
+        opponents,
+        max_states=max_states or DEFAULT_MAX_STATES,
+        num_actions=sc.action_count(cfg),
+        key=solver_key(rs.name, scenario, root),
+    )
     result.config = cfg
     return result
 
 
-def estimate_scenario(ruleset: str, scenario: str, rules: Path | None = None, sets: list[str] | None = None,
-                      seat: int = 0, opponent: str | None = None) -> StateEstimate:
+def estimate_scenario(
+    ruleset: str,
+    scenario: str,
+    rules: Path | None = None,
+    sets: list[str] | None = None,
+    seat: int = 0,
+    opponent: str | None = None,
+) -> StateEstimate:
     """Knuth's estimate of the game tree of ``ruleset``/``scenario`` (with overrides), without solving it."""
     rs, sc, cfg = _setup(ruleset, scenario, rules, sets or [])
     n = sc.players(cfg)
@@ -155,9 +179,12 @@ def solve_benchmarks() -> dict[str, Any]:
     here = Path(__file__).resolve().parents[1] / "tests" / "training"
     return {
         "solve.blackbird.session_1_obstacle": lambda: solve_scenario(
-            "blackbird", "session", here / "solve_blackbird_session.toml", ["session.obstacles_per_session=1"]),
+            "blackbird", "session", here / "solve_blackbird_session.toml", ["session.obstacles_per_session=1"]
+        ),
         "solve.storyteller.heist_one_task": lambda: solve_scenario(
-            "storyteller", "heist", here / "solve_storyteller_heist.toml"),
+            "storyteller", "heist", here / "solve_storyteller_heist.toml"
+        ),
         "solve.blackbird.session_2_obstacles": lambda: solve_scenario(
-            "blackbird", "session", here / "solve_blackbird_session.toml"),
+            "blackbird", "session", here / "solve_blackbird_session.toml"
+        ),
     }

@@ -66,8 +66,10 @@ def test_maskable_ppo_fast_path_equals_predict_with_masks(act):
     net = export_numpy(model)
     obs, masks = _obs_masks(4000)
     batched = net.act_batch(obs, masks)
-    one_by_one = [int(model.predict(o, deterministic=True, action_masks=m)[0])
-                  for o, m in zip(obs[:600], masks[:600], strict=True)]
+    one_by_one = [
+        int(model.predict(o, deterministic=True, action_masks=m)[0])
+        for o, m in zip(obs[:600], masks[:600], strict=True)
+    ]
     ref_batch = model.predict(obs, deterministic=True, action_masks=masks)[0]
     assert np.array_equal(batched, ref_batch)
     assert batched[:600].tolist() == one_by_one

@@ -6,8 +6,9 @@ from results.records import CorruptRecordError, read_record, write_record
 
 
 def test_round_trip(tmp_path):
-    write_record(tmp_path, command="x", ruleset="r", scenario="s", config={"a": 1}, rules_hash="h", seed=1,
-                 metrics={"m": 2})
+    write_record(
+        tmp_path, command="x", ruleset="r", scenario="s", config={"a": 1}, rules_hash="h", seed=1, metrics={"m": 2}
+    )
     assert read_record(tmp_path)["metrics"] == {"m": 2}
     assert not list(tmp_path.glob("*.tmp"))
 

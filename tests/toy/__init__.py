@@ -69,8 +69,11 @@ class PigState(State):
             self.rolling = True
         else:
             self.scores[self.to_move] += self.turn_total
-            self.narrate("hold", f"Player {self.to_move} holds {self.turn_total} (score {self.scores[self.to_move]}).",
-                         self.to_move)
+            self.narrate(
+                "hold",
+                f"Player {self.to_move} holds {self.turn_total} (score {self.scores[self.to_move]}).",
+                self.to_move,
+            )
             self._end_turn()
 
     def apply_chance(self, outcome) -> None:  # type: ignore[no-untyped-def]
@@ -96,8 +99,10 @@ class PigState(State):
 
     def observation(self, seat: int) -> np.ndarray:
         t = self.cfg.target
-        return np.array([self.scores[seat] / t, self.scores[1 - seat] / t, self.turn_total / t,
-                         float(self.to_move == seat)], dtype=np.float32)
+        return np.array(
+            [self.scores[seat] / t, self.scores[1 - seat] / t, self.turn_total / t, float(self.to_move == seat)],
+            dtype=np.float32,
+        )
 
     def resources(self, seat: int) -> dict[str, float]:
         return {"score": float(self.scores[seat])}
@@ -113,6 +118,18 @@ RULESET = Ruleset(
     description="Two-player Pig (test-only)",
     config_model=PigConfig,
     rules_path=Path(__file__).with_name("rules.toml"),
-    scenarios={"race": Scenario("race", "Race", "first to the target", 2, 2, 4, _new, max_episode_steps=500,
-                                observation_bounds=(0.0, 2.0), option_groups=("roll", "hold"))},
+    scenarios={
+        "race": Scenario(
+            "race",
+            "Race",
+            "first to the target",
+            2,
+            2,
+            4,
+            _new,
+            max_episode_steps=500,
+            observation_bounds=(0.0, 2.0),
+            option_groups=("roll", "hold"),
+        )
+    },
 )

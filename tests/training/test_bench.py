@@ -50,8 +50,20 @@ def test_train_benchmark_reports_a_ratio_to_blackjack(toy):
 def test_cli_bench_list_and_json(capsys, toy):
     r = run_cli(capsys, "bench", "--list")
     assert r.code == 0 and "inference" in r.out and "train" in r.out
-    r = run_cli(capsys, "bench", "inference", "--ruleset", "toy_pig", "--scenario", "race", "--decisions", "50",
-                "--steps", "256", "--json")
+    r = run_cli(
+        capsys,
+        "bench",
+        "inference",
+        "--ruleset",
+        "toy_pig",
+        "--scenario",
+        "race",
+        "--decisions",
+        "50",
+        "--steps",
+        "256",
+        "--json",
+    )
     assert r.code == 0, r.err
     assert json.loads(r.out)["inference"]["same_actions_as_predict"] == 1.0
     r = run_cli(capsys, "bench", "nope")

@@ -19,8 +19,11 @@ def test_rules_show_json_has_hash(capsys):
 
 @pytest.mark.parametrize(
     ("text", "key"),
-    [("[game]\nbogus = 1\n", "game.bogus"), ('[game]\ntarget = "x"\n', "game.target"),
-     ("[game]\ntarget = 0\n", "game.target")],
+    [
+        ("[game]\nbogus = 1\n", "game.bogus"),
+        ('[game]\ntarget = "x"\n', "game.target"),
+        ("[game]\ntarget = 0\n", "game.target"),
+    ],
 )
 def test_rules_show_bad_file_exits_2_with_one_line(capsys, tmp_path, text, key):
     bad = tmp_path / "bad.toml"
@@ -38,8 +41,9 @@ def test_unknown_ruleset_exits_2_listing_valid(capsys):
 
 
 def test_unknown_agent_exits_2_listing_valid(capsys, tmp_path):
-    r = run_cli(capsys, "evaluate", "toy_pig", "race", "--agents", "random,wizard", "--games", "2",
-                "--out", str(tmp_path))
+    r = run_cli(
+        capsys, "evaluate", "toy_pig", "race", "--agents", "random,wizard", "--games", "2", "--out", str(tmp_path)
+    )
     assert r.code == 2 and "wizard" in r.err and "random" in r.err
 
 
@@ -55,8 +59,20 @@ def test_play_narrates(capsys):
 
 
 def _eval(capsys, tmp_path, *extra):
-    r = run_cli(capsys, "evaluate", "toy_pig", "race", "--agents", "random", "--games", "40",
-                "--json", "--out", str(tmp_path), *extra)
+    r = run_cli(
+        capsys,
+        "evaluate",
+        "toy_pig",
+        "race",
+        "--agents",
+        "random",
+        "--games",
+        "40",
+        "--json",
+        "--out",
+        str(tmp_path),
+        *extra,
+    )
     assert r.code == 0, r.err
     return json.loads(r.out)
 
@@ -84,8 +100,11 @@ def test_evaluate_writes_record(capsys, tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "key"),
-    [("[pool]\nstrat = 10\n", "pool.strat"), ('[pool]\ncap = "ten"\n', "pool.cap"),
-     ("[dice]\nsuccess_on = 9\n", "dice.success_on")],
+    [
+        ("[pool]\nstrat = 10\n", "pool.strat"),
+        ('[pool]\ncap = "ten"\n', "pool.cap"),
+        ("[dice]\nsuccess_on = 9\n", "dice.success_on"),
+    ],
 )
 def test_blackbird_bad_rules_file_exits_2_naming_the_key(capsys, tmp_path, text, key):
     """The issue's own example: unknown key, wrong type, out of range — one line, exit 2."""
@@ -98,16 +117,33 @@ def test_blackbird_bad_rules_file_exits_2_naming_the_key(capsys, tmp_path, text,
 
 def test_blackbird_evaluate_workers_2_equals_workers_1(capsys, tmp_path):
     def ev(w):
-        r = run_cli(capsys, "evaluate", "blackbird", "duel", "--agents", "greedy,aggressor", "--games", "60",
-                    "--seed", "9", "--workers", w, "--json", "--out", str(tmp_path / w))
+        r = run_cli(
+            capsys,
+            "evaluate",
+            "blackbird",
+            "duel",
+            "--agents",
+            "greedy,aggressor",
+            "--games",
+            "60",
+            "--seed",
+            "9",
+            "--workers",
+            w,
+            "--json",
+            "--out",
+            str(tmp_path / w),
+        )
         assert r.code == 0, r.err
         return json.loads(r.out)
 
     assert ev("1") == ev("2")
 
 
-@pytest.mark.parametrize("args", [("odds", "storyteller", "--pool", "x"), ("nosuchcommand",),
-                                  ("evaluate", "toy_pig", "race", "--games", "0")])
+@pytest.mark.parametrize(
+    "args",
+    [("odds", "storyteller", "--pool", "x"), ("nosuchcommand",), ("evaluate", "toy_pig", "race", "--games", "0")],
+)
 def test_usage_errors_exit_2_without_a_traceback(capsys, args):
     r = run_cli(capsys, *args)
     assert r.code == 2

@@ -20,8 +20,19 @@ def sections(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("exact")
     old = sys.argv
-    sys.argv = ["rulebreaker", "discover", "storyteller", "heist", "--rules", str(SMALL_HEIST), "--no-rl",
-                "--out", str(out), "--workers", "1"]
+    sys.argv = [
+        "rulebreaker",
+        "discover",
+        "storyteller",
+        "heist",
+        "--rules",
+        str(SMALL_HEIST),
+        "--no-rl",
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+    ]
     try:
         main()
     except SystemExit as e:

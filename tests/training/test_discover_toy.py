@@ -15,8 +15,19 @@ def run(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("disc")
     old = sys.argv
-    sys.argv = ["rulebreaker", "discover", "toy_pig", "race", "--out", str(out), "--no-rl", "--workers", "1",
-                "--seed", "3"]
+    sys.argv = [
+        "rulebreaker",
+        "discover",
+        "toy_pig",
+        "race",
+        "--out",
+        str(out),
+        "--no-rl",
+        "--workers",
+        "1",
+        "--seed",
+        "3",
+    ]
     try:
         main()
     except SystemExit as e:
@@ -45,8 +56,9 @@ def test_html_is_self_contained(run):
 
 
 def test_same_seed_same_findings(run, tmp_path, capsys):
-    r = run_cli(capsys, "discover", "toy_pig", "race", "--out", str(tmp_path), "--no-rl", "--workers", "2",
-                "--seed", "3")
+    r = run_cli(
+        capsys, "discover", "toy_pig", "race", "--out", str(tmp_path), "--no-rl", "--workers", "2", "--seed", "3"
+    )
     assert r.code == 0, r.err
     assert (tmp_path / "findings.json").read_text() == (run / "findings.json").read_text()
 
@@ -61,7 +73,20 @@ def test_replay_of_recorded_game(run, capsys):
 def test_fail_on_and_bad_budget(run, tmp_path, capsys):
     r = run_cli(capsys, "discover", "toy_pig", "race", "--budget", "huge", "--out", str(tmp_path))
     assert r.code == 2 and "quick" in r.err
-    r = run_cli(capsys, "discover", "toy_pig", "race", "--fail-on", "info", "--out", str(tmp_path), "--no-rl",
-                "--workers", "1", "--seed", "3")
+    r = run_cli(
+        capsys,
+        "discover",
+        "toy_pig",
+        "race",
+        "--fail-on",
+        "info",
+        "--out",
+        str(tmp_path),
+        "--no-rl",
+        "--workers",
+        "1",
+        "--seed",
+        "3",
+    )
     findings = json.loads((tmp_path / "findings.json").read_text())["findings"]
     assert r.code == (1 if findings else 0)

@@ -31,5 +31,4 @@ def test_hallownest_variants_personas_only():
 @pytest.mark.slow
 @pytest.mark.parametrize("ruleset", ["blackbird", "storyteller", "crossroads", "hallownest", "wicked_age"])
 def test_every_planted_variant_is_caught_quick_budget(ruleset):
-    _assert_rows(check_ruleset(get_ruleset(ruleset), BUDGETS["quick"], seed=0, workers=2, rl=True,
-                               log=print))
+    _assert_rows(check_ruleset(get_ruleset(ruleset), BUDGETS["quick"], seed=0, workers=2, rl=True, log=print))

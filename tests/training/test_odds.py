@@ -64,8 +64,10 @@ def brute_crossroads(stats: tuple[int, int, int] | None, influence: int | None =
     c: Counter[str] = Counter()
     for roll in itertools.product(range(1, 11), repeat=3):
         if stats is not None:
-            best = max(sum(1 for die, st in zip(perm, stats, strict=True) if die <= st)
-                       for perm in itertools.permutations(roll))
+            best = max(
+                sum(1 for die, st in zip(perm, stats, strict=True) if die <= st)
+                for perm in itertools.permutations(roll)
+            )
         else:
             best = sum(1 for die in roll if die <= influence)  # type: ignore[operator]
         c[str(best)] += 1
@@ -77,8 +79,9 @@ def brute_crossroads(stats: tuple[int, int, int] | None, influence: int | None =
     return {k: Fraction(v, 1000) for k, v in c.items()}
 
 
-def brute_wicked(dice: tuple[int, ...], vs: tuple[int, ...], adv: int, vs_adv: int,
-                 last_round: bool = False) -> dict[str, Fraction]:
+def brute_wicked(
+    dice: tuple[int, ...], vs: tuple[int, ...], adv: int, vs_adv: int, last_round: bool = False
+) -> dict[str, Fraction]:
     """Rules 6, 11, 12 of docs/rules/wicked_age.md over every face of both rolls and advantage dice."""
 
     def readings(ds: tuple[int, ...], k: int) -> Counter[tuple[int, ...]]:
@@ -139,8 +142,9 @@ def test_storyteller_seed_values_5d10_at_6() -> None:
 def test_blackbird_table_matches_brute_force(success_on: int) -> None:
     for dice in range(1, 7):
         for difficulty in (None, 1, 2, 3, dice, dice + 1):
-            same(O.blackbird_odds(dice, difficulty, success_on=success_on),
-                 brute_blackbird(dice, success_on, difficulty))
+            same(
+                O.blackbird_odds(dice, difficulty, success_on=success_on), brute_blackbird(dice, success_on, difficulty)
+            )
 
 
 def test_blackbird_seed_value() -> None:
@@ -165,10 +169,18 @@ def test_crossroads_table_matches_brute_force() -> None:
         same(O.crossroads_odds(None, influence=influence), brute_crossroads(None, influence))
 
 
-@pytest.mark.parametrize(("dice", "vs", "adv", "vs_adv"), [
-    ((12, 10), (10, 8), 0, 0), ((12, 10), (10, 8), 1, 0), ((10, 8), (12, 10), 0, 1), ((8,), (6, 4), 2, 0),
-    ((6, 6), (6, 6), 1, 1), ((12, 8, 4), (10, 6), 0, 0), ((4,), (12,), 0, 2),
-])
+@pytest.mark.parametrize(
+    ("dice", "vs", "adv", "vs_adv"),
+    [
+        ((12, 10), (10, 8), 0, 0),
+        ((12, 10), (10, 8), 1, 0),
+        ((10, 8), (12, 10), 0, 1),
+        ((8,), (6, 4), 2, 0),
+        ((6, 6), (6, 6), 1, 1),
+        ((12, 8, 4), (10, 6), 0, 0),
+        ((4,), (12,), 0, 2),
+    ],
+)
 def test_wicked_age_table_matches_brute_force(dice, vs, adv, vs_adv) -> None:  # type: ignore[no-untyped-def]
     for last in (False, True):
         same(O.wicked_age_odds(dice, vs, adv, vs_adv, last_round=last), brute_wicked(dice, vs, adv, vs_adv, last))
@@ -288,22 +300,25 @@ def test_rules_variant_changes_the_success_face(capsys, tmp_path: Path) -> None:
     assert json.loads(r.out)["probabilities"]["2"] == pytest.approx(1 / 9)
 
 
-@pytest.mark.parametrize(("args", "fragment"), [
-    (["storyteller", "--pool", "0", "--difficulty", "6"], "--pool must be between 1"),
-    (["storyteller", "--pool", "5", "--difficulty", "11"], "--difficulty must be between 2 and 10"),
-    (["storyteller", "--pool", "5", "--difficulty", "1"], "--difficulty must be between 2 and 10"),
-    (["blackbird", "--dice", "0"], "--dice must be between 1"),
-    (["blackbird", "--dice", "3", "--difficulty", "21"], "--difficulty must be between 1 and 20"),
-    (["hallownest", "--dice", "3", "--rerolls", "-1"], "--rerolls must be between 0"),
-    (["hallownest", "--dice", "-2"], "--dice must be between 1"),
-    (["crossroads", "--stats", "3,4"], "--stats needs 3 comma-separated integers"),
-    (["crossroads", "--stats", "3,4,11"], "--stats M must be between 1 and 10"),
-    (["crossroads"], "give exactly one of --stats"),
-    (["wicked_age", "--dice", "d7,d10", "--vs", "d8"], "unknown die 'd7' in --dice"),
-    (["wicked_age", "--dice", "d12", "--vs", "x"], "unknown die 'x' in --vs"),
-    (["wicked_age", "--dice", "d12", "--vs", "d8", "--advantage", "-1"], "--advantage must be between 0"),
-    (["blackbird", "--dice", "3", "--simulate", "0"], "--simulate needs at least 1 roll"),
-])
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["storyteller", "--pool", "0", "--difficulty", "6"], "--pool must be between 1"),
+        (["storyteller", "--pool", "5", "--difficulty", "11"], "--difficulty must be between 2 and 10"),
+        (["storyteller", "--pool", "5", "--difficulty", "1"], "--difficulty must be between 2 and 10"),
+        (["blackbird", "--dice", "0"], "--dice must be between 1"),
+        (["blackbird", "--dice", "3", "--difficulty", "21"], "--difficulty must be between 1 and 20"),
+        (["hallownest", "--dice", "3", "--rerolls", "-1"], "--rerolls must be between 0"),
+        (["hallownest", "--dice", "-2"], "--dice must be between 1"),
+        (["crossroads", "--stats", "3,4"], "--stats needs 3 comma-separated integers"),
+        (["crossroads", "--stats", "3,4,11"], "--stats M must be between 1 and 10"),
+        (["crossroads"], "give exactly one of --stats"),
+        (["wicked_age", "--dice", "d7,d10", "--vs", "d8"], "unknown die 'd7' in --dice"),
+        (["wicked_age", "--dice", "d12", "--vs", "x"], "unknown die 'x' in --vs"),
+        (["wicked_age", "--dice", "d12", "--vs", "d8", "--advantage", "-1"], "--advantage must be between 0"),
+        (["blackbird", "--dice", "3", "--simulate", "0"], "--simulate needs at least 1 roll"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(capsys, args: list[str], fragment: str) -> None:  # type: ignore[no-untyped-def]
     r = run_cli(capsys, "odds", *args)
     assert r.code == 2

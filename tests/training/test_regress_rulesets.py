@@ -41,15 +41,28 @@ def test_harmless_control_exits_0(capsys):
 
 
 def test_baseline_of_another_ruleset_exits_2(capsys):
-    r = run_cli(capsys, "regress", "blackbird", "--scenario", "session", "--rules",
-                str(VARIANTS / "control_trapped_condition.toml"),
-                "--baseline", str(baseline_path("hallownest", "duel")))
+    r = run_cli(
+        capsys,
+        "regress",
+        "blackbird",
+        "--scenario",
+        "session",
+        "--rules",
+        str(VARIANTS / "control_trapped_condition.toml"),
+        "--baseline",
+        str(baseline_path("hallownest", "duel")),
+    )
     assert r.code == 2 and "made for hallownest/duel" in r.err
 
 
-@pytest.mark.parametrize(("ruleset", "scenario"), [(rs, sc) for rs in
-                         ("blackbird", "storyteller", "crossroads", "hallownest", "wicked_age")
-                         for sc in get_ruleset(rs).scenarios])
+@pytest.mark.parametrize(
+    ("ruleset", "scenario"),
+    [
+        (rs, sc)
+        for rs in ("blackbird", "storyteller", "crossroads", "hallownest", "wicked_age")
+        for sc in get_ruleset(rs).scenarios
+    ],
+)
 def test_every_scenario_has_a_baseline_that_still_reproduces(ruleset, scenario):
     """A committed baseline must still replay exactly (a changed engine or persona needs a new baseline)."""
     from training.regress import check_reproducible, load_baseline
@@ -61,10 +74,16 @@ def test_every_scenario_has_a_baseline_that_still_reproduces(ruleset, scenario):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("ruleset", "scenario"), [(rs, sc) for rs in
-                         ("blackbird", "storyteller", "crossroads", "hallownest", "wicked_age")
-                         for sc in get_ruleset(rs).scenarios])
+@pytest.mark.parametrize(
+    ("ruleset", "scenario"),
+    [
+        (rs, sc)
+        for rs in ("blackbird", "storyteller", "crossroads", "hallownest", "wicked_age")
+        for sc in get_ruleset(rs).scenarios
+    ],
+)
 def test_defaults_reproduce_every_baseline_exactly(ruleset, scenario, capsys):
-    r = run_cli(capsys, "regress", ruleset, "--scenario", scenario, "--rules",
-                str(get_ruleset(ruleset).rules_path), "--json")
+    r = run_cli(
+        capsys, "regress", ruleset, "--scenario", scenario, "--rules", str(get_ruleset(ruleset).rules_path), "--json"
+    )
     assert r.code == 0, r.err

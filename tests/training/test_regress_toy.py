@@ -16,8 +16,20 @@ def baseline(tmp_path_factory):
     from training.cli import main
 
     old = sys.argv
-    sys.argv = ["rulebreaker", "regress", "toy_pig", "--scenario", "race", "--update-baseline", "--baseline",
-                str(path), "--games", "300", "--workers", "1"]
+    sys.argv = [
+        "rulebreaker",
+        "regress",
+        "toy_pig",
+        "--scenario",
+        "race",
+        "--update-baseline",
+        "--baseline",
+        str(path),
+        "--games",
+        "300",
+        "--workers",
+        "1",
+    ]
     try:
         main()
     except SystemExit as e:
@@ -34,8 +46,21 @@ def variant(tmp_path, text):
 
 
 def regress(capsys, baseline, rules, *extra):
-    return run_cli(capsys, "regress", "toy_pig", "--scenario", "race", "--baseline", str(baseline),
-                   "--rules", str(rules), "--json", "--workers", "1", *extra)
+    return run_cli(
+        capsys,
+        "regress",
+        "toy_pig",
+        "--scenario",
+        "race",
+        "--baseline",
+        str(baseline),
+        "--rules",
+        str(rules),
+        "--json",
+        "--workers",
+        "1",
+        *extra,
+    )
 
 
 def test_identical_rules_exit_0_and_every_change_exactly_zero(capsys, baseline, tmp_path):
@@ -61,8 +86,19 @@ def test_harmless_change_exits_0(capsys, baseline, tmp_path):
 
 
 def test_human_output_leads_with_plain_words(capsys, baseline, tmp_path):
-    r = run_cli(capsys, "regress", "toy_pig", "--scenario", "race", "--baseline", str(baseline),
-                "--rules", str(variant(tmp_path, "[game]\ntarget = 35\n")), "--workers", "1")
+    r = run_cli(
+        capsys,
+        "regress",
+        "toy_pig",
+        "--scenario",
+        "race",
+        "--baseline",
+        str(baseline),
+        "--rules",
+        str(variant(tmp_path, "[game]\ntarget = 35\n")),
+        "--workers",
+        "1",
+    )
     assert r.code == 1
     assert "game length (decisions) rose from" in r.out
 

@@ -47,8 +47,9 @@ def solve_json(capsys, *args: str) -> dict:  # type: ignore[no-untyped-def, type
 
 def test_blackbird_one_obstacle_matches_hand_computation(capsys) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("envs.blackbird")
-    data = solve_json(capsys, "blackbird", "session", "--rules", str(BB_SESSION),
-                      "--set", "session.obstacles_per_session=1")
+    data = solve_json(
+        capsys, "blackbird", "session", "--rules", str(BB_SESSION), "--set", "session.obstacles_per_session=1"
+    )
     assert data["value"][0] == pytest.approx(float(blackbird_one_obstacle_value()), abs=1e-12)
     assert data["acyclic"] and data["num_states"] < 2000
     spend = [p for p in data["policy"] if p["context"].startswith("spend_") and p["reach"] > 0.3]
@@ -79,8 +80,7 @@ def test_optimal_policy_plays_to_its_value() -> None:
     from envs.core.play import advance
     from training.solve import solve_scenario
 
-    res = solve_scenario("blackbird", "session", BB_SESSION, ["session.obstacles_per_session=1",
-                                                              "pool.start=1"])
+    res = solve_scenario("blackbird", "session", BB_SESSION, ["session.obstacles_per_session=1", "pool.start=1"])
     pol = res.policy()
     rng = Rng(5)
     rets = []
@@ -94,8 +94,18 @@ def test_optimal_policy_plays_to_its_value() -> None:
 
 def test_human_table(capsys) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("envs.blackbird")
-    r = run_cli(capsys, "solve", "blackbird", "session", "--rules", str(BB_SESSION),
-                "--set", "session.obstacles_per_session=1", "--limit", "5")
+    r = run_cli(
+        capsys,
+        "solve",
+        "blackbird",
+        "session",
+        "--rules",
+        str(BB_SESSION),
+        "--set",
+        "session.obstacles_per_session=1",
+        "--limit",
+        "5",
+    )
     assert r.code == 0, r.err
     v = float(blackbird_one_obstacle_value())
     assert f"{v:.6f}" in r.out
@@ -117,16 +127,19 @@ def test_toy_game_without_key_is_refused(capsys, toy) -> None:  # type: ignore[n
     assert "cannot solve exactly" in r.err and len([ln for ln in r.err.splitlines() if ln.strip()]) == 1
 
 
-@pytest.mark.parametrize(("args", "fragment"), [
-    (["blackbird", "session", "--set", "session.nope=1"], "unknown key 'session.nope'"),
-    (["blackbird", "session", "--set", "session.sessions"], "--set needs KEY=VALUE"),
-    (["blackbird", "session", "--set", "session.sessions=0"], "session.sessions"),
-    (["blackbird", "session", "--opponent", "random"], "has one seat"),
-    (["blackbird", "session", "--seat", "1"], "--seat must be between 0 and 0"),
-    (["blackbird", "nowhere"], "unknown scenario 'nowhere'"),
-    (["nothing", "session"], "unknown ruleset 'nothing'"),
-    (["blackbird", "session", "--max-states", "0"], "--max-states must be at least 1"),
-])
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["blackbird", "session", "--set", "session.nope=1"], "unknown key 'session.nope'"),
+        (["blackbird", "session", "--set", "session.sessions"], "--set needs KEY=VALUE"),
+        (["blackbird", "session", "--set", "session.sessions=0"], "session.sessions"),
+        (["blackbird", "session", "--opponent", "random"], "has one seat"),
+        (["blackbird", "session", "--seat", "1"], "--seat must be between 0 and 0"),
+        (["blackbird", "nowhere"], "unknown scenario 'nowhere'"),
+        (["nothing", "session"], "unknown ruleset 'nothing'"),
+        (["blackbird", "session", "--max-states", "0"], "--max-states must be at least 1"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(capsys, args: list[str], fragment: str) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("envs.blackbird")
     r = run_cli(capsys, "solve", *args)
@@ -171,8 +184,9 @@ def test_wicked_age_key_adapter_blanks_only_what_the_future_cannot_see(stop_at: 
     for seed in range(40):
         rng = Rng(seed)
         s = rs.new_game(cfg, "duel")
-        while s.current_player() != TERMINAL and (wicked_age_duel_blanks(s) is None or (
-                stop_at == "conseq" and s.conseq is None)):
+        while s.current_player() != TERMINAL and (
+            wicked_age_duel_blanks(s) is None or (stop_at == "conseq" and s.conseq is None)
+        ):
             if s.current_player() == CHANCE:
                 s.apply_chance(s.sample_chance(rng))
             else:
@@ -213,8 +227,9 @@ def test_no_persona_beats_the_optimum_exactly() -> None:
     from agents.solver import evaluate_exactly
     from training.solve import solve_scenario
 
-    res = solve_scenario("storyteller", "heist", HERE / "solve_storyteller_heist.toml",
-                         ["heist.turns=4", "heist.tasks=[\"virus\"]"])
+    res = solve_scenario(
+        "storyteller", "heist", HERE / "solve_storyteller_heist.toml", ["heist.turns=4", 'heist.tasks=["virus"]']
+    )
     assert evaluate_exactly(res.root, {0: res.policy()}).value[0] == pytest.approx(res.value[0], abs=1e-12)
     values = {name: evaluate_exactly(res.root, {0: cls()}).value[0] for name, cls in personas("storyteller").items()}
     assert values and all(v <= res.value[0] + 1e-12 for v in values.values()), values

@@ -16,8 +16,15 @@ from tests.cli_helpers import run_cli
 from training.train import TrainConfig, expected_total, rollout_size, train
 
 # Small and quick: a rollout is 4 envs x 128 steps = 512 timesteps.
-FAST_HP = {"n_steps": 128, "batch_size": 128, "policy_kwargs": {"net_arch": [64, 64]}, "eval_freq": 2048,
-           "eval_episodes": 16, "checkpoint_freq": 1024, "final_eval_games": 40}
+FAST_HP = {
+    "n_steps": 128,
+    "batch_size": 128,
+    "policy_kwargs": {"net_arch": [64, 64]},
+    "eval_freq": 2048,
+    "eval_episodes": 16,
+    "checkpoint_freq": 1024,
+    "final_eval_games": 40,
+}
 
 
 def _cfg(tmp_path: Path, name: str, steps: int, **kw) -> TrainConfig:
@@ -163,9 +170,26 @@ def test_other_algorithms_train_and_play_as_rl_agents(tmp_path, toy, algo):
 
 def test_cli_train_and_errors(capsys, tmp_path, toy):
     out = tmp_path / "cli"
-    r = run_cli(capsys, "train", "toy_pig", "race", "--steps", "512", "--out", str(out), "--seed", "3",
-                "--hp", "n_steps=128", "--hp", "batch_size=128", "--hp", "final_eval_games=20",
-                "--hp", "eval_episodes=8")
+    r = run_cli(
+        capsys,
+        "train",
+        "toy_pig",
+        "race",
+        "--steps",
+        "512",
+        "--out",
+        str(out),
+        "--seed",
+        "3",
+        "--hp",
+        "n_steps=128",
+        "--hp",
+        "batch_size=128",
+        "--hp",
+        "final_eval_games=20",
+        "--hp",
+        "eval_episodes=8",
+    )
     assert r.code == 0, r.err
     assert "final evaluation" in r.out and "random" in r.out and f"run: {out}" in r.out.replace("\n", "")
     r = run_cli(capsys, "train", "toy_pig", "race", "--hp", "warp=9", "--out", str(tmp_path / "x"))
@@ -186,9 +210,16 @@ def test_hyperparameter_files_cover_every_design_id():
 
     from training.train import HP_DIR, load_hyperparams
 
-    ids = ["rulebreaker/WickedAgeDuel-v0", "rulebreaker/WickedAgeMelee-v0", "rulebreaker/StorytellerHeist-v0",
-           "rulebreaker/StorytellerDuel-v0", "rulebreaker/BlackbirdSession-v0", "rulebreaker/BlackbirdDuel-v0",
-           "rulebreaker/CrossroadsEpisode-v0", "rulebreaker/HallownestDuel-v0"]
+    ids = [
+        "rulebreaker/WickedAgeDuel-v0",
+        "rulebreaker/WickedAgeMelee-v0",
+        "rulebreaker/StorytellerHeist-v0",
+        "rulebreaker/StorytellerDuel-v0",
+        "rulebreaker/BlackbirdSession-v0",
+        "rulebreaker/BlackbirdDuel-v0",
+        "rulebreaker/CrossroadsEpisode-v0",
+        "rulebreaker/HallownestDuel-v0",
+    ]
     for algo in ("maskable-ppo", "ppo", "a2c", "dqn"):
         table = yaml.safe_load((HP_DIR / f"{algo}.yaml").read_text())
         assert "default" in table
@@ -202,9 +233,11 @@ def test_hyperparameter_files_cover_every_design_id():
 
 @pytest.mark.slow  # worker processes import torch: tens of seconds on a loaded 2-core box
 def test_subprocess_vec_env_trains(tmp_path, toy):
-    hp = {"n_steps": 64, "batch_size": 64, "policy_kwargs": {"net_arch": [16]}, "eval_freq": 10**6,
-          "eval_episodes": 2}
-    res = train(TrainConfig("toy_pig", "race", steps=256, n_envs=2, vec="subproc", out=tmp_path / "sub", hp=hp,
-                            final_eval=False))
+    hp = {"n_steps": 64, "batch_size": 64, "policy_kwargs": {"net_arch": [16]}, "eval_freq": 10**6, "eval_episodes": 2}
+    res = train(
+        TrainConfig(
+            "toy_pig", "race", steps=256, n_envs=2, vec="subproc", out=tmp_path / "sub", hp=hp, final_eval=False
+        )
+    )
     assert res.status == "completed" and res.num_timesteps == 256
     assert json.loads((res.run_dir / "train_state.json").read_text())["vec"] == "subproc"

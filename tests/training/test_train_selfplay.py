@@ -61,9 +61,26 @@ class RaceState(State):
         return np.array([self.count / self.target, float(self.to_move == seat), seat / 2], dtype=np.float32)
 
 
-RACE = Ruleset("race3", "Race3", "3-seat Nim race (test-only)", RaceConfig, Path(__file__).with_name("none.toml"),
-               {"race": Scenario("race", "Race", "to the target", lambda c: c.race.seats, 3, 3, RaceState,
-                                 max_episode_steps=50, observation_bounds=(0.0, 1.0))})
+RACE = Ruleset(
+    "race3",
+    "Race3",
+    "3-seat Nim race (test-only)",
+    RaceConfig,
+    Path(__file__).with_name("none.toml"),
+    {
+        "race": Scenario(
+            "race",
+            "Race",
+            "to the target",
+            lambda c: c.race.seats,
+            3,
+            3,
+            RaceState,
+            max_episode_steps=50,
+            observation_bounds=(0.0, 1.0),
+        )
+    },
+)
 
 
 @pytest.fixture
@@ -158,8 +175,17 @@ def test_mix_draws_personas_and_snapshots(race3):
 
 @pytest.mark.training
 def test_self_play_on_three_seats_trains_resumes_and_keeps_its_pool(tmp_path, race3):
-    hp = {"n_steps": 64, "batch_size": 64, "policy_kwargs": {"net_arch": [32]}, "eval_freq": 256,
-          "eval_episodes": 6, "snapshot_freq": 128, "pool_size": 3, "checkpoint_freq": 256, "final_eval_games": 30}
+    hp = {
+        "n_steps": 64,
+        "batch_size": 64,
+        "policy_kwargs": {"net_arch": [32]},
+        "eval_freq": 256,
+        "eval_episodes": 6,
+        "snapshot_freq": 128,
+        "pool_size": 3,
+        "checkpoint_freq": 256,
+        "final_eval_games": 30,
+    }
     cfg = TrainConfig("race3", "race", opponent="self", steps=512, n_envs=2, seed=5, out=tmp_path / "sp", hp=hp)
     res = train(cfg)
     assert res.status == "completed" and res.num_timesteps == 512
@@ -186,10 +212,17 @@ def test_self_play_on_three_seats_trains_resumes_and_keeps_its_pool(tmp_path, ra
 
 
 def test_mix_opponent_trains_on_three_seats(tmp_path, race3):
-    hp = {"n_steps": 32, "batch_size": 32, "policy_kwargs": {"net_arch": [16]}, "eval_freq": 10**6,
-          "eval_episodes": 3, "snapshot_freq": 64}
-    res = train(TrainConfig("race3", "race", opponent="mix", steps=128, n_envs=2, out=tmp_path / "mix", hp=hp,
-                            final_eval=False))
+    hp = {
+        "n_steps": 32,
+        "batch_size": 32,
+        "policy_kwargs": {"net_arch": [16]},
+        "eval_freq": 10**6,
+        "eval_episodes": 3,
+        "snapshot_freq": 64,
+    }
+    res = train(
+        TrainConfig("race3", "race", opponent="mix", steps=128, n_envs=2, out=tmp_path / "mix", hp=hp, final_eval=False)
+    )
     assert res.status == "completed" and res.num_timesteps == 128
 
 
@@ -197,8 +230,14 @@ def test_one_seat_variant_trains_and_reports_against_each_persona_alone(tmp_path
     """With one seat (a variant sets seats = 1) the learner plays alone; the final evaluation compares returns."""
     variant = tmp_path / "solo.toml"
     variant.write_text("[race]\nseats = 1\n")
-    hp = {"n_steps": 32, "batch_size": 32, "policy_kwargs": {"net_arch": [8]}, "eval_freq": 10**6,
-          "eval_episodes": 4, "final_eval_games": 12}
+    hp = {
+        "n_steps": 32,
+        "batch_size": 32,
+        "policy_kwargs": {"net_arch": [8]},
+        "eval_freq": 10**6,
+        "eval_episodes": 4,
+        "final_eval_games": 12,
+    }
     res = train(TrainConfig("race3", "race", rules=variant, steps=64, n_envs=2, out=tmp_path / "solo", hp=hp))
     fe = res.metrics["final_evaluation"]
     assert fe["num_players"] == 1 and set(fe["vs"]) == {"random"}

@@ -26,16 +26,34 @@ main()
 
 def _cli(*args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
-    return subprocess.Popen([sys.executable, "-c", SCRIPT, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.training
 def test_sigterm_saves_and_resume_finishes(tmp_path):
     run = tmp_path / "run"
-    hp = ["--hp", "n_steps=64", "--hp", "batch_size=64", "--hp", "checkpoint_freq=256", "--hp", "eval_freq=100000",
-          "--hp", "final_eval_games=10", "--hp", "policy_kwargs={net_arch: [32]}"]
+    hp = [
+        "--hp",
+        "n_steps=64",
+        "--hp",
+        "batch_size=64",
+        "--hp",
+        "checkpoint_freq=256",
+        "--hp",
+        "eval_freq=100000",
+        "--hp",
+        "final_eval_games=10",
+        "--hp",
+        "policy_kwargs={net_arch: [32]}",
+    ]
     proc = _cli("train", "toy_pig", "race", "--steps", "2000000", "--out", str(run), *hp)
     state_file = run / "train_state.json"
     deadline = time.time() + 120

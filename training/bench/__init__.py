@@ -31,8 +31,15 @@ BENCH_MODULES = (rl, odds, regress)
 for _module in BENCH_MODULES:
     _module.register()
 
-__all__ = ["BENCHMARKS", "BENCH_MODULES", "BenchOptions", "Benchmark", "pick_scenario", "register_benchmark",
-           "run_benchmarks"]
+__all__ = [
+    "BENCHMARKS",
+    "BENCH_MODULES",
+    "BenchOptions",
+    "Benchmark",
+    "pick_scenario",
+    "register_benchmark",
+    "run_benchmarks",
+]
 
 
 def run_benchmarks(names: list[str] | None, opts: BenchOptions) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from training.bench.registry import BenchOptions, register_benchmark
 
 def register() -> None:
     register_benchmark("odds", "exact odds tables of each ruleset's core mechanic (icepool): median ms per table")(
-        bench_odds)
+        bench_odds
+    )
 
 
 def bench_odds(opts: BenchOptions) -> dict[str, Any]:

@@ -9,8 +9,12 @@ from typing import Any
 from envs.core.errors import UserError
 from envs.core.registry import all_rulesets
 
-PREFERRED_SCENARIOS: tuple[tuple[str, str], ...] = (("blackbird", "session"), ("storyteller", "heist"),
-                                                    ("blackbird", "duel"), ("hallownest", "duel"))
+PREFERRED_SCENARIOS: tuple[tuple[str, str], ...] = (
+    ("blackbird", "session"),
+    ("storyteller", "heist"),
+    ("blackbird", "duel"),
+    ("hallownest", "duel"),
+)
 
 
 @dataclass
@@ -34,8 +38,9 @@ class Benchmark:
 BENCHMARKS: dict[str, Benchmark] = {}
 
 
-def register_benchmark(name: str, description: str) -> Callable[[Callable[[BenchOptions], dict[str, Any]]],
-                                                                Callable[[BenchOptions], dict[str, Any]]]:
+def register_benchmark(
+    name: str, description: str
+) -> Callable[[Callable[[BenchOptions], dict[str, Any]]], Callable[[BenchOptions], dict[str, Any]]]:
     """Decorator: ``@register_benchmark("odds", "exact odds tables per second")``."""
 
     def deco(fn: Callable[[BenchOptions], dict[str, Any]]) -> Callable[[BenchOptions], dict[str, Any]]:

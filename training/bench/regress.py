@@ -22,9 +22,11 @@ from training.regress import baseline_path, load_baseline, regress
 
 def register() -> None:
     register_benchmark("regress", "wall time of a default regress run per scenario (a copy of the rules as written)")(
-        bench_regress_wall)
+        bench_regress_wall
+    )
     register_benchmark("regress-games", "games the paired SPRT needs for a 3-point shift vs an unpaired test")(
-        bench_regress_games)
+        bench_regress_games
+    )
 
 
 def bench_regress_wall(opts: BenchOptions) -> dict[str, Any]:
@@ -37,8 +39,11 @@ def bench_regress_wall(opts: BenchOptions) -> dict[str, Any]:
             b = load_baseline(path, rs, sc)
             t0 = time.perf_counter()
             r = regress(rs, sc, load_config(rs), b, workers=2)
-            out[f"{name}/{sc}"] = {"seconds": round(time.perf_counter() - t0, 2), "games": r.games_played,
-                                   "exit_code": r.exit_code}
+            out[f"{name}/{sc}"] = {
+                "seconds": round(time.perf_counter() - t0, 2),
+                "games": r.games_played,
+                "exit_code": r.exit_code,
+            }
     return out
 
 

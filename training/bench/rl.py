@@ -26,8 +26,14 @@ def register() -> None:
 
 
 # -- shared pieces ------------------------------------------------------------------------------------
-PPO_HP: dict[str, Any] = {"n_steps": 256, "batch_size": 256, "n_epochs": 10, "learning_rate": 3e-4,
-                          "gamma": 0.99, "ent_coef": 0.01}
+PPO_HP: dict[str, Any] = {
+    "n_steps": 256,
+    "batch_size": 256,
+    "n_epochs": 10,
+    "learning_rate": 3e-4,
+    "gamma": 0.99,
+    "ent_coef": 0.01,
+}
 NET = [128, 128]
 
 
@@ -63,10 +69,15 @@ def bench_train(opts: BenchOptions) -> dict[str, Any]:
     model = _scenario_model(ruleset, scenario, opts.n_envs, "dummy", opts.seed)
     rate = _learn_rate(model, opts.steps)
     model.get_env().close()
-    return {"scenario": f"{ruleset} {scenario}", "steps": opts.steps, "n_envs": opts.n_envs,
-            "reference": "SB3 PPO on Blackjack-v1 (same hyperparameters)",
-            "reference_steps_per_s": round(ref_rate, 1), "steps_per_s": round(rate, 1),
-            "ratio": round(rate / ref_rate, 3)}
+    return {
+        "scenario": f"{ruleset} {scenario}",
+        "steps": opts.steps,
+        "n_envs": opts.n_envs,
+        "reference": "SB3 PPO on Blackjack-v1 (same hyperparameters)",
+        "reference_steps_per_s": round(ref_rate, 1),
+        "steps_per_s": round(rate, 1),
+        "ratio": round(rate / ref_rate, 3),
+    }
 
 
 def bench_inference(opts: BenchOptions) -> dict[str, Any]:
@@ -94,8 +105,9 @@ def bench_inference(opts: BenchOptions) -> dict[str, Any]:
             st.apply_action(rnd.act(st, m, rng))
     seats = [s.current_player() for s in states]
     low, high = sc.observation_bounds
-    obs = np.stack([np.clip(s.observation(p), low, high).astype(np.float32)
-                    for s, p in zip(states, seats, strict=True)])
+    obs = np.stack(
+        [np.clip(s.observation(p), low, high).astype(np.float32) for s, p in zip(states, seats, strict=True)]
+    )
     mask_arr = np.stack(masks)
 
     t = time.perf_counter()
@@ -113,14 +125,19 @@ def bench_inference(opts: BenchOptions) -> dict[str, Any]:
     ref_batch = model.predict(obs, deterministic=True, action_masks=mask_arr)[0]
     ref_batch_rate = len(obs) / (time.perf_counter() - t)
     same = float(np.mean(np.asarray(fast) == np.asarray(ref)))
-    return {"scenario": f"{ruleset} {scenario}", "decisions": len(obs),
-            "reference": "SB3 MaskablePPO.predict(deterministic=True, action_masks=...) one observation at a time",
-            "predict_decisions_per_s": round(ref_rate, 1), "fast_decisions_per_s": round(fast_rate, 1),
-            "ratio": round(fast_rate / ref_rate, 2),
-            "batched_decisions_per_s": round(batch_rate, 1), "batched_ratio": round(batch_rate / ref_rate, 2),
-            "predict_batched_decisions_per_s": round(ref_batch_rate, 1),
-            "same_actions_as_predict": same,
-            "same_actions_batched": float(np.mean(batched == np.asarray(ref_batch)))}
+    return {
+        "scenario": f"{ruleset} {scenario}",
+        "decisions": len(obs),
+        "reference": "SB3 MaskablePPO.predict(deterministic=True, action_masks=...) one observation at a time",
+        "predict_decisions_per_s": round(ref_rate, 1),
+        "fast_decisions_per_s": round(fast_rate, 1),
+        "ratio": round(fast_rate / ref_rate, 2),
+        "batched_decisions_per_s": round(batch_rate, 1),
+        "batched_ratio": round(batch_rate / ref_rate, 2),
+        "predict_batched_decisions_per_s": round(ref_batch_rate, 1),
+        "same_actions_as_predict": same,
+        "same_actions_batched": float(np.mean(batched == np.asarray(ref_batch))),
+    }
 
 
 def bench_vec(opts: BenchOptions) -> dict[str, Any]:
@@ -132,5 +149,10 @@ def bench_vec(opts: BenchOptions) -> dict[str, Any]:
             rows[f"{vec}_{n}"] = round(_learn_rate(model, opts.steps), 1)
             model.get_env().close()
     best = max(rows, key=lambda k: rows[k])
-    return {"scenario": f"{ruleset} {scenario}", "steps": opts.steps, "steps_per_s": rows, "fastest": best,
-            "subproc_over_dummy": {n: round(rows[f"subproc_{n}"] / rows[f"dummy_{n}"], 3) for n in (2, 4, 8)}}
+    return {
+        "scenario": f"{ruleset} {scenario}",
+        "steps": opts.steps,
+        "steps_per_s": rows,
+        "fastest": best,
+        "subproc_over_dummy": {n: round(rows[f"subproc_{n}"] / rows[f"dummy_{n}"], 3) for n in (2, 4, 8)},
+    }

@@ -17,8 +17,16 @@ from results.sprt import Verdict, fixed_sample_size_unpaired, paired_sprt
 from results.stats import quantile
 
 
-def simulate_sprt(discordance: float, delta: float, alpha: float = 0.05, beta: float = 0.05, reps: int = 200,
-                  cap: int = 50_000, seed: int = 0, look_every: int = 25) -> dict[str, Any]:
+def simulate_sprt(
+    discordance: float,
+    delta: float,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    reps: int = 200,
+    cap: int = 50_000,
+    seed: int = 0,
+    look_every: int = 25,
+) -> dict[str, Any]:
     if not 0 <= abs(delta) <= discordance <= 1:
         raise ValueError("need |delta| <= discordance <= 1")
     q_plus = (discordance + delta) / 2
@@ -38,19 +46,41 @@ def simulate_sprt(discordance: float, delta: float, alpha: float = 0.05, beta: f
                 break
         ns.append(len(diffs))
         changed += verdict is Verdict.CHANGED
-    return {"discordance": discordance, "delta": delta, "mean_games": statistics.fmean(ns),
-            "median_games": statistics.median(ns), "p90_games": int(quantile(ns, 0.9)),
-            "flagged": changed / reps, "reps": reps}
+    return {
+        "discordance": discordance,
+        "delta": delta,
+        "mean_games": statistics.fmean(ns),
+        "median_games": statistics.median(ns),
+        "p90_games": int(quantile(ns, 0.9)),
+        "flagged": changed / reps,
+        "reps": reps,
+    }
 
 
-def compare(p0: float, discordance: float, delta: float = 0.03, alpha: float = 0.05, beta: float = 0.05,
-            reps: int = 200, seed: int = 0) -> dict[str, Any]:
+def compare(
+    p0: float,
+    discordance: float,
+    delta: float = 0.03,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    reps: int = 200,
+    seed: int = 0,
+) -> dict[str, Any]:
     """The paired SPRT's game count against the unpaired fixed-sample size, plus its error rates."""
     shifted = simulate_sprt(discordance, delta, alpha, beta, reps, seed=seed)
     null = simulate_sprt(discordance, 0.0, alpha, beta, reps, seed=seed + 1)
     fixed = fixed_sample_size_unpaired(p0, delta, alpha, beta)
-    return {"p0": p0, "delta": delta, "alpha": alpha, "beta": beta, "discordance": discordance,
-            "sprt_mean_games": shifted["mean_games"], "sprt_median_games": shifted["median_games"],
-            "sprt_power": shifted["flagged"], "sprt_false_alarm": null["flagged"],
-            "sprt_mean_games_no_change": null["mean_games"], "unpaired_games_per_arm": fixed,
-            "ratio_unpaired_to_sprt": fixed / shifted["mean_games"]}
+    return {
+        "p0": p0,
+        "delta": delta,
+        "alpha": alpha,
+        "beta": beta,
+        "discordance": discordance,
+        "sprt_mean_games": shifted["mean_games"],
+        "sprt_median_games": shifted["median_games"],
+        "sprt_power": shifted["flagged"],
+        "sprt_false_alarm": null["flagged"],
+        "sprt_mean_games_no_change": null["mean_games"],
+        "unpaired_games_per_arm": fixed,
+        "ratio_unpaired_to_sprt": fixed / shifted["mean_games"],
+    }

@@ -19,8 +19,12 @@ from envs.core.errors import UserError
 from training.cli import bench, demo, discover, evaluate, odds, play, regress, rulesets, solve, train
 from training.cli.common import err
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Find dominant strategies and broken rules in tabletop RPG rulesets.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Find dominant strategies and broken rules in tabletop RPG rulesets.",
+)
 
 COMMAND_GROUPS = (rulesets, play, evaluate, demo, train, odds, solve, regress, discover, bench)
 """Every command group, registered on :data:`app` in this order."""

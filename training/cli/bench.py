@@ -17,12 +17,12 @@ def register(app: typer.Typer) -> None:
 
 def bench(
     names: Annotated[list[str] | None, typer.Argument(help="Benchmarks to run (default: all registered).")] = None,
-    ruleset: Annotated[str | None, typer.Option("--ruleset", help="Scenario's ruleset (default: the simplest "
-                                                "shipped scenario).")] = None,
+    ruleset: Annotated[
+        str | None, typer.Option("--ruleset", help="Scenario's ruleset (default: the simplest shipped scenario).")
+    ] = None,
     scenario: Annotated[str | None, typer.Option("--scenario", help="Scenario name.")] = None,
     steps: Annotated[int, typer.Option("--steps", min=256, help="Training timesteps per measurement.")] = 16_384,
-    decisions: Annotated[int, typer.Option("--decisions", min=10, help="Decisions per inference measurement.")
-                         ] = 5_000,
+    decisions: Annotated[int, typer.Option("--decisions", min=10, help="Decisions per inference measurement.")] = 5_000,
     n_envs: Annotated[int, typer.Option("--n-envs", min=1, help="Vectorised envs for the train benchmark.")] = 4,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     list_only: Annotated[bool, typer.Option("--list", help="List the registered benchmarks and exit.")] = False,

@@ -41,8 +41,15 @@ def _examples(d: Discovery, run_dir: Path, limit: int) -> list[dict[str, Any]]:
     exs = []
     for gid, title in wanted[:limit]:
         g = d.games[gid]
-        job = GameJob(g["ruleset"], g["scenario"], g["config"], tuple(g["agents"]), g["seed"],
-                      narrate=True, forbid=tuple((int(s), str(o)) for s, o in g["forbid"]))
+        job = GameJob(
+            g["ruleset"],
+            g["scenario"],
+            g["config"],
+            tuple(g["agents"]),
+            g["seed"],
+            narrate=True,
+            forbid=tuple((int(s), str(o)) for s, o in g["forbid"]),
+        )
         rec = play_game(job)
         who = " vs ".join(g["agents"]) + (f", forbidding {g['forbid']}" if g["forbid"] else "")
         exs.append({"id": gid, "title": f"{title} — {who}", "replay": replay_command(run_dir, gid), "log": rec.log})
@@ -53,9 +60,15 @@ def discover_cmd(
     ruleset: str,
     scenario: Annotated[str | None, typer.Argument(help="One scenario; default every scenario.")] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="A variant TOML to examine.")] = None,
-    budget: Annotated[str, typer.Option("--budget", help="quick (≤2 min per scenario), standard (≤15), deep.")] = "quick",
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Output folder; default runs/<stamp>-<ruleset>-discover.")] = None,
-    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 if a finding has this severity or higher.")] = None,
+    budget: Annotated[
+        str, typer.Option("--budget", help="quick (≤2 min per scenario), standard (≤15), deep.")
+    ] = "quick",
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Output folder; default runs/<stamp>-<ruleset>-discover.")
+    ] = None,
+    fail_on: Annotated[
+        str | None, typer.Option("--fail-on", help="Exit 1 if a finding has this severity or higher.")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     workers: Annotated[int, typer.Option("--workers", min=1)] = 2,
     no_rl: Annotated[bool, typer.Option("--no-rl", help="Skip RL training (personas only).")] = False,
@@ -80,10 +93,17 @@ def discover_cmd(
         atomic_write_json(run_dir / "sections.json", d.sections)
         examples = _examples(d, run_dir, BUDGETS[budget].example_games)
         md, html = build_report(run_dir, result, d.sections, examples, d.timings)
-        write_record(run_dir, command="discover", ruleset=rs.name, scenario=sc,
-                     config=config_dict(d.config),
-                     rules_hash=result["rules_hash"], seed=seed, metrics={"findings": len(result["findings"])},
-                     extra={"budget": budget, "variant": str(rules) if rules else None, "timings": d.timings})
+        write_record(
+            run_dir,
+            command="discover",
+            ruleset=rs.name,
+            scenario=sc,
+            config=config_dict(d.config),
+            rules_hash=result["rules_hash"],
+            seed=seed,
+            metrics={"findings": len(result["findings"])},
+            extra={"budget": budget, "variant": str(rules) if rules else None, "timings": d.timings},
+        )
         out.rule(escape(f"{rs.name} {sc}: {len(result['findings'])} finding(s), {d.timings['total']:.0f} s"))
         for f in result["findings"]:
             out.print(escape(f"[{f['severity']}] {f['kind']} · {f['subject']}: {f['summary']}"), highlight=False)

@@ -22,14 +22,17 @@ def register(app: typer.Typer) -> None:
     app.command()(evaluate)
 
 
-def evaluate(ruleset: str, scenario: str,
-             agents: Annotated[str | None, typer.Option("--agents", help="Comma-separated agents; default all.")] = None,
-             games: Annotated[int, typer.Option("--games", min=1, help="Games per matchup.")] = 200,
-             seed: SeedOpt = 0, rules: RulesOpt = None,
-             workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
-             as_json: Annotated[bool, typer.Option("--json", help="Print metrics as JSON.")] = False,
-             out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory for the record.")] = None,
-             ) -> None:
+def evaluate(
+    ruleset: str,
+    scenario: str,
+    agents: Annotated[str | None, typer.Option("--agents", help="Comma-separated agents; default all.")] = None,
+    games: Annotated[int, typer.Option("--games", min=1, help="Games per matchup.")] = 200,
+    seed: SeedOpt = 0,
+    rules: RulesOpt = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print metrics as JSON.")] = False,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory for the record.")] = None,
+) -> None:
     """Matchup matrix with Wilson 95% intervals, seat advantage, game lengths, reasons games ended."""
     rs, cfg = ruleset_and_config(ruleset, rules)
     rs.scenario(scenario)
@@ -41,12 +44,33 @@ def evaluate(ruleset: str, scenario: str,
         ev = run_eval(rs, scenario, cfg, names, games, seed, workers=workers, progress=advance)
     metrics = ev.metrics()
     run_dir = out_dir or new_run_dir(rs.name, scenario, kind="evaluate")
-    path = write_record(Path(run_dir), command="evaluate", ruleset=rs.name, scenario=scenario,
-                        config=config_dict(cfg), rules_hash=config_hash(cfg), seed=seed, metrics=metrics,
-                        extra={"agents": names, "games": games, "games_detail": [r.to_dict() for r in ev.records]})
+    path = write_record(
+        Path(run_dir),
+        command="evaluate",
+        ruleset=rs.name,
+        scenario=scenario,
+        config=config_dict(cfg),
+        rules_hash=config_hash(cfg),
+        seed=seed,
+        metrics=metrics,
+        extra={"agents": names, "games": games, "games_detail": [r.to_dict() for r in ev.records]},
+    )
     if as_json:
-        print(json.dumps({"ruleset": rs.name, "scenario": scenario, "rules_hash": config_hash(cfg), "seed": seed,
-                          "agents": names, "games": games, "metrics": metrics}, indent=2, sort_keys=True))
+        print(
+            json.dumps(
+                {
+                    "ruleset": rs.name,
+                    "scenario": scenario,
+                    "rules_hash": config_hash(cfg),
+                    "seed": seed,
+                    "agents": names,
+                    "games": games,
+                    "metrics": metrics,
+                },
+                indent=2,
+                sort_keys=True,
+            )
+        )
         err.print(f"record: {path}")
         return
     print_evaluation(out, metrics, names, title=f"{rs.name} {scenario} (rules {config_hash(cfg)}, seed {seed})")

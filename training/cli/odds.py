@@ -26,6 +26,7 @@ odds_app = typer.Typer(no_args_is_help=True, help="Exact odds of each ruleset's 
 def register(app: typer.Typer) -> None:
     app.add_typer(odds_app, name="odds")
 
+
 SimulateOpt = Annotated[int | None, typer.Option("--simulate", help="Also roll N times with the engine's own code.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the --simulate rolls.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON: {ruleset, query, probabilities, …}.")]
@@ -52,8 +53,9 @@ def _get(cfg: Any, dotted: str, default: Any) -> Any:
     return node
 
 
-def _finish(table: O.OddsTable, sampler: O.Sampler, simulate: int | None, seed: int, as_json: bool,
-            plot_path: Path | None) -> None:
+def _finish(
+    table: O.OddsTable, sampler: O.Sampler, simulate: int | None, seed: int, as_json: bool, plot_path: Path | None
+) -> None:
     if simulate is not None:
         O.simulate(table, sampler, simulate, seed)
     if plot_path is not None:
@@ -74,7 +76,10 @@ def odds_storyteller(
     pool: Annotated[int, typer.Option("--pool", help="Dice in the pool (Attribute + Ability).")],
     difficulty: Annotated[int | None, typer.Option("--difficulty", help="Difficulty 2-10 (default: rules).")] = None,
     willpower: Annotated[bool, typer.Option("--willpower", help="Spend a Willpower point (+1 auto success).")] = False,
-    simulate: SimulateOpt = None, seed: SeedOpt = 0, as_json: JsonOpt = False, plot_path: PlotOpt = None,
+    simulate: SimulateOpt = None,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    plot_path: PlotOpt = None,
     rules: RulesOpt = None,
 ) -> None:
     """botch, 0, 1..N net successes of a d10 pool (rule of one, Willpower)."""
@@ -94,7 +99,10 @@ def odds_storyteller(
 def odds_blackbird(
     dice: Annotated[int, typer.Option("--dice", help="Dice in the pool.")],
     difficulty: Annotated[int | None, typer.Option("--difficulty", help="Successes needed to pass (1-20).")] = None,
-    simulate: SimulateOpt = None, seed: SeedOpt = 0, as_json: JsonOpt = False, plot_path: PlotOpt = None,
+    simulate: SimulateOpt = None,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    plot_path: PlotOpt = None,
     rules: RulesOpt = None,
 ) -> None:
     """0..N successes of N d6 (4+ as written), and the chance to pass a difficulty."""
@@ -112,7 +120,10 @@ def odds_hallownest(
     dice: Annotated[int, typer.Option("--dice", help="Dice in the pool.")],
     rerolls: Annotated[int, typer.Option("--rerolls", help="Failed dice that may be rerolled.")] = 0,
     success_on: Annotated[int | None, typer.Option("--success-on", help="Success face (default: rules, 5).")] = None,
-    simulate: SimulateOpt = None, seed: SeedOpt = 0, as_json: JsonOpt = False, plot_path: PlotOpt = None,
+    simulate: SimulateOpt = None,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    plot_path: PlotOpt = None,
     rules: RulesOpt = None,
 ) -> None:
     """0..N successes of N d6 at 5+, with rerolls of failed dice."""
@@ -129,7 +140,10 @@ def odds_hallownest(
 def odds_crossroads(
     stats: Annotated[str | None, typer.Option("--stats", help="G,KH,M for a stat check, e.g. 4,4,4.")] = None,
     influence: Annotated[int | None, typer.Option("--influence", help="A faction check at this Influence.")] = None,
-    simulate: SimulateOpt = None, seed: SeedOpt = 0, as_json: JsonOpt = False, plot_path: PlotOpt = None,
+    simulate: SimulateOpt = None,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    plot_path: PlotOpt = None,
     rules: RulesOpt = None,
 ) -> None:
     """0..3 successes of 3d10 roll-under (best assignment), crossroads doubles and triples."""
@@ -156,7 +170,10 @@ def odds_wicked_age(
     advantage: Annotated[int, typer.Option("--advantage", help="The answerer's advantage d6s.")] = 0,
     vs_advantage: Annotated[int, typer.Option("--vs-advantage", help="The standing side's advantage d6s.")] = 0,
     last_round: Annotated[bool, typer.Option("--last-round", help="Round 3: advantage results are absolute.")] = False,
-    simulate: SimulateOpt = None, seed: SeedOpt = 0, as_json: JsonOpt = False, plot_path: PlotOpt = None,
+    simulate: SimulateOpt = None,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    plot_path: PlotOpt = None,
     rules: RulesOpt = None,
 ) -> None:
     """The answerer's result against a standing roll: absolute_loss, loses/wins_advantage, absolute_win."""
@@ -170,7 +187,8 @@ def odds_wicked_age(
     O.check_range("--vs-advantage", vs_advantage, 0, 8)
     sides = _get(cfg, "advantage.die_sides", 6)
     multiple = _get(cfg, "contest.absolute_multiple", 2)
-    table = O.wicked_age_odds(a_dice, c_dice, advantage, vs_advantage, last_round=last_round, adv_sides=sides,
-                              multiple=multiple)
+    table = O.wicked_age_odds(
+        a_dice, c_dice, advantage, vs_advantage, last_round=last_round, adv_sides=sides, multiple=multiple
+    )
     sampler = O.wicked_age_sampler(a_dice, c_dice, advantage, vs_advantage, last_round, sides, multiple)
     _finish(table, sampler, simulate, seed, as_json, plot_path)

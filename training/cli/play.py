@@ -21,12 +21,14 @@ def register(app: typer.Typer) -> None:
     app.command()(play)
 
 
-def play(ruleset: Annotated[str | None, typer.Argument(help="Ruleset name.")] = None,
-         scenario: Annotated[str | None, typer.Argument(help="Scenario name.")] = None,
-         agents: Annotated[str, typer.Option("--agents", help="Comma-separated agent per seat.")] = "random",
-         seed: SeedOpt = 0, rules: RulesOpt = None,
-         replay: Annotated[str | None, typer.Option("--replay", help="RUN_DIR/GAME_ID of a game a run recorded.")] = None,
-         ) -> None:
+def play(
+    ruleset: Annotated[str | None, typer.Argument(help="Ruleset name.")] = None,
+    scenario: Annotated[str | None, typer.Argument(help="Scenario name.")] = None,
+    agents: Annotated[str, typer.Option("--agents", help="Comma-separated agent per seat.")] = "random",
+    seed: SeedOpt = 0,
+    rules: RulesOpt = None,
+    replay: Annotated[str | None, typer.Option("--replay", help="RUN_DIR/GAME_ID of a game a run recorded.")] = None,
+) -> None:
     """Play one narrated game, turn by turn (or replay a recorded game with --replay)."""
     if replay is not None:
         job = replay_job(replay)
@@ -68,6 +70,12 @@ def replay_job(replay: str) -> GameJob:
         raise UserError(f"no game '{gid}' in {games_file}; recorded: {', '.join(list(games)[:10])}…")
     g = games[gid]
     get_ruleset(g["ruleset"])
-    job = GameJob(g["ruleset"], g["scenario"], g["config"], tuple(g["agents"]), int(g["seed"]),
-                  forbid=tuple((int(s), str(o)) for s, o in g.get("forbid", [])))
+    job = GameJob(
+        g["ruleset"],
+        g["scenario"],
+        g["config"],
+        tuple(g["agents"]),
+        int(g["seed"]),
+        forbid=tuple((int(s), str(o)) for s, o in g.get("forbid", [])),
+    )
     return replace(job, narrate=True)

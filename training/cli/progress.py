@@ -17,8 +17,15 @@ def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None]]:
     if not enabled:
         yield lambda n: None
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=Console(stderr=True), transient=True) as p:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as p:
         task = p.add_task(label, total=total)
         yield lambda n: p.advance(task, n)
 
@@ -30,8 +37,14 @@ def stage_progress(label: str) -> Iterator[Callable[[str, int, int], None]]:
     if not enabled:
         yield lambda stage, done, total: None
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as p:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as p:
         task = p.add_task(label, total=1)
 
         def update(stage: str, done: int, total: int) -> None:

@@ -37,17 +37,42 @@ def register(app: typer.Typer) -> None:
 
 def regress_cmd(
     ruleset: str,
-    rules: Annotated[Path | None, typer.Option("--rules", help="The variant TOML to check (required unless --update-baseline).")] = None,
-    baseline: Annotated[Path | None, typer.Option("--baseline", help="Baseline file; default results/baselines/<ruleset>-<scenario>.json.")] = None,
-    scenario: Annotated[str | None, typer.Option("--scenario", help="One scenario; default every scenario of the ruleset.")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", min=1e-6, max=0.5, help="False-alarm rate of the SPRT.")] = DEFAULT_ALPHA,
+    rules: Annotated[
+        Path | None, typer.Option("--rules", help="The variant TOML to check (required unless --update-baseline).")
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="Baseline file; default results/baselines/<ruleset>-<scenario>.json."),
+    ] = None,
+    scenario: Annotated[
+        str | None, typer.Option("--scenario", help="One scenario; default every scenario of the ruleset.")
+    ] = None,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=1e-6, max=0.5, help="False-alarm rate of the SPRT.")
+    ] = DEFAULT_ALPHA,
     beta: Annotated[float, typer.Option("--beta", min=1e-6, max=0.5, help="Miss rate of the SPRT.")] = DEFAULT_BETA,
-    min_effect: Annotated[float, typer.Option("--min-effect", min=1e-4, help="Smallest change worth reporting: absolute for rates and returns (0.03 = 3 points), relative for other values.")] = DEFAULT_MIN_EFFECT,
-    max_games: Annotated[int | None, typer.Option("--max-games", min=1, help="Cap on variant games per scenario.")] = None,
+    min_effect: Annotated[
+        float,
+        typer.Option(
+            "--min-effect",
+            min=1e-4,
+            help="Smallest change worth reporting: absolute for rates and returns (0.03 = 3 points), relative for other values.",
+        ),
+    ] = DEFAULT_MIN_EFFECT,
+    max_games: Annotated[
+        int | None, typer.Option("--max-games", min=1, help="Cap on variant games per scenario.")
+    ] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 2,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
-    update_baseline: Annotated[bool, typer.Option("--update-baseline", help="Write the baseline from --rules (default: the rules as written) and exit.")] = False,
-    games: Annotated[int, typer.Option("--games", min=10, help="Games per matchup when writing a baseline.")] = DEFAULT_GAMES,
+    update_baseline: Annotated[
+        bool,
+        typer.Option(
+            "--update-baseline", help="Write the baseline from --rules (default: the rules as written) and exit."
+        ),
+    ] = False,
+    games: Annotated[
+        int, typer.Option("--games", min=10, help="Games per matchup when writing a baseline.")
+    ] = DEFAULT_GAMES,
     seed: Annotated[int, typer.Option("--seed", help="Seed when writing a baseline.")] = 20261129,
 ) -> None:
     """Did this rule change move the balance? Exit 0 no significant change, 1 significant change, 2 bad input."""
@@ -84,8 +109,10 @@ def regress_cmd(
 
 
 def _print(r: RegressResult) -> None:
-    head = (f"{r.ruleset} {r.scenario}: rules {r.variant_hash} vs baseline {r.baseline_hash}, "
-            f"{r.games_played}/{r.games_available} paired games" + (" (SPRT stopped early)" if r.stopped_early else ""))
+    head = (
+        f"{r.ruleset} {r.scenario}: rules {r.variant_hash} vs baseline {r.baseline_hash}, "
+        f"{r.games_played}/{r.games_available} paired games" + (" (SPRT stopped early)" if r.stopped_early else "")
+    )
     out.rule(escape(head))
     if r.changed:
         out.print(f"[bold red]{len(r.changed)} significant change(s):[/bold red]")
@@ -104,7 +131,13 @@ def _print(r: RegressResult) -> None:
             f = lambda x: f"{x:.3g}"  # noqa: E731
             d = lambda x: f"{x:+.3g}"  # noqa: E731
         style = {"changed": "red", "undecided": "yellow", "unchanged": "green"}[m.verdict.value]
-        t.add_row(escape(m.metric) + (" *" if m.primary else ""), f(m.baseline), f(m.variant), d(m.change),
-                  f"[{d(m.ci[0])}, {d(m.ci[1])}]", f"[{style}]{m.verdict.value}[/{style}]")
+        t.add_row(
+            escape(m.metric) + (" *" if m.primary else ""),
+            f(m.baseline),
+            f(m.variant),
+            d(m.change),
+            f"[{d(m.ci[0])}, {d(m.ci[1])}]",
+            f"[{style}]{m.verdict.value}[/{style}]",
+        )
     out.print(t)
     out.print("* primary metric (paired SPRT); others: paired 95% intervals, Bonferroni-corrected.")

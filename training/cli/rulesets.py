@@ -38,8 +38,9 @@ def rulesets() -> None:
 
 
 @rules_app.command("show")
-def rules_show(ruleset: str, rules: RulesOpt = None,
-               as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def rules_show(
+    ruleset: str, rules: RulesOpt = None, as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False
+) -> None:
     """Print the resolved rules config of RULESET (with a variant's overrides) and its hash."""
     rs, cfg = ruleset_and_config(ruleset, rules)
     if as_json:

@@ -25,27 +25,50 @@ def train(
     ruleset: Annotated[str, typer.Argument(help="Ruleset name (ignored with --resume).")] = "",
     scenario: Annotated[str, typer.Argument(help="Scenario name (ignored with --resume).")] = "",
     algo: Annotated[str, typer.Option("--algo", help="maskable-ppo | ppo | dqn | a2c.")] = "maskable-ppo",
-    steps: Annotated[int | None, typer.Option("--steps", help="Total timesteps (default: n_timesteps of the "
-                                              "hyperparameter file). A run ends at the first whole rollout >= N.")
-                     ] = None,
-    opponent: Annotated[str, typer.Option("--opponent", help="random | a persona | self (pool of the learner's past "
-                                          "snapshots) | mix (snapshots and personas).")] = "random",
+    steps: Annotated[
+        int | None,
+        typer.Option(
+            "--steps",
+            help="Total timesteps (default: n_timesteps of the "
+            "hyperparameter file). A run ends at the first whole rollout >= N.",
+        ),
+    ] = None,
+    opponent: Annotated[
+        str,
+        typer.Option(
+            "--opponent",
+            help="random | a persona | self (pool of the learner's past snapshots) | mix (snapshots and personas).",
+        ),
+    ] = "random",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the run.")] = 0,
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<time>-R-S-train).")
-                       ] = None,
-    resume: Annotated[Path | None, typer.Option("--resume", help="Continue a run directory to its total steps. "
-                                                "This unpickles the saved model (runs code): only resume run "
-                                                "directories you created.")] = None,
-    n_envs: Annotated[int | None, typer.Option("--n-envs", min=1, help="Vectorised envs (default from the "
-                                               "hyperparameter file: 4).")] = None,
-    vec: Annotated[str, typer.Option("--vec", help="dummy (in-process, the measured default) | subproc.")
-                   ] = DEFAULT_VEC,
-    hp: Annotated[list[str] | None, typer.Option("--hp", help="Hyperparameter override key=value (YAML value), "
-                                                 "repeatable; see training/hyperparams/<algo>.yaml.")] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Run directory (default runs/<time>-R-S-train).")
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Continue a run directory to its total steps. "
+            "This unpickles the saved model (runs code): only resume run "
+            "directories you created.",
+        ),
+    ] = None,
+    n_envs: Annotated[
+        int | None, typer.Option("--n-envs", min=1, help="Vectorised envs (default from the hyperparameter file: 4).")
+    ] = None,
+    vec: Annotated[
+        str, typer.Option("--vec", help="dummy (in-process, the measured default) | subproc.")
+    ] = DEFAULT_VEC,
+    hp: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--hp",
+            help="Hyperparameter override key=value (YAML value), repeatable; see training/hyperparams/<algo>.yaml.",
+        ),
+    ] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="A variant TOML overriding rules.toml.")] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Processes for the final evaluation.")] = 1,
-    no_final_eval: Annotated[bool, typer.Option("--no-final-eval", help="Skip the final persona evaluation.")
-                             ] = False,
+    no_final_eval: Annotated[bool, typer.Option("--no-final-eval", help="Skip the final persona evaluation.")] = False,
 ) -> None:
     """Train an RL agent (MaskablePPO by default) on a scenario; Ctrl-C / SIGTERM save a checkpoint.
 
@@ -60,15 +83,31 @@ def train(
     if resume is not None and (out_dir is not None and Path(out_dir) != Path(resume)):
         raise UserError("--resume continues the run in its own directory; drop --out")
     tty = sys.stderr.isatty() and not os.environ.get("CI")
-    cfg = TrainConfig(ruleset=ruleset, scenario=scenario, algo=algo, steps=steps, opponent=opponent, seed=seed,
-                      out=out_dir, resume=resume, n_envs=n_envs, vec=vec, hp=parse_hp_overrides(hp), rules=rules,
-                      progress_bar=tty, final_eval=not no_final_eval, workers=workers,
-                      log=lambda s: err.print(s, highlight=False))
+    cfg = TrainConfig(
+        ruleset=ruleset,
+        scenario=scenario,
+        algo=algo,
+        steps=steps,
+        opponent=opponent,
+        seed=seed,
+        out=out_dir,
+        resume=resume,
+        n_envs=n_envs,
+        vec=vec,
+        hp=parse_hp_overrides(hp),
+        rules=rules,
+        progress_bar=tty,
+        final_eval=not no_final_eval,
+        workers=workers,
+        log=lambda s: err.print(s, highlight=False),
+    )
     result = run_train(cfg)
     m = result.metrics
     if result.status == "interrupted":
-        err.print(f"interrupted ({m.get('interrupted_by')}) at {result.num_timesteps}/{result.target} timesteps; "
-                  f"checkpoint and record saved. Continue with: rulebreaker train --resume {result.run_dir}")
+        err.print(
+            f"interrupted ({m.get('interrupted_by')}) at {result.num_timesteps}/{result.target} timesteps; "
+            f"checkpoint and record saved. Continue with: rulebreaker train --resume {result.run_dir}"
+        )
         by = m.get("interrupted_by", "SIGINT")
         # 128 + signal number, the shell's convention (sys.exit works whatever click's standalone mode).
         sys.exit(128 + int(getattr(signal, by, signal.SIGINT)))
@@ -80,16 +119,24 @@ def train(
             for col in ("persona", "agent mean return [95%]", "persona mean return [95%]", "beats"):
                 table.add_column(col)
             for name, v in fe["vs"].items():
-                table.add_row(name, f"{v['agent_mean_return']:+.3f} {_ci(v['agent_return_ci'])}",
-                              f"{v['persona_mean_return']:+.3f} {_ci(v['persona_return_ci'])}",
-                              "yes" if v["beats"] else "no")
+                table.add_row(
+                    name,
+                    f"{v['agent_mean_return']:+.3f} {_ci(v['agent_return_ci'])}",
+                    f"{v['persona_mean_return']:+.3f} {_ci(v['persona_return_ci'])}",
+                    "yes" if v["beats"] else "no",
+                )
         else:
             for col in ("persona", "win rate [Wilson 95%]", "fair share", "draws", "return edge [95%]", "beats"):
                 table.add_column(col)
             for name, v in fe["vs"].items():
-                table.add_row(name, f"{v['win_rate']:.3f} {_ci(v['win_ci'])}", f"{v['fair_share']:.3f}",
-                              f"{v['draw_rate']:.2f}", f"{v['return_edge']:+.3f} {_ci(v['return_edge_ci'])}",
-                              "yes" if v["beats"] else "no")
+                table.add_row(
+                    name,
+                    f"{v['win_rate']:.3f} {_ci(v['win_ci'])}",
+                    f"{v['fair_share']:.3f}",
+                    f"{v['draw_rate']:.2f}",
+                    f"{v['return_edge']:+.3f} {_ci(v['return_edge_ci'])}",
+                    "yes" if v["beats"] else "no",
+                )
         out.print(table)
         out.print("beats every persona" if fe["beats_all"] else f"does not beat: {', '.join(fe['not_beaten'])}")
     out.print(f"run: {result.run_dir}")

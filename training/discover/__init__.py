@@ -11,5 +11,15 @@ from training.discover.discovery import Discovery, Progress, agent_values, inter
 from training.discover.pipeline import make_discovery, result_json, run_discovery
 from training.discover.rl import rl_stage
 
-__all__ = ["BUDGETS", "Budget", "Discovery", "Progress", "agent_values", "interval_dict", "make_discovery",
-           "result_json", "rl_stage", "run_discovery"]
+__all__ = [
+    "BUDGETS",
+    "Budget",
+    "Discovery",
+    "Progress",
+    "agent_values",
+    "interval_dict",
+    "make_discovery",
+    "result_json",
+    "rl_stage",
+    "run_discovery",
+]

@@ -23,10 +23,32 @@ class Budget(BaseModel):
 
 
 BUDGETS: dict[str, Budget] = {
-    "quick": Budget(name="quick", round_robin_games=150, restricted_deals=150, sensitivity_games=80,
-                    rl_steps=50_000, rl_eval_games=150, wall_seconds=120),
-    "standard": Budget(name="standard", round_robin_games=400, restricted_deals=600, sensitivity_games=200,
-                       rl_steps=300_000, rl_eval_games=400, wall_seconds=900),
-    "deep": Budget(name="deep", round_robin_games=1500, restricted_deals=2000, sensitivity_games=800,
-                   rl_steps=3_000_000, rl_eval_games=1500, restricted_retrain=True, wall_seconds=None),
+    "quick": Budget(
+        name="quick",
+        round_robin_games=150,
+        restricted_deals=150,
+        sensitivity_games=80,
+        rl_steps=50_000,
+        rl_eval_games=150,
+        wall_seconds=120,
+    ),
+    "standard": Budget(
+        name="standard",
+        round_robin_games=400,
+        restricted_deals=600,
+        sensitivity_games=200,
+        rl_steps=300_000,
+        rl_eval_games=400,
+        wall_seconds=900,
+    ),
+    "deep": Budget(
+        name="deep",
+        round_robin_games=1500,
+        restricted_deals=2000,
+        sensitivity_games=800,
+        rl_steps=3_000_000,
+        rl_eval_games=1500,
+        restricted_retrain=True,
+        wall_seconds=None,
+    ),
 }

@@ -66,11 +66,17 @@ class Discovery:
     def game_id(self, stage: str, job: GameJob, index: int | None = None) -> str:
         """Record a game for replay; ``index`` is its position in the stage's batch."""
         gid = f"{stage}-{job.index if index is None else index}"
-        self.games[gid] = {"ruleset": job.ruleset, "scenario": job.scenario, "agents": list(job.agents),
-                           "seed": job.seed, "forbid": [list(f) for f in job.forbid],
-                           "rules_hash": config_hash(self.config if job.config == config_dict(self.config)
-                                                     else _model(self.ruleset, dict(job.config))),
-                           "config": job.config}
+        self.games[gid] = {
+            "ruleset": job.ruleset,
+            "scenario": job.scenario,
+            "agents": list(job.agents),
+            "seed": job.seed,
+            "forbid": [list(f) for f in job.forbid],
+            "rules_hash": config_hash(
+                self.config if job.config == config_dict(self.config) else _model(self.ruleset, dict(job.config))
+            ),
+            "config": job.config,
+        }
         return gid
 
     def add(self, f: Finding) -> None:
@@ -85,6 +91,7 @@ def _model(ruleset: Ruleset, cfg: dict[str, Any]) -> BaseModel:
 
 
 # -- values ------------------------------------------------------------------------------------------
+
 
 def agent_values(ev: Evaluation) -> dict[str, Interval]:
     """An agent's value: mean return alone (one seat), or its mean win rate against the field."""

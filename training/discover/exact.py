@@ -48,12 +48,16 @@ def exact_stage(d: Discovery, agents: list[str]) -> dict[str, Any]:
         pol = make_agent(d.ruleset.name, a, d.scenario)
         try:
             # every seat fixed: the exact value of that policy (full-width masks, as the env gives them)
-            v = solve(sc.new_game(d.config), 0, {0: pol}, key=key, max_states=limit,
-                      num_actions=num_actions).value[0]
+            v = solve(sc.new_game(d.config), 0, {0: pol}, key=key, max_states=limit, num_actions=num_actions).value[0]
         except TooLargeError:
             continue
         gaps[a] = {"value": round(v, 6), "gap": round(res.value[0] - v, 6)}
-    out = {"tractable": True, "optimal_value": round(res.value[0], 6), "states": res.num_states,
-           "seconds": round(res.seconds, 2), "agents": gaps}
+    out = {
+        "tractable": True,
+        "optimal_value": round(res.value[0], 6),
+        "states": res.num_states,
+        "seconds": round(res.seconds, 2),
+        "agents": gaps,
+    }
     d.sections["exact"] = out
     return out

@@ -37,8 +37,7 @@ RlStage = Callable[[Discovery, list[str]], dict[str, Any] | None]
 """The RL stage (:func:`training.discover.rl.rl_stage`), passed in so a run without RL never trains."""
 
 
-def run_discovery(d: Discovery, rl_stage: RlStage | None = None
-                  ) -> dict[str, Any]:
+def run_discovery(d: Discovery, rl_stage: RlStage | None = None) -> dict[str, Any]:
     t_start = time.perf_counter()
     personas = agent_names(d.ruleset.name)
     rr = stage_round_robin(d, personas)
@@ -54,8 +53,9 @@ def run_discovery(d: Discovery, rl_stage: RlStage | None = None
             d.sections["rl"] = rl
             if rl["value"]["value"] >= values[best_persona].value:
                 strong = rl["agent"]
-            d.add_all(exploit_findings(rl.get("gap_vs_best_persona"), best_persona, rl.get("example", ""),
-                                       d.thresholds))
+            d.add_all(
+                exploit_findings(rl.get("gap_vs_best_persona"), best_persona, rl.get("example", ""), d.thresholds)
+            )
             agents = [*personas, rl["agent"]]
     d.sections["strong_agent"] = strong
     d.sections["best_persona"] = best_persona
@@ -76,17 +76,43 @@ def run_discovery(d: Discovery, rl_stage: RlStage | None = None
 def result_json(d: Discovery) -> dict[str, Any]:
     meta = variant_meta(d.variant) if d.variant else {}
     return {
-        "ruleset": d.ruleset.name, "scenario": d.scenario, "rules_hash": config_hash(d.config), "seed": d.seed,
-        "budget": d.budget.name, "variant": str(d.variant) if d.variant else None, "variant_meta": meta,
+        "ruleset": d.ruleset.name,
+        "scenario": d.scenario,
+        "rules_hash": config_hash(d.config),
+        "seed": d.seed,
+        "budget": d.budget.name,
+        "variant": str(d.variant) if d.variant else None,
+        "variant_meta": meta,
         "thresholds": d.thresholds.model_dump(),
         "findings": [f.to_json() for f in d.findings],
     }
 
 
-def make_discovery(ruleset: Ruleset, scenario: str, variant: Path | None, budget: Budget, seed: int, workers: int,
-                   out_dir: Path, thresholds: Thresholds | None = None, progress: Progress | None = None,
-                   rl: bool = True) -> Discovery:
+def make_discovery(
+    ruleset: Ruleset,
+    scenario: str,
+    variant: Path | None,
+    budget: Budget,
+    seed: int,
+    workers: int,
+    out_dir: Path,
+    thresholds: Thresholds | None = None,
+    progress: Progress | None = None,
+    rl: bool = True,
+) -> Discovery:
     config = load_config(ruleset, variant)
     base = load_config(ruleset)
-    return Discovery(ruleset, scenario, config, base, variant, budget, seed, workers, thresholds or Thresholds(),
-                     out_dir, progress, rl)
+    return Discovery(
+        ruleset,
+        scenario,
+        config,
+        base,
+        variant,
+        budget,
+        seed,
+        workers,
+        thresholds or Thresholds(),
+        out_dir,
+        progress,
+        rl,
+    )

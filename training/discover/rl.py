@@ -32,9 +32,20 @@ def _train_one(args: tuple[str, str, str | None, int, int, str, str]) -> str:
     if (Path(out) / "train_state.json").exists():  # a rerun into the same folder continues (or reuses) that run
         res = train(TrainConfig(ruleset=ruleset, scenario=scenario, resume=Path(out), final_eval=False, workers=1))
     else:
-        res = train(TrainConfig(ruleset=ruleset, scenario=scenario, steps=steps, opponent=opponent, seed=seed,
-                                out=Path(out), rules=Path(rules) if rules else None, final_eval=False, workers=1,
-                                n_envs=None))
+        res = train(
+            TrainConfig(
+                ruleset=ruleset,
+                scenario=scenario,
+                steps=steps,
+                opponent=opponent,
+                seed=seed,
+                out=Path(out),
+                rules=Path(rules) if rules else None,
+                final_eval=False,
+                workers=1,
+                n_envs=None,
+            )
+        )
     return str(res.run_dir)
 
 
@@ -51,8 +62,10 @@ def train_runs(d: Discovery) -> dict[str, str]:
         plan = {"variant": (str(d.variant), d.seed), "as_written": (None, d.seed)}
     else:
         plan = {"seed0": (None, d.seed), "seed1": (None, d.seed + 1)}
-    args = [(d.ruleset.name, d.scenario, rules, steps, seed, str(rl_dir / label), mode)
-            for label, (rules, seed) in plan.items()]
+    args = [
+        (d.ruleset.name, d.scenario, rules, steps, seed, str(rl_dir / label), mode)
+        for label, (rules, seed) in plan.items()
+    ]
     if d.progress:
         d.progress("training RL agents", 0, len(args))
     workers = min(len(args), max(1, d.workers))
@@ -105,8 +118,13 @@ def rl_stage(d: Discovery, personas: list[str]) -> dict[str, Any] | None:
         for p in personas:
             sel = [(r, m) for r, m in zip(recs, meta, strict=True) if m[1] == p or d.num_players == 1]
             per[p] = interval_dict(_value(d, [r for r, _ in sel], [m for _, m in sel]))
-        evals[label] = {"agent": agent, "value": interval_dict(_value(d, recs, meta)), "vs": per, "records": recs,
-                        "meta": meta}
+        evals[label] = {
+            "agent": agent,
+            "value": interval_dict(_value(d, recs, meta)),
+            "vs": per,
+            "records": recs,
+            "meta": meta,
+        }
     chosen = "variant" if "variant" in evals else max(evals, key=lambda k: evals[k]["value"]["value"])
     ev = evals[chosen]
     agent = ev["agent"]
@@ -124,16 +142,27 @@ def rl_stage(d: Discovery, personas: list[str]) -> dict[str, Any] | None:
     if curve_png:  # keep the report folder self-contained
         shutil.copyfile(curve_png, d.out_dir / "learning_curve.png")
         curve_png = str(d.out_dir / "learning_curve.png")
-    per_persona = ("" if d.num_players == 1 else
-                   " Win rate per persona: " + ", ".join(f"{p} {v['value']:.3f}" for p, v in ev["vs"].items()) + ".")
+    per_persona = (
+        ""
+        if d.num_players == 1
+        else " Win rate per persona: " + ", ".join(f"{p} {v['value']:.3f}" for p, v in ev["vs"].items()) + "."
+    )
     out: dict[str, Any] = {
-        "agent": agent, "runs": runs, "steps": d.budget.rl_steps, "chosen": chosen,
-        "value": ev["value"], "vs": ev["vs"], "gap_vs_best_persona": interval_dict(gap), "best_persona": best,
+        "agent": agent,
+        "runs": runs,
+        "steps": d.budget.rl_steps,
+        "chosen": chosen,
+        "value": ev["value"],
+        "vs": ev["vs"],
+        "gap_vs_best_persona": interval_dict(gap),
+        "best_persona": best,
         "learning_curve_png": curve_png,
-        "summary": (f"MaskablePPO trained {d.budget.rl_steps} steps ({_opponent_mode(d)} opponents), run "
-                    f"`{runs[chosen]}`; value {ev['value']['value']:.3f} [{ev['value']['low']:.3f}, "
-                    f"{ev['value']['high']:.3f}]; against the best persona ({best}) "
-                    f"{gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}]." + per_persona),
+        "summary": (
+            f"MaskablePPO trained {d.budget.rl_steps} steps ({_opponent_mode(d)} opponents), run "
+            f"`{runs[chosen]}`; value {ev['value']['value']:.3f} [{ev['value']['low']:.3f}, "
+            f"{ev['value']['high']:.3f}]; against the best persona ({best}) "
+            f"{gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}]." + per_persona
+        ),
     }
     if "as_written" in runs:
         out["transplant"] = transplant(d, agents["variant"], agents["as_written"])

@@ -44,35 +44,51 @@ from training.runner import GameJob, seeds
 
 # -- stage 1: round robin -------------------------------------------------------------------------
 
+
 def stage_round_robin(d: Discovery, agents: list[str]) -> Evaluation:
     t0 = time.perf_counter()
-    jobs, meta = matchup_jobs(d.ruleset, d.scenario, d.config, agents, d.budget.round_robin_games, d.seed,
-                              trace=True)
+    jobs, meta = matchup_jobs(d.ruleset, d.scenario, d.config, agents, d.budget.round_robin_games, d.seed, trace=True)
     recs = d.play("round_robin", jobs)
-    ev = Evaluation(d.ruleset.name, d.scenario, agents, d.num_players, d.budget.round_robin_games, d.seed,
-                    config_hash(d.config), recs, meta)
-    d.sections["round_robin"] = {"agents": agents, "games_per_matchup": d.budget.round_robin_games,
-                                 "metrics": evaluation_metrics(ev),
-                                 "values": {a: interval_dict(v) for a, v in agent_values(ev).items()}}
+    ev = Evaluation(
+        d.ruleset.name,
+        d.scenario,
+        agents,
+        d.num_players,
+        d.budget.round_robin_games,
+        d.seed,
+        config_hash(d.config),
+        recs,
+        meta,
+    )
+    d.sections["round_robin"] = {
+        "agents": agents,
+        "games_per_matchup": d.budget.round_robin_games,
+        "metrics": evaluation_metrics(ev),
+        "values": {a: interval_dict(v) for a, v in agent_values(ev).items()},
+    }
     d.timings["round_robin"] = time.perf_counter() - t0
     return ev
 
 
 # -- stage 3: usage -----------------------------------------------------------------------------------
 
-def usage_by_context(records: list[GameRecord],
-                     seats_of: Callable[[GameRecord], set[int]]) -> dict[str, dict[str, float]]:
+
+def usage_by_context(
+    records: list[GameRecord], seats_of: Callable[[GameRecord], set[int]]
+) -> dict[str, dict[str, float]]:
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for r in records:
         mine = seats_of(r)
         for seat, ctx, opt in r.decisions:
             if seat in mine:
                 counts[ctx][opt] += 1
-    return {ctx: {o: round(c / sum(cnt.values()), 6) for o, c in cnt.most_common()}
-            for ctx, cnt in sorted(counts.items())}
+    return {
+        ctx: {o: round(c / sum(cnt.values()), 6) for o, c in cnt.most_common()} for ctx, cnt in sorted(counts.items())
+    }
 
 
 # -- stage 4: restricted play ------------------------------------------------------------------------
+
 
 def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, Any]:
     """Each option group forbidden for one seat; the value change is paired by deal.
@@ -87,14 +103,14 @@ def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, 
     cfg = config_dict(d.config)
     deal_seeds = seeds(d.seed + 7919, d.budget.restricted_deals)
     out: dict[str, Any] = {"groups": groups, "agents": {}, "strong": strong}
-    base_jobs = [GameJob(d.ruleset.name, d.scenario, cfg, (a,) * n, s, trace=True)
-                 for a in agents for s in deal_seeds]
+    base_jobs = [GameJob(d.ruleset.name, d.scenario, cfg, (a,) * n, s, trace=True) for a in agents for s in deal_seeds]
     base_recs = d.play("restricted_base", base_jobs)
     base: dict[tuple[str, int], GameRecord] = {}
     for j, (a, g) in enumerate((a, g) for a in agents for g in range(len(deal_seeds))):
         base[(a, g)] = base_recs[j]
-    used: dict[str, Counter[str]] = {a: Counter(opt for g in range(len(deal_seeds))
-                                                for _, _, opt in base[(a, g)].decisions) for a in agents}
+    used: dict[str, Counter[str]] = {
+        a: Counter(opt for g in range(len(deal_seeds)) for _, _, opt in base[(a, g)].decisions) for a in agents
+    }
     available = {a: set().union(*(base[(a, g)].available for g in range(len(deal_seeds)))) for a in agents}
     all_jobs: list[GameJob] = []
     keys: list[tuple[str, str, int]] = []
@@ -128,9 +144,14 @@ def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, 
             iv = Interval(0.0, 0.0, 0.0) if all(x == 0 for x in diffs) else mean_interval(diffs)
             ex = worst[1]
             gid = d.game_id("restricted", all_jobs[ex.index], ex.index) if ex is not None else ""
-            rows[grp] = {"value_change": interval_dict(iv), "usage_overall": round(used[a][grp] / total, 6),
-                         "usage_in_context": round(ctx_usage, 6), "example": gid, "replayed": replayed,
-                         "available": grp in available[a]}
+            rows[grp] = {
+                "value_change": interval_dict(iv),
+                "usage_overall": round(used[a][grp] / total, 6),
+                "usage_in_context": round(ctx_usage, 6),
+                "example": gid,
+                "replayed": replayed,
+                "available": grp in available[a],
+            }
         out["agents"][a] = {"usage": usage, "options": rows}
     d.sections["restricted"] = out
     d.timings["restricted"] = time.perf_counter() - t0
@@ -140,8 +161,10 @@ def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, 
 
 # -- stage 5: rule sensitivity ---------------------------------------------------------------------------
 
-def compare_tables(base: dict[str, dict[int, float]], var: dict[str, dict[int, float]],
-                   indices: list[int]) -> dict[str, dict[str, float]]:
+
+def compare_tables(
+    base: dict[str, dict[int, float]], var: dict[str, dict[int, float]], indices: list[int]
+) -> dict[str, dict[str, float]]:
     rows = {}
     for m in sorted(set(base) | set(var)):
         if not (is_primary(m) or m == "length" or m.startswith(("final[", "ended["))):
@@ -152,8 +175,13 @@ def compare_tables(base: dict[str, dict[int, float]], var: dict[str, dict[int, f
         diffs = [y - x for x, y in zip(xs, ys, strict=True)]
         iv = Interval(0.0, 0.0, 0.0) if all(x == 0 for x in diffs) else mean_interval(diffs)
         b = sum(xs) / len(xs)
-        rows[m] = {"baseline": round(b, 6), "change": round(iv.value, 6), "low": round(iv.low, 6),
-                   "high": round(iv.high, 6), "relative": round(iv.value / abs(b), 6) if b else 0.0}
+        rows[m] = {
+            "baseline": round(b, 6),
+            "change": round(iv.value, 6),
+            "low": round(iv.low, 6),
+            "high": round(iv.high, 6),
+            "relative": round(iv.value / abs(b), 6) if b else 0.0,
+        }
     return rows
 
 
@@ -184,11 +212,19 @@ def stage_sensitivity(d: Discovery, agents: list[str], rr: Evaluation) -> dict[s
     all_jobs = [replace(j, config=config_dict(cfg)) for (_, _, _, cfg) in plan for j in jobs]
     recs = d.play("sensitivity", all_jobs)
     for p, (key, v, desc, _cfg) in enumerate(plan):
-        chunk = [replace(r, index=i) for i, r in enumerate(recs[p * len(jobs):(p + 1) * len(jobs)])]
+        chunk = [replace(r, index=i) for i, r in enumerate(recs[p * len(jobs) : (p + 1) * len(jobs)])]
         tab = feature_table(chunk, meta, d.num_players)
         rows = compare_tables(base_tab, tab, idx)
-        knob_rows.append({"key": key, "value": v, "was": current.get(key), "description": desc, "metrics": rows,
-                          "example": d.game_id("sensitivity", all_jobs[p * len(jobs)], p * len(jobs))})
+        knob_rows.append(
+            {
+                "key": key,
+                "value": v,
+                "was": current.get(key),
+                "description": desc,
+                "metrics": rows,
+                "example": d.game_id("sensitivity", all_jobs[p * len(jobs)], p * len(jobs)),
+            }
+        )
     d.sections["sensitivity"] = {"games_per_matchup": games, "knobs": knob_rows, "skipped": skipped}
     d.timings["sensitivity"] = time.perf_counter() - t0
     d.add_all(sensitivity_findings(knob_rows, d.thresholds))
@@ -200,34 +236,42 @@ def stage_variant_vs_written(d: Discovery, agents: list[str], rr: Evaluation) ->
     if d.variant is None:
         return None
     t0 = time.perf_counter()
-    jobs = [GameJob(d.ruleset.name, d.scenario, config_dict(d.base_config), r.agents, r.seed, r.index, True)
-            for r in rr.records]
+    jobs = [
+        GameJob(d.ruleset.name, d.scenario, config_dict(d.base_config), r.agents, r.seed, r.index, True)
+        for r in rr.records
+    ]
     base_recs = d.play("as_written", jobs)
     base_tab = feature_table(base_recs, rr.matchups, d.num_players)
     var_tab = feature_table(rr.records, rr.matchups, d.num_players)
     rows = compare_tables(base_tab, var_tab, list(range(len(jobs))))
-    changed = sorted(k for k, v in flat_items(config_dict(d.config))
-                     if dict(flat_items(config_dict(d.base_config))).get(k) != v)
+    changed = sorted(
+        k for k, v in flat_items(config_dict(d.config)) if dict(flat_items(config_dict(d.base_config))).get(k) != v
+    )
     sec = {"changed_keys": changed, "metrics": rows}
     d.written_records = base_recs
     d.sections["variant_vs_written"] = sec
     d.timings["variant_vs_written"] = time.perf_counter() - t0
     subject = ", ".join(changed) or "(no key changed)"
-    example = d.game_id("round_robin", GameJob(d.ruleset.name, d.scenario, config_dict(d.config),
-                                                 rr.records[0].agents, rr.records[0].seed, 0))
+    example = d.game_id(
+        "round_robin",
+        GameJob(d.ruleset.name, d.scenario, config_dict(d.config), rr.records[0].agents, rr.records[0].seed, 0),
+    )
     d.add_all(variant_findings(rows, subject, d.num_players, example, d.thresholds))
     return sec
 
 
 # -- stage 7: seats, lengths, resources -----------------------------------------------------------------
 
-def stage_structure(d: Discovery, rr: Evaluation, strong_records: list[GameRecord],
-                    written_records: list[GameRecord] | None = None) -> dict[str, Any]:
+
+def stage_structure(
+    d: Discovery, rr: Evaluation, strong_records: list[GameRecord], written_records: list[GameRecord] | None = None
+) -> dict[str, Any]:
     t = d.thresholds
     recs = rr.records
     sec: dict[str, Any] = {}
-    example = d.game_id("round_robin", GameJob(d.ruleset.name, d.scenario, config_dict(d.config),
-                                                 recs[0].agents, recs[0].seed, 0))
+    example = d.game_id(
+        "round_robin", GameJob(d.ruleset.name, d.scenario, config_dict(d.config), recs[0].agents, recs[0].seed, 0)
+    )
     n = d.num_players
     if n >= 2:
         decisive = [r for r in recs if r.winner is not None]
@@ -244,12 +288,18 @@ def stage_structure(d: Discovery, rr: Evaluation, strong_records: list[GameRecor
     sec["time_limit_share"] = interval_dict(iv)
     found = non_termination_findings(iv, t)
     if found:  # the example game is recorded only when there is a finding to show
-        ex = d.game_id("round_robin", GameJob(d.ruleset.name, d.scenario, config_dict(d.config),
-                                                limit[0].agents, limit[0].seed, limit[0].index))
+        ex = d.game_id(
+            "round_robin",
+            GameJob(d.ruleset.name, d.scenario, config_dict(d.config), limit[0].agents, limit[0].seed, limit[0].index),
+        )
         d.add_all([replace(f, evidence=ex) for f in found])
     lengths = [r.length for r in recs]
-    sec["length"] = {"mean": statistics.fmean(lengths), "median": statistics.median(lengths),
-                     "max": max(lengths), "reasons": dict(Counter(r.reason for r in recs))}
+    sec["length"] = {
+        "mean": statistics.fmean(lengths),
+        "median": statistics.median(lengths),
+        "max": max(lengths),
+        "reasons": dict(Counter(r.reason for r in recs)),
+    }
     if written_records is not None:
         sec["resources"] = _resources(d, rr.records, written_records)
     else:
@@ -284,8 +334,7 @@ def _rises(records: list[GameRecord]) -> tuple[dict[str, dict[int, float]], dict
     return rises, curves
 
 
-def _resources(d: Discovery, records: list[GameRecord],
-               base_records: list[GameRecord] | None = None) -> dict[str, Any]:
+def _resources(d: Discovery, records: list[GameRecord], base_records: list[GameRecord] | None = None) -> dict[str, Any]:
     """Resource runaway. With a variant, the rise is measured against the same games under the rules as
     written (a resource that already grows as written is the game's design, not the variant's doing).
     Resources the scenario declares as progress counters or clocks are never runaways."""
@@ -303,8 +352,11 @@ def _resources(d: Discovery, records: list[GameRecord],
         else:
             iv = mean_interval(list(by_game.values()))
             what = "relative rise from the first to the last decision"
-        out[k] = {"relative_rise": interval_dict(iv), "compared_to_written": base_rises is not None,
-                  "curve": [round(statistics.fmean(c), 4) if c else None for c in curves[k]]}
+        out[k] = {
+            "relative_rise": interval_dict(iv),
+            "compared_to_written": base_rises is not None,
+            "curve": [round(statistics.fmean(c), 4) if c else None for c in curves[k]],
+        }
         d.add_all(runaway_findings(k, iv, base_rises is not None, what, d.thresholds))
     return out
 

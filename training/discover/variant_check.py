@@ -37,16 +37,18 @@ def variant_files(ruleset: Ruleset) -> list[Path]:
     return sorted(d.glob("*.toml")) if d and d.exists() else []
 
 
-def _findings(ruleset: Ruleset, scenario: str, variant: Path | None, budget: Budget, seed: int, workers: int,
-              rl: bool) -> list[dict[str, Any]]:
+def _findings(
+    ruleset: Ruleset, scenario: str, variant: Path | None, budget: Budget, seed: int, workers: int, rl: bool
+) -> list[dict[str, Any]]:
     with TemporaryDirectory() as tmp:
         d = make_discovery(ruleset, scenario, variant, budget, seed, workers, Path(tmp), rl=rl)
         findings: list[dict[str, Any]] = run_discovery(d, rl_stage if rl else None)["findings"]
         return findings
 
 
-def check_ruleset(ruleset: Ruleset, budget: Budget, seed: int = 0, workers: int = 2, rl: bool = False,
-                  log: Any = print) -> list[dict[str, Any]]:
+def check_ruleset(
+    ruleset: Ruleset, budget: Budget, seed: int = 0, workers: int = 2, rl: bool = False, log: Any = print
+) -> list[dict[str, Any]]:
     results = []
     defaults: dict[str, set[_Key]] = {}
     for path in variant_files(ruleset):
@@ -58,8 +60,9 @@ def check_ruleset(ruleset: Ruleset, budget: Budget, seed: int = 0, workers: int 
         new_all: list[dict[str, Any]] = []
         for sc in scenarios:
             if sc not in defaults:
-                defaults[sc] = {(f["kind"], f["subject"]) for f in
-                                _findings(ruleset, sc, None, budget, seed, workers, rl)}
+                defaults[sc] = {
+                    (f["kind"], f["subject"]) for f in _findings(ruleset, sc, None, budget, seed, workers, rl)
+                }
             for f in _findings(ruleset, sc, path, budget, seed, workers, rl):
                 if (f["kind"], f["subject"]) not in defaults[sc]:
                     new_all.append({**f, "scenario": sc})
@@ -70,11 +73,16 @@ def check_ruleset(ruleset: Ruleset, budget: Budget, seed: int = 0, workers: int 
         else:
             alarms = []
             ok = bool((expect | CATCHES.get(kind, set())) & new_kinds)
-        row = {"ruleset": ruleset.name, "variant": path.name, "kind": kind, "expect": sorted(expect),
-               "new_findings": sorted({f"{f['scenario']}:{f['kind']}:{f['subject']}" for f in new_all}),
-               "caught" if kind != "control" else "clean": ok,
-               "false_alarms": [f"{f['scenario']}:{f['kind']}:{f['subject']}" for f in alarms],
-               "seconds": round(time.perf_counter() - t0, 1)}
+        row = {
+            "ruleset": ruleset.name,
+            "variant": path.name,
+            "kind": kind,
+            "expect": sorted(expect),
+            "new_findings": sorted({f"{f['scenario']}:{f['kind']}:{f['subject']}" for f in new_all}),
+            "caught" if kind != "control" else "clean": ok,
+            "false_alarms": [f"{f['scenario']}:{f['kind']}:{f['subject']}" for f in alarms],
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
         log(json.dumps(row))
         results.append(row)
     return results
@@ -83,8 +91,12 @@ def check_ruleset(ruleset: Ruleset, budget: Budget, seed: int = 0, workers: int 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     planted = [r for r in rows if r["kind"] != "control"]
     controls = [r for r in rows if r["kind"] == "control"]
-    return {"planted": len(planted), "caught": sum(r["caught"] for r in planted),
-            "controls": len(controls), "false_alarms": sum(not r["clean"] for r in controls)}
+    return {
+        "planted": len(planted),
+        "caught": sum(r["caught"] for r in planted),
+        "controls": len(controls),
+        "false_alarms": sum(not r["clean"] for r in controls),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

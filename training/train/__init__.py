@@ -21,6 +21,20 @@ from training.train.hyperparameters import (
 from training.train.run import train
 from training.train.vec import make_vec_env
 
-__all__ = ["DEFAULT_VEC", "HP_DIR", "PersonaEvaluator", "TrainConfig", "TrainResult", "expected_total",
-           "final_evaluation", "load_hyperparams", "make_vec_env", "parse_hp_overrides", "policy_kwargs",
-           "rollout_size", "save_model", "set_torch_threads", "train"]
+__all__ = [
+    "DEFAULT_VEC",
+    "HP_DIR",
+    "PersonaEvaluator",
+    "TrainConfig",
+    "TrainResult",
+    "expected_total",
+    "final_evaluation",
+    "load_hyperparams",
+    "make_vec_env",
+    "parse_hp_overrides",
+    "policy_kwargs",
+    "rollout_size",
+    "save_model",
+    "set_torch_threads",
+    "train",
+]

@@ -44,9 +44,14 @@ def read_pool(run_dir: Path, info: dict[str, Any]) -> list[NumpyNet]:
         return []
     try:
         with np.load(p, allow_pickle=False) as z:
-            return [NumpyNet.from_arrays({name.split("_", 1)[1]: z[name] for name in z.files
-                                          if name.startswith(f"s{k}_")}, info["activation"], info["kind"])
-                    for k in range(int(info["snapshots"]))]
+            return [
+                NumpyNet.from_arrays(
+                    {name.split("_", 1)[1]: z[name] for name in z.files if name.startswith(f"s{k}_")},
+                    info["activation"],
+                    info["kind"],
+                )
+                for k in range(int(info["snapshots"]))
+            ]
     except (OSError, ValueError, KeyError) as e:
         raise UserError(f"{p} (self-play pool) is corrupt: {e}") from None
 

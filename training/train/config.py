@@ -54,8 +54,10 @@ class TrainResult:
 def load_state(run_dir: Path) -> dict[str, Any]:
     p = run_dir / STATE_NAME
     if not run_dir.is_dir() or not p.exists():
-        raise UserError(f"{run_dir} is not a training run directory (no {STATE_NAME}); "
-                        "--resume only accepts directories written by `rulebreaker train`")
+        raise UserError(
+            f"{run_dir} is not a training run directory (no {STATE_NAME}); "
+            "--resume only accepts directories written by `rulebreaker train`"
+        )
     try:
         state = json.loads(p.read_text())
     except (OSError, json.JSONDecodeError) as e:

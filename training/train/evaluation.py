@@ -71,12 +71,23 @@ class PersonaEvaluator:
                 if loc["done"] and "outcome" in info and info["outcome"]["winner"] == info.get("learner_seat"):
                     wins[0] += 1
 
-            rewards, _lengths = evaluate_policy(model, env, n_eval_episodes=self.episodes, deterministic=True,
-                                                return_episode_rewards=True, callback=count)
+            rewards, _lengths = evaluate_policy(
+                model,
+                env,
+                n_eval_episodes=self.episodes,
+                deterministic=True,
+                return_episode_rewards=True,
+                callback=count,
+            )
             mean, ci = _ci([float(r) for r in rewards])
             wi = wilson(wins[0], len(rewards))
-            out[name] = {"episodes": len(rewards), "mean_return": mean, "return_ci": ci,
-                         "win_rate": round(wi.value, 6), "win_ci": wi.as_list()}
+            out[name] = {
+                "episodes": len(rewards),
+                "mean_return": mean,
+                "return_ci": ci,
+                "win_rate": round(wi.value, 6),
+                "win_ci": wi.as_list(),
+            }
         return out
 
     def close(self) -> None:
@@ -100,8 +111,20 @@ def write_curves(run_dir: Path, points: list[dict[str, Any]]) -> None:
     rows = ["step,opponent,episodes,mean_return,return_low,return_high,win_rate,win_low,win_high"]
     for pt in points:
         for name, m in pt["vs"].items():
-            rows.append(",".join(str(x) for x in (pt["step"], name, m["episodes"], m["mean_return"], *m["return_ci"],
-                                                  m["win_rate"], *m["win_ci"])))
+            rows.append(
+                ",".join(
+                    str(x)
+                    for x in (
+                        pt["step"],
+                        name,
+                        m["episodes"],
+                        m["mean_return"],
+                        *m["return_ci"],
+                        m["win_rate"],
+                        *m["win_ci"],
+                    )
+                )
+            )
     atomic_write_text(run_dir / "curves.csv", "\n".join(rows) + "\n")
 
 
@@ -154,8 +177,9 @@ def plot_curves(run_dir: Path, title: str, baselines: dict[str, float] | None = 
 
 
 # -- final evaluation (fast numpy path, paired seeds) --------------------------------------------------
-def final_evaluation(run_dir: Path, ruleset: str, scenario: str, config: Any, games: int, seed: int,
-                     workers: int = 1) -> dict[str, Any]:
+def final_evaluation(
+    run_dir: Path, ruleset: str, scenario: str, config: Any, games: int, seed: int, workers: int = 1
+) -> dict[str, Any]:
     """The trained agent against every persona; "beats" needs the interval to clear parity.
 
     Two or more seats: win rate against a field of the persona, Wilson 95% low end above the fair share
@@ -180,21 +204,35 @@ def final_evaluation(run_dir: Path, ruleset: str, scenario: str, config: Any, ga
         for name in agent_names(ruleset):
             other = per[name]
             edge = paired_difference(by_agent[name], by_agent[me])
-            out["vs"][name] = {"agent_mean_return": mine["mean_return"], "agent_return_ci": mine["return_ci"],
-                               "persona_mean_return": other["mean_return"], "persona_return_ci": other["return_ci"],
-                               "beats": mine["return_ci"][0] > other["return_ci"][1],
-                               "paired_edge": round(edge.value, 6), "paired_edge_ci": edge.as_list()}
+            out["vs"][name] = {
+                "agent_mean_return": mine["mean_return"],
+                "agent_return_ci": mine["return_ci"],
+                "persona_mean_return": other["mean_return"],
+                "persona_return_ci": other["return_ci"],
+                "beats": mine["return_ci"][0] > other["return_ci"][1],
+                "paired_edge": round(edge.value, 6),
+                "paired_edge_ci": edge.as_list(),
+            }
     else:
         fair = 1.0 / n
         for name in agent_names(ruleset):
             ev = evaluate(rs, scenario, config, [me, name], games, seed, workers=workers)
             m = ev.metrics()["matrix"][me][name]
             # Return edge: per game, the agent's return minus the mean return of the persona seats.
-            edges = [r.returns[seat] - sum(x for k, x in enumerate(r.returns) if k != seat) / (n - 1)
-                     for r, (fa, _fb, seat) in zip(ev.records, ev.matchups, strict=True) if fa == me]
+            edges = [
+                r.returns[seat] - sum(x for k, x in enumerate(r.returns) if k != seat) / (n - 1)
+                for r, (fa, _fb, seat) in zip(ev.records, ev.matchups, strict=True)
+                if fa == me
+            ]
             edge_mean, edge_ci = _ci(edges)
-            out["vs"][name] = {**m, "fair_share": round(fair, 6), "beats": m["win_ci"][0] > fair,
-                               "return_edge": edge_mean, "return_edge_ci": edge_ci, "beats_on_return": edge_ci[0] > 0}
+            out["vs"][name] = {
+                **m,
+                "fair_share": round(fair, 6),
+                "beats": m["win_ci"][0] > fair,
+                "return_edge": edge_mean,
+                "return_edge_ci": edge_ci,
+                "beats_on_return": edge_ci[0] > 0,
+            }
     out["beats_all"] = all(v["beats"] for v in out["vs"].values())
     out["not_beaten"] = [k for k, v in out["vs"].items() if not v["beats"]]
     return out

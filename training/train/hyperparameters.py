@@ -14,8 +14,19 @@ from agents.rl import ALGOS, algo_class
 from envs.core.errors import UserError
 
 HP_DIR = Path(__file__).resolve().parents[1] / "hyperparams"
-SETTINGS_KEYS = ("n_envs", "n_timesteps", "eval_freq", "eval_episodes", "checkpoint_freq", "keep_checkpoints",
-                 "snapshot_freq", "pool_size", "mix_persona_prob", "final_eval_games", "torch_threads")
+SETTINGS_KEYS = (
+    "n_envs",
+    "n_timesteps",
+    "eval_freq",
+    "eval_episodes",
+    "checkpoint_freq",
+    "keep_checkpoints",
+    "snapshot_freq",
+    "pool_size",
+    "mix_persona_prob",
+    "final_eval_games",
+    "torch_threads",
+)
 DEFAULT_TORCH_THREADS = 1  # small MLPs on a busy 2-core box: one thread is faster and far steadier
 _ACT_FNS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU"}
 
@@ -52,8 +63,9 @@ def load_hyperparams(algo: str, env_id: str, overrides: dict[str, Any] | None = 
     allowed |= set(SETTINGS_KEYS) | {"policy"}
     unknown = sorted(set(hp) - allowed)
     if unknown:
-        raise UserError(f"unknown hyperparameter(s) for {algo}: {', '.join(unknown)}; "
-                        f"valid: {', '.join(sorted(allowed))}")
+        raise UserError(
+            f"unknown hyperparameter(s) for {algo}: {', '.join(unknown)}; valid: {', '.join(sorted(allowed))}"
+        )
     return hp
 
 

@@ -77,8 +77,16 @@ def _make_callback(run: _Run) -> Any:
 class _Run:
     """The mutable side of one training run (state file, curves, checkpoints, pool)."""
 
-    def __init__(self, run_dir: Path, state: dict[str, Any], settings: dict[str, Any], evaluator: PersonaEvaluator,
-                 vec_env: Any, meta: dict[str, Any], log: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        state: dict[str, Any],
+        settings: dict[str, Any],
+        evaluator: PersonaEvaluator,
+        vec_env: Any,
+        meta: dict[str, Any],
+        log: Callable[[str], None],
+    ) -> None:
         self.run_dir = run_dir
         self.state = state
         self.settings = settings
@@ -112,7 +120,7 @@ class _Run:
 
     def add_snapshot(self, net: NumpyNet, persist: bool = True) -> None:
         self.pool.append(net)
-        self.pool = self.pool[-int(self.settings.get("pool_size", 10)):]
+        self.pool = self.pool[-int(self.settings.get("pool_size", 10)) :]
         self.vec_env.env_method("add_snapshot", net)
         if persist:
             self.save_pool()
@@ -133,9 +141,14 @@ class _Run:
             model.logger.record(f"eval/{name}/mean_return", m["mean_return"])
             model.logger.record(f"eval/{name}/win_rate", m["win_rate"])
         write_curves(self.run_dir, self.curves)
-        self.log(f"eval at {n} steps ({time.perf_counter() - t:.1f}s): " + ", ".join(
-            f"{k} {v['mean_return']:+.3f}" + (f" / win {v['win_rate']:.2f}" if self.evaluator.num_players > 1 else "")
-            for k, v in vs.items()))
+        self.log(
+            f"eval at {n} steps ({time.perf_counter() - t:.1f}s): "
+            + ", ".join(
+                f"{k} {v['mean_return']:+.3f}"
+                + (f" / win {v['win_rate']:.2f}" if self.evaluator.num_players > 1 else "")
+                for k, v in vs.items()
+            )
+        )
 
     def save_model(self, model: Any, n: int, checkpoint: bool) -> None:
         saved_n = model.num_timesteps
@@ -215,19 +228,48 @@ def train(cfg: TrainConfig) -> TrainResult:
     policy = kwargs.pop("policy", "MlpPolicy")
     kwargs["policy_kwargs"] = policy_kwargs(kwargs.get("policy_kwargs"))
     if cfg.opponent not in OPPONENT_MODES and cfg.opponent not in agent_names(rs.name):
-        raise UserError(f"unknown --opponent '{cfg.opponent}' for {rs.name}; valid: "
-                        f"{', '.join([*agent_names(rs.name), 'self', 'mix'])}")
+        raise UserError(
+            f"unknown --opponent '{cfg.opponent}' for {rs.name}; valid: "
+            f"{', '.join([*agent_names(rs.name), 'self', 'mix'])}"
+        )
     if not state:
-        state = {"ruleset": rs.name, "scenario": sc_name, "env_id": env_id, "algo": cfg.algo,
-                 "opponent": cfg.opponent, "seed": cfg.seed, "target": target, "n_envs": n_envs, "vec": vec,
-                 "hyperparameters": hp, "config": config_dict(config), "rules_hash": config_hash(config),
-                 "observation_size": sc.observation_length(config), "num_actions": sc.action_count(config),
-                 "num_players": num_players,
-                 "num_timesteps": 0, "status": "running", "checkpoints": [],
-                 "created": _dt.datetime.now().isoformat(timespec="seconds")}
+        state = {
+            "ruleset": rs.name,
+            "scenario": sc_name,
+            "env_id": env_id,
+            "algo": cfg.algo,
+            "opponent": cfg.opponent,
+            "seed": cfg.seed,
+            "target": target,
+            "n_envs": n_envs,
+            "vec": vec,
+            "hyperparameters": hp,
+            "config": config_dict(config),
+            "rules_hash": config_hash(config),
+            "observation_size": sc.observation_length(config),
+            "num_actions": sc.action_count(config),
+            "num_players": num_players,
+            "num_timesteps": 0,
+            "status": "running",
+            "checkpoints": [],
+            "created": _dt.datetime.now().isoformat(timespec="seconds"),
+        }
         write_state(run_dir, state)
-    meta = {k: state[k] for k in ("ruleset", "scenario", "env_id", "algo", "observation_size", "num_actions",
-                                  "rules_hash", "config", "opponent", "seed")}
+    meta = {
+        k: state[k]
+        for k in (
+            "ruleset",
+            "scenario",
+            "env_id",
+            "algo",
+            "observation_size",
+            "num_actions",
+            "rules_hash",
+            "config",
+            "opponent",
+            "seed",
+        )
+    }
 
     # Resume: check the checkpoint before anything unpickles it.
     model_zip = run_dir / MODEL_NAME
@@ -242,8 +284,9 @@ def train(cfg: TrainConfig) -> TrainResult:
     opponents = make_opponents(cfg, n_envs, settings, sc.observation_bounds) if num_players > 1 else [None] * n_envs
     vec_env = make_vec_env(rs.name, sc_name, config, opponents, vec)
     masked = cfg.algo == "maskable-ppo"
-    evaluator = PersonaEvaluator(rs.name, sc_name, config, int(settings.get("eval_episodes", 40)),
-                                 cfg.seed + 12345, masked)
+    evaluator = PersonaEvaluator(
+        rs.name, sc_name, config, int(settings.get("eval_episodes", 40)), cfg.seed + 12345, masked
+    )
     cls = algo_class(cfg.algo)
     set_torch_threads(int(settings.get("torch_threads", DEFAULT_TORCH_THREADS)))
     tb = str(run_dir / "tb")
@@ -279,9 +322,13 @@ def train(cfg: TrainConfig) -> TrainResult:
             callback = CallbackList([_make_callback(run), *cfg.callbacks])
             with graceful_signals(run.stop):
                 try:
-                    model.learn(total_timesteps=target - done_before, callback=callback,
-                                reset_num_timesteps=done_before == 0 and not resumed, tb_log_name=cfg.algo,
-                                progress_bar=cfg.progress_bar)
+                    model.learn(
+                        total_timesteps=target - done_before,
+                        callback=callback,
+                        reset_num_timesteps=done_before == 0 and not resumed,
+                        tb_log_name=cfg.algo,
+                        progress_bar=cfg.progress_bar,
+                    )
                 except KeyboardInterrupt:
                     interrupted_by = "SIGINT"
             if run.stop and interrupted_by is None:
@@ -297,9 +344,13 @@ def train(cfg: TrainConfig) -> TrainResult:
         evaluator.close()
 
     baselines = None
-    metrics: dict[str, Any] = {"status": status, "num_timesteps": done, "target": target,
-                               "timesteps_this_session": done - done_before,
-                               "steps_per_second": round((done - done_before) / elapsed, 1) if elapsed > 0 else None}
+    metrics: dict[str, Any] = {
+        "status": status,
+        "num_timesteps": done,
+        "target": target,
+        "timesteps_this_session": done - done_before,
+        "steps_per_second": round((done - done_before) / elapsed, 1) if elapsed > 0 else None,
+    }
     if interrupted_by:
         metrics["interrupted_by"] = interrupted_by
     metrics["curves"] = run.curves[-1] if run.curves else None
@@ -308,8 +359,9 @@ def train(cfg: TrainConfig) -> TrainResult:
     write_state(run_dir, state)
     _write_run_record(run_dir, state, metrics)  # now, so a Ctrl-C in the final evaluation loses nothing
     if status == "completed" and cfg.final_eval:
-        fe = final_evaluation(run_dir, rs.name, sc_name, config, int(settings.get("final_eval_games", 200)),
-                              cfg.seed + 999, cfg.workers)
+        fe = final_evaluation(
+            run_dir, rs.name, sc_name, config, int(settings.get("final_eval_games", 200)), cfg.seed + 999, cfg.workers
+        )
         metrics["final_evaluation"] = fe
         if num_players == 1:
             baselines = {k: v["persona_mean_return"] for k, v in fe["vs"].items()}
@@ -321,8 +373,21 @@ def train(cfg: TrainConfig) -> TrainResult:
 
 def _write_run_record(run_dir: Path, state: dict[str, Any], metrics: dict[str, Any]) -> Path:
     extra = {k: state[k] for k in ("algo", "opponent", "target", "n_envs", "vec", "hyperparameters", "env_id")}
-    extra["files"] = {"model": MODEL_NAME, "state": STATE_NAME, "curves": ["curves.json", "curves.csv", "curves.png"],
-                      "tensorboard": "tb", "checkpoints": state.get("checkpoints", [])}
-    return write_record(run_dir, command="train", ruleset=state["ruleset"], scenario=state["scenario"],
-                        config=state["config"], rules_hash=state["rules_hash"], seed=int(state["seed"]),
-                        metrics=metrics, extra=extra)
+    extra["files"] = {
+        "model": MODEL_NAME,
+        "state": STATE_NAME,
+        "curves": ["curves.json", "curves.csv", "curves.png"],
+        "tensorboard": "tb",
+        "checkpoints": state.get("checkpoints", []),
+    }
+    return write_record(
+        run_dir,
+        command="train",
+        ruleset=state["ruleset"],
+        scenario=state["scenario"],
+        config=state["config"],
+        rules_hash=state["rules_hash"],
+        seed=int(state["seed"]),
+        metrics=metrics,
+        extra=extra,
+    )

@@ -28,8 +28,14 @@ from envs.core.policy import Policy, UniformRandom
 class PoolOpponent:
     """Plays other seats with a snapshot of the learner (or a persona, with ``persona_prob``)."""
 
-    def __init__(self, personas: Sequence[Policy] = (), persona_prob: float = 0.0, pool_size: int = 10,
-                 bounds: tuple[float, float] = (-np.inf, np.inf), seed: int = 0) -> None:
+    def __init__(
+        self,
+        personas: Sequence[Policy] = (),
+        persona_prob: float = 0.0,
+        pool_size: int = 10,
+        bounds: tuple[float, float] = (-np.inf, np.inf),
+        seed: int = 0,
+    ) -> None:
         self.name = "self" if persona_prob <= 0 else "mix"
         self.personas = list(personas)
         self.persona_prob = persona_prob if self.personas else 0.0
@@ -116,8 +122,9 @@ class RotatingSeatEnv(GameEnv):
         return obs, reward, term, trunc, info
 
 
-def pool_opponent_for(ruleset: str, scenario: str, mode: str, persona_prob: float, pool_size: int,
-                      bounds: tuple[float, float], seed: int) -> PoolOpponent:
+def pool_opponent_for(
+    ruleset: str, scenario: str, mode: str, persona_prob: float, pool_size: int, bounds: tuple[float, float], seed: int
+) -> PoolOpponent:
     """The self-play opponent: ``self`` (snapshots only) or ``mix`` (snapshots and the persona suite)."""
     personas = [make_agent(ruleset, n, scenario) for n in agent_names(ruleset)] if mode == "mix" else []
     return PoolOpponent(personas, persona_prob if mode == "mix" else 0.0, pool_size, bounds, seed_for(seed, 77))

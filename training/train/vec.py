@@ -16,8 +16,9 @@ from training.train.config import DEFAULT_VEC, VEC_KINDS, TrainConfig
 from training.train.selfplay import RotatingSeatEnv, pool_opponent_for
 
 
-def env_factory(ruleset: Any, scenario: str, config: Any, opponent: Any, rank: int, max_steps: int,
-                 in_subprocess: bool) -> Callable[[], Any]:
+def env_factory(
+    ruleset: Any, scenario: str, config: Any, opponent: Any, rank: int, max_steps: int, in_subprocess: bool
+) -> Callable[[], Any]:
     def thunk() -> Any:
         if in_subprocess:  # Ctrl-C goes to the main process only; it stops training and saves
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -40,17 +41,27 @@ def make_vec_env(ruleset: str, scenario: str, config: Any, opponents: list[Any],
         raise UserError(f"unknown --vec '{vec}'; valid: {', '.join(VEC_KINDS)}")
     rs = get_ruleset(ruleset)
     max_steps = rs.scenario(scenario).max_episode_steps
-    fns = [env_factory(rs if vec == "subproc" else ruleset, scenario, config, opp, i, max_steps, vec == "subproc")
-           for i, opp in enumerate(opponents)]
+    fns = [
+        env_factory(rs if vec == "subproc" else ruleset, scenario, config, opp, i, max_steps, vec == "subproc")
+        for i, opp in enumerate(opponents)
+    ]
     return SubprocVecEnv(fns) if vec == "subproc" and len(fns) > 1 else DummyVecEnv(fns)
 
 
-def make_opponents(cfg: TrainConfig, n_envs: int, settings: dict[str, Any],
-                   bounds: tuple[float, float]) -> list[Any]:
+def make_opponents(cfg: TrainConfig, n_envs: int, settings: dict[str, Any], bounds: tuple[float, float]) -> list[Any]:
     """The opponent of each env: a self-play pool (``self``/``mix``) or a persona, one object per env."""
     if cfg.opponent in ("self", "mix"):
-        return [pool_opponent_for(cfg.ruleset, cfg.scenario, cfg.opponent, float(settings.get("mix_persona_prob", 0.5)),
-                                  int(settings.get("pool_size", 10)), bounds, cfg.seed * 1000 + i)
-                for i in range(n_envs)]
+        return [
+            pool_opponent_for(
+                cfg.ruleset,
+                cfg.scenario,
+                cfg.opponent,
+                float(settings.get("mix_persona_prob", 0.5)),
+                int(settings.get("pool_size", 10)),
+                bounds,
+                cfg.seed * 1000 + i,
+            )
+            for i in range(n_envs)
+        ]
     make_agent(cfg.ruleset, cfg.opponent, cfg.scenario)  # validates the name (UserError lists valid ones)
     return [make_agent(cfg.ruleset, cfg.opponent, cfg.scenario) for _ in range(n_envs)]
