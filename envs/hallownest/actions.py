@@ -167,11 +167,17 @@ def action_id(kind: Kind, amount: int = 0, direction: int | None = None) -> int:
     return ACTION_ID[(kind, amount, d)]
 
 
+#: ``AMOUNT_BASE[kind] + amount`` is the id of ``kind`` investing ``amount`` (each kind's rows are consecutive)
+AMOUNT_BASE: dict[Kind, int] = {kind: ACTION_ID[(kind, a.start, None)] - a.start for kind, a in AMOUNTS.items()}
+assert all(ACTION_ID[(kind, k, None)] == AMOUNT_BASE[kind] + k for kind, a in AMOUNTS.items() for k in a)
+
+
 def invest_ids(kind: Kind, low: int, high: int) -> list[int]:
     """The ids of ``kind`` investing ``low`` to ``high`` (inclusive, clipped to what the table offers)."""
     amounts = AMOUNTS[kind]
     lo, hi = max(low, amounts.start), min(high, amounts.stop - 1)
-    return [ACTION_ID[(kind, k, None)] for k in range(lo, hi + 1)]
+    base = AMOUNT_BASE[kind]
+    return list(range(base + lo, base + hi + 1))
 
 
 def move_id(kind: Kind, direction: Direction) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -329,6 +330,97 @@ class HallownestConfig(RulesModel):
             if len(c) != 3 or not (0 <= c[0] < self.arena.width and 0 <= c[1] < height) or not 1 <= c[2] <= 4:
                 raise ValueError(f"arena.cover entry {c} must be [x, y, quarters 1-4] inside the arena")
         return self
+
+
+@dataclass(frozen=True, slots=True)
+class DuelSettings:
+    """The scalar rules the duel reads on every step, resolved once from the config into plain attributes.
+
+    Each field is ``<section>_<key>`` of :class:`HallownestConfig` (``stamina_tax_per_attack`` is
+    ``stamina.tax_per_attack``); the typed config stays the one source and the docs of every key.
+    """
+
+    dice_success_on: int
+    dice_modifiers_are_dice: bool
+    duel_max_rounds: int
+    stamina_tax_per_attack: int
+    stamina_min_attack_investment: int
+    stamina_refill_never_lowers: bool
+    imbalance_max: int
+    imbalance_clear_cost: int
+    imbalance_heavy_weapon_gain: int
+    imbalance_heavy_weight: int
+    imbalance_recovery_per_turn: int
+    defense_base_cost: int
+    defense_after_attack_roll: bool
+    parry_weapon_dice_per_stamina: int
+    parry_weapon_invest_max_is_quality: bool
+    parry_weapon_quality_adds_dice: bool
+    parry_weapon_reroll_applies: bool
+    parry_ranged_penalty: int
+    parry_max_shield_investment: int
+    dodge_light_weapon_weight: int
+    dodge_move_cells: int
+    dodge_imbalance_gain: int
+    dodge_imbalance_only_if_moved: bool
+    dodge_max_investment: int
+    damage_extra_cap: str
+    damage_min_after_reduction: int
+    damage_soak_floor: int
+    damage_soak_enabled: bool
+    deaths_door_enabled: bool
+    deaths_door_once_per_rest: bool
+    deaths_door_stamina_refills: bool
+    unconscious_enabled: bool
+    unconscious_restores_stamina: bool
+    unconscious_can_defend: bool
+    unconscious_targetable: bool
+    movement_retreat_cost: int
+    movement_retreat_cells: int
+    movement_retreat_imbalance: int
+    movement_dash_cost: int
+    movement_dash_cells: int
+    movement_provoked_cost: int
+    movement_provoked_attacks: bool
+    grapple_enabled: bool
+    grapple_unarmed_quality: int
+    grapple_max_appendage_bonus: int
+    grapple_penalty: int
+    grapple_escape_cost: int
+    grapple_blocks_dodge: bool
+    delayed_removal_cost: int
+    status_max_pool: int
+    status_decay_per_turn: int
+    status_removal_cost: int
+    cover_dice_per_quarter: int
+    focus_enabled: bool
+    focus_auto_success_per: int
+    focus_auto_dice_within_x: bool
+    focus_reroll_divisor: int
+    pogo_enabled: bool
+    pogo_needs_pass_over: bool
+    pogo_free_move: int
+    pogo_miss_imbalance: int
+
+    @classmethod
+    def of(cls, cfg: HallownestConfig) -> DuelSettings:
+        """The settings of a resolved config."""
+        values = {}
+        for name, (section, key) in _SETTING_KEYS.items():
+            values[name] = getattr(getattr(cfg, section), key)
+        return cls(**values)
+
+
+def _setting_keys() -> dict[str, tuple[str, str]]:
+    sections = sorted(HallownestConfig.model_fields, key=len, reverse=True)
+    out: dict[str, tuple[str, str]] = {}
+    for name in DuelSettings.__dataclass_fields__:
+        section = next(s for s in sections if name.startswith(s + "_"))
+        out[name] = (section, name[len(section) + 1 :])
+    return out
+
+
+_SETTING_KEYS = _setting_keys()
 
 
 @lru_cache(maxsize=16)

@@ -40,7 +40,8 @@ with its rule number.
 from __future__ import annotations
 
 import enum
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 import numpy as np
@@ -50,6 +51,7 @@ from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, Stat
 from envs.hallownest import rules as R
 from envs.hallownest.actions import (
     ACTIONS,
+    AMOUNT_BASE,
     CHANCE_PHASES,
     CLEAR_DELAYED_ID,
     CLEAR_IMBALANCE_ID,
@@ -76,9 +78,9 @@ from envs.hallownest.actions import (
     move_id,
     option_of,
 )
-from envs.hallownest.config import HallownestConfig
+from envs.hallownest.config import DuelSettings, HallownestConfig
 from envs.hallownest.dice import SIDES, initiative_outcomes, sample_initiative, sample_successes, success_outcomes
-from envs.hallownest.observation import encode_observation
+from envs.hallownest.observation import encode_observation, statics
 from envs.hallownest.rules import AttackKind, Defense
 
 NOBODY: Final = -1  # the seat in ``grappled_by`` / ``grappling`` / ``decider`` when there is none
@@ -99,6 +101,62 @@ class PendingRoll(NamedTuple):
     success_on: int
 
 
+# Hot-path aliases: in Python 3.11 every ``Phase.TURN``-style member lookup is a descriptor call.
+TURN, DEFENSE, HEART_ZERO, DODGE_MOVE = Phase.TURN, Phase.DEFENSE, Phase.HEART_ZERO, Phase.DODGE_MOVE
+PROVOKED, RESIST, OVER = Phase.PROVOKED, Phase.RESIST, Phase.OVER
+STEP, DASH = Kind.STEP, Kind.DASH
+ATTACK_BASE, GRAPPLE_BASE, POGO_BASE = AMOUNT_BASE[Kind.ATTACK], AMOUNT_BASE[Kind.GRAPPLE], AMOUNT_BASE[Kind.POGO]
+ESCAPE_BASE, FOCUS_BASE = AMOUNT_BASE[Kind.ESCAPE], AMOUNT_BASE[Kind.FOCUS]
+STEP_IDS = tuple(move_id(Kind.STEP, d) for d in Direction)
+DASH_IDS = tuple(move_id(Kind.DASH, d) for d in Direction)
+RETREAT_IDS = tuple(move_id(Kind.RETREAT, d) for d in Direction)
+
+Cell = tuple[int, int]
+
+
+class Arena:
+    """Rule 15: the arena's fixed geometry, worked out once per config and shared by every clone.
+
+    ``steps[cell]`` lists ``(direction, neighbour)`` inside the arena; ``dashes[cell]`` lists
+    ``(direction, path)`` of the dashes / jumps whose whole line stays inside (the last cell is the
+    landing); ``lines[cell][direction]`` holds the cells a retreat could cross, nearest first.
+    """
+
+    def __init__(self, width: int, height: int, directions: tuple[Direction, ...], dash: int, retreat: int) -> None:
+        cells = [(x, y) for y in range(height) for x in range(width)]
+        inside = set(cells)
+        self.steps: dict[Cell, tuple[tuple[Direction, Cell], ...]] = {}
+        self.dashes: dict[Cell, tuple[tuple[Direction, tuple[Cell, ...]], ...]] = {}
+        self.lines: dict[Cell, dict[Direction, tuple[Cell, ...]]] = {}
+        for c in cells:
+            steps, dashes, lines = [], [], {}
+            for d in directions:
+                step = R.dash_path(c, d.delta, 1)[0]
+                if step in inside:
+                    steps.append((d, step))
+                path = tuple(R.dash_path(c, d.delta, dash))
+                if all(x in inside for x in path):
+                    dashes.append((d, path))
+                lines[d] = tuple(x for x in R.dash_path(c, d.delta, retreat) if x in inside)
+            self.steps[c], self.dashes[c], self.lines[c] = tuple(steps), tuple(dashes), lines
+        self._moves: dict[tuple[Cell, tuple[Cell, ...]], tuple[list[int], list[int], list[int]]] = {}
+
+    def moves(self, here: Cell, occupied: tuple[Cell, ...]) -> tuple[list[int], list[int], list[int]]:
+        """The step, dash and retreat ids open from ``here`` with ``occupied`` cells held (memoised)."""
+        key = (here, occupied)
+        found = self._moves.get(key)
+        if found is None:
+            free = [d for d, c in self.steps[here] if c not in occupied]
+            dashes = [DASH_IDS[d] for d, path in self.dashes[here] if path[-1] not in occupied]
+            found = self._moves[key] = ([STEP_IDS[d] for d in free], dashes, [RETREAT_IDS[d] for d in free])
+        return found
+
+
+@lru_cache(maxsize=64)
+def _arena(width: int, height: int, directions: tuple[Direction, ...], dash: int, retreat: int) -> Arena:
+    return Arena(width, height, directions, dash, retreat)
+
+
 def _n(count: int, word: str) -> str:
     """``1 success`` / ``2 successes`` for the narration."""
     if count == 1:
@@ -110,7 +168,7 @@ def _n(count: int, word: str) -> str:
 class Bug:
     """A duellist's changing numbers (the fixed ones are its :class:`~envs.hallownest.rules.Profile`)."""
 
-    __slots__ = (
+    FIELDS = (
         "p",
         "x",
         "y",
@@ -172,13 +230,13 @@ class Bug:
 
     def fields(self) -> tuple[Hashable, ...]:
         """The changing numbers, for :meth:`DuelState.key`."""
-        return tuple(getattr(self, s) for s in self.__slots__[1:])
+        d = self.__dict__
+        return tuple(d[s] for s in self.FIELDS[1:])
 
     def copy(self) -> Bug:
-        """A copy sharing the (frozen) profile."""
+        """A copy sharing the (frozen) profile (every other value is an int, bool or str)."""
         b = Bug.__new__(Bug)
-        for s in self.__slots__:
-            setattr(b, s, getattr(self, s))
+        b.__dict__ = self.__dict__.copy()
         return b
 
     @property
@@ -215,7 +273,7 @@ class Bug:
 class Attack:
     """An attack (or grapple, pogo, provoked attack) being resolved (Rules 11-13, 16, 21)."""
 
-    __slots__ = (
+    FIELDS = (
         "kind",
         "attacker",
         "target",
@@ -258,13 +316,13 @@ class Attack:
 
     def fields(self) -> tuple[Hashable, ...]:
         """The attack's numbers, for :meth:`DuelState.key`."""
-        return tuple(getattr(self, s) for s in self.__slots__)
+        d = self.__dict__
+        return tuple(d[s] for s in self.FIELDS)
 
     def copy(self) -> Attack:
         """An independent copy."""
         a = Attack.__new__(Attack)
-        for s in self.__slots__:
-            setattr(a, s, getattr(self, s))
+        a.__dict__ = self.__dict__.copy()
         return a
 
 
@@ -275,11 +333,14 @@ class DuelState(State[int]):
     def __init__(self, cfg: HallownestConfig) -> None:
         super().__init__(2)
         self.cfg = cfg
+        self.k = k = DuelSettings.of(cfg)  # the scalar rules, resolved once (shared by clones)
+        self.unarmed = R.load_weapon(cfg, "unarmed")  # Rule 16: the "weapon" of a grapple
         self.track = cfg.arena.kind == "track"
         self.width = cfg.arena.width
         self.height = 1 if self.track else cfg.arena.height
         self.directions = TRACK_DIRECTIONS if self.track else GRID_DIRECTIONS
         self.cover: dict[tuple[int, int], int] = {(c[0], c[1]): c[2] for c in cfg.arena.cover}
+        self.arena = _arena(self.width, self.height, self.directions, k.movement_dash_cells, k.movement_retreat_cells)
         self.bugs = [Bug(R.build_profile(cfg, spec), *cfg.arena.start[i]) for i, spec in enumerate(cfg.duel.bugs)]
         self.phase = Phase.INITIATIVE
         self.init_seat = 0
@@ -288,7 +349,7 @@ class DuelState(State[int]):
         self.round = 0
         self.active = 0
         self.atk: Attack | None = None
-        self.roll = PendingRoll(0, 0, cfg.dice.success_on)
+        self.roll = PendingRoll(0, 0, k.dice_success_on)
         self.decider: int = NOBODY  # seat deciding in a reaction phase
         self.resume = Resume.ATTACK
         self.escape_succ = 0
@@ -299,6 +360,7 @@ class DuelState(State[int]):
         self._soak_mod = 0
         self._focus_auto = 0
         self._legal: list[int] | None = None
+        self.obs_statics = statics(self)  # observation.py: the part of the encoding that never changes
         self.narrate(
             "start",
             f"{self.bugs[0].name} ({self.bugs[0].p.weapon.label}) faces "
@@ -314,12 +376,12 @@ class DuelState(State[int]):
     # protocol
     def current_player(self) -> int:
         ph = self.phase
-        if ph == Phase.OVER:
-            return TERMINAL
+        if ph is TURN:
+            return self.active
         if ph in CHANCE_PHASES:
             return CHANCE
-        if ph == Phase.TURN:
-            return self.active
+        if ph is OVER:
+            return TERMINAL
         return self.decider
 
     def clone(self) -> DuelState:
@@ -380,160 +442,147 @@ class DuelState(State[int]):
 
     # -- legal actions ---------------------------------------------------------------------------
     def legal_actions(self) -> list[int]:
-        if self._legal is None:
-            self._legal = self._compute_legal()
-        return list(self._legal)
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return list(legal)
 
     def _compute_legal(self) -> list[int]:
         ph = self.phase
-        if ph == Phase.TURN:
+        if ph is TURN:
             return self._legal_turn()
-        if ph == Phase.DEFENSE:
+        if ph is DEFENSE:
             return self._legal_defense()
-        if ph == Phase.HEART_ZERO:
+        if ph is HEART_ZERO:
             out = []
-            if self.cfg.deaths_door.enabled:
+            if self.k.deaths_door_enabled:
                 out.append(DEATHS_DOOR_ID)
-            if self.cfg.unconscious.enabled:
+            if self.k.unconscious_enabled:
                 out.append(UNCONSCIOUS_ID)
             return out
-        if ph == Phase.DODGE_MOVE:
+        if ph is DODGE_MOVE:
             b = self.bugs[self.decider]
-            steps = [move_id(Kind.STEP, d) for d in self.directions if self._free_toward(b, d)]
+            occupied = self._occupied()
+            steps = [STEP_IDS[d] for d, c in self.arena.steps[(b.x, b.y)] if c not in occupied]
             return [*steps, STAY_ID]
-        if ph == Phase.PROVOKED:
+        if ph is PROVOKED:
             b = self.bugs[self.decider]
-            cost = self.cfg.movement.provoked_cost
+            cost = self.k.movement_provoked_cost
             return [DECLINE_ID, *invest_ids(Kind.PROVOKED, 0, min(MAX_DEFENSE_INVEST, b.stamina - cost))]
-        if ph == Phase.RESIST:
+        if ph is RESIST:
             b = self.bugs[self.decider]
             return invest_ids(Kind.RESIST, 0, min(MAX_SMALL_INVEST, b.stamina))
         return []
 
     def _legal_turn(self) -> list[int]:
         """The active bug's options, in increasing action id (the table's order)."""
-        cfg = self.cfg
+        k = self.k
         me = self.bugs[self.active]
         foe = self.bugs[1 - self.active]
         st = me.stamina
         out = [END_TURN_ID]
         w = me.p.weapon
-        dist = R.chebyshev(me.pos, foe.pos)
-        budget = R.attack_budget(st, me.attacks_made, cfg.stamina.tax_per_attack)
-        targetable = R.can_target(foe.dead, self.cover.get(foe.pos, 0), foe.unconscious, cfg.unconscious.targetable)
+        here = (me.x, me.y)
+        dist = R.chebyshev(here, (foe.x, foe.y))
+        budget = R.attack_budget(st, me.attacks_made, k.stamina_tax_per_attack)
+        quarters = self.cover.get((foe.x, foe.y), 0) if self.cover else 0
+        targetable = R.can_target(foe.dead, quarters, foe.unconscious, k.unconscious_targetable)
         if targetable and dist <= R.attack_reach(w):
-            lo = max(1, cfg.stamina.min_attack_investment)
-            out.extend(invest_ids(Kind.ATTACK, lo, min(budget, MAX_ATTACK_INVEST)))
+            lo = max(1, k.stamina_min_attack_investment)
+            out.extend(range(ATTACK_BASE + lo, ATTACK_BASE + min(budget, MAX_ATTACK_INVEST) + 1))
         if targetable and dist == R.ADJACENT:
-            if cfg.grapple.enabled and foe.grappled_by != self.active:
-                out.extend(invest_ids(Kind.GRAPPLE, 1, min(budget, MAX_SMALL_INVEST)))
-            if cfg.pogo.enabled and R.pogo_allowed(me.jumped, me.over_target, cfg.pogo.needs_pass_over, w):
-                out.extend(invest_ids(Kind.POGO, 1, min(budget, MAX_SMALL_INVEST)))
+            if k.grapple_enabled and foe.grappled_by != self.active:
+                out.extend(range(GRAPPLE_BASE + 1, GRAPPLE_BASE + min(budget, MAX_SMALL_INVEST) + 1))
+            if k.pogo_enabled and R.pogo_allowed(me.jumped, me.over_target, k.pogo_needs_pass_over, w):
+                out.extend(range(POGO_BASE + 1, POGO_BASE + min(budget, MAX_SMALL_INVEST) + 1))
         if not me.grappled:
-            mv = cfg.movement
-            free = [d for d in self.directions if self._free_toward(me, d)]
+            steps, dashes, retreats = self.arena.moves(here, self._occupied())
             if me.speed_left > 0 or me.free_move > 0:
-                out.extend(move_id(Kind.STEP, d) for d in free)
-            if st >= mv.dash_cost:
-                out.extend(move_id(Kind.DASH, d) for d in self.directions if self._dash_landing(me, d) is not None)
-            if st >= mv.retreat_cost and me.speed_left > 0:
-                out.extend(move_id(Kind.RETREAT, d) for d in free)
-        if me.imbalance > 0 and st >= cfg.imbalance.clear_cost:
+                out += steps
+            if st >= k.movement_dash_cost:
+                out += dashes
+            if st >= k.movement_retreat_cost and me.speed_left > 0:
+                out += retreats
+        if me.imbalance > 0 and st >= k.imbalance_clear_cost:
             out.append(CLEAR_IMBALANCE_ID)
-        if me.delayed > 0 and st >= cfg.delayed.removal_cost:
+        if me.delayed > 0 and st >= k.delayed_removal_cost:
             out.append(CLEAR_DELAYED_ID)
-        if me.status > 0 and st >= cfg.status.removal_cost:
+        if me.status > 0 and st >= k.status_removal_cost:
             out.append(CLEAR_STATUS_ID)
         if me.grappled:
-            out.extend(invest_ids(Kind.ESCAPE, 0, min(st - cfg.grapple.escape_cost, MAX_SMALL_INVEST)))
-        if cfg.focus.enabled and me.focus_pending == 0:
-            out.extend(invest_ids(Kind.FOCUS, 1, min(me.soul, MAX_FOCUS)))
+            out.extend(range(ESCAPE_BASE, ESCAPE_BASE + min(st - k.grapple_escape_cost, MAX_SMALL_INVEST) + 1))
+        if k.focus_enabled and me.focus_pending == 0:
+            out.extend(range(FOCUS_BASE + 1, FOCUS_BASE + min(me.soul, MAX_FOCUS) + 1))
         return out
 
     def _legal_defense(self) -> list[int]:
         atk = self.atk
         assert atk is not None
         me = self.bugs[atk.target]
-        cfg = self.cfg
+        k = self.k
         out = [NO_DEFENSE_ID]
-        spare = me.stamina - cfg.defense.base_cost  # most Stamina the defense can invest
+        spare = me.stamina - k.defense_base_cost  # most Stamina the defense can invest
         cap = R.max_parry_investment(
-            me.p.weapon, me.p.shield_quality, cfg.parry.weapon_invest_max_is_quality, cfg.parry.max_shield_investment
+            me.p.weapon, me.p.shield_quality, k.parry_weapon_invest_max_is_quality, k.parry_max_shield_investment
         )
         out.extend(invest_ids(Kind.PARRY, 0, min(cap, MAX_DEFENSE_INVEST, spare)))
-        if not (cfg.grapple.blocks_dodge and me.grappled):
-            out.extend(invest_ids(Kind.DODGE, 0, min(cfg.dodge.max_investment, MAX_DEFENSE_INVEST, spare)))
+        if not (k.grapple_blocks_dodge and me.grappled):
+            out.extend(invest_ids(Kind.DODGE, 0, min(k.dodge_max_investment, MAX_DEFENSE_INVEST, spare)))
         return out
 
     # -- geometry --------------------------------------------------------------------------------
-    def _inside(self, x: int, y: int) -> bool:
-        return 0 <= x < self.width and 0 <= y < self.height
-
-    def _free(self, x: int, y: int) -> bool:
-        """A cell inside the arena that no living bug holds (cells hold one bug, Rule 15)."""
-        if not self._inside(x, y):
-            return False
+    def _occupied(self) -> tuple[Cell, ...]:
+        """The cells living bugs hold (cells hold one bug, Rule 15)."""
         a, b = self.bugs
-        return (a.dead or a.x != x or a.y != y) and (b.dead or b.x != x or b.y != y)
+        if a.dead or b.dead:
+            return tuple((x.x, x.y) for x in self.bugs if not x.dead)
+        return ((a.x, a.y), (b.x, b.y))
 
-    def _free_toward(self, b: Bug, d: Direction) -> bool:
-        dx, dy = d.delta
-        return self._free(b.x + dx, b.y + dy)
-
-    def _dash_landing(self, me: Bug, d: Direction) -> tuple[int, int] | None:
-        """Rule 15: the landing cell of a dash / jump, if the line stays inside and the landing is free."""
-        path = R.dash_path(me.pos, d.delta, self.cfg.movement.dash_cells)
-        if not all(self._inside(*c) for c in path[:-1]):
-            return None
-        landing = path[-1]
-        return landing if self._free(*landing) else None
+    def _dash_path(self, me: Bug, d: Direction) -> tuple[Cell, ...] | None:
+        """Rule 15: the cells of a dash / jump, if the line stays inside and the landing is free."""
+        occupied = self._occupied()
+        for direction, path in self.arena.dashes[(me.x, me.y)]:
+            if direction is d:
+                return path if path[-1] not in occupied else None
+        return None
 
     # -- applying decisions ----------------------------------------------------------------------
     def apply_action(self, action: int) -> None:
-        if self.current_player() < 0 or action not in self.legal_actions():
+        if self.current_player() < 0 or action not in (self._legal or self._compute_legal()):
             raise IllegalActionError(f"illegal action {action} in phase {self.phase.name}")
         self._legal = None
         s = ACTIONS[action]
         ph = self.phase
-        if ph == Phase.TURN:
+        if ph is TURN:
             self._turn_action(s)
-        elif ph == Phase.DEFENSE:
+        elif ph is DEFENSE:
             self._declare_defense(s)
-        elif ph == Phase.HEART_ZERO:
+        elif ph is HEART_ZERO:
             self._choose_at_heart_zero(s.kind)
-        elif ph == Phase.DODGE_MOVE:
+        elif ph is DODGE_MOVE:
             self._dodge_move(s)
-        elif ph == Phase.PROVOKED:
+        elif ph is PROVOKED:
             self._provoked_choice(s)
-        elif ph == Phase.RESIST:
+        elif ph is RESIST:
             self._resist_escape(s.amount)
 
     def _turn_action(self, s: ActionSpec) -> None:
-        k = s.kind
-        me = self.bugs[self.active]
-        me.over_target = False  # Rule 21: any action ends the move over the target (a dash may start another)
-        if k == Kind.END_TURN:
-            self.narrate("end_turn", f"{me.name} ends the turn.", self.active)
-            self._end_turn()
-        elif k == Kind.ATTACK:
-            self._declare_attack(AttackKind.WEAPON, s.amount)
-        elif k == Kind.GRAPPLE:
-            self._declare_attack(AttackKind.GRAPPLE, s.amount)
-        elif k == Kind.POGO:
-            self._declare_attack(AttackKind.POGO, s.amount)
-        elif k in (Kind.STEP, Kind.DASH, Kind.RETREAT):
-            assert s.direction is not None
-            {Kind.STEP: self._step, Kind.DASH: self._dash, Kind.RETREAT: self._retreat}[k](s.direction)
-        elif k == Kind.CLEAR_IMBALANCE:
-            self._clear_imbalance()
-        elif k == Kind.CLEAR_DELAYED:
-            self._clear_delayed()
-        elif k == Kind.CLEAR_STATUS:
-            self._clear_status()
-        elif k == Kind.ESCAPE:
-            self._attempt_escape(s.amount)
-        elif k == Kind.FOCUS:
-            self._focus(s.amount)
+        self.bugs[self.active].over_target = False  # Rule 21: any action ends a move over the target
+        _TURN_ACTIONS[s.kind](self, s)
+
+    def _end_turn_action(self, s: ActionSpec) -> None:
+        self.narrate("end_turn", f"{self.bugs[self.active].name} ends the turn.", self.active)
+        self._end_turn()
+
+    def _move_action(self, s: ActionSpec) -> None:
+        assert s.direction is not None
+        kind = s.kind
+        if kind is STEP:
+            self._step(s.direction)
+        elif kind is DASH:
+            self._dash(s.direction)
+        else:
+            self._retreat(s.direction)
 
     # -- chance ----------------------------------------------------------------------------------
     def chance_outcomes(self) -> list[tuple[int, float]]:
@@ -603,7 +652,7 @@ class DuelState(State[int]):
     # -- helpers ---------------------------------------------------------------------------------
     def _set_roll(self, phase: Phase, dice: int, rerolls: int) -> None:
         self.phase = phase
-        self.roll = PendingRoll(max(0, dice), max(0, rerolls), self.cfg.dice.success_on)
+        self.roll = PendingRoll(max(0, dice), max(0, rerolls), self.k.dice_success_on)
 
     def _roll_penalty(self, b: Bug) -> int:
         """Rules 8, 18: the bug's roll penalty now; a Fang's next-roll penalty is used up by it."""
@@ -613,10 +662,10 @@ class DuelState(State[int]):
 
     def _grapple_penalty(self, b: Bug) -> int:
         """Rule 16: a grappled bug loses dice on its attacks and defenses."""
-        return self.cfg.grapple.penalty if b.grappled else 0
+        return self.k.grapple_penalty if b.grappled else 0
 
     def _modified(self, dice: int, penalty: int) -> tuple[int, int]:
-        return R.apply_modifier(dice, -penalty, self.cfg.dice.modifiers_are_dice)
+        return R.apply_modifier(dice, -penalty, self.k.dice_modifiers_are_dice)
 
     def _spend(self, seat: int, amount: int) -> bool:
         """Spend Stamina. Spending cancels a pending focus (Rule 20); Stamina 0 at Death's Door kills (Rule 14).
@@ -679,12 +728,10 @@ class DuelState(State[int]):
         b.adj_moved = 0
         self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)
         if b.focus_pending and b.can_act:
-            rolled, auto = R.focus_dice(
-                b.focus_pending, self.cfg.focus.auto_success_per, self.cfg.focus.auto_dice_within_x
-            )
+            rolled, auto = R.focus_dice(b.focus_pending, self.k.focus_auto_success_per, self.k.focus_auto_dice_within_x)
             dice, mod = self._modified(rolled, self._roll_penalty(b))
             self._focus_auto = auto + mod
-            self._set_roll(Phase.FOCUS_ROLL, dice, R.focus_rerolls(b.p.insight, self.cfg.focus.reroll_divisor))
+            self._set_roll(Phase.FOCUS_ROLL, dice, R.focus_rerolls(b.p.insight, self.k.focus_reroll_divisor))
             return
         b.focus_pending = 0
         self._turn_start_delayed()
@@ -725,12 +772,12 @@ class DuelState(State[int]):
             self.narrate("turn", f"{b.name} lies unconscious.", self.active)
             self._end_turn()
             return
-        cfg = self.cfg
-        if b.at_dd and not cfg.deaths_door.stamina_refills:
-            b.imbalance = R.recover_imbalance(b.imbalance, cfg.imbalance.recovery_per_turn)
+        k = self.k
+        if b.at_dd and not k.deaths_door_stamina_refills:
+            b.imbalance = R.recover_imbalance(b.imbalance, k.imbalance_recovery_per_turn)
         else:
             b.stamina, b.imbalance = R.turn_start_refill(
-                b.stamina, b.p.stamina, b.imbalance, cfg.stamina.refill_never_lowers, cfg.imbalance.recovery_per_turn
+                b.stamina, b.p.stamina, b.imbalance, k.stamina_refill_never_lowers, k.imbalance_recovery_per_turn
             )
         self._check_grapple()
         self.phase = Phase.TURN
@@ -739,7 +786,7 @@ class DuelState(State[int]):
         """Rules 11, 18, 22: the tax resets; status pools drop; the next bug acts; the round limit ends the duel."""
         b = self.bugs[self.active]
         if b.status > 0:
-            b.status = R.status_tick(b.status, self.cfg.status.decay_per_turn)
+            b.status = R.status_tick(b.status, self.k.status_decay_per_turn)
         b.attacks_made = 0
         b.jumped = False
         b.over_target = False
@@ -750,16 +797,16 @@ class DuelState(State[int]):
             self.round += 1
             for x in self.bugs:
                 x.provoked_used = False
-            if R.time_limit_reached(self.round, self.cfg.duel.max_rounds):
+            if R.time_limit_reached(self.round, self.k.duel_max_rounds):
                 self.phase = Phase.OVER
-                self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], f"{self.cfg.duel.max_rounds} rounds")
+                self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], f"{self.k.duel_max_rounds} rounds")
                 return
         self._begin_turn(self.order[self.turn_idx])
 
     def _clear_imbalance(self) -> None:
         """Rule 10: spend Stamina on your turn to remove Imbalance 1 for 1."""
         b = self.bugs[self.active]
-        if not self._spend(self.active, self.cfg.imbalance.clear_cost):
+        if not self._spend(self.active, self.k.imbalance_clear_cost):
             return
         b.imbalance -= 1
         self.narrate("imbalance", f"{b.name} regains balance (Imbalance {b.imbalance}).", self.active)
@@ -767,7 +814,7 @@ class DuelState(State[int]):
     def _clear_delayed(self) -> None:
         """Rule 17: Stamina removes delayed damage 1 for 1."""
         b = self.bugs[self.active]
-        if not self._spend(self.active, self.cfg.delayed.removal_cost):
+        if not self._spend(self.active, self.k.delayed_removal_cost):
             return
         b.delayed -= 1
         self.narrate("delayed", f"{b.name} tends the wound (delayed damage {b.delayed}).", self.active)
@@ -775,28 +822,28 @@ class DuelState(State[int]):
     def _clear_status(self) -> None:
         """Rule 18: Stamina reduces a status pool 1 for 1."""
         b = self.bugs[self.active]
-        if not self._spend(self.active, self.cfg.status.removal_cost):
+        if not self._spend(self.active, self.k.status_removal_cost):
             return
         b.status -= 1
         self.narrate("status", f"{b.name} shakes off {b.status_name} (pool {b.status}).", self.active)
 
     # -- Rule 11: attacks ------------------------------------------------------------------------
     def _declare_attack(self, kind: AttackKind, invested: int, attacker: int | None = None) -> None:
-        cfg = self.cfg
+        k = self.k
         a_seat = self.active if attacker is None else attacker
         t_seat = 1 - a_seat
         me, foe = self.bugs[a_seat], self.bugs[t_seat]
         w = me.p.weapon
         if kind == AttackKind.PROVOKED:
-            cost = R.provoked_attack_cost(invested, cfg.movement.provoked_cost)
+            cost = R.provoked_attack_cost(invested, k.movement_provoked_cost)
             tax = 0
         else:
-            cost = R.attack_cost(invested, me.attacks_made, cfg.stamina.tax_per_attack)
+            cost = R.attack_cost(invested, me.attacks_made, k.stamina_tax_per_attack)
             tax = cost - invested
             me.attacks_made += 1
         if kind == AttackKind.GRAPPLE:
             dice, rr = R.grapple_dice(
-                me.p.might, cfg.grapple.unarmed_quality, invested, me.p.appendages, cfg.grapple.max_appendage_bonus
+                me.p.might, k.grapple_unarmed_quality, invested, me.p.appendages, k.grapple_max_appendage_bonus
             )
             what = "a grapple"
         else:
@@ -813,13 +860,13 @@ class DuelState(State[int]):
         if not self._spend(a_seat, cost):
             return
         if kind != AttackKind.GRAPPLE:
-            gain = R.heavy_weapon_imbalance(w, cfg.imbalance.heavy_weight, cfg.imbalance.heavy_weapon_gain)
+            gain = R.heavy_weapon_imbalance(w, k.imbalance_heavy_weight, k.imbalance_heavy_weapon_gain)
             if gain:
-                me.imbalance = R.add_imbalance(me.imbalance, gain, cfg.imbalance.max)
+                me.imbalance = R.add_imbalance(me.imbalance, gain, k.imbalance_max)
         dice, mod = self._modified(dice, self._roll_penalty(me) + self._grapple_penalty(me))
         quarters = self.cover.get(foe.pos, 0)
         if quarters:
-            dice = R.cover_penalty(dice, quarters, cfg.cover.dice_per_quarter)
+            dice = R.cover_penalty(dice, quarters, k.cover_dice_per_quarter)
         atk = Attack(kind, a_seat, t_seat, invested)
         atk.dice, atk.rerolls, atk.mod = dice, rr, mod
         self.atk = atk
@@ -827,14 +874,14 @@ class DuelState(State[int]):
 
     def _can_defend(self, seat: int) -> bool:
         b = self.bugs[seat]
-        cfg = self.cfg
-        return R.can_defend(b.dead, b.unconscious, cfg.unconscious.can_defend, b.stamina, cfg.defense.base_cost)
+        k = self.k
+        return R.can_defend(b.dead, b.unconscious, k.unconscious_can_defend, b.stamina, k.defense_base_cost)
 
     def _attack_continue(self) -> None:
         """Rules 11-13: the attack roll, the defense decision and roll (in the configured order), then damage."""
         atk = self.atk
         assert atk is not None
-        if self.cfg.defense.after_attack_roll and not atk.att_rolled:
+        if self.k.defense_after_attack_roll and not atk.att_rolled:
             self._set_roll(Phase.ATTACK_ROLL, atk.dice, atk.rerolls)
             return
         if not atk.defense_decided:
@@ -855,7 +902,7 @@ class DuelState(State[int]):
         """Rule 12: parry, dodge (1 Stamina plus the invested) or take the blow."""
         atk = self.atk
         assert atk is not None
-        cfg = self.cfg
+        k = self.k
         me = self.bugs[atk.target]
         attacker = self.bugs[atk.attacker]
         atk.defense_decided = True
@@ -864,7 +911,7 @@ class DuelState(State[int]):
             self._attack_continue()
             return
         j = s.amount
-        if not self._spend(atk.target, R.defense_cost(j, cfg.defense.base_cost)):
+        if not self._spend(atk.target, R.defense_cost(j, k.defense_base_cost)):
             return
         pen = self._roll_penalty(me) + self._grapple_penalty(me)
         if s.kind == Kind.PARRY:
@@ -873,22 +920,22 @@ class DuelState(State[int]):
                 me.p.weapon,
                 me.p.shield_quality,
                 j,
-                cfg.parry.weapon_dice_per_stamina,
-                cfg.parry.weapon_quality_adds_dice,
-                cfg.parry.weapon_reroll_applies,
+                k.parry_weapon_dice_per_stamina,
+                k.parry_weapon_quality_adds_dice,
+                k.parry_weapon_reroll_applies,
             )
             if attacker.p.weapon.ranged and atk.kind != AttackKind.GRAPPLE:
-                pen += cfg.parry.ranged_penalty
+                pen += k.parry_ranged_penalty
             atk.defense = Defense.PARRY
             verb = "parries"
         else:
-            weapon = attacker.p.weapon if atk.kind != AttackKind.GRAPPLE else R.load_weapon(cfg, "unarmed")
-            weight = R.dodge_weight(weapon, cfg.dodge.light_weapon_weight)
+            weapon = attacker.p.weapon if atk.kind != AttackKind.GRAPPLE else self.unarmed
+            weight = R.dodge_weight(weapon, k.dodge_light_weapon_weight)
             dice, rr = R.dodge_dice(me.p.grace, j, weight)
             atk.defense = Defense.DODGE
             verb = "dodges"
-            if not cfg.dodge.imbalance_only_if_moved:
-                me.imbalance = R.add_imbalance(me.imbalance, cfg.dodge.imbalance_gain, cfg.imbalance.max)
+            if not k.dodge_imbalance_only_if_moved:
+                me.imbalance = R.add_imbalance(me.imbalance, k.dodge_imbalance_gain, k.imbalance_max)
         dice, mod = self._modified(dice, pen)
         atk.def_dice, atk.def_rerolls, atk.def_mod, atk.def_invested = dice, rr, mod, j
         self.narrate(
@@ -898,7 +945,7 @@ class DuelState(State[int]):
 
     # -- Rule 13: damage -------------------------------------------------------------------------
     def _resolve_attack(self) -> None:
-        cfg = self.cfg
+        k = self.k
         atk = self.atk
         assert atk is not None
         me, foe = self.bugs[atk.attacker], self.bugs[atk.target]
@@ -915,10 +962,10 @@ class DuelState(State[int]):
             return
         if atk.kind == AttackKind.POGO:
             if R.pogo_outcome(hit, parried) is R.Pogo.BOUNCE:
-                me.free_move = cfg.pogo.free_move
+                me.free_move = k.pogo_free_move
                 self.narrate("pogo", f"{me.name} bounces off {foe.name} (free move {me.free_move}).", atk.attacker)
             else:
-                me.imbalance = R.add_imbalance(me.imbalance, cfg.pogo.miss_imbalance, cfg.imbalance.max)
+                me.imbalance = R.add_imbalance(me.imbalance, k.pogo_miss_imbalance, k.imbalance_max)
                 self.narrate("pogo", f"{me.name} lands off balance.", atk.attacker)
         if not hit:
             word = (
@@ -930,8 +977,8 @@ class DuelState(State[int]):
             self._attack_done()
             return
         w = me.p.weapon
-        potential = R.potential_damage(net, w.damage, atk.invested, cfg.damage.extra_cap)
-        atk.damage = R.reduce_damage(potential, foe.p.damage_reduction, cfg.damage.min_after_reduction)
+        potential = R.potential_damage(net, w.damage, atk.invested, k.damage_extra_cap)
+        atk.damage = R.reduce_damage(potential, foe.p.damage_reduction, k.damage_min_after_reduction)
         self.narrate(
             "hit",
             f"A hit with {_n(net, 'net success')}: {potential} potential damage"
@@ -940,7 +987,7 @@ class DuelState(State[int]):
             net=net,
             potential=potential,
         )
-        if cfg.damage.soak_enabled:
+        if k.damage_soak_enabled:
             dice, rr = R.dice_of(foe.p.shell), R.rerolls_of(foe.p.shell)
             dice, self._soak_mod = self._modified(dice, self._roll_penalty(foe))
             self._set_roll(Phase.SOAK_ROLL, dice, rr)
@@ -948,11 +995,11 @@ class DuelState(State[int]):
         self._after_soak(0)
 
     def _after_soak(self, soaked: int) -> None:
-        cfg = self.cfg
+        k = self.k
         atk = self.atk
         assert atk is not None
         me, foe = self.bugs[atk.attacker], self.bugs[atk.target]
-        dmg = R.soak_damage(atk.damage, soaked, cfg.damage.soak_floor)
+        dmg = R.soak_damage(atk.damage, soaked, k.damage_soak_floor)
         self.narrate(
             "damage", f"{foe.name}'s Shell soaks {min(soaked, atk.damage)}: {dmg} damage.", atk.target, damage=dmg
         )
@@ -963,7 +1010,7 @@ class DuelState(State[int]):
             foe.delayed = R.add_delayed(foe.delayed, w.delayed_damage)
             foe.delayed_type = w.delayed_type
         if w.status:
-            foe.status = R.add_status(foe.status, w.status_pool, cfg.status.max_pool)
+            foe.status = R.add_status(foe.status, w.status_pool, k.status_max_pool)
             foe.status_name, foe.status_penalty = w.status, w.status_dice_penalty
         if self._apply_damage(atk.target, dmg, Resume.ATTACK):
             return
@@ -988,8 +1035,8 @@ class DuelState(State[int]):
         self.narrate("damage", f"{b.name} loses {dmg} Heart (Heart {b.heart}).", seat)
         if b.heart > 0:
             return False
-        cfg = self.cfg
-        if R.heart_zero_fate(b.p.important, cfg.deaths_door.enabled, cfg.unconscious.enabled) is R.HeartZero.DIES:
+        k = self.k
+        if R.heart_zero_fate(b.p.important, k.deaths_door_enabled, k.unconscious_enabled) is R.HeartZero.DIES:
             self._kill(seat, "Heart 0")
             return True
         self.phase, self.decider, self.resume = Phase.HEART_ZERO, seat, resume
@@ -1000,14 +1047,14 @@ class DuelState(State[int]):
         """Rule 14: Death's Door (Stamina restored once per Rest) or unconscious (restored always, helpless)."""
         seat = self.decider
         b = self.bugs[seat]
-        cfg = self.cfg
+        k = self.k
         if kind == Kind.DEATHS_DOOR:
-            b.stamina = R.deaths_door_stamina(b.stamina, b.p.stamina, b.dd_used, cfg.deaths_door.once_per_rest)
+            b.stamina = R.deaths_door_stamina(b.stamina, b.p.stamina, b.dd_used, k.deaths_door_once_per_rest)
             b.dd_used = True
             b.at_dd = True
             self.narrate("deaths_door", f"{b.name} stands at Death's Door (Stamina {b.stamina}).", seat)
         else:
-            b.stamina = R.unconscious_stamina(b.stamina, b.p.stamina, cfg.unconscious.restores_stamina)
+            b.stamina = R.unconscious_stamina(b.stamina, b.p.stamina, k.unconscious_restores_stamina)
             b.unconscious = True
             b.focus_pending = 0
             self.narrate("unconscious", f"{b.name} falls unconscious (Stamina {b.stamina}).", seat)
@@ -1028,10 +1075,9 @@ class DuelState(State[int]):
         if self.phase == Phase.OVER or atk is None:
             return
         tgt = self.bugs[atk.target]
-        room = any(self._free_toward(tgt, d) for d in self.directions)
-        if R.dodge_move_offered(
-            atk.defense == Defense.DODGE, self.cfg.dodge.move_cells, tgt.can_act, tgt.grappled, room
-        ):
+        occupied = self._occupied()
+        room = any(c not in occupied for _, c in self.arena.steps[(tgt.x, tgt.y)])
+        if R.dodge_move_offered(atk.defense == Defense.DODGE, self.k.dodge_move_cells, tgt.can_act, tgt.grappled, room):
             self.phase, self.decider = Phase.DODGE_MOVE, atk.target
             return
         self._back_to_turn()
@@ -1052,25 +1098,25 @@ class DuelState(State[int]):
             assert s.direction is not None
             dx, dy = s.direction.delta
             b.x, b.y = b.x + dx, b.y + dy
-            if self.cfg.dodge.imbalance_only_if_moved:
-                b.imbalance = R.add_imbalance(b.imbalance, self.cfg.dodge.imbalance_gain, self.cfg.imbalance.max)
+            if self.k.dodge_imbalance_only_if_moved:
+                b.imbalance = R.add_imbalance(b.imbalance, self.k.dodge_imbalance_gain, self.k.imbalance_max)
             self.narrate("move", f"{b.name} dodges {s.direction.label} (Imbalance {b.imbalance}).", self.decider)
         self._back_to_turn()
 
     # -- Rule 15: movement -----------------------------------------------------------------------
-    def _moved_through(self, seat: int, cells: list[tuple[int, int]]) -> None:
+    def _moved_through(self, seat: int, cells: Sequence[Cell]) -> None:
         """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes."""
         me = self.bugs[seat]
         foe = self.bugs[1 - seat]
         me.adj_moved += R.adjacent_cells_entered(cells, foe.pos)
-        cfg = self.cfg
+        k = self.k
         if R.provoked_attack_offered(
             R.provoking_move(me.adj_moved, R.maneuverability(me.p.grace), R.passes_through(cells, foe.pos)),
-            cfg.movement.provoked_attacks,
+            k.movement_provoked_attacks,
             foe.can_act,
             foe.provoked_used,
             foe.stamina,
-            cfg.movement.provoked_cost,
+            k.movement_provoked_cost,
         ):
             foe.provoked_used = True
             self.narrate("provoke", f"{me.name} moves past {foe.name} and provokes an attack.", seat)
@@ -1092,12 +1138,11 @@ class DuelState(State[int]):
     def _dash(self, d: Direction) -> None:
         """Rule 15: dash / jump: 1 Stamina, 2 cells, no Speed; the bug counts as airborne for a pogo (Rule 21)."""
         me = self.bugs[self.active]
-        landing = self._dash_landing(me, d)
-        assert landing is not None
-        if not self._spend(self.active, self.cfg.movement.dash_cost):
+        path = self._dash_path(me, d)
+        assert path is not None
+        if not self._spend(self.active, self.k.movement_dash_cost):
             return
-        path = R.dash_path(me.pos, d.delta, self.cfg.movement.dash_cells)
-        me.x, me.y = landing
+        me.x, me.y = path[-1]
         me.jumped = True
         me.over_target = R.passes_through(path, self.bugs[1 - self.active].pos)
         self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
@@ -1106,20 +1151,20 @@ class DuelState(State[int]):
 
     def _retreat(self, d: Direction) -> None:
         """Rule 15: retreat: 1 Stamina, up to 2 cells of Speed, no provoked attack, +1 Imbalance."""
-        cfg = self.cfg
+        k = self.k
         me = self.bugs[self.active]
-        if not self._spend(self.active, cfg.movement.retreat_cost):
+        if not self._spend(self.active, k.movement_retreat_cost):
             return
-        dx, dy = d.delta
+        occupied = self._occupied()
+        line = self.arena.lines[(me.x, me.y)][d]
         open_cells = 0
-        while open_cells < cfg.movement.retreat_cells and self._free(
-            me.x + dx * (open_cells + 1), me.y + dy * (open_cells + 1)
-        ):
+        while open_cells < len(line) and line[open_cells] not in occupied:
             open_cells += 1
-        moved = R.retreat_distance(cfg.movement.retreat_cells, me.speed_left, open_cells)
-        me.x, me.y = me.x + dx * moved, me.y + dy * moved
+        moved = R.retreat_distance(k.movement_retreat_cells, me.speed_left, open_cells)
+        if moved:
+            me.x, me.y = line[moved - 1]
         me.speed_left -= moved
-        me.imbalance = R.add_imbalance(me.imbalance, cfg.movement.retreat_imbalance, cfg.imbalance.max)
+        me.imbalance = R.add_imbalance(me.imbalance, k.movement_retreat_imbalance, k.imbalance_max)
         self.narrate(
             "move", f"{me.name} retreats {_n(moved, 'cell')} {d.label} (Imbalance {me.imbalance}).", self.active
         )
@@ -1136,6 +1181,9 @@ class DuelState(State[int]):
     # -- Rule 16: grapple ------------------------------------------------------------------------
     def _check_grapple(self) -> None:
         """Rule 16: a grapple ends when the two are no longer adjacent or the grappler cannot act."""
+        a, b = self.bugs
+        if a.grappled_by == NOBODY and b.grappled_by == NOBODY:
+            return
         for i, b in enumerate(self.bugs):
             if b.grappled:
                 gb = self.bugs[b.grappled_by]
@@ -1146,9 +1194,9 @@ class DuelState(State[int]):
 
     def _attempt_escape(self, invested: int) -> None:
         """Rule 16: 1 Stamina (+ invested) to break free, Might or Grace against the grappler's Might."""
-        cfg = self.cfg
+        k = self.k
         me = self.bugs[self.active]
-        if not self._spend(self.active, cfg.grapple.escape_cost + invested):
+        if not self._spend(self.active, k.grapple_escape_cost + invested):
             return
         dice, rr = R.escape_dice(me.p.might, me.p.grace, invested)
         dice, mod = self._modified(dice, self._roll_penalty(me))
@@ -1166,7 +1214,7 @@ class DuelState(State[int]):
 
     def _start_resist_roll(self) -> None:
         g = self.bugs[self.decider]
-        dice, rr = R.resist_dice(g.p.might, self.resist_invested, g.p.appendages, self.cfg.grapple.max_appendage_bonus)
+        dice, rr = R.resist_dice(g.p.might, self.resist_invested, g.p.appendages, self.k.grapple_max_appendage_bonus)
         dice, self._resist_mod = self._modified(dice, self._roll_penalty(g))
         self.escape_succ = max(0, self.escape_succ + self.escape_roll[1])
         self._set_roll(Phase.RESIST_ROLL, dice, rr)
@@ -1191,3 +1239,19 @@ class DuelState(State[int]):
         me.focus_pending = soul
         self.narrate("focus", f"{me.name} focuses {soul} Soul.", self.active, soul=soul)
         self._end_turn()
+
+
+_TURN_ACTIONS: dict[Kind, Callable[[DuelState, ActionSpec], None]] = {
+    Kind.END_TURN: DuelState._end_turn_action,
+    Kind.ATTACK: lambda st, s: st._declare_attack(AttackKind.WEAPON, s.amount),
+    Kind.GRAPPLE: lambda st, s: st._declare_attack(AttackKind.GRAPPLE, s.amount),
+    Kind.POGO: lambda st, s: st._declare_attack(AttackKind.POGO, s.amount),
+    Kind.STEP: DuelState._move_action,
+    Kind.DASH: DuelState._move_action,
+    Kind.RETREAT: DuelState._move_action,
+    Kind.CLEAR_IMBALANCE: lambda st, s: st._clear_imbalance(),
+    Kind.CLEAR_DELAYED: lambda st, s: st._clear_delayed(),
+    Kind.CLEAR_STATUS: lambda st, s: st._clear_status(),
+    Kind.ESCAPE: lambda st, s: st._attempt_escape(s.amount),
+    Kind.FOCUS: lambda st, s: st._focus(s.amount),
+}

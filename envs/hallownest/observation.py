@@ -6,7 +6,7 @@ scale (the most it usually reaches) and the vector is clipped to [-1, 1].
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -37,27 +37,42 @@ FREE_MOVE = 4.0
 QUARTERS = 4.0  # Rule 19
 ATTACK_DICE = 14.0
 PENDING_ATTACK_FEATURES = 9
+POGO, GRAPPLE = AttackKind.POGO, AttackKind.GRAPPLE
 
 
-def _bug_features(st: DuelState, b: Bug, seat: int) -> list[float]:
-    p = b.p
+class StaticFeatures(NamedTuple):
+    """The features of a bug that never change in a game (its profile), worked out once per game."""
+
+    heart_span: int
+    heart: float
+    stamina: float
+    might: float
+    grace: float
+    shell: float
+    damage: float
+    weight: float
+    ranged: float
+    rerolls: float
+
+
+class Statics(NamedTuple):
+    """What the encoding of one game never recomputes: each bug's profile features and the scales."""
+
+    bugs: tuple[StaticFeatures, ...]
+    x_span: int
+    y_span: int
+    span: int
+    imbalance_span: int
+    round_span: int
+
+
+def static_features(p: R.Profile) -> StaticFeatures:
+    """The profile's part of the observation (Rules 5-8)."""
     w = p.weapon
-    return [
-        b.heart / max(1, p.heart),
+    return StaticFeatures(
+        max(1, p.heart),
         p.heart / HEART,
-        b.stamina / POOL,
         p.stamina / POOL,
-        b.imbalance / max(1, st.cfg.imbalance.max),
-        b.soul / POOL,
-        b.focus_pending / POOL,
-        float(b.at_dd),
-        float(b.unconscious),
-        float(b.dd_used),
-        b.delayed / POOL_TEN,
-        b.status / POOL_TEN,
-        b.next_roll_penalty / PENALTY,
-        float(b.grappled),
-        float(b.holds),
         p.might / POOL,
         p.grace / POOL,
         p.shell / POOL,
@@ -65,45 +80,94 @@ def _bug_features(st: DuelState, b: Bug, seat: int) -> list[float]:
         w.weight / WEAPON_WEIGHT,
         float(w.ranged),
         w.rerolls / REROLLS,
+    )
+
+
+def statics(st: DuelState) -> Statics:
+    """The fixed part of a game's observation (computed when the game starts, shared by its clones)."""
+    return Statics(
+        tuple(static_features(b.p) for b in st.bugs),
+        max(1, st.width - 1),
+        max(1, st.height - 1),
+        max(1, st.width - 1, st.height - 1),
+        max(1, st.k.imbalance_max),
+        max(1, st.k.duel_max_rounds),
+    )
+
+
+CONTEXT_ONE_HOT: dict[Phase, list[float]] = {phase: [1.0 if phase is c else 0.0 for c in CONTEXTS] for phase in Phase}
+NO_PENDING_ATTACK = [0.0] * PENDING_ATTACK_FEATURES
+
+
+def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> list[float]:
+    f = fixed.bugs[seat]
+    return [
+        b.heart / f.heart_span,
+        f.heart,
+        b.stamina / POOL,
+        f.stamina,
+        b.imbalance / fixed.imbalance_span,
+        b.soul / POOL,
+        b.focus_pending / POOL,
+        1.0 if b.at_dd else 0.0,
+        1.0 if b.unconscious else 0.0,
+        1.0 if b.dd_used else 0.0,
+        b.delayed / POOL_TEN,
+        b.status / POOL_TEN,
+        b.next_roll_penalty / PENALTY,
+        1.0 if b.grappled else 0.0,
+        1.0 if b.holds else 0.0,
+        f.might,
+        f.grace,
+        f.shell,
+        f.damage,
+        f.weight,
+        f.ranged,
+        f.rerolls,
         b.attacks_made / ATTACKS,
         b.speed_left / SPEED,
-        float(R.pogo_allowed(b.jumped, b.over_target, st.cfg.pogo.needs_pass_over, w)),
+        1.0 if R.pogo_allowed(b.jumped, b.over_target, st.k.pogo_needs_pass_over, b.p.weapon) else 0.0,
         b.free_move / FREE_MOVE,
-        b.x / max(1, st.width - 1),
-        b.y / max(1, st.height - 1),
-        st.cover.get(b.pos, 0) / QUARTERS,
-        float(st.order[0] == seat),
+        b.x / fixed.x_span,
+        b.y / fixed.y_span,
+        (st.cover.get((b.x, b.y), 0) / QUARTERS) if st.cover else 0.0,
+        1.0 if st.order[0] == seat else 0.0,
     ]
 
 
 def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1]."""
+    fixed = st.obs_statics
     me, foe = st.bugs[seat], st.bugs[1 - seat]
-    span = max(1, st.width - 1, st.height - 1)
-    shared = [
-        (foe.x - me.x) / span,
-        (foe.y - me.y) / span,
-        R.chebyshev(me.pos, foe.pos) / span,
-        st.round / max(1, st.cfg.duel.max_rounds),
-        float(st.active == seat),
-    ]
-    shared += [float(st.phase == c) for c in CONTEXTS]
+    span = fixed.span
+    dx, dy = foe.x - me.x, foe.y - me.y
+    feats = _bug_features(st, me, seat, fixed)
+    feats += _bug_features(st, foe, 1 - seat, fixed)
+    feats += (
+        dx / span,
+        dy / span,
+        R.chebyshev((me.x, me.y), (foe.x, foe.y)) / span,
+        st.round / fixed.round_span,
+        1.0 if st.active == seat else 0.0,
+    )
+    feats += CONTEXT_ONE_HOT[st.phase]
     atk = st.atk
     if atk is not None:
         aw = st.bugs[atk.attacker].p.weapon
-        shared += [
+        feats += (
             atk.att_succ / POOL_TEN,
             atk.invested / POOL,
             atk.dice / ATTACK_DICE,
             aw.weight / WEAPON_WEIGHT,
-            float(aw.ranged),
-            float(atk.kind == AttackKind.POGO),
-            float(atk.kind == AttackKind.GRAPPLE),
-            float(atk.attacker == seat),
-            float(atk.att_rolled),
-        ]
+            1.0 if aw.ranged else 0.0,
+            1.0 if atk.kind is POGO else 0.0,
+            1.0 if atk.kind is GRAPPLE else 0.0,
+            1.0 if atk.attacker == seat else 0.0,
+            1.0 if atk.att_rolled else 0.0,
+        )
     else:
-        shared += [0.0] * PENDING_ATTACK_FEATURES
-    vec = np.array(_bug_features(st, me, seat) + _bug_features(st, foe, 1 - seat) + shared, dtype=np.float32)
-    np.clip(vec, -1.0, 1.0, out=vec)
+        feats += NO_PENDING_ATTACK
+    vec = np.array(feats, dtype=np.float32)
+    np.minimum(vec, 1.0, out=vec)  # clip to [-1, 1] (two ufuncs: cheaper than np.clip's wrapper)
+    np.maximum(vec, -1.0, out=vec)
     return vec

@@ -1,0 +1,102 @@
+"""Issue 16: the duel's fast paths against brute-force twins (settings resolved once, arena tables, clone)."""
+
+from __future__ import annotations
+
+import pytest
+
+from envs.core.dice import Rng
+from envs.hallownest.actions import DIRECTIONS, Direction, Kind, Phase, action_id
+from envs.hallownest.config import DuelSettings, HallownestConfig
+from envs.hallownest.duel import DuelState
+from tests.envs.hallownest.helpers import config
+
+
+def test_settings_mirror_every_key_they_hold() -> None:
+    cfg = config(stamina={"tax_per_attack": 2}, deaths_door={"enabled": False}, damage={"extra_cap": "base"})
+    k = DuelSettings.of(cfg)
+    assert (k.stamina_tax_per_attack, k.deaths_door_enabled, k.damage_extra_cap) == (2, False, "base")
+    for name in DuelSettings.__dataclass_fields__:
+        section = next(s for s in HallownestConfig.model_fields if name.startswith(s + "_"))
+        assert getattr(k, name) == getattr(getattr(cfg, section), name[len(section) + 1 :]), name
+
+
+def _brute_moves(st: DuelState) -> list[int]:
+    """Step, dash and retreat ids of the active bug, straight from the geometry of Rule 15."""
+    me = st.bugs[st.active]
+    held = {(b.x, b.y) for b in st.bugs if not b.dead}
+    n_dirs = 2 if st.track else 8
+
+    def inside(x: int, y: int) -> bool:
+        return 0 <= x < st.width and 0 <= y < st.height
+
+    def free(x: int, y: int) -> bool:
+        return inside(x, y) and (x, y) not in held
+
+    out: list[int] = []
+    if me.grappled:
+        return out
+    dirs = [Direction(d) for d in range(n_dirs)]
+    open_dirs = [d for d in dirs if free(me.x + DIRECTIONS[d][0], me.y + DIRECTIONS[d][1])]
+    if me.speed_left > 0 or me.free_move > 0:
+        out += [action_id(Kind.STEP, 0, d) for d in open_dirs]
+    n = st.k.movement_dash_cells
+    if me.stamina >= st.k.movement_dash_cost:
+        for d in dirs:
+            dx, dy = DIRECTIONS[d]
+            line_inside = all(inside(me.x + dx * i, me.y + dy * i) for i in range(1, n))
+            if line_inside and free(me.x + dx * n, me.y + dy * n):
+                out.append(action_id(Kind.DASH, 0, d))
+    if me.stamina >= st.k.movement_retreat_cost and me.speed_left > 0:
+        out += [action_id(Kind.RETREAT, 0, d) for d in open_dirs]
+    return out
+
+
+MOVE_KINDS = (Kind.STEP, Kind.DASH, Kind.RETREAT)
+
+
+@pytest.mark.parametrize(
+    "arena",
+    [
+        {},
+        {"kind": "grid", "start": [[0, 0], [2, 1]]},
+        {"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]},
+    ],
+)
+def test_legal_moves_agree_with_brute_force_geometry(arena: dict[str, object]) -> None:
+    from envs.hallownest.actions import ACTIONS
+
+    checked = 0
+    for seed in range(40):
+        st = DuelState(config(arena=arena))
+        rng = Rng(seed)
+        while not st.is_terminal():
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+                continue
+            legal = st.legal_actions()
+            if st.phase == Phase.TURN:
+                assert [a for a in legal if ACTIONS[a].kind in MOVE_KINDS] == _brute_moves(st)
+                checked += 1
+            st.apply_action(legal[int(rng.random() * len(legal))])
+    assert checked > 500
+
+
+def test_a_clone_is_independent_of_its_original() -> None:
+    st = DuelState(config())
+    rng = Rng(5)
+    for _ in range(40):
+        if st.is_chance():
+            st.apply_chance(st.sample_chance(rng))
+        else:
+            legal = st.legal_actions()
+            st.apply_action(legal[int(rng.random() * len(legal))])
+    key, log, obs = st.key(), list(st.log), st.observation(0)
+    twin = st.clone()
+    for _ in range(40):
+        if twin.is_terminal():
+            break
+        if twin.is_chance():
+            twin.apply_chance(twin.sample_chance(rng))
+        else:
+            twin.apply_action(twin.legal_actions()[0])
+    assert st.key() == key and st.log == log and (st.observation(0) == obs).all()
