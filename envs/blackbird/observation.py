@@ -81,14 +81,7 @@ def session_observation(state: SessionState) -> np.ndarray:
         o[S_PHASE + SESSION_DECISIONS.index(state.phase)] = 1.0
     if state.obstacle is not None and state.outcome() is None:
         ob = state.ob
-        o[S_DIFFICULTY] = min(1.0, state.difficulty() / DIFFICULTY_SCALE)
-        o[S_OPPOSITION] = min(1.0, ob.opposition / OPPOSITION_SCALE)
-        o[S_CRITICAL] = float(ob.stake == "critical")
-        o[S_FLAG] = float(ob.flag)
-        o[S_JOINT] = float(ob.joint)
-        for i in range(len(state.char.traits)):
-            p = state.pool_for(i)
-            o[S_TRAIT_DICE + i] = min(1.0, (p.trait + p.tags) / DICE_SCALE)
+        o[S_DIFFICULTY : S_TRAIT_DICE + MAX_TRAITS] = state.obstacle_view(obstacle_slots)
         o[S_TRAIT_CHOSEN + (MAX_TRAITS if state.trait is None else state.trait)] = 1.0
         o[S_HELPED] = float(state.help_given > 0)
         o[S_POOL_SIZE] = min(1.0, state.pool_for(state.trait, 0, state.help_given).total / POOL_DICE_SCALE)
@@ -103,6 +96,21 @@ def session_observation(state: SessionState) -> np.ndarray:
     o[S_WON] = state.won / state.at_stake if state.at_stake else 0.0
     o[S_XP] = min(1.0, state.char.xp / XP_SCALE)
     return np.array(o, dtype=np.float32)
+
+
+def obstacle_slots(state: SessionState) -> list[float]:
+    """Slots ``S_DIFFICULTY`` to the trait dice: what the obstacle, conditions and sheet say (cached by the state)."""
+    ob = state.ob
+    o = [0.0] * (S_TRAIT_DICE + MAX_TRAITS - S_DIFFICULTY)
+    o[S_DIFFICULTY - S_DIFFICULTY] = min(1.0, state.difficulty() / DIFFICULTY_SCALE)
+    o[S_OPPOSITION - S_DIFFICULTY] = min(1.0, ob.opposition / OPPOSITION_SCALE)
+    o[S_CRITICAL - S_DIFFICULTY] = float(ob.stake == "critical")
+    o[S_FLAG - S_DIFFICULTY] = float(ob.flag)
+    o[S_JOINT - S_DIFFICULTY] = float(ob.joint)
+    for i in range(len(state.char.traits)):
+        p = state.pool_for(i)
+        o[S_TRAIT_DICE - S_DIFFICULTY + i] = min(1.0, (p.trait + p.tags) / DICE_SCALE)
+    return o
 
 
 def _fighter(o: list[float], at: int, state: DuelState, seat: int) -> None:

@@ -42,7 +42,7 @@ Arguments:
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 import numpy as np
 from pydantic import BaseModel
@@ -153,6 +153,13 @@ class SessionState(State):
         self._base_pools: dict[int | None, Pool] = {}
         self._difficulty: int | None = None
         self._trait_actions: tuple[int, ...] | None = None
+        self._obstacle_view: list[float] | None = None
+
+    def obstacle_view(self, encode: Callable[[SessionState], list[float]]) -> list[float]:
+        """The observation slots read off the obstacle, conditions and sheet, encoded once while they hold."""
+        if self._obstacle_view is None:
+            self._obstacle_view = encode(self)
+        return self._obstacle_view
 
     def stake_value(self, ob: ObstacleRow) -> float:
         """What winning an obstacle's stake is worth (the scenario's scoring)."""
