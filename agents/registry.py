@@ -1,4 +1,5 @@
-"""Agent names the CLI understands: ``random``, a persona of the ruleset, or ``rl:<run dir or model>``."""
+"""Agent names the CLI understands: ``random``, a persona of the ruleset, ``rl:<run dir or model>``, or
+``search[:<base>][@<simulations>]`` (the search agent of :mod:`agents.search` over any of the others)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import importlib
 from typing import Any
 
 from agents.rl import load_rl_policy
+from agents.search import is_search_spec, make_search_agent
 from envs.core.errors import UserError
 from envs.core.policy import Policy, UniformRandom
 
@@ -29,12 +31,18 @@ def describe(ruleset: str) -> dict[str, str]:
     out = {"random": "uniform over the legal actions"}
     for name, cls in personas(ruleset).items():
         out[name] = " ".join((cls.__doc__ or "").split())
+    out["search[:<base>][@<n>]"] = (
+        "MCTS over the engine with <base> (default random) as rollout policy and prior, n simulations per "
+        "decision (default 32); re-optimizes under any restriction (docs/search.md)"
+    )
     return out
 
 
 def make_agent(ruleset: str, spec: str, scenario: str | None = None, **kwargs: Any) -> Policy:
     """Build a policy from its CLI name. Unknown names raise :class:`UserError` listing the valid ones."""
     spec = spec.strip()
+    if is_search_spec(spec):
+        return make_search_agent(ruleset, spec, scenario)
     if spec == "random":
         return UniformRandom()
     if spec.startswith("rl:"):
@@ -43,7 +51,7 @@ def make_agent(ruleset: str, spec: str, scenario: str | None = None, **kwargs: A
     if spec in table:
         policy = table[spec](**kwargs)
         return policy
-    valid = ", ".join([*agent_names(ruleset), "rl:<run dir>"])
+    valid = ", ".join([*agent_names(ruleset), "rl:<run dir>", "search[:<base>][@<simulations>]"])
     raise UserError(f"unknown agent '{spec}' for ruleset '{ruleset}'; valid: {valid}")
 
 
