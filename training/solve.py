@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from agents.registry import make_agent
 from agents.solver import DEFAULT_MAX_STATES, KeyFn, SolveResult, StateEstimate, default_key, estimate_states, solve
-from envs.core.config import load_config, with_override
+from envs.core.config import load_config, with_overrides
 from envs.core.errors import ConfigError, UserError
 from envs.core.game import Ruleset, Scenario
 from envs.core.policy import Policy
@@ -33,19 +33,17 @@ def parse_value(text: str) -> Any:
 
 
 def apply_sets(config: BaseModel, sets: list[str]) -> BaseModel:
-    """Apply every ``KEY=VALUE`` override in order, each validated (:func:`envs.core.config.with_override`)."""
+    """Apply every ``KEY=VALUE`` override together, validated once (:func:`envs.core.config.with_overrides`)."""
     items = []
     for item in sets:
         if "=" not in item:
             raise UserError(f"--set needs KEY=VALUE (e.g. session.sessions=1), got '{item}'")
         k, v = (x.strip() for x in item.split("=", 1))
         items.append((k, parse_value(v)))
-    for k, value in items:
-        try:
-            config = with_override(config, k, value)
-        except ConfigError as e:
-            raise ConfigError(f"--set: {e}") from None
-    return config
+    try:
+        return with_overrides(config, items, "--set " + " ".join(sets))
+    except ConfigError as e:
+        raise ConfigError(f"--set: {e}") from None
 
 
 def _key_without(state: Any, blank: dict[str, Any]) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -160,14 +161,26 @@ def flat_items(d: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 
 def with_override(config: BaseModel, dotted_key: str, value: Any) -> BaseModel:
     """A copy of ``config`` with one dotted key replaced (validated). Used by rule-sensitivity sweeps."""
+    return with_overrides(config, [(dotted_key, value)])
+
+
+def with_overrides(config: BaseModel, items: Sequence[tuple[str, Any]], source: str | None = None) -> BaseModel:
+    """A copy of ``config`` with every dotted key of ``items`` replaced, validated once, together.
+
+    Keys that are only valid in combination (a cap raised with the start it bounds) pass; an unknown key is
+    a :class:`ConfigError` naming it. ``source`` names the overrides in a validation error.
+    """
     data = config_dict(config)
-    node = data
-    parts = dotted_key.split(".")
-    for p in parts[:-1]:
-        if p not in node or not isinstance(node[p], dict):
+    for dotted_key, value in items:
+        node = data
+        parts = dotted_key.split(".")
+        for p in parts[:-1]:
+            if p not in node or not isinstance(node[p], dict):
+                raise ConfigError(f"unknown key '{dotted_key}'")
+            node = node[p]
+        if parts[-1] not in node:
             raise ConfigError(f"unknown key '{dotted_key}'")
-        node = node[p]
-    if parts[-1] not in node:
-        raise ConfigError(f"unknown key '{dotted_key}'")
-    node[parts[-1]] = value
-    return validate_config(type(config), data, f"override {dotted_key}={value!r}")
+        node[parts[-1]] = value
+    if source is None:
+        source = "override " + ", ".join(f"{k}={v!r}" for k, v in items)
+    return validate_config(type(config), data, source)
