@@ -5,6 +5,8 @@ Rule numbers in the descriptions refer to ``docs/rules/crossroads.md``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -240,3 +242,101 @@ class CrossroadsConfig(RulesModel):
                 f"episode.max_factions {self.episode.max_factions}"
             )
         return self
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The resolved rules as plain attributes: what the engine reads on its hot paths (see :func:`settings_of`).
+
+    Pydantic attribute chains cost several times a plain slot read, and a string compared per decision
+    is a flag here; every value is the config's own (rule numbers as in :class:`CrossroadsConfig`).
+    """
+
+    players: int
+    creation_points: int
+    stat_min: int
+    stat_max: int
+    stat_cap: int
+    max_conditions: int
+    start_influence: int
+    factions_per_player: int
+    faction_rolls: bool  # Rule 4: faction.check != "none"
+    faction_bonus: int
+    writeoff_low: int
+    writeoff_high: int
+    one_each: bool  # Rule 3: check.assignment == "one_each"
+    crossroads_effect: str
+    triple_twice: bool
+    outcomes_per_success: int
+    double_step: str
+    deal_gain: int
+    burn_bonus: int
+    reroll_repeatable: bool
+    nobody_opposes: bool
+    beauty_outcomes: int
+    beauty_against_other: bool
+    tie_degree: int
+    loser_trade: bool  # Rule 11.6: confrontation.loser_trade != "off"
+    faction_gate_any: bool  # Rule 11.7: confrontation.faction_gate == "any_success"
+    free_scene_goal: bool
+    loser_mark: bool
+    advantage: bool
+    advantage_bonus: int
+    kill_outcome: bool
+    goal_check: bool
+    minus_c_automatic: bool  # Rule 12: writeoffs.minus_c_names == "automatic"
+    exits_to_end: int
+    max_scenes: int
+    max_characters: int
+    max_factions: int
+    reward_goal: float
+    reward_written_off: float
+    faction_weight: float
+
+
+@lru_cache(maxsize=64)
+def settings_of(cfg: CrossroadsConfig) -> Settings:
+    """The :class:`Settings` of a resolved config, built once per config."""
+    ch, fa, co, ep = cfg.character, cfg.faction, cfg.confrontation, cfg.episode
+    return Settings(
+        players=ep.players,
+        creation_points=ch.creation_points,
+        stat_min=ch.stat_min,
+        stat_max=ch.stat_max,
+        stat_cap=ch.stat_cap,
+        max_conditions=ch.max_conditions,
+        start_influence=fa.start_influence,
+        factions_per_player=fa.per_player,
+        faction_rolls=fa.check != "none",
+        faction_bonus=fa.check_bonus,
+        writeoff_low=fa.writeoff_low,
+        writeoff_high=fa.writeoff_high,
+        one_each=cfg.check.assignment == "one_each",
+        crossroads_effect=cfg.crossroads.effect,
+        triple_twice=cfg.crossroads.triple_twice,
+        outcomes_per_success=cfg.spend.outcomes_per_success,
+        double_step=cfg.spend.double_step,
+        deal_gain=cfg.deal.influence_gain,
+        burn_bonus=co.burn_before_bonus,
+        reroll_repeatable=co.reroll_repeatable,
+        nobody_opposes=co.nobody_opposes,
+        beauty_outcomes=co.beauty_outcomes,
+        beauty_against_other=co.beauty_against_other,
+        tie_degree=co.tie_degree,
+        loser_trade=co.loser_trade != "off",
+        faction_gate_any=co.faction_gate == "any_success",
+        free_scene_goal=co.free_scene_goal,
+        loser_mark=co.loser_mark,
+        advantage=cfg.advantage.enabled,
+        advantage_bonus=cfg.advantage.bonus,
+        kill_outcome=cfg.writeoffs.kill_outcome,
+        goal_check=cfg.writeoffs.goal_check,
+        minus_c_automatic=cfg.writeoffs.minus_c_names == "automatic",
+        exits_to_end=ep.exits_to_end,
+        max_scenes=ep.max_scenes,
+        max_characters=ep.max_characters,
+        max_factions=ep.max_factions,
+        reward_goal=cfg.reward.goal,
+        reward_written_off=cfg.reward.written_off,
+        faction_weight=cfg.reward.faction_weight,
+    )

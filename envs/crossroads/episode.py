@@ -38,7 +38,7 @@ reason). ``max_episode_steps`` = 3000 agent decisions is never reached in practi
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -62,10 +62,10 @@ from envs.crossroads.actions import (
     label,
     stat_of,
 )
-from envs.crossroads.config import CrossroadsConfig
+from envs.crossroads.config import CrossroadsConfig, settings_of
 from envs.crossroads.dice import CHANCE_OUTCOMES, STATS, crossroads_of, optimal_permutations
 from envs.crossroads.observation import encode
-from envs.crossroads.rules import NO_FLAGS, STAT_COUNT, EntryKind, Flags, MinusC, SetupStep, Stat
+from envs.crossroads.rules import ALL_STATS, NO_FLAGS, STAT_COUNT, EntryKind, Flags, MinusC, SetupStep, Stat
 
 if TYPE_CHECKING:
     from envs.core.dice import Rng
@@ -221,7 +221,8 @@ class CrossroadsState(State[Hashable]):
     """A Crossroads episode (Rules 1-13): the sequence of setup, scenes and their checks."""
 
     def __init__(self, cfg: CrossroadsConfig) -> None:
-        super().__init__(cfg.episode.players)
+        self.settings = settings_of(cfg)
+        super().__init__(self.settings.players)
         self.cfg = cfg
         self.chars: list[Character] = []
         self.factions: list[Faction] = []
@@ -259,10 +260,8 @@ class CrossroadsState(State[Hashable]):
     # ------------------------------------------------------------------------------------------
     def current_player(self) -> int:
         p = self.phase
-        if p == Phase.OVER:
-            return TERMINAL
-        if p >= Phase.ROLL:
-            return CHANCE
+        if p >= _ROLL:
+            return TERMINAL if p == _OVER else CHANCE
         return self.actor
 
     def decision_context(self) -> str:
@@ -272,7 +271,7 @@ class CrossroadsState(State[Hashable]):
     def entity(self, eid: int | None) -> Entity:
         """The character or faction with entity id ``eid``."""
         assert eid is not None
-        return self.factions[eid - FACTION_BASE] if is_faction(eid) else self.chars[eid]
+        return self.factions[eid - FACTION_BASE] if eid >= FACTION_BASE else self.chars[eid]
 
     def checker(self) -> Entity:
         """The entity rolling the current (non-confrontation) check."""
@@ -281,129 +280,150 @@ class CrossroadsState(State[Hashable]):
     def legal_actions(self) -> list[int]:
         cached = self._legal
         if cached is None:
-            cached = self._legal = [int(a) for a in self._compute_legal()]
+            cached = self._legal = _LEGAL[self.phase](self)
         return list(cached)
 
-    def _compute_legal(self) -> list[int]:
-        p = self.phase
-        if p >= Phase.ROLL:
-            return []
-        if p == Phase.ASSIGN:
-            return list(ASSIGN_ACTIONS)
-        if p == Phase.BUILD:
-            return self._legal_build()
-        if p == Phase.SPEND:
-            return self._own_options(self.checker(), None, spend=True)
-        if p == Phase.BUY_OUTCOME:
-            s = self.sides[self.side_i]
-            beauty_own = self.purpose == Purpose.BEAUTY and not self.cfg.confrontation.beauty_against_other
-            opp = None if beauty_own else self.opponent_side(self.side_i)
-            return self._own_options(self.entity(s.eid), s.flags, spend=False) + self._opponent_options(s, opp)
-        if p == Phase.BURN_BEFORE:
-            return [Act.BURN, Act.PASS] if self.entity(self.sides[self.side_i].eid).plus > 0 else [Act.PASS]
-        if p == Phase.BURN_AFTER:
-            s = self.sides[self.side_i]
-            ok = rules.may_reroll(self.entity(s.eid).plus, self.cfg.confrontation.reroll_repeatable, s.rerolls)
-            return [Act.BURN, Act.PASS] if ok else [Act.PASS]
-        if p == Phase.ADMIN_SCENE:
-            return self._legal_scenes()
-        if p == Phase.ADMIN_TARGET:
-            return [Act.TARGET_0 + c.idx for c in self.chars if c.alive and c.personal and c.owner != self.admin]
-        if p == Phase.ADMIN_OPPOSITION:
-            return self._legal_oppositions()
-        if p == Phase.ADMIN_AIM:
-            t = self.chars[self._target_id()]
-            marked = [Act.UNMARK_G + s for s in Stat if t.goals[s]]
-            return self._minus_c_actions(t) + marked + [Act.NO_OPPOSITION]
-        if p == Phase.TARGET_AIM:
-            t = self.chars[self._target_id()]
-            opposition = self.entity(self.sides[0].eid)
-            unmarked = [Act.MARK_G + s for s in Stat if not t.goals[s]]
-            return [Act.GAIN_PLUS_C, *self._minus_c_actions(opposition)] + unmarked
-        if p == Phase.DEAL_FACTION:
-            return [Act.TARGET_0 + FACTION_BASE + f.idx for f in self.factions if f.alive]
-        if p == Phase.DEAL_AGAINST:
-            return self._deal_against_options()
-        if p == Phase.LOSER_TRADE:
-            w = self.entity(self._winner_side().eid)
-            return [Act.TRADE, Act.PASS] if rules.may_trade(w.minus, self.degree) else [Act.PASS]
-        if p == Phase.LOSER_MARK:
-            s = self.sides[self.side_i]
-            c = self.chars[self._side_id(s)]
-            return [Act.MARK_G + b for b in rules.markable_boxes(s.flags, c.goals)] + [Act.PASS]
-        if p == Phase.LOWER_INFLUENCE:
-            return [Act.TARGET_0 + FACTION_BASE + f.idx for f in self.factions if f.alive] + [Act.PASS]
-        raise AssertionError(p)  # pragma: no cover
+    # -- legal actions per decision phase (the rules decide; these only list the ids) --------------
+    def _legal_none(self) -> list[int]:
+        return []
+
+    def _legal_assign(self) -> list[int]:
+        """Rule 3: any of the six assignments."""
+        return list(ASSIGN_ACTIONS)
 
     def _legal_build(self) -> list[int]:
         """Rule 1: the values the stat being set may take."""
-        cc = self.cfg.character
+        st = self.settings
         c = self.chars[self._checker_id()]
-        left = cc.creation_points - sum(c.stats[: self.build_step])
-        values = rules.stat_values(left, STAT_COUNT - 1 - self.build_step, cc.stat_min, cc.stat_max)
-        return [Act.VALUE_1 + v - 1 for v in values]
+        left = st.creation_points - sum(c.stats[: self.build_step])
+        values = rules.stat_values(left, STAT_COUNT - 1 - self.build_step, st.stat_min, st.stat_max)
+        return [_VALUE_1 + v - 1 for v in values]
+
+    def _legal_spend(self) -> list[int]:
+        """Rule 6: a spend on the roller itself."""
+        return self._own_options(self.checker(), None, spend=True)
+
+    def _legal_outcome(self) -> list[int]:
+        """Rules 11.2/11.7: an outcome on oneself or against the other side."""
+        s = self.sides[self.side_i]
+        beauty_own = self.purpose == _BEAUTY and not self.settings.beauty_against_other
+        opp = None if beauty_own else self.opponent_side(self.side_i)
+        return self._own_options(self.entity(s.eid), s.flags, spend=False) + self._opponent_options(s, opp)
+
+    def _legal_burn_before(self) -> list[int]:
+        """Rule 11.3: a side with a +C may burn it for a success."""
+        return [_BURN, _PASS] if self.entity(self.sides[self.side_i].eid).plus > 0 else [_PASS]
+
+    def _legal_burn_after(self) -> list[int]:
+        """Rule 11.3: a side with a +C may burn it to reroll."""
+        s = self.sides[self.side_i]
+        ok = rules.may_reroll(self.entity(s.eid).plus, self.settings.reroll_repeatable, s.rerolls)
+        return [_BURN, _PASS] if ok else [_PASS]
+
+    def _legal_target(self) -> list[int]:
+        """Rule 11.1: another player's personal character."""
+        admin = self.admin
+        return [_TARGET_0 + c.idx for c in self.chars if c.alive and c.personal and c.owner != admin]
+
+    def _legal_admin_aim(self) -> list[int]:
+        """Rules 11.1/11.2: a -C for the target, unmarking one of its boxes, or no counteraction."""
+        t = self.chars[self._target_id()]
+        marked = [_UNMARK_G + s for s in ALL_STATS if t.goals[s]]
+        return self._minus_c_actions(t) + marked + [_NO_OPPOSITION]
+
+    def _legal_target_aim(self) -> list[int]:
+        """Rule 11.1: a +C, a -C for the opposition, or marking one of the target's boxes."""
+        t = self.chars[self._target_id()]
+        opposition = self.entity(self.sides[0].eid)
+        unmarked = [_MARK_G + s for s in ALL_STATS if not t.goals[s]]
+        return [_GAIN_PLUS_C, *self._minus_c_actions(opposition)] + unmarked
+
+    def _legal_deal_faction(self) -> list[int]:
+        """Rule 10: any faction in play."""
+        return [_FACTION_TARGET_0 + f.idx for f in self.factions if f.alive]
+
+    def _legal_loser_trade(self) -> list[int]:
+        """Rule 11.6: remove a -C of the winner while it has one and the degree is positive."""
+        w = self.entity(self._winner_side().eid)
+        return [_TRADE, _PASS] if rules.may_trade(w.minus, self.degree) else [_PASS]
+
+    def _legal_loser_mark(self) -> list[int]:
+        """Rule 11.8: a box the loser succeeded on, or pass."""
+        s = self.sides[self.side_i]
+        c = self.chars[self._side_id(s)]
+        return [_MARK_G + b for b in rules.markable_boxes(s.flags, c.goals)] + [_PASS]
+
+    def _legal_lower_influence(self) -> list[int]:
+        """Rule 12: the goal check lowers the Influence of a faction in play, or passes."""
+        return [_FACTION_TARGET_0 + f.idx for f in self.factions if f.alive] + [_PASS]
 
     def _legal_scenes(self) -> list[int]:
         """Rule 8: the scene types that can happen now (none: the Admin passes)."""
-        ep = self.cfg.episode
+        st = self.settings
         out: list[int] = []
-        if len(self.chars) < ep.max_characters:
-            out.append(Act.SCENE_INTRO_CHARACTER)
-        if len(self.factions) < ep.max_factions:
-            out.append(Act.SCENE_INTRO_FACTION)
+        if len(self.chars) < st.max_characters:
+            out.append(_SCENE_INTRO_CHARACTER)
+        if len(self.factions) < st.max_factions:
+            out.append(_SCENE_INTRO_FACTION)
         if self._personal_of(self.admin) is not None and any(f.alive for f in self.factions):
-            out.append(Act.SCENE_DEAL)
-        has_target = any(c.alive and c.personal and c.owner != self.admin for c in self.chars)
-        if has_target and (self.cfg.confrontation.nobody_opposes or self._opposition_candidates()):
-            out.append(Act.SCENE_CONFRONT)
-        return out or [Act.PASS]
+            out.append(_SCENE_DEAL)
+        admin = self.admin
+        has_target = opposition = False
+        for c in self.chars:
+            if c.alive:
+                if not c.personal or c.owner == admin:
+                    opposition = True
+                elif c.personal:
+                    has_target = True
+        opposition = opposition or any(f.alive for f in self.factions)
+        if has_target and (st.nobody_opposes or opposition):
+            out.append(_SCENE_CONFRONT)
+        return out or [_PASS]
 
     def _opposition_candidates(self) -> list[int]:
         """Rule 11.1: the Admin's own character, a common character or any faction (the target is another's)."""
-        out = [Act.TARGET_0 + c.idx for c in self.chars if c.alive and (not c.personal or c.owner == self.admin)]
-        out += [Act.TARGET_0 + FACTION_BASE + f.idx for f in self.factions if f.alive]
+        admin = self.admin
+        out = [_TARGET_0 + c.idx for c in self.chars if c.alive and (not c.personal or c.owner == admin)]
+        out += [_FACTION_TARGET_0 + f.idx for f in self.factions if f.alive]
         return out
 
     def _legal_oppositions(self) -> list[int]:
         """Rule 11.1: the seed's oppositions, and nobody if ``confrontation.nobody_opposes``."""
         out = self._opposition_candidates()
-        if self.cfg.confrontation.nobody_opposes:
-            out.append(Act.NO_OPPOSITION)
+        if self.settings.nobody_opposes:
+            out.append(_NO_OPPOSITION)
         return out
 
     def _deal_against_options(self) -> list[int]:
         """Rule 10: the deal is made against any other character in play."""
         mine = self._personal_of(self.admin)
-        return [Act.TARGET_0 + c.idx for c in self.chars if c.alive and c.idx != mine]
+        return [_TARGET_0 + c.idx for c in self.chars if c.alive and c.idx != mine]
 
     def _own_options(self, e: Entity, flags: Flags | None, spend: bool) -> list[int]:
         """Rules 6 and 11.7: what a roller may buy for itself."""
-        cap = self.cfg.character.max_conditions
+        st = self.settings
+        cap = st.max_conditions
         out: list[int] = []
         if isinstance(e, Character):
-            stat_cap = self.cfg.character.stat_cap
-            pay = rules.double_step_payment(self.cfg.spend.double_step, True, e.plus, e.minus)
-            for s in Stat:
-                if e.stats[s] < stat_cap:
-                    out.append(Act.STAT_UP_G + s)
-            if pay > 0:
-                for s in Stat:
-                    if e.stats[s] + 2 <= stat_cap:
-                        out.append(Act.STAT_UP2_G + s)
+            stat_cap = st.stat_cap
+            stats = e.stats
+            out += [_STAT_UP_G + s for s in ALL_STATS if stats[s] < stat_cap]
+            if rules.double_step_payment(st.double_step, True, e.plus, e.minus) > 0:
+                out += [_STAT_UP2_G + s for s in ALL_STATS if stats[s] + 2 <= stat_cap]
             if rules.may_gain(e.plus, cap):
-                out.append(Act.GAIN_PLUS_C)
+                out.append(_GAIN_PLUS_C)
             if e.minus > 0:
-                out.append(Act.REMOVE_MINUS_C)
+                out.append(_REMOVE_MINUS_C)
             if flags is not None:
-                out += [Act.MARK_G + s for s in rules.markable_boxes(flags, e.goals)]
+                out += [_MARK_G + s for s in rules.markable_boxes(flags, e.goals)]
         else:
             if rules.may_gain(e.plus, cap):
-                out.append(Act.GAIN_PLUS_C)
+                out.append(_GAIN_PLUS_C)
             if e.minus > 0:
-                out.append(Act.REMOVE_MINUS_C)
+                out.append(_REMOVE_MINUS_C)
             if not spend:
-                out.append(Act.INFLUENCE_UP)
-        out.append(Act.PASS)
+                out.append(_INFLUENCE_UP)
+        out.append(_PASS)
         return out
 
     def _opponent_options(self, s: Side, opp: Side | None) -> list[int]:
@@ -413,26 +433,26 @@ class CrossroadsState(State[Hashable]):
         o = self.entity(opp.eid)
         if not o.alive:
             return []
-        cap = self.cfg.character.max_conditions
+        st = self.settings
+        cap = st.max_conditions
         out: list[int] = []
         if isinstance(o, Character):
-            pay = rules.double_step_payment(self.cfg.spend.double_step, False, o.plus, o.minus)
-            out += [Act.HARM_G, Act.HARM_G + Stat.KH, Act.HARM_G + Stat.M]
-            if pay > 0:
-                out += [Act.HARM2_G, Act.HARM2_G + Stat.KH, Act.HARM2_G + Stat.M]
+            out += _HARM
+            if rules.double_step_payment(st.double_step, False, o.plus, o.minus) > 0:
+                out += _HARM2
             if rules.may_gain(o.minus, cap):
                 out += self._minus_c_actions(o)
             if o.plus > 0:
-                out.append(Act.REMOVE_PLUS_C)
-            out += [Act.UNMARK_G + b for b in rules.unmarkable_boxes(s.flags, o.goals)]
-            if rules.killable(self.cfg.writeoffs.kill_outcome, o.wounded, o.dying):
-                out.append(Act.KILL)
+                out.append(_REMOVE_PLUS_C)
+            out += [_UNMARK_G + b for b in rules.unmarkable_boxes(s.flags, o.goals)]
+            if rules.killable(st.kill_outcome, o.wounded, o.dying):
+                out.append(_KILL)
         else:
             if rules.may_gain(o.minus, cap):
                 out += self._minus_c_actions(o)
             if o.plus > 0:
-                out.append(Act.REMOVE_PLUS_C)
-            out += [Act.INFLUENCE_DOWN, Act.PUSH_INFLUENCE]
+                out.append(_REMOVE_PLUS_C)
+            out += _INFLUENCE_AGAINST
         return out
 
     # ------------------------------------------------------------------------------------------
@@ -443,7 +463,7 @@ class CrossroadsState(State[Hashable]):
             n = self.num_players
             return [(s, 1.0 / n) for s in range(n)]
         if self.phase == Phase.ROLL:
-            if self.cfg.check.assignment == "in_order" and self._roller_is_char():
+            if not self.settings.one_each and self._roller_is_char():
                 return list(_ORDERED_OUTCOMES)
             return list(CHANCE_OUTCOMES)
         raise ValueError("not a chance node")
@@ -452,7 +472,7 @@ class CrossroadsState(State[Hashable]):
         if self.phase == Phase.FIRST_PLAYER:
             return rng.integers(0, self.num_players)
         d = rng.roll(STAT_COUNT, 10)
-        if self.cfg.check.assignment == "one_each" or not self._roller_is_char():
+        if self.settings.one_each or not self._roller_is_char():
             return tuple(sorted(d))
         return d
 
@@ -478,7 +498,7 @@ class CrossroadsState(State[Hashable]):
         dice = tuple(int(d) for d in outcome)  # type: ignore[attr-defined]
         if len(dice) != STAT_COUNT or not all(1 <= d <= 10 for d in dice):
             raise ValueError(f"3d10 outcome expected, got {outcome!r}")
-        if self.cfg.check.assignment == "one_each" or not self._roller_is_char():
+        if self.settings.one_each or not self._roller_is_char():
             dice = tuple(sorted(dice))
         self._rolled(dice)
 
@@ -488,7 +508,7 @@ class CrossroadsState(State[Hashable]):
     def _begin_setup(self, first: int) -> None:
         """Rule 7: players in turn from the first, passing left, introduce characters, then factions."""
         self.first = first
-        self.setup_queue = rules.setup_order(first, self.num_players, self.cfg.faction.per_player)
+        self.setup_queue = rules.setup_order(first, self.num_players, self.settings.factions_per_player)
         self.narrate("setup", f"Player {first + 1} goes first.", first)
         self._next_setup()
 
@@ -518,7 +538,7 @@ class CrossroadsState(State[Hashable]):
     def create_faction(self, seat: int) -> None:
         """Rule 2: a new faction at the starting Influence; it is presented with a faction check (Rule 4)."""
         idx = len(self.factions)
-        f = Faction(idx, seat, self.cfg.faction.start_influence)
+        f = Faction(idx, seat, self.settings.start_influence)
         self.factions.append(f)
         self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
         self.begin_check(FACTION_BASE + idx, seat, Purpose.SPEND)
@@ -528,7 +548,7 @@ class CrossroadsState(State[Hashable]):
         c.stats[self.build_step] = value
         self.build_step += 1
         if self.build_step == Stat.M:
-            c.stats[Stat.M] = rules.last_stat(self.cfg.character.creation_points, c.stats[: Stat.M])
+            c.stats[Stat.M] = rules.last_stat(self.settings.creation_points, c.stats[: Stat.M])
             kind = "personal" if c.personal else "common"
             self.narrate(
                 "character",
@@ -560,7 +580,7 @@ class CrossroadsState(State[Hashable]):
         self.dice = dice
         e = self.checker()
         self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", self.chk_seat, dice=dice)
-        if e.is_char and self.cfg.check.assignment == "one_each":
+        if e.is_char and self.settings.one_each:
             self.phase = Phase.ASSIGN
             self.actor = self.chk_seat
         else:
@@ -592,24 +612,22 @@ class CrossroadsState(State[Hashable]):
                 return
             self._check_done()
             return
-        self.left = self.succ * self.cfg.spend.outcomes_per_success
+        self.left = self.succ * self.settings.outcomes_per_success
         self._next_spend()
 
     def read_check(self, e: Entity, dice: Dice, perm: int) -> rules.Check:
         """Rules 3 and 4: per-stat success flags and the success count of a roll."""
         if isinstance(e, Character):
             return rules.stat_check(dice, perm, e.stats)
-        fr = self.cfg.faction
-        return rules.faction_check(
-            dice, e.influence, fr.check != "none", fr.check_bonus, self.cfg.confrontation.faction_gate == "any_success"
-        )
+        st = self.settings
+        return rules.faction_check(dice, e.influence, st.faction_rolls, st.faction_bonus, st.faction_gate_any)
 
     def use_advantage(self, e: Entity) -> int:
         """Rule 11.4: an Advantage token adds its bonus to the holder's next roll and is spent."""
         if e.advantage:
             e.advantage = False
             self.narrate("advantage", f"{e.name} uses its Advantage.", None)
-            return self.cfg.advantage.bonus
+            return self.settings.advantage_bonus
         return 0
 
     def crossroads(self, e: Entity, dice: Dice, perm: int, flags: Flags) -> int:
@@ -618,13 +636,13 @@ class CrossroadsState(State[Hashable]):
         Returns the change in successes.
         """
         cr = crossroads_of(dice)
-        times = rules.crossroads_times(cr, self.cfg.crossroads.triple_twice)
+        times = rules.crossroads_times(cr, self.settings.triple_twice)
         if times == 0:
             return 0
         self.narrate(
             "crossroads", f"Crossroads! {e.name} rolled a {cr.name.lower()}.", None, crossroads=cr.name.lower()
         )
-        effect = self.cfg.crossroads.effect
+        effect = self.settings.crossroads_effect
         delta = 0
         for _ in range(times):
             delta += rules.crossroads_success_change(effect)
@@ -667,12 +685,12 @@ class CrossroadsState(State[Hashable]):
 
     def raise_stat(self, c: Character, i: int, by: int) -> None:
         """Rule 6: +1 to a stat (up to ``character.stat_cap``)."""
-        c.stats[i] = rules.raised_stat(c.stats[i], by, self.cfg.character.stat_cap)
+        c.stats[i] = rules.raised_stat(c.stats[i], by, self.settings.stat_cap)
         self.narrate("stat", f"{c.name}: +{by} {STATS[i]} (now {c.stats[i]}).", None)
 
     def raise_stat_twice(self, c: Character, i: int) -> None:
         """Rules 6/11.7: +2 to a stat while also removing a condition (``spend.double_step``)."""
-        if self.cfg.spend.double_step == "same_sign":
+        if self.settings.double_step == "same_sign":
             c.plus -= 1
             self.narrate("condition", f"{c.name} removes a +C to make it +2.", None)
         else:
@@ -681,7 +699,7 @@ class CrossroadsState(State[Hashable]):
 
     def gain_plus_c(self, e: Entity) -> None:
         """Rule 6: gain a +C (at most ``character.max_conditions``)."""
-        if rules.may_gain(e.plus, self.cfg.character.max_conditions):
+        if rules.may_gain(e.plus, self.settings.max_conditions):
             e.plus += 1
             self.narrate("condition", f"{e.name} gains a +C ({e.plus}).", None)
 
@@ -700,18 +718,18 @@ class CrossroadsState(State[Hashable]):
 
     def _minus_c_actions(self, e: Entity) -> list[int]:
         """Rule 12: the "give -C" actions against ``e``: the names a giver may choose."""
-        automatic = self.cfg.writeoffs.minus_c_names == "automatic"
+        automatic = self.settings.minus_c_automatic
         if isinstance(e, Character):
             choices = rules.minus_c_choices(automatic, True, e.wounded, e.dying)
         else:
             choices = rules.minus_c_choices(automatic, False, False, False)
-        return [MINUS_C_OF[k] for k in choices]
+        return [_MINUS_C_OF[k] for k in choices]
 
     def add_minus_c(self, e: Entity, named: MinusC) -> None:
         """Rules 11.7/12: a -C, named by its giver ("wounded", "dying" or another; ``writeoffs.minus_c_names``)."""
-        if not rules.may_gain(e.minus, self.cfg.character.max_conditions):
+        if not rules.may_gain(e.minus, self.settings.max_conditions):
             return
-        automatic = self.cfg.writeoffs.minus_c_names == "automatic"
+        automatic = self.settings.minus_c_automatic
         if isinstance(e, Character):
             kind = rules.minus_c_taken(named, automatic, True, e.wounded, e.dying)
             if kind is None:  # it already holds that one
@@ -734,15 +752,15 @@ class CrossroadsState(State[Hashable]):
         if rules.goal_achieved(c.goals) and c.alive:
             c.achieved = True
             self.write_off(c, "goal achieved")
-            if self.cfg.writeoffs.goal_check:
+            if self.settings.goal_check:
                 self.goal_pending.append(c.idx)
 
     def change_influence(self, f: Faction, by: int) -> None:
         """Rules 10/11.7/12: change a faction's Influence; 0 or 8 writes it off."""
         f.influence += by
         self.narrate("influence", f"{f.name}: Influence {'+' if by > 0 else ''}{by} (now {f.influence}).", None)
-        fr = self.cfg.faction
-        reason = rules.influence_exit(f.influence, fr.writeoff_low, fr.writeoff_high)
+        st = self.settings
+        reason = rules.influence_exit(f.influence, st.writeoff_low, st.writeoff_high)
         if f.alive and reason is not None:
             self.write_off(f, reason)
 
@@ -771,7 +789,7 @@ class CrossroadsState(State[Hashable]):
     # ------------------------------------------------------------------------------------------
     def _start_scene(self) -> None:
         """Rules 8 and 13: the Admin picks a scene, unless three exits happened or the scene limit is hit."""
-        ep = self.cfg.episode
+        ep = self.settings
         end = rules.episode_end(self.exits, ep.exits_to_end, self.scene_no, ep.max_scenes)
         if end is EndReason.COMPLETED:
             self._finish(end, f"{self.exits} exits")
@@ -845,7 +863,7 @@ class CrossroadsState(State[Hashable]):
         c = self.chars[mine]
         vs = f" against {self.chars[against].name}" if against is not None else ""
         self.narrate("deal", f"{c.name} strikes a deal with {f.name}{vs}.", self.admin, against=against)
-        self.change_influence(f, self.cfg.deal.influence_gain)
+        self.change_influence(f, self.settings.deal_gain)
         self.begin_check(c.idx, self.admin, Purpose.SPEND)
 
     # ------------------------------------------------------------------------------------------
@@ -885,7 +903,7 @@ class CrossroadsState(State[Hashable]):
             self.begin_check(self._side_id(nxt), nxt.seat, Purpose.BEAUTY)
             return
         self.side_i = 0
-        n = self.cfg.confrontation.beauty_outcomes
+        n = self.settings.beauty_outcomes
         self.narrate("beauty", f"A scene for beauty: each side gets {n} outcome{'s' if n != 1 else ''}.", self.admin)
         self.left = self._allotment(self.sides[0])
         self._next_outcome()
@@ -963,7 +981,7 @@ class CrossroadsState(State[Hashable]):
     def _next_assign(self) -> None:
         while self.side_i < len(self.sides):
             s = self.sides[self.side_i]
-            if not is_faction(self._side_id(s)) and self.cfg.check.assignment == "one_each":
+            if not is_faction(self._side_id(s)) and self.settings.one_each:
                 self.phase = Phase.ASSIGN
                 self.actor = s.seat
                 return
@@ -974,7 +992,7 @@ class CrossroadsState(State[Hashable]):
         e = self.entity(s.eid)
         s.perm = perm
         s.flags, n = self.read_check(e, s.dice, perm)
-        burn_bonus = self.cfg.confrontation.burn_before_bonus
+        burn_bonus = self.settings.burn_bonus
         advantage = self.use_advantage(e)
         s.succ = rules.check_successes(n, s.burned, burn_bonus, advantage, self.crossroads(e, s.dice, perm, s.flags))
         self.narrate("successes", f"{e.name}: {s.succ} success{'es' if s.succ != 1 else ''}.", s.seat, successes=s.succ)
@@ -983,7 +1001,7 @@ class CrossroadsState(State[Hashable]):
     def resolve_confrontation(self) -> None:
         """Rules 11.4/11.5: winners have the most successes (a tie is a shared win), degree = the gap."""
         a, b = self.sides
-        res = rules.resolve((a.succ, b.succ), self.cfg.confrontation.tie_degree)
+        res = rules.resolve((a.succ, b.succ), self.settings.tie_degree)
         for s, won in zip(self.sides, res.won, strict=True):
             s.won = won
             s.lost = not won
@@ -996,10 +1014,10 @@ class CrossroadsState(State[Hashable]):
         for s in self.sides:
             e = self.entity(s.eid)
             personal = isinstance(e, Character) and e.personal
-            if rules.earns_advantage(self.cfg.advantage.enabled, s.won, e.alive, personal):
+            if rules.earns_advantage(self.settings.advantage, s.won, e.alive, personal):
                 e.advantage = True
                 self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
-        if not res.tie and self.cfg.confrontation.loser_trade != "off":
+        if not res.tie and self.settings.loser_trade:
             loser = b if a.won else a
             self.phase = Phase.LOSER_TRADE
             self.actor = loser.seat
@@ -1015,7 +1033,7 @@ class CrossroadsState(State[Hashable]):
 
     def _award_goals(self) -> None:
         """Rule 11.7: winners get their scene goal free, then buy outcomes with the degree."""
-        if self.cfg.confrontation.free_scene_goal:
+        if self.settings.free_scene_goal:
             for i, s in enumerate(self.sides):
                 if s.won:
                     self.grant_scene_goal(i)
@@ -1064,7 +1082,7 @@ class CrossroadsState(State[Hashable]):
     def _allotment(self, s: Side) -> int:
         """Rules 11.2/11.7: the outcomes a side buys: one per degree for a winner, the beauty outcomes for each."""
         if self.purpose == Purpose.BEAUTY:
-            return self.cfg.confrontation.beauty_outcomes
+            return self.settings.beauty_outcomes
         return self.degree if s.won else 0
 
     def apply_opp_op(self, o: Entity, a: int) -> None:
@@ -1073,7 +1091,7 @@ class CrossroadsState(State[Hashable]):
             if (i := stat_of(a, Act.HARM_G)) is not None:
                 self.lower_stat(o, i, 1)
             elif (i := stat_of(a, Act.HARM2_G)) is not None:
-                if self.cfg.spend.double_step == "same_sign":
+                if self.settings.double_step == "same_sign":
                     self.remove_minus_c(o)
                 else:
                     o.plus -= 1
@@ -1099,7 +1117,7 @@ class CrossroadsState(State[Hashable]):
 
     def _begin_loser_marks(self) -> None:
         """Rule 11.8: a losing character may burn +C to mark goal boxes it succeeded on."""
-        if self.cfg.confrontation.loser_mark and len(self.sides) == 2:
+        if self.settings.loser_mark and len(self.sides) == 2:
             for i, s in enumerate(self.sides):
                 if s.lost and not is_faction(self._side_id(s)):
                     c = self.chars[self._side_id(s)]
@@ -1115,90 +1133,96 @@ class CrossroadsState(State[Hashable]):
     # ------------------------------------------------------------------------------------------
     def apply_action(self, action: int) -> None:
         a = int(action)
-        if a not in self.legal_actions():
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = _LEGAL[self.phase](self)
+        if a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) in {self.decision_context()}")
         self._legal = None
-        self._apply_action(a)
+        _APPLY[self.phase](self, a)
         self._legal = None
 
-    def _apply_action(self, a: int) -> None:
-        p = self.phase
-        if p == Phase.BUILD:
-            self._build(a - Act.VALUE_1 + 1)
-        elif p == Phase.ASSIGN:
-            perm = a - Act.ASSIGN_0
-            if self.purpose == Purpose.CONFRONT:
-                self._side_assigned(self.sides[self.side_i], perm)
-                self._next_assign()
-            else:
-                self._assigned(perm)
-        elif p == Phase.SPEND:
-            if a == Act.PASS:
-                self.left = 0
-            else:
-                self.apply_self_op(self.checker(), a)
-                self.left -= 1
-            self._next_spend()
-        elif p == Phase.ADMIN_SCENE:
-            self.choose_scene(a)
-        elif p == Phase.ADMIN_TARGET:
-            self.sides[1].eid = a - Act.TARGET_0
-            self.sides[1].seat = self.chars[a - Act.TARGET_0].owner
-            self.phase = Phase.ADMIN_OPPOSITION
-        elif p == Phase.ADMIN_OPPOSITION:
-            self.set_opposition(a)
-        elif p == Phase.ADMIN_AIM and a == Act.NO_OPPOSITION:
+    # -- one method per decision phase --------------------------------------------------------------
+    def _do_build(self, a: int) -> None:
+        self._build(a - _VALUE_1 + 1)
+
+    def _do_assign(self, a: int) -> None:
+        perm = a - _ASSIGN_0
+        if self.purpose == _CONFRONT:
+            self._side_assigned(self.sides[self.side_i], perm)
+            self._next_assign()
+        else:
+            self._assigned(perm)
+
+    def _do_spend(self, a: int) -> None:
+        if a == _PASS:
+            self.left = 0
+        else:
+            self.apply_self_op(self.checker(), a)
+            self.left -= 1
+        self._next_spend()
+
+    def _do_target(self, a: int) -> None:
+        self.sides[1].eid = a - _TARGET_0
+        self.sides[1].seat = self.chars[a - _TARGET_0].owner
+        self.phase = Phase.ADMIN_OPPOSITION
+
+    def _do_admin_aim(self, a: int) -> None:
+        if a == _NO_OPPOSITION:
             self.begin_beauty()
-        elif p == Phase.ADMIN_AIM:
-            self.sides[0].aim = a
-            target = self.chars[self._target_id()]
-            self.narrate("aim", f"The Admin's aim: {self.action_label(a)} ({target.name}).", self.actor)
-            self.phase = Phase.TARGET_AIM
-            self.actor = self.sides[1].seat
-        elif p == Phase.TARGET_AIM:
-            self.sides[1].aim = a
-            self.narrate("aim", f"{self.chars[self._target_id()].name}'s aim: {self.action_label(a)}.", self.actor)
-            self._begin_burns()
-        elif p == Phase.DEAL_FACTION:
-            self.deal_with(a - Act.TARGET_0 - FACTION_BASE)
-        elif p == Phase.DEAL_AGAINST:
-            self.close_deal(a - Act.TARGET_0)
-        elif p == Phase.BURN_BEFORE:
-            if a == Act.BURN:
-                self.burn_before(self.sides[self.side_i])
-            else:
-                self._next_burn_before()
-        elif p == Phase.BURN_AFTER:
-            if a == Act.BURN:
-                self.burn_after(self.sides[self.side_i])
-            else:
-                self._next_burn_after()
-        elif p == Phase.LOSER_TRADE:
-            if a == Act.TRADE:
-                self.loser_trade()
-            else:
-                self._award_goals()
-        elif p == Phase.BUY_OUTCOME:
-            self._buy_outcome(a)
-        elif p == Phase.LOSER_MARK:
-            self._loser_mark(a)
-        elif p == Phase.LOWER_INFLUENCE:
-            if a == Act.PASS:
-                self.left = 0
-            else:
-                self.change_influence(self.factions[a - Act.TARGET_0 - FACTION_BASE], -1)
-                self.left -= 1
-            if self.left > 0 and any(f.alive for f in self.factions):
-                return
-            self._check_done()
+            return
+        self.sides[0].aim = a
+        target = self.chars[self._target_id()]
+        self.narrate("aim", f"The Admin's aim: {self.action_label(a)} ({target.name}).", self.actor)
+        self.phase = Phase.TARGET_AIM
+        self.actor = self.sides[1].seat
+
+    def _do_target_aim(self, a: int) -> None:
+        self.sides[1].aim = a
+        self.narrate("aim", f"{self.chars[self._target_id()].name}'s aim: {self.action_label(a)}.", self.actor)
+        self._begin_burns()
+
+    def _do_deal_faction(self, a: int) -> None:
+        self.deal_with(a - _FACTION_TARGET_0)
+
+    def _do_deal_against(self, a: int) -> None:
+        self.close_deal(a - _TARGET_0)
+
+    def _do_burn_before(self, a: int) -> None:
+        if a == _BURN:
+            self.burn_before(self.sides[self.side_i])
+        else:
+            self._next_burn_before()
+
+    def _do_burn_after(self, a: int) -> None:
+        if a == _BURN:
+            self.burn_after(self.sides[self.side_i])
+        else:
+            self._next_burn_after()
+
+    def _do_loser_trade(self, a: int) -> None:
+        if a == _TRADE:
+            self.loser_trade()
+        else:
+            self._award_goals()
+
+    def _do_lower_influence(self, a: int) -> None:
+        if a == _PASS:
+            self.left = 0
+        else:
+            self.change_influence(self.factions[a - _FACTION_TARGET_0], -1)
+            self.left -= 1
+        if self.left > 0 and any(f.alive for f in self.factions):
+            return
+        self._check_done()
 
     def _buy_outcome(self, a: int) -> None:
         """Rule 11.7: one outcome bought with the degree (on oneself or against the other side), or pass."""
         s = self.sides[self.side_i]
-        if a == Act.PASS:
+        if a == _PASS:
             self.left = 0
         else:
-            if Act.HARM_G <= a <= Act.PUSH_INFLUENCE and a != Act.INFLUENCE_UP:
+            if a in _AGAINST_OTHER:
                 opp = self.opponent_side(self.side_i)
                 assert opp is not None
                 self.apply_opp_op(self.entity(opp.eid), a)
@@ -1209,7 +1233,7 @@ class CrossroadsState(State[Hashable]):
 
     def _loser_mark(self, a: int) -> None:
         """Rule 11.8: the loser burns a +C to mark a goal box, while it can; or passes."""
-        if a == Act.PASS:
+        if a == _PASS:
             self._end_scene()
             return
         s = self.sides[self.side_i]
@@ -1233,11 +1257,11 @@ class CrossroadsState(State[Hashable]):
 
     def seat_return(self, seat: int) -> float:
         """The scenario's reward of ``seat`` (see ``rules.seat_return``)."""
-        rw = self.cfg.reward
+        st = self.settings
         exits = [c.achieved for c in self.chars if c.personal and c.owner == seat and not c.alive]
         influences = [f.influence for f in self.factions if f.owner == seat]
         return rules.seat_return(
-            exits, influences, self.cfg.faction.start_influence, rw.goal, rw.written_off, rw.faction_weight
+            exits, influences, st.start_influence, st.reward_goal, st.reward_written_off, st.faction_weight
         )
 
     def _finish(self, reason: EndReason, detail: str) -> None:
@@ -1409,3 +1433,82 @@ _PHASE_OPTIONS = {
     Phase.DEAL_AGAINST: "deal_against",
 }
 """Decision phases whose every non-pass action is one option group."""
+
+
+# -- hot-path constants and dispatch tables --------------------------------------------------------
+# Reading an enum member (``Act.PASS``) costs about a microsecond in Python 3.11, a module global a few
+# tens of nanoseconds: the code that runs at every decision reads these plain ints instead.
+_VALUE_1 = int(Act.VALUE_1)
+_ASSIGN_0 = int(Act.ASSIGN_0)
+_STAT_UP_G = int(Act.STAT_UP_G)
+_STAT_UP2_G = int(Act.STAT_UP2_G)
+_GAIN_PLUS_C = int(Act.GAIN_PLUS_C)
+_REMOVE_MINUS_C = int(Act.REMOVE_MINUS_C)
+_MARK_G = int(Act.MARK_G)
+_UNMARK_G = int(Act.UNMARK_G)
+_REMOVE_PLUS_C = int(Act.REMOVE_PLUS_C)
+_KILL = int(Act.KILL)
+_INFLUENCE_UP = int(Act.INFLUENCE_UP)
+_PASS = int(Act.PASS)
+_BURN = int(Act.BURN)
+_TRADE = int(Act.TRADE)
+_SCENE_INTRO_CHARACTER = int(Act.SCENE_INTRO_CHARACTER)
+_SCENE_INTRO_FACTION = int(Act.SCENE_INTRO_FACTION)
+_SCENE_DEAL = int(Act.SCENE_DEAL)
+_SCENE_CONFRONT = int(Act.SCENE_CONFRONT)
+_NO_OPPOSITION = int(Act.NO_OPPOSITION)
+_TARGET_0 = int(Act.TARGET_0)
+_FACTION_TARGET_0 = _TARGET_0 + FACTION_BASE
+_HARM = [int(Act.HARM_G) + s for s in ALL_STATS]
+_HARM2 = [int(Act.HARM2_G) + s for s in ALL_STATS]
+_INFLUENCE_AGAINST = [int(Act.INFLUENCE_DOWN), int(Act.PUSH_INFLUENCE)]
+_MINUS_C_OF = {kind: int(act) for kind, act in MINUS_C_OF.items()}
+_AGAINST_OTHER = frozenset(range(Act.HARM_G, Act.PUSH_INFLUENCE + 1)) - {_INFLUENCE_UP}
+"""Rule 11.7: the outcome ids that act on the other side."""
+_ROLL = Phase.ROLL
+_OVER = Phase.OVER
+_CONFRONT = Purpose.CONFRONT
+_BEAUTY = Purpose.BEAUTY
+
+_LEGAL: dict[Phase, Callable[[CrossroadsState], list[int]]] = {
+    Phase.BUILD: CrossroadsState._legal_build,
+    Phase.ASSIGN: CrossroadsState._legal_assign,
+    Phase.SPEND: CrossroadsState._legal_spend,
+    Phase.ADMIN_SCENE: CrossroadsState._legal_scenes,
+    Phase.ADMIN_TARGET: CrossroadsState._legal_target,
+    Phase.ADMIN_OPPOSITION: CrossroadsState._legal_oppositions,
+    Phase.ADMIN_AIM: CrossroadsState._legal_admin_aim,
+    Phase.TARGET_AIM: CrossroadsState._legal_target_aim,
+    Phase.DEAL_FACTION: CrossroadsState._legal_deal_faction,
+    Phase.DEAL_AGAINST: CrossroadsState._deal_against_options,
+    Phase.BURN_BEFORE: CrossroadsState._legal_burn_before,
+    Phase.BURN_AFTER: CrossroadsState._legal_burn_after,
+    Phase.LOSER_TRADE: CrossroadsState._legal_loser_trade,
+    Phase.BUY_OUTCOME: CrossroadsState._legal_outcome,
+    Phase.LOSER_MARK: CrossroadsState._legal_loser_mark,
+    Phase.LOWER_INFLUENCE: CrossroadsState._legal_lower_influence,
+    Phase.ROLL: CrossroadsState._legal_none,
+    Phase.FIRST_PLAYER: CrossroadsState._legal_none,
+    Phase.OVER: CrossroadsState._legal_none,
+}
+"""The legal actions of each phase (chance and terminal nodes have none)."""
+
+_APPLY: dict[Phase, Callable[[CrossroadsState, int], None]] = {
+    Phase.BUILD: CrossroadsState._do_build,
+    Phase.ASSIGN: CrossroadsState._do_assign,
+    Phase.SPEND: CrossroadsState._do_spend,
+    Phase.ADMIN_SCENE: CrossroadsState.choose_scene,
+    Phase.ADMIN_TARGET: CrossroadsState._do_target,
+    Phase.ADMIN_OPPOSITION: CrossroadsState.set_opposition,
+    Phase.ADMIN_AIM: CrossroadsState._do_admin_aim,
+    Phase.TARGET_AIM: CrossroadsState._do_target_aim,
+    Phase.DEAL_FACTION: CrossroadsState._do_deal_faction,
+    Phase.DEAL_AGAINST: CrossroadsState._do_deal_against,
+    Phase.BURN_BEFORE: CrossroadsState._do_burn_before,
+    Phase.BURN_AFTER: CrossroadsState._do_burn_after,
+    Phase.LOSER_TRADE: CrossroadsState._do_loser_trade,
+    Phase.BUY_OUTCOME: CrossroadsState._buy_outcome,
+    Phase.LOSER_MARK: CrossroadsState._loser_mark,
+    Phase.LOWER_INFLUENCE: CrossroadsState._do_lower_influence,
+}
+"""What an action does in each decision phase."""

@@ -22,7 +22,9 @@ class Stat(enum.IntEnum):
     M = 2
 
 
-STAT_COUNT = len(Stat)
+ALL_STATS = tuple(Stat)
+"""The three stats in sheet order (a tuple: iterating the enum class itself is slower)."""
+STAT_COUNT = len(ALL_STATS)
 """Rule 1: a character has three stats; a check rolls one die per stat (Rule 3)."""
 
 Flags = tuple[bool, bool, bool]
@@ -129,7 +131,7 @@ def crossroads_success_change(effect: str) -> int:
 def missed_matching_stats(dice: Sequence[int], perm: int, flags: Flags) -> list[Stat]:
     """Rule 5 (``goal_box_on_miss``): the stats whose assigned die matches another die and failed."""
     p = PERMUTATIONS[perm]
-    return [s for s in Stat if dice.count(dice[p[s]]) > 1 and not flags[s]]
+    return [s for s in ALL_STATS if dice.count(dice[p[s]]) > 1 and not flags[s]]
 
 
 # -- Rule 6: spending successes -------------------------------------------------------------------
@@ -253,12 +255,12 @@ def may_trade(winner_minus: int, degree: int) -> bool:
 
 def markable_boxes(flags: Flags, goals: Sequence[bool]) -> list[Stat]:
     """Rules 11.7/11.8: own goal boxes that may be marked: unmarked, and the roller's die on that stat succeeded."""
-    return [s for s in Stat if flags[s] and not goals[s]]
+    return [s for s in ALL_STATS if flags[s] and not goals[s]]
 
 
 def unmarkable_boxes(flags: Flags, opponent_goals: Sequence[bool]) -> list[Stat]:
     """Rule 11.7: the opponent's goal boxes a winner may unmark: marked, and the winner's die on the stat succeeded."""
-    return [s for s in Stat if opponent_goals[s] and flags[s]]
+    return [s for s in ALL_STATS if opponent_goals[s] and flags[s]]
 
 
 # -- Rule 12: write-offs --------------------------------------------------------------------------
