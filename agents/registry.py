@@ -10,10 +10,15 @@ from agents.rl import load_rl_policy
 from agents.search import is_search_spec, make_search_agent
 from envs.core.errors import UserError
 from envs.core.policy import Policy, UniformRandom
+from envs.core.registry import all_rulesets
 
 
 def personas(ruleset: str) -> dict[str, Any]:
-    """The persona classes of a ruleset (empty if it ships none)."""
+    """The persona classes of a ruleset: its ``Ruleset.personas`` (a plugin's), else ``agents/personas/<name>.py``
+    (empty if it ships none)."""
+    registered = all_rulesets().get(ruleset)
+    if registered is not None and registered.personas is not None:
+        return dict(registered.personas)
     try:
         module = importlib.import_module(f"agents.personas.{ruleset}")
     except ModuleNotFoundError as e:

@@ -230,6 +230,7 @@ class Ruleset:
     scenarios: dict[str, Scenario]
     variants_dir: Path | None = None
     knobs: list[Knob] = field(default_factory=list)  # rule-sensitivity knobs for discovery
+    personas: dict[str, Any] | None = None  # persona classes by CLI name; None: agents/personas/<name>.py
     registry: ClassVar[dict[str, Ruleset]] = {}
 
     def default_config(self) -> BaseModel:

@@ -1,20 +1,35 @@
 """Ruleset discovery and Gymnasium registration.
 
-Each ruleset package ``envs.<name>`` exposes ``RULESET``. ``import envs`` registers every scenario
-of every ruleset as ``rulebreaker/<Ruleset><Scenario>-v0``.
+Each ruleset package ``envs.<name>`` exposes ``RULESET``. A designer's own package adds its ruleset through
+the entry-point group ``rulebreaker.rulesets`` (``name = "package"`` or ``"package:RULESET"``; the object is a
+:class:`Ruleset`, a module holding ``RULESET``, or a callable returning one). ``import envs`` registers every
+scenario of every ruleset as ``rulebreaker/<Ruleset><Scenario>-v0``.
+
+A plugin that fails to load (import error, not a ruleset, a name clashing with a shipped one, a scenario
+whose first state cannot be built or whose observation has the wrong shape) is skipped with one line on
+stderr naming the entry point and the fix; asking for it by name is a :class:`UserError` (exit 2). The
+shipped rulesets never depend on a plugin loading.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
+from importlib.metadata import EntryPoint, entry_points
 
 import gymnasium as gym
+import numpy as np
 
 from envs.core.errors import UserError
 from envs.core.game import Ruleset
 
 RULESET_NAMES: tuple[str, ...] = ("wicked_age", "storyteller", "blackbird", "crossroads", "hallownest")
+ENTRY_POINT_GROUP = "rulebreaker.rulesets"
+"""The entry-point group a designer's package declares its ruleset in."""
 _RULESETS: dict[str, Ruleset] = {}
+PLUGIN_ERRORS: dict[str, str] = {}
+"""Plugins that failed to load: entry-point name -> the one-line message (with its fix)."""
 _loaded = False
 
 
@@ -47,6 +62,75 @@ def load_builtin_rulesets() -> None:
                 continue
             raise
         register_ruleset(module.RULESET)
+    load_plugin_rulesets()
+
+
+def _plugin_ruleset(ep: EntryPoint) -> Ruleset:
+    """The ruleset an entry point names, validated; a problem is a :class:`UserError` naming the fix."""
+    where = f"plugin '{ep.name} = {ep.value}' (entry point group {ENTRY_POINT_GROUP})"
+    try:
+        obj = ep.load()
+    except Exception as e:  # any import-time failure of a third-party package: one line, not a traceback
+        raise UserError(
+            f"{where} failed to import: {type(e).__name__}: {e}; fix: make `import {ep.module}` work "
+            f"(is the package installed in this environment?)"
+        ) from None
+    if isinstance(obj, types.ModuleType):
+        obj = getattr(obj, "RULESET", None)
+    elif callable(obj) and not isinstance(obj, Ruleset):
+        try:
+            obj = obj()
+        except Exception as e:
+            raise UserError(f"{where}: calling it failed: {type(e).__name__}: {e}") from None
+    if not isinstance(obj, Ruleset):
+        raise UserError(
+            f"{where} is not a Ruleset (got {type(obj).__name__}); fix: point it at an envs.core.game.Ruleset "
+            f"object or a module defining RULESET"
+        )
+    if obj.name in RULESET_NAMES:
+        raise UserError(f"{where} is named '{obj.name}', which clashes with a shipped ruleset; fix: rename it")
+    if obj.name != ep.name:
+        raise UserError(f"{where} names ruleset '{obj.name}'; fix: name the entry point '{obj.name}' too")
+    if obj.name in _RULESETS:
+        raise UserError(f"{where}: ruleset '{obj.name}' is registered twice; fix: uninstall one of the packages")
+    _validate_plugin(obj, where)
+    return obj
+
+
+def _validate_plugin(ruleset: Ruleset, where: str) -> None:
+    """Build each scenario's first state under the default rules and check its observation's shape."""
+    try:
+        config = ruleset.default_config()
+    except UserError as e:
+        raise UserError(f"{where}: its rules.toml does not load: {e}") from None
+    for name, scenario in ruleset.scenarios.items():
+        try:
+            state = scenario.new_game(config)
+            n_obs = scenario.observation_length(config)
+            obs = np.asarray(state.observation(0))
+            scenario.action_count(config)
+        except Exception as e:  # e.g. a State subclass missing an abstract method cannot be instantiated
+            raise UserError(
+                f"{where}: scenario '{name}' cannot start a game: {type(e).__name__}: {e}; fix: implement the "
+                f"State protocol of envs/core/game.py (docs/adding-a-ruleset.md)"
+            ) from None
+        if obs.shape != (n_obs,):
+            raise UserError(
+                f"{where}: scenario '{name}' observation has shape {obs.shape}, expected ({n_obs},); fix: make "
+                f"observation() return observation_size floats"
+            )
+
+
+def load_plugin_rulesets() -> None:
+    """Register every ruleset of the ``rulebreaker.rulesets`` entry points; skip a broken one with one line."""
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _RULESETS or ep.name in PLUGIN_ERRORS:
+            continue
+        try:
+            register_ruleset(_plugin_ruleset(ep))
+        except UserError as e:
+            PLUGIN_ERRORS[ep.name] = str(e)
+            print(f"rulebreaker: skipped {e}", file=sys.stderr)
 
 
 def all_rulesets() -> dict[str, Ruleset]:
@@ -59,5 +143,7 @@ def get_ruleset(name: str) -> Ruleset:
     """The ruleset called ``name``; an unknown name is a :class:`UserError` listing the valid ones."""
     rulesets = all_rulesets()
     if name not in rulesets:
+        if name in PLUGIN_ERRORS:
+            raise UserError(PLUGIN_ERRORS[name])
         raise UserError(f"unknown ruleset '{name}'; valid: {', '.join(sorted(rulesets)) or '(none)'}")
     return rulesets[name]
