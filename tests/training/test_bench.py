@@ -8,7 +8,15 @@ import pytest
 
 from envs.core.errors import UserError
 from tests.cli_helpers import run_cli
-from training.bench import BENCHMARKS, BenchOptions, register_benchmark, run_benchmarks
+from training.bench import (
+    BENCHMARKS,
+    TABLE_BENCHMARKS,
+    BenchOptions,
+    markdown_table,
+    register_benchmark,
+    run_benchmarks,
+    summary_rows,
+)
 
 TOY = BenchOptions(ruleset="toy_pig", scenario="race", steps=256, decisions=300, n_envs=2)
 
@@ -65,7 +73,7 @@ def test_cli_bench_list_and_json(capsys, toy):
         "--json",
     )
     assert r.code == 0, r.err
-    assert json.loads(r.out)["inference"]["same_actions_as_predict"] == 1.0
+    assert json.loads(r.out)["results"]["inference"]["same_actions_as_predict"] == 1.0
     r = run_cli(capsys, "bench", "nope")
     assert r.code == 2 and "nope" in r.err
 
@@ -76,3 +84,86 @@ def test_odds_benchmark_times_every_exact_table():
 
     assert set(res["median_ms_per_table"]) == set(odds_benchmarks())
     assert all(v >= 0 for v in res["median_ms_per_table"].values())
+
+
+# -- the summary table (issue 16): every figure present and positive; never a speed requirement ----------
+TABLE_CLI = ("--ruleset", "toy_pig", "--scenario", "race", "--quick", "--steps", "256", "--decisions", "200")
+
+
+def _positive(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and x > 0
+
+
+def test_bare_bench_runs_every_table_figure_and_reports_positive_ratios(capsys):
+    r = run_cli(capsys, "bench", *TABLE_CLI, "--json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    res = doc["results"]
+    assert set(res) == set(TABLE_BENCHMARKS)
+    envs = res["envs"]
+    assert "Blackjack-v1" in envs["reference"] and _positive(envs["reference_steps_per_s"])
+    assert [e["ruleset"] for e in envs["envs"].values()] == ["toy_pig"]
+    for e in envs["envs"].values():
+        assert _positive(e["ratio"]) and _positive(e["steps_per_s"]) and _positive(e["clone_in_steps"])
+        assert e["ratio_min"] <= e["ratio"] <= e["ratio_max"]
+    (search,) = res["search"]["scenarios"].values()
+    assert _positive(search["decisions_per_s"])
+    games = res["games"]
+    assert all(_positive(g["games_per_s"]) for g in games["scenarios"].values())
+    assert _positive(games["workers_2_speedup"]) and len(games["speedups"]) == 2
+    assert _positive(res["train"]["ratio"]) and "Blackjack-v1" in res["train"]["reference"]
+    assert _positive(res["inference"]["ratio"]) and res["inference"]["same_actions_as_predict"] == 1.0
+    assert res["odds"]["median_ms_per_table"]
+    # the table: one row per figure, a goal and met/missed wherever issue 16 sets a goal
+    figures = [row["figure"] for row in doc["table"]]
+    for needle in (
+        "steps/s ÷ Blackjack-v1",
+        "clone() in env steps",
+        "decisions/s",
+        "persona games/s",
+        "--workers 2",
+        "MaskablePPO",
+        "SB3 predict",
+        "odds tables",
+    ):
+        assert any(needle in f for f in figures), needle
+    assert all(isinstance(row["met"], bool) for row in doc["table"] if row["goal"])
+    m = doc["machine"]
+    assert _positive(m["nproc"]) and m["cpu"] and len(m["load_average"]) == 3 and m["date_utc"]
+
+
+def test_summary_rows_judge_each_goal():
+    res = {
+        "envs": {
+            "reference_steps_per_s": 10_000.0,
+            "envs": {
+                "x/Fast-v0": {
+                    "ratio": 3.5,
+                    "steps_per_s": 35_000.0,
+                    "ratio_min": 3.1,
+                    "ratio_max": 3.9,
+                    "clone_in_steps": 0.5,
+                    "clones_per_s": 70_000.0,
+                },
+                "x/Slow-v0": {
+                    "ratio": 0.5,
+                    "steps_per_s": 5_000.0,
+                    "ratio_min": 0.4,
+                    "ratio_max": 0.6,
+                    "clone_in_steps": 4.0,
+                    "clones_per_s": 1_250.0,
+                },
+            },
+        },
+        "games": {
+            "scenarios": {},
+            "workers_1_games_per_s": 100.0,
+            "workers_2_games_per_s": 185.0,
+            "workers_2_speedup": 1.85,
+        },
+    }
+    met = {r.figure: r.met for r in summary_rows(res)}
+    assert met["x/Fast-v0 steps/s ÷ Blackjack-v1"] is True and met["x/Slow-v0 steps/s ÷ Blackjack-v1"] is False
+    assert met["x/Fast-v0 clone() in env steps"] is True and met["x/Slow-v0 clone() in env steps"] is False
+    assert met["run_games --workers 2 ÷ --workers 1 (every scenario's persona jobs)"] is True
+    assert "| x/Slow-v0 steps/s ÷ Blackjack-v1 | 0.50×" in markdown_table(summary_rows(res))

@@ -26,6 +26,9 @@ class BenchOptions:
     n_envs: int = 4
     seed: int = 0
     torch_threads: int = 1
+    quick: bool = False  # short timed blocks and budgets (a minute or two instead of several)
+    search_spec: str = "search"  # the search agent measured by ``search``
+    on_progress: Callable[[str, int, int], None] | None = None  # (stage, done, total) as a benchmark proceeds
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any
 
@@ -37,8 +38,9 @@ PPO_HP: dict[str, Any] = {
 NET = [128, 128]
 
 
-def _learn_rate(model: Any, steps: int) -> float:
-    model.learn(min(steps, 1024))  # warm-up (first rollout, torch kernels)
+def _learn_rate(model: Any, steps: int, warm: bool = True) -> float:
+    if warm:
+        model.learn(min(steps, 1024))  # warm-up (first rollout, torch kernels)
     t = time.perf_counter()
     model.learn(steps, reset_num_timesteps=False)
     return steps / (time.perf_counter() - t)
@@ -64,19 +66,25 @@ def bench_train(opts: BenchOptions) -> dict[str, Any]:
     # Blackjack's observation is a Tuple of Discretes, which SB3 does not take: flattened to one-hot.
     ref_env = sb3_vec(lambda: FlattenObservation(gym.make("Blackjack-v1")), n_envs=opts.n_envs, seed=opts.seed)
     ref = PPO("MlpPolicy", ref_env, seed=opts.seed, device="cpu", policy_kwargs={"net_arch": NET}, **PPO_HP)
-    ref_rate = _learn_rate(ref, opts.steps)
-    ref_env.close()
     model = _scenario_model(ruleset, scenario, opts.n_envs, "dummy", opts.seed)
-    rate = _learn_rate(model, opts.steps)
+    # Alternate the two (each warmed up once) so that a change of the machine's load hits both alike.
+    ref_rates, rates = [], []
+    for r in range(1 if opts.quick else 2):
+        ref_rates.append(_learn_rate(ref, opts.steps, warm=r == 0))
+        rates.append(_learn_rate(model, opts.steps, warm=r == 0))
+    ref_env.close()
     model.get_env().close()
+    ratios = [a / b for a, b in zip(rates, ref_rates, strict=True)]
     return {
         "scenario": f"{ruleset} {scenario}",
         "steps": opts.steps,
         "n_envs": opts.n_envs,
-        "reference": "SB3 PPO on Blackjack-v1 (same hyperparameters)",
-        "reference_steps_per_s": round(ref_rate, 1),
-        "steps_per_s": round(rate, 1),
-        "ratio": round(rate / ref_rate, 3),
+        "n_steps": PPO_HP["n_steps"],
+        "reference": "SB3 PPO on Blackjack-v1 (flattened observation; same n_envs, n_steps and hyperparameters)",
+        "reference_steps_per_s": round(statistics.median(ref_rates), 1),
+        "steps_per_s": round(statistics.median(rates), 1),
+        "ratio": round(statistics.median(rates) / statistics.median(ref_rates), 3),
+        "ratios": [round(x, 3) for x in ratios],
     }
 
 

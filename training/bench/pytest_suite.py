@@ -1,0 +1,103 @@
+"""The benchmarks as a pytest-benchmark suite (timings reported, never asserted).
+
+Run: ``pytest --benchmark-only -p no:cacheprovider training/bench/pytest_suite.py`` (add
+``--benchmark-group-by=param:env_id`` or ``--benchmark-json out.json`` as pytest-benchmark allows). The file is
+outside ``tests/`` so the test suite never collects it. Each env's step benchmark sits beside Blackjack-v1's,
+measured through the same loop as ``rulebreaker bench envs``; compare within one run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from envs.core.registry import get_ruleset
+from training.bench.speed import REFERENCE_ENV, _persona_jobs, _Stepper, clone_pool, scenario_ids
+from training.runner import play_game
+
+IDS = scenario_ids()
+STEPS_PER_ROUND = 256
+
+
+def _steps(stepper: _Stepper) -> None:
+    env, mask, rnd = stepper.env, stepper.mask, stepper.rnd
+    for _ in range(STEPS_PER_ROUND):
+        legal = np.flatnonzero(mask())
+        _, _, term, trunc, _ = env.step(legal[int(rnd.random() * len(legal))])
+        if term or trunc:
+            env.reset()
+
+
+@pytest.mark.parametrize("env_id", [REFERENCE_ENV, *(i[2] for i in IDS)])
+def test_env_steps(benchmark: Any, env_id: str) -> None:
+    """256 random legal steps of one env through gymnasium.make (Blackjack-v1 is the reference)."""
+    stepper = _Stepper(env_id, 0)
+    benchmark.group = "env steps (256 per round)"
+    benchmark(_steps, stepper)
+    stepper.close()
+
+
+@pytest.mark.parametrize(("ruleset", "scenario"), [(i[0], i[1]) for i in IDS])
+def test_clone(benchmark: Any, ruleset: str, scenario: str) -> None:
+    """clone() of 64 decision states of the scenario reached by random play."""
+    pool = clone_pool(ruleset, scenario)
+    benchmark.group = "clone (64 states per round)"
+    benchmark(lambda: [s.clone() for s in pool])
+
+
+@pytest.mark.parametrize(("ruleset", "scenario"), [(i[0], i[1]) for i in IDS])
+def test_persona_game(benchmark: Any, ruleset: str, scenario: str) -> None:
+    """One persona game (the first matchup of evaluate's jobs) played to the end."""
+    job = _persona_jobs(ruleset, scenario, 1, 0)[0]
+    benchmark.group = "persona game"
+    benchmark(play_game, job)
+
+
+@pytest.fixture(scope="module")
+def trained() -> Any:
+    from training.bench.registry import BenchOptions, pick_scenario
+    from training.bench.rl import _scenario_model
+    from training.train import set_torch_threads
+
+    set_torch_threads(1)  # as rulebreaker bench and training do
+    ruleset, scenario = pick_scenario(BenchOptions())
+    model = _scenario_model(ruleset, scenario, 2, "dummy", 0)
+    model.learn(512)
+    model.get_env().close()
+    rs = get_ruleset(ruleset)
+    sc = rs.scenario(scenario)
+    state = clone_pool(ruleset, scenario, size=1)[0]
+    mask = np.zeros(sc.action_count(rs.default_config()), dtype=bool)
+    mask[state.legal_actions()] = True
+    return model, sc, state, mask
+
+
+def test_predict_sb3(benchmark: Any, trained: Any) -> None:
+    """SB3 MaskablePPO.predict of one observation (the reference of the numpy path)."""
+    model, sc, state, mask = trained
+    obs = np.clip(np.asarray(state.observation(state.current_player()), np.float32), *sc.observation_bounds)
+    benchmark.group = "trained-agent decision"
+    benchmark(model.predict, obs, deterministic=True, action_masks=mask)
+
+
+def test_predict_numpy(benchmark: Any, trained: Any) -> None:
+    """The numpy RLPolicy's decision, observation from the state included."""
+    from agents.rl import RLPolicy, export_numpy
+    from envs.core.dice import Rng
+
+    model, sc, state, mask = trained
+    pol = RLPolicy(export_numpy(model), "rl:bench", sc.observation_bounds)
+    rng = Rng(0)
+    benchmark.group = "trained-agent decision"
+    benchmark(pol.act, state, mask, rng)
+
+
+def test_odds_tables(benchmark: Any) -> None:
+    """Every exact odds table of results.odds once."""
+    from results.odds import odds_benchmarks
+
+    tables = odds_benchmarks()
+    benchmark.group = "odds"
+    benchmark(lambda: [fn() for fn in tables.values()])

@@ -1,0 +1,255 @@
+"""Engine and batch-play speed: ``envs`` (steps/s ÷ Blackjack-v1, ``clone()`` cost), ``search`` and ``games``.
+
+Every figure is a ratio to something measured in the same process, interleaved with it, so that a change
+in the machine's load hits both sides alike:
+
+* ``envs``: each registered env is stepped through ``gymnasium.make`` with uniformly random *legal*
+  actions (from ``action_masks()``), and Gymnasium's ``Blackjack-v1`` is stepped with the same loop (its
+  two actions are always legal). Rounds alternate short timed blocks — Blackjack, the env, ``clone()`` of
+  states of the env's scenario — and the figures are the medians over the rounds of the per-round ratios.
+  ``clone()`` cost is reported in units of that env's own step time (its goal: at most 3 steps).
+* ``search``: searched decisions/s of the search agent in every seat
+  (:func:`agents.search.measure_decisions_per_second`).
+* ``games``: persona games/s on one core per scenario (every persona against every other, as ``evaluate``
+  plays them), and the speed-up of ``run_games(workers=2)`` over ``workers=1`` on the same jobs, the two
+  alternated and each timed twice (medians).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agents.registry import agent_names
+from envs.core.dice import Rng
+from envs.core.game import State
+from envs.core.policy import UniformRandom, legal_mask
+from envs.core.registry import all_rulesets, get_ruleset
+from training.bench.registry import BenchOptions, register_benchmark
+from training.evaluate import matchup_jobs
+from training.runner import run_games
+
+REFERENCE_ENV = "Blackjack-v1"
+BLOCK_SECONDS = (0.15, 0.4)  # (quick, full) length of one timed block
+ROUNDS = (3, 5)  # (quick, full) rounds of alternating blocks per env
+CLONE_POOL = 64  # states per scenario whose clone() is timed
+
+
+def register() -> None:
+    register_benchmark("envs", "env steps/s ÷ Blackjack-v1 (same loop, interleaved) and clone() cost in env steps")(
+        bench_envs
+    )
+    register_benchmark("search", "search-agent decisions/s per scenario (agents.search)")(bench_search)
+    register_benchmark("games", "persona games/s per core per scenario; run_games --workers 2 vs 1")(bench_games)
+
+
+def scenario_ids() -> list[tuple[str, str, str]]:
+    """(ruleset, scenario, env id) of every registered scenario, in a fixed order."""
+    return [(name, sc, rs.env_id(sc)) for name, rs in sorted(all_rulesets().items()) for sc in rs.scenarios]
+
+
+def _selected(opts: BenchOptions) -> list[tuple[str, str, str]]:
+    ids = scenario_ids()
+    if opts.ruleset:
+        ids = [i for i in ids if i[0] == opts.ruleset and (opts.scenario is None or i[1] == opts.scenario)]
+    return ids
+
+
+def _tick(opts: BenchOptions, stage: str, done: int, total: int) -> None:
+    if opts.on_progress is not None:
+        opts.on_progress(stage, done, total)
+
+
+# -- envs ---------------------------------------------------------------------------------------------
+class _Stepper:
+    """One env stepped with uniformly random legal actions; episodes run on across timed blocks."""
+
+    def __init__(self, env_id: str, seed: int) -> None:
+        self.env = gym.make(env_id)
+        self.env.reset(seed=seed)
+        base = self.env.unwrapped
+        n = int(self.env.action_space.n)  # type: ignore[attr-defined]
+        always = np.ones(n, dtype=bool)
+        masks = getattr(base, "action_masks", None)
+        self.mask: Callable[[], np.ndarray] = masks if masks is not None else (lambda: always)
+        self.rnd = random.Random(seed)
+
+    def rate(self, seconds: float) -> float:
+        """Steps per second over a block of about ``seconds``."""
+        env, mask, rnd = self.env, self.mask, self.rnd
+        steps = 0
+        t0 = time.perf_counter()
+        end = t0 + seconds
+        while True:
+            for _ in range(32):
+                legal = np.flatnonzero(mask())
+                _, _, term, trunc, _ = env.step(legal[int(rnd.random() * len(legal))])
+                if term or trunc:
+                    env.reset()
+            steps += 32
+            now = time.perf_counter()
+            if now >= end:
+                return steps / (now - t0)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def clone_pool(ruleset: str, scenario: str, size: int = CLONE_POOL, seed: int = 0) -> list[State]:
+    """Decision states of a scenario reached by random play (copies, taken along several games)."""
+    rs = get_ruleset(ruleset)
+    sc = rs.scenario(scenario)
+    cfg = rs.default_config()
+    n = sc.action_count(cfg)
+    rng = Rng(seed)
+    rnd = UniformRandom()
+    pool: list[State] = []
+    for _ in range(1000):
+        st = sc.new_game(cfg)
+        k = 0
+        while not st.is_terminal() and len(pool) < size:
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+                continue
+            if k % 3 == 0:
+                pool.append(st.clone())
+            k += 1
+            st.apply_action(rnd.act(st, legal_mask(st, n), rng))
+        if len(pool) >= size:
+            break
+    return pool
+
+
+def _clone_rate(pool: list[State], seconds: float) -> float:
+    clones = 0
+    t0 = time.perf_counter()
+    end = t0 + seconds
+    while True:
+        for s in pool:
+            s.clone()
+        clones += len(pool)
+        now = time.perf_counter()
+        if now >= end:
+            return clones / (now - t0)
+
+
+def bench_envs(opts: BenchOptions) -> dict[str, Any]:
+    block = BLOCK_SECONDS[0 if opts.quick else 1]
+    rounds = ROUNDS[0 if opts.quick else 1]
+    ids = _selected(opts)
+    ref = _Stepper(REFERENCE_ENV, opts.seed)
+    ref.rate(0.05)  # warm-up
+    per_env: dict[str, Any] = {}
+    ref_rates: list[float] = []
+    for i, (ruleset, scenario, env_id) in enumerate(ids):
+        _tick(opts, f"envs: {env_id}", i, len(ids))
+        st = _Stepper(env_id, opts.seed)
+        pool = clone_pool(ruleset, scenario, seed=opts.seed)
+        st.rate(0.05)
+        _clone_rate(pool, 0.02)
+        rates, refs, ratios, clone_steps, clone_rates = [], [], [], [], []
+        for _ in range(rounds):
+            r0 = ref.rate(block)
+            r = st.rate(block)
+            c = _clone_rate(pool, block / 2)
+            refs.append(r0)
+            rates.append(r)
+            ratios.append(r / r0)
+            clone_rates.append(c)
+            clone_steps.append(r / c)  # one clone's time in steps of this env
+        st.close()
+        ref_rates.extend(refs)
+        per_env[env_id] = {
+            "ruleset": ruleset,
+            "scenario": scenario,
+            "steps_per_s": round(statistics.median(rates), 1),
+            "reference_steps_per_s": round(statistics.median(refs), 1),
+            "ratio": round(statistics.median(ratios), 3),
+            "ratio_min": round(min(ratios), 3),
+            "ratio_max": round(max(ratios), 3),
+            "clones_per_s": round(statistics.median(clone_rates), 1),
+            "clone_in_steps": round(statistics.median(clone_steps), 3),
+        }
+    ref.close()
+    _tick(opts, "envs", len(ids), len(ids))
+    return {
+        "reference": f"{REFERENCE_ENV} through gymnasium.make, same random-legal-action loop, interleaved blocks",
+        "reference_steps_per_s": round(statistics.median(ref_rates), 1) if ref_rates else 0.0,
+        "rounds": rounds,
+        "block_seconds": block,
+        "envs": per_env,
+    }
+
+
+# -- search -------------------------------------------------------------------------------------------
+def bench_search(opts: BenchOptions) -> dict[str, Any]:
+    from agents.search import measure_decisions_per_second  # lazy: the search agent is only needed here
+
+    seconds = 1.0 if opts.quick else 3.0
+    ids = _selected(opts)
+    out: dict[str, Any] = {}
+    for i, (ruleset, scenario, _) in enumerate(ids):
+        _tick(opts, f"search: {ruleset} {scenario}", i, len(ids))
+        m = measure_decisions_per_second(ruleset, scenario, opts.search_spec, seconds=seconds, seed=opts.seed)
+        out[f"{ruleset} {scenario}"] = {
+            "decisions_per_s": round(m["decisions_per_second"], 2),
+            "searched_per_s": round(m["searched_per_second"], 2),
+            "decisions": int(m["decisions"]),
+        }
+    return {"spec": opts.search_spec, "seconds_per_scenario": seconds, "scenarios": out}
+
+
+# -- games --------------------------------------------------------------------------------------------
+def _persona_jobs(ruleset: str, scenario: str, games: int, seed: int) -> list[Any]:
+    rs = get_ruleset(ruleset)
+    agents = [a for a in agent_names(ruleset) if a != "random"] or ["random"]
+    jobs, _ = matchup_jobs(rs, scenario, rs.default_config(), agents, max(1, games), seed)
+    return jobs
+
+
+def _games_rate(jobs: list[Any], workers: int) -> float:
+    t0 = time.perf_counter()
+    run_games(jobs, workers=workers)
+    return len(jobs) / (time.perf_counter() - t0)
+
+
+def bench_games(opts: BenchOptions) -> dict[str, Any]:
+    target = 0.5 if opts.quick else 1.5  # seconds of one-core play per scenario
+    ids = _selected(opts)
+    per: dict[str, Any] = {}
+    all_jobs: list[Any] = []
+    for i, (ruleset, scenario, _) in enumerate(ids):
+        _tick(opts, f"games: {ruleset} {scenario}", i, len(ids) + 1)
+        probe = _persona_jobs(ruleset, scenario, 1, opts.seed)
+        t0 = time.perf_counter()
+        run_games(probe, workers=1)
+        per_game = (time.perf_counter() - t0) / len(probe)
+        per_matchup = max(1, int(target / per_game / len(probe)))
+        jobs = _persona_jobs(ruleset, scenario, per_matchup, opts.seed)
+        rate = _games_rate(jobs, 1)
+        per[f"{ruleset} {scenario}"] = {"games": len(jobs), "games_per_s": round(rate, 1)}
+        all_jobs.extend(jobs)
+    # The speed-up on every scenario's jobs at once (evaluate's batch shape, mixed lengths), indexed afresh.
+    _tick(opts, "games: --workers 2 vs 1", len(ids), len(ids) + 1)
+    jobs = [replace(j, index=k) for k, j in enumerate(all_jobs)]
+    one, two = [], []
+    for _ in range(2):
+        one.append(_games_rate(jobs, 1))
+        two.append(_games_rate(jobs, 2))
+    r1, r2 = statistics.median(one), statistics.median(two)
+    return {
+        "agents": "every persona against every other (evaluate's matchups)",
+        "scenarios": per,
+        "workers_jobs": len(jobs),
+        "workers_1_games_per_s": round(r1, 1),
+        "workers_2_games_per_s": round(r2, 1),
+        "workers_2_speedup": round(r2 / r1, 3),
+        "speedups": [round(b / a, 3) for a, b in zip(one, two, strict=True)],
+    }
