@@ -96,7 +96,9 @@ class RollOff(NamedTuple):
 
 
 ROLL_OFF_ROUND: tuple[tuple[RollOff, float], ...] = (
-    (RollOff(0), 15 / 36), (RollOff(1), 15 / 36), (RollOff(None), 6 / 36),
+    (RollOff(0), 15 / 36),
+    (RollOff(1), 15 / 36),
+    (RollOff(None), 6 / 36),
 )
 """One round of d6 vs d6."""
 ROLL_OFF_OUTCOMES: tuple[tuple[RollOff, float], ...] = ((RollOff(0), 0.5), (RollOff(1), 0.5))
