@@ -16,7 +16,20 @@ import typer
 from rich.markup import escape
 
 from envs.core.errors import UserError
-from training.cli import bench, demo, discover, evaluate, odds, play, regress, rulesets, solve, train
+from training.cli import (
+    bench,
+    check,
+    demo,
+    discover,
+    evaluate,
+    new_ruleset,
+    odds,
+    play,
+    regress,
+    rulesets,
+    solve,
+    train,
+)
 from training.cli.common import err
 
 app = typer.Typer(
@@ -26,7 +39,7 @@ app = typer.Typer(
     help="Find dominant strategies and broken rules in tabletop RPG rulesets.",
 )
 
-COMMAND_GROUPS = (rulesets, play, evaluate, demo, train, odds, solve, regress, discover, bench)
+COMMAND_GROUPS = (rulesets, play, evaluate, demo, train, odds, solve, regress, discover, bench, check, new_ruleset)
 """Every command group, registered on :data:`app` in this order."""
 
 for _group in COMMAND_GROUPS:
