@@ -19,7 +19,7 @@ import io
 import json
 import re
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +85,8 @@ class NumpyNet:
     biases: list[np.ndarray]
     activation: str
     kind: str  # "logits" (actor-critic) or "q" (DQN)
+    # Per-layer output buffers of the one-observation path (made on first use; see greedy_one).
+    _buffers: list[np.ndarray] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def obs_size(self) -> int:
@@ -103,6 +105,37 @@ class NumpyNet:
             if i < last:
                 x = _activate(x, self.activation)
         return x
+
+    def forward_one(self, obs: np.ndarray) -> np.ndarray:
+        """:meth:`forward` of one float32 observation vector, written into preallocated buffers.
+
+        The same float32 operations in the same order as :meth:`forward` (so the same values), without a
+        fresh array per layer: the per-decision path of evaluation. The result is overwritten by the next call.
+        """
+        bufs = self._buffers
+        if bufs is None:
+            bufs = self._buffers = [np.empty(w.shape[1], np.float32) for w in self.weights]
+        last = len(self.weights) - 1
+        x = obs
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            y = bufs[i]
+            np.matmul(x, w, out=y)
+            np.add(y, b, out=y)
+            if i < last:
+                if self.activation == "tanh":
+                    np.tanh(y, out=y)
+                elif self.activation == "relu":
+                    np.maximum(y, 0.0, out=y)
+                else:
+                    y[:] = _activate(y, self.activation)
+            x = y
+        return x
+
+    def greedy_one(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """The greedy legal action of one observation: ``argmax`` of the logits with illegal ones at ``-inf``."""
+        out = self.forward_one(obs)
+        out[np.logical_not(mask)] = -np.inf
+        return int(out.argmax())
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         """Greedy actions of a batch, restricted to each row's legal actions when masks are given."""
@@ -293,17 +326,20 @@ class RLPolicy:
         self.name = name
         self.low, self.high = bounds
         self.stochastic = stochastic
+        self._obs = np.empty(net.obs_size, np.float32)
 
     def observe(self, state: State, seat: int) -> np.ndarray:
         """The observation the training env gave this seat (clipped to the scenario's bounds)."""
         return np.clip(np.asarray(state.observation(seat), dtype=np.float32), self.low, self.high)
 
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
-        obs = self.observe(state, state.current_player())
         if self.stochastic:
-            return self.net.sample(obs, mask, rng)
-        out = self.net.forward(obs)
-        return int(np.argmax(np.where(mask, out, -np.inf)))
+            return self.net.sample(self.observe(state, state.current_player()), mask, rng)
+        # The fast path: the observation cast and clipped into a preallocated buffer, then greedy_one.
+        obs = self._obs
+        np.copyto(obs, state.observation(state.current_player()), casting="unsafe")
+        np.clip(obs, self.low, self.high, out=obs)
+        return self.net.greedy_one(obs, mask)
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Greedy actions for many observations at once (lock-step evaluation)."""
