@@ -26,6 +26,7 @@ from results.stats import Interval
 class Kind(StrEnum):
     DOMINANT_STRATEGY = "dominant_strategy"
     DEAD_OPTION = "dead_option"
+    DOMINATED_OPTION = "dominated_option"
     DEAD_RULE = "dead_rule"
     FRAGILE_RULE = "fragile_rule"
     SEAT_ADVANTAGE = "seat_advantage"
@@ -84,6 +85,9 @@ class Thresholds(BaseModel):
     runaway_rise: float = Field(0.10, gt=0, description="relative rise of a resource above its starting level")
     snowball_rate: float = Field(0.80, gt=0.5, le=1, description="the halfway leader wins at least this often")
     exploit_gap: float = Field(0.05, gt=0, description="RL/variant-specialist value over the best persona")
+    dominated_usage: float = Field(
+        0.1, gt=0, le=1, description="a dominated option is one the re-optimizing subject chooses less often than this"
+    )
     severity_high: float = Field(0.20, gt=0, description="an effect this large is high severity")
     severity_medium: float = Field(0.10, gt=0, description="an effect this large is medium severity")
 
@@ -160,6 +164,122 @@ def restricted_findings(restricted: dict[str, Any], t: Thresholds) -> list[Findi
                     "of its decisions.",
                 )
             )
+    return out
+
+
+def _moves(v: dict[str, float] | None, threshold: float) -> int:
+    """-1 when the whole interval is below -threshold, +1 above +threshold, 0 otherwise."""
+    if v is None:
+        return 0
+    if v["high"] < -threshold:
+        return -1
+    if v["low"] > threshold:
+        return 1
+    return 0
+
+
+def _within(v: dict[str, float] | None, band: float) -> bool:
+    """Whether the whole interval lies inside ±band (an unplayed restriction counts as no change)."""
+    return v is None or (abs(v["low"]) < band and abs(v["high"]) < band)
+
+
+def verdict_of(row: dict[str, Any], t: Thresholds) -> str:
+    """One option group's verdict from a re-optimizing subject's forbid and force rows.
+
+    ``row``: ``{available, chosen, usage_in_context, forbid: {value, low, high} | None, force: … | None}``
+    (``None``: that restriction was not played, because it cannot change what the subject does — forbidding
+    an option it never chose, forcing one it always chose when legal). Verdicts: ``never_legal``,
+    ``essential`` (forbidding it costs, whole interval beyond ``dominant_loss``), ``dominated`` (forcing it
+    costs and the subject rarely chooses it), ``dead`` (both intervals inside ``dead_option_band``),
+    ``inconclusive`` (no interval clears a threshold at this budget), ``matters`` (some restriction moves
+    value, but not in a way that makes it essential or dominated).
+    """
+    if not row.get("available", False):
+        return "never_legal"
+    fb, fc = row.get("forbid"), row.get("force")
+    if _moves(fb, t.dominant_loss) < 0:
+        return "essential"
+    if _moves(fc, t.dominant_loss) < 0 and row.get("usage_in_context", 0.0) < t.dominated_usage:
+        return "dominated"
+    if _within(fb, t.dead_option_band) and _within(fc, t.dead_option_band):
+        return "dead"
+    if _moves(fb, t.dominant_loss) or _moves(fc, t.dominant_loss):
+        return "matters"
+    return "inconclusive"
+
+
+def verdict_findings(section: dict[str, Any], t: Thresholds, core: tuple[str, ...] = ()) -> list[Finding]:
+    """Restricted play with a re-optimizing subject (the search agent): dominant, dominated and dead options.
+
+    ``section`` is the verdict stage's: ``{"subject": spec, "deals": n, "simulations": s, "options": {group:
+    row}}`` with the rows of :func:`verdict_of` plus ``example`` (a game id). Options in ``core`` (the
+    scenario's declared core mechanics) keep their finding at severity ``info``.
+    """
+    out: list[Finding] = []
+    who = section["subject"]
+    basis = f"{section['deals']} paired games per restriction, {section['simulations']} simulations per decision"
+    for grp, r in section["options"].items():
+        verdict = r["verdict"]
+        fb, fc = r.get("forbid"), r.get("force")
+        usage = r.get("usage_in_context", 0.0)
+        f: Finding | None = None
+        if verdict == "essential" and fb is not None and usage >= t.dominant_usage:
+            loss = -fb["value"]
+            f = Finding(
+                Kind.DOMINANT_STRATEGY,
+                grp,
+                severity_of(loss, t),
+                f"value lost by {who} re-optimizing without it",
+                -loss,
+                t.dominant_loss,
+                (fb["low"], fb["high"]),
+                r.get("example_forbid", ""),
+                f"'{grp}' dominates: {who} chooses it in {100 * usage:.0f}% of its decisions of that kind, and "
+                f"forbidding it costs {loss:.3f} [{-fb['high']:.3f}, {-fb['low']:.3f}] per game even though the "
+                f"subject re-optimizes under the ban ({basis}).",
+                {"usage_in_context": usage, "verdict": verdict},
+            )
+        elif verdict == "dominated" and fc is not None:
+            loss = -fc["value"]
+            f = Finding(
+                Kind.DOMINATED_OPTION,
+                grp,
+                severity_of(loss, t),
+                f"value lost by {who} when forced to use it where legal",
+                -loss,
+                t.dominant_loss,
+                (fc["low"], fc["high"]),
+                r.get("example_force", ""),
+                f"'{grp}' is dominated: forcing {who} to use it whenever it is legal costs {loss:.3f} "
+                f"[{-fc['high']:.3f}, {-fc['low']:.3f}] per game, and the subject chooses it in only "
+                f"{100 * usage:.0f}% of its decisions of that kind ({basis}).",
+                {"usage_in_context": usage, "verdict": verdict},
+            )
+        elif verdict == "dead":
+            vals = [v for v in (fb, fc) if v is not None]
+            biggest = max(vals, key=lambda v: abs(v["value"]))
+            f = Finding(
+                Kind.DEAD_OPTION,
+                grp,
+                Severity.LOW,
+                f"largest value change of {who} when it is forbidden or forced",
+                abs(biggest["value"]),
+                t.dead_option_band,
+                (biggest["low"], biggest["high"]),
+                r.get("example_force") or r.get("example_forbid", ""),
+                f"'{grp}' is a dead option: with {who} re-optimizing, forbidding it moves value by "
+                + (f"{fb['value']:+.4f} [{fb['low']:+.4f}, {fb['high']:+.4f}]" if fb else "nothing (never chosen)")
+                + " and forcing it where legal by "
+                + (f"{fc['value']:+.4f} [{fc['low']:+.4f}, {fc['high']:+.4f}]" if fc else "nothing (always chosen)")
+                + f", both inside ±{t.dead_option_band:.3f} ({basis}).",
+                {"verdict": verdict},
+            )
+        if f is not None:
+            if grp in core:
+                f.severity = Severity.INFO
+                f.summary += " (a declared core mechanic of the scenario: expected.)"
+                f.details["core"] = True
+            out.append(f)
     return out
 
 

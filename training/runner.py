@@ -42,6 +42,8 @@ class GameJob:
     trace: bool = False  # keep decisions (context, option) and resource trajectories
     narrate: bool = False  # keep the event log text
     forbid: tuple[tuple[int, str], ...] = ()  # (seat, option group) masked out: restricted play
+    build: tuple[int, ...] = ()  # the actions seat ``build_seat`` plays at its decisions in context "build"
+    build_seat: int = 0
 
 
 class RestrictedPolicy:
@@ -60,6 +62,24 @@ class RestrictedPolicy:
         if not m.any():  # the forbidden option is the only legal move: it must be taken
             m = mask
         return self.inner.act(state, m, rng)
+
+
+class FixedBuild:
+    """Wraps a policy so that it plays a given whole build (its decisions in context ``build``) and then itself."""
+
+    def __init__(self, inner: Policy, actions: tuple[int, ...]) -> None:
+        self.inner = inner
+        self.actions = actions
+        self.step = 0
+        self.name = f"{inner.name}-build"
+
+    def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
+        if state.decision_context() == "build" and self.step < len(self.actions):
+            a = self.actions[self.step]
+            self.step += 1
+            if mask[a]:
+                return a
+        return self.inner.act(state, mask, rng)
 
 
 @lru_cache(maxsize=64)
@@ -100,6 +120,8 @@ def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRec
     pols: list[Policy] = list(policies)
     for seat, group in job.forbid:
         pols[seat] = RestrictedPolicy(pols[seat], group)
+    if job.build:
+        pols[job.build_seat] = FixedBuild(pols[job.build_seat], job.build)
     state = scenario.new_game(config)
     n = state.num_players
     if len(pols) != n:
@@ -143,26 +165,38 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
+CHUNKS_PER_WORKER = 8
+"""Parallel runs cut the jobs into about this many chunks per worker (a slow chunk then delays little)."""
+
+
 def run_games(
     jobs: Sequence[GameJob], workers: int = 1, progress: Callable[[int], None] | None = None, chunk: int = 32
 ) -> list[GameRecord]:
-    """Play every job; results in job order, identical whatever the number of workers."""
+    """Play every job; results in job order, identical whatever the number of workers.
+
+    With ``workers > 1`` the jobs go to worker processes in chunks of at most ``chunk`` games, fewer when
+    the batch is small (about :data:`CHUNKS_PER_WORKER` chunks per worker, so that short batches run in
+    parallel too and no worker waits on one long tail chunk); consecutive jobs are dealt round-robin to the
+    chunks, so each chunk mixes matchups of every length.
+    """
     jobs = list(jobs)
-    if workers <= 1 or len(jobs) <= chunk:
+    if workers <= 1 or len(jobs) < 2 * workers:
         out = []
         for j in jobs:
             out.append(play_game(j))
             if progress:
                 progress(1)
         return out
-    chunks = [jobs[i : i + chunk] for i in range(0, len(jobs), chunk)]
-    results: list[GameRecord] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for batch in pool.map(_play_chunk, chunks):
-            results.extend(batch)
+    n_chunks = max(-(-len(jobs) // chunk), min(len(jobs), workers * CHUNKS_PER_WORKER))
+    chunks = [jobs[i::n_chunks] for i in range(n_chunks)]
+    placed: list[GameRecord | None] = [None] * len(jobs)
+    with ProcessPoolExecutor(max_workers=min(workers, n_chunks)) as pool:
+        for i, batch in enumerate(pool.map(_play_chunk, chunks)):
+            placed[i::n_chunks] = batch  # back to each job's position
             if progress:
                 progress(len(batch))
-    results.sort(key=lambda r: r.index)
+    results = [r for r in placed if r is not None]
+    results.sort(key=lambda r: r.index)  # stable: as before, job order and then by index
     return results
 
 

@@ -202,6 +202,7 @@ class Scenario:
     option_groups: tuple[str, ...] = ()  # option groups restricted play may forbid (see State.option_of)
     progress_resources: tuple[str, ...] = ()  # name prefixes of progress counters and clocks: never runaways
     time_limit_is_rule: bool = False  # the scenario's time limit is part of the game (a timed job), not a stall
+    core_options: tuple[str, ...] = ()  # option groups that are the game's intended core: findings on them are info
 
     def players(self, config: BaseModel) -> int:
         n = self.num_players

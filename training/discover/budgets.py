@@ -1,6 +1,8 @@
 """Discovery budgets: how many games and training steps each stage gets.
 
-quick ≤ 2 minutes wall per scenario on a 2-core machine, standard ≤ 15, deep unbounded.
+quick ≤ 3 minutes wall per scenario on a 2-core machine, standard ≤ 15, deep unbounded. The search agent
+(the re-optimizing subject of restricted play, of rule sensitivity with adapting players and of the strength
+certificate) is what costs: its games are counted separately.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ class Budget(BaseModel):
     rl_steps: int = Field(description="training steps per RL run (0: no RL)")
     rl_eval_games: int = Field(description="games per matchup for the RL agent against each persona")
     restricted_retrain: bool = Field(False, description="retrain the RL agent with each option forbidden")
+    search_simulations: int = Field(16, description="simulations per decision of the search subject")
+    search_deals: int = Field(30, description="paired games per restriction (forbid/force) with the search subject")
+    sensitivity_search_games: int = Field(16, description="games per knob value with the search subject adapting")
+    build_candidates: int = Field(12, description="whole builds tried where a scenario has a build phase")
+    build_games: int = Field(24, description="games per build tried")
     example_games: int = Field(3, description="narrated example games in the report")
     wall_seconds: float | None = Field(None, description="target wall time per scenario (informative)")
 
@@ -30,7 +37,12 @@ BUDGETS: dict[str, Budget] = {
         sensitivity_games=80,
         rl_steps=50_000,
         rl_eval_games=150,
-        wall_seconds=120,
+        search_simulations=16,
+        search_deals=30,
+        sensitivity_search_games=16,
+        build_candidates=12,
+        build_games=24,
+        wall_seconds=180,
     ),
     "standard": Budget(
         name="standard",
@@ -39,6 +51,11 @@ BUDGETS: dict[str, Budget] = {
         sensitivity_games=200,
         rl_steps=300_000,
         rl_eval_games=400,
+        search_simulations=32,
+        search_deals=150,
+        sensitivity_search_games=60,
+        build_candidates=40,
+        build_games=80,
         wall_seconds=900,
     ),
     "deep": Budget(
@@ -48,6 +65,11 @@ BUDGETS: dict[str, Budget] = {
         sensitivity_games=800,
         rl_steps=3_000_000,
         rl_eval_games=1500,
+        search_simulations=64,
+        search_deals=600,
+        sensitivity_search_games=200,
+        build_candidates=120,
+        build_games=200,
         restricted_retrain=True,
         wall_seconds=None,
     ),

@@ -47,6 +47,7 @@ class Discovery:
     timings: dict[str, float] = field(default_factory=dict)
     rl_agents: dict[str, str] = field(default_factory=dict)  # label -> agent spec "rl:<path>"
     written_records: list[GameRecord] | None = None  # the round-robin replayed under the rules as written
+    verdict_records: list[GameRecord] | None = None  # the unrestricted search subject's games (verdict stage)
 
     def __post_init__(self) -> None:
         self.num_players = self.ruleset.scenario(self.scenario).players(self.config)

@@ -3,12 +3,16 @@
 Stages (all on common random numbers so that comparisons are paired):
 1. persona round-robin;
 2. RL training and evaluation of the RL agent against every persona (when the budget allows);
-3. option usage per decision context by the strongest agent;
-4. restricted play (Jaffe et al., AIIDE 2012): each option group forbidden, value change paired by deal;
-5. rule sensitivity: each declared knob perturbed, the same games replayed;
+3-4. verdicts (:mod:`~training.discover.verdicts`): the search agent over the best persona is the subject;
+   its usage per decision context; restricted play (Jaffe et al., AIIDE 2012) with each option group
+   forbidden and forced, the subject re-optimizing under the restriction, paired by deal; the strength
+   certificate's budget-doubling games;
+5. rule sensitivity: each declared knob perturbed, the same games replayed by the personas and by the
+   adapting search subject;
    with a variant: the variant against the rules as written (windfalls show here);
 6. transplant (variant + RL): the policy trained on the rules as written against the variant's own;
-7. seat advantage, game length and end reasons, resource trajectories, snowballing.
+7. seat advantage, game length and end reasons, resource trajectories, snowballing;
+8. the exact optimum where tractable, the strength certificate, and whole builds where a build phase exists.
 """
 
 from __future__ import annotations
@@ -26,12 +30,12 @@ from training.discover.budgets import Budget
 from training.discover.discovery import Discovery, Progress, agent_values
 from training.discover.exact import exact_stage
 from training.discover.stages import (
-    stage_restricted,
     stage_round_robin,
     stage_sensitivity,
     stage_structure,
     stage_variant_vs_written,
 )
+from training.discover.verdicts import stage_builds, stage_verdicts, strength_certificate
 
 RlStage = Callable[[Discovery, list[str]], dict[str, Any] | None]
 """The RL stage (:func:`training.discover.rl.rl_stage`), passed in so a run without RL never trains."""
@@ -57,17 +61,19 @@ def run_discovery(d: Discovery, rl_stage: RlStage | None = None) -> dict[str, An
                 exploit_findings(rl.get("gap_vs_best_persona"), best_persona, rl.get("example", ""), d.thresholds)
             )
             agents = [*personas, rl["agent"]]
-    d.sections["strong_agent"] = strong
+    d.sections["strongest_before_search"] = strong
     d.sections["best_persona"] = best_persona
-    restricted = stage_restricted(d, [a for a in agents if a != "random"] or ["random"], strong)
+    verdicts = stage_verdicts(d, best_persona)  # the search subject over the best persona: every verdict's player
+    d.sections["strong_agent"] = verdicts["subject"]
     stage_sensitivity(d, personas, rr)
     stage_variant_vs_written(d, personas, rr)
-    strong_recs = [r for r in rr.records if strong in r.agents] or rr.records
+    strong_recs = [r for r in rr.records if best_persona in r.agents] or rr.records
     stage_structure(d, rr, strong_recs, d.written_records)
-    d.sections["usage"] = restricted["agents"].get(strong, {}).get("usage", {})
     t0 = time.perf_counter()
     exact_stage(d, agents)
     d.timings["exact"] = time.perf_counter() - t0
+    strength_certificate(d)
+    stage_builds(d, best_persona)
     d.timings["total"] = time.perf_counter() - t_start
     d.findings.sort(key=lambda f: (-f.severity.rank, f.kind.value, f.subject))
     return result_json(d)
@@ -85,6 +91,12 @@ def result_json(d: Discovery) -> dict[str, Any]:
         "variant_meta": meta,
         "thresholds": d.thresholds.model_dump(),
         "findings": [f.to_json() for f in d.findings],
+        "strength": d.sections.get("strength"),
+        **(
+            {"builds": {"best": d.sections["builds"]["best"], "worst": d.sections["builds"]["worst"]}}
+            if d.sections.get("builds")
+            else {}
+        ),
     }
 
 

@@ -39,6 +39,7 @@ from results.fingerprint import feature_table, is_primary, paired_values
 from results.records import GameRecord
 from results.stats import Interval, mean_interval, wilson
 from training.discover.discovery import Discovery, agent_values, interval_dict
+from training.discover.verdicts import adapting_rows
 from training.evaluate import Evaluation, evaluation_metrics, matchup_jobs
 from training.runner import GameJob, seeds
 
@@ -211,10 +212,12 @@ def stage_sensitivity(d: Discovery, agents: list[str], rr: Evaluation) -> dict[s
                 skipped.append({"key": knob.key, "value": v, "reason": str(e)})
     all_jobs = [replace(j, config=config_dict(cfg)) for (_, _, _, cfg) in plan for j in jobs]
     recs = d.play("sensitivity", all_jobs)
+    adapting = adapting_rows(d, [cfg for (_, _, _, cfg) in plan])  # the search subject re-plans under each rule
     for p, (key, v, desc, _cfg) in enumerate(plan):
         chunk = [replace(r, index=i) for i, r in enumerate(recs[p * len(jobs) : (p + 1) * len(jobs)])]
         tab = feature_table(chunk, meta, d.num_players)
         rows = compare_tables(base_tab, tab, idx)
+        rows.update(adapting[p])
         knob_rows.append(
             {
                 "key": key,

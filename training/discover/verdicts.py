@@ -1,0 +1,382 @@
+"""Verdicts from a re-optimizing subject (issue 17 items 2-6): restricted play, adapting sensitivity, strength, builds.
+
+The subject of every restriction is the search agent (:mod:`agents.search`) over the strongest persona,
+``search:<base>@<simulations>``, with the restriction passed to the search (``#forbid=<group>`` /
+``#force=<group>``) so that it re-plans under the mask inside its simulations; a persona's fallback is
+never measured. (The base is the strongest *persona*, not a trained RL policy: the search's rollouts
+play the base thousands of times per decision, and a torch policy there costs about a hundred times a
+persona's move; the search over the persona is itself the stronger agent, as the certificate measures.)
+
+In a multi-seat scenario the subject sits at seat ``g mod n`` of deal ``g`` and the other seats play the
+base; its value is its own return. Every restricted game is paired with the unrestricted subject on the
+same deal (common random numbers: the engine's chance stream does not depend on the policies).
+
+* **Restricted play**: each option group the subject met as legal is forbidden (when the subject chose it
+  at least once: forbidding an option it never chose leaves its choices alone) and forced where legal
+  (unless the subject already chose it in nearly every decision where it came up). The verdicts are
+  :func:`results.findings.verdict_of`'s: essential/dominant, dominated, dead, inconclusive at this budget.
+* **Strength certificate**: the subject at double the simulations on the same deals (the change is the
+  budget-doubling delta), the exact gap where the exact stage solved the scenario, the subject's edge over
+  its base, and whether the findings can be called converged.
+* **Adapting sensitivity** (:func:`adapting_rows`): the subject replays a sample of the deals under each
+  perturbed rule, so a rule that matters once a player adapts shows.
+* **Builds** (:func:`stage_builds`): where a scenario has a build phase (decisions in context ``build``),
+  whole builds are tried as complete assignments on common deals.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter, defaultdict
+from dataclasses import replace
+from typing import Any
+
+from pydantic import BaseModel
+
+from envs.core.config import config_dict
+from envs.core.dice import Rng, seed_for
+from envs.core.game import CHANCE, TERMINAL
+from results.findings import verdict_findings, verdict_of
+from results.records import GameRecord
+from results.stats import Interval, mean_interval
+from training.discover.discovery import Discovery, interval_dict
+from training.runner import GameJob, play_game, seeds
+
+FORCE_SKIP_USAGE = 0.95
+"""Forcing is not played for an option the subject already chooses in this share of its decisions of that kind."""
+VERDICT_SEED = 104_729
+
+
+def subject_spec(base: str, simulations: int, restriction: str | None = None) -> str:
+    """The search subject's agent spec, e.g. ``search:flurry@16#forbid=dodge``."""
+    spec = f"search:{base}@{simulations}"
+    return f"{spec}#{restriction}" if restriction else spec
+
+
+def _iv(values: list[float]) -> Interval:
+    return Interval(0.0, 0.0, 0.0) if all(v == 0 for v in values) else mean_interval(values)
+
+
+def _seat(g: int, n: int) -> int:
+    return g % n
+
+
+def _jobs(d: Discovery, agent: str, base: str, deals: list[int], config: dict[str, Any] | None = None) -> list[GameJob]:
+    n = d.num_players
+    cfg = config if config is not None else config_dict(d.config)
+    out = []
+    for g, s in enumerate(deals):
+        agents = [base] * n
+        agents[_seat(g, n)] = agent
+        out.append(GameJob(d.ruleset.name, d.scenario, cfg, tuple(agents), s, trace=True))
+    return out
+
+
+def _value(rec: GameRecord, g: int, n: int) -> float:
+    return float(rec.returns[_seat(g, n)])
+
+
+def _usage(records: list[GameRecord], n: int) -> dict[str, dict[str, float]]:
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for g, r in enumerate(records):
+        for seat, ctx, opt in r.decisions:
+            if seat == _seat(g, n):
+                counts[ctx][opt] += 1
+    return {
+        ctx: {o: round(c / sum(cnt.values()), 6) for o, c in sorted(cnt.items(), key=lambda kv: (-kv[1], kv[0]))}
+        for ctx, cnt in sorted(counts.items())
+    }
+
+
+def _paired(base: list[GameRecord], other: list[GameRecord], n: int) -> tuple[Interval, list[float]]:
+    diffs = [_value(o, g, n) - _value(b, g, n) for g, (b, o) in enumerate(zip(base, other, strict=True))]
+    return _iv(diffs), diffs
+
+
+def stage_verdicts(d: Discovery, base: str) -> dict[str, Any]:
+    """Restricted play (forbid and force) and the strength figures, with the search subject over ``base``."""
+    t0 = time.perf_counter()
+    sc = d.ruleset.scenario(d.scenario)
+    n = d.num_players
+    sims = d.budget.search_simulations
+    subject = subject_spec(base, sims)
+    deals = seeds(d.seed + VERDICT_SEED, d.budget.search_deals)
+    plain = _jobs(d, subject, base, deals)
+    doubled = _jobs(d, subject_spec(base, 2 * sims), base, deals)
+    alone = _jobs(d, base, base, deals)
+    recs = d.play("verdict_base", plain + doubled + alone)
+    k = len(deals)
+    base_recs, dbl_recs, alone_recs = recs[:k], recs[k : 2 * k], recs[2 * k :]
+    usage = _usage(base_recs, n)
+    chosen: Counter[str] = Counter()
+    for g, r in enumerate(base_recs):
+        chosen.update(opt for seat, _, opt in r.decisions if seat == _seat(g, n))
+    available: set[str] = set()
+    for r in base_recs:  # ``available`` is per game, every seat: a legal option of any seat was met
+        available |= r.available
+    plan: list[tuple[str, str]] = []
+    ctx_share: dict[str, float] = {}
+    for grp in sc.option_groups:
+        ctx_share[grp] = max((u.get(grp, 0.0) for u in usage.values()), default=0.0)
+        if grp not in available:
+            continue
+        if chosen[grp] > 0:
+            plan.append((grp, "forbid"))
+        if ctx_share[grp] < FORCE_SKIP_USAGE:
+            plan.append((grp, "force"))
+    jobs: list[GameJob] = []
+    for grp, mode in plan:
+        jobs.extend(_jobs(d, subject_spec(base, sims, f"{mode}={grp}"), base, deals))
+    restricted = d.play("verdict_restricted", jobs)
+    options: dict[str, Any] = {}
+    for grp in sc.option_groups:
+        options[grp] = {
+            "available": grp in available,
+            "chosen": chosen[grp],
+            "usage_in_context": round(ctx_share[grp], 6),
+            "forbid": None,
+            "force": None,
+        }
+    for p, (grp, mode) in enumerate(plan):
+        chunk = restricted[p * k : (p + 1) * k]
+        iv, diffs = _paired(base_recs, chunk, n)
+        row = options[grp]
+        row[mode] = interval_dict(iv)
+        worst = min(range(k), key=lambda g: diffs[g])
+        row[f"example_{mode}"] = d.game_id("verdict", jobs[p * k + worst], p * k + worst)
+        if mode == "forbid":  # what the subject does instead, in the contexts where it used the option
+            ctxs = [c for c, u in usage.items() if u.get(grp, 0.0) > 0]
+            under = _usage(chunk, n)
+            row["instead"] = {c: under.get(c, {}) for c in ctxs}
+    for row in options.values():
+        row["verdict"] = verdict_of(row, d.thresholds)
+    base_iv = mean_interval([_value(r, g, n) for g, r in enumerate(base_recs)])
+    dbl, _ = _paired(base_recs, dbl_recs, n)
+    over_base, _ = _paired(alone_recs, base_recs, n)
+    sec = {
+        "subject": subject,
+        "base": base,
+        "simulations": sims,
+        "deals": k,
+        "games": len(recs) + len(restricted),
+        "value": interval_dict(base_iv),
+        "usage": usage,
+        "options": options,
+        "doubling": interval_dict(dbl),
+        "over_base": interval_dict(over_base),
+        "core_options": list(sc.core_options),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    d.sections["verdicts"] = sec
+    d.sections["usage"] = usage
+    d.sections["restricted"] = {  # the report's restricted-play table and chart, now from the search subject
+        "strong": subject,
+        "groups": list(sc.option_groups),
+        "agents": {
+            subject: {
+                "usage": usage,
+                "options": {
+                    g: {
+                        "value_change": r["forbid"] or {"value": 0.0, "low": 0.0, "high": 0.0},
+                        "usage_in_context": r["usage_in_context"],
+                        "usage_overall": round(r["chosen"] / max(1, sum(chosen.values())), 6),
+                        "example": r.get("example_forbid", ""),
+                        "replayed": r["forbid"] is not None,
+                        "available": r["available"],
+                    }
+                    for g, r in options.items()
+                },
+            }
+        },
+    }
+    d.timings["verdicts"] = time.perf_counter() - t0
+    d.add_all(verdict_findings(sec, d.thresholds, tuple(sc.core_options)))
+    d.verdict_records = base_recs
+    return sec
+
+
+def strength_certificate(d: Discovery) -> dict[str, Any]:
+    """``{agent, exact_gap, budget_doubling_delta, best_response_edge, converged, …}`` for findings.json."""
+    sec = d.sections.get("verdicts")
+    if not sec:
+        return {
+            "agent": None,
+            "exact_gap": None,
+            "budget_doubling_delta": None,
+            "best_response_edge": None,
+            "converged": False,
+        }
+    t = d.thresholds
+    ex = d.sections.get("exact") or {}
+    exact_gap = None
+    if ex.get("tractable") and d.num_players == 1:
+        exact_gap = round(ex["optimal_value"] - sec["value"]["value"], 6)
+    dbl = sec["doubling"]
+    off = max(abs(dbl["low"]), abs(dbl["high"]))
+    converged = off <= t.dominant_loss and (exact_gap is None or exact_gap <= t.dominant_loss)
+    out = {
+        "agent": sec["subject"],
+        "exact_gap": exact_gap,
+        "budget_doubling_delta": dbl["value"],
+        "budget_doubling_ci": [dbl["low"], dbl["high"]],
+        "best_response_edge": None,
+        "best_response_note": "no best-response exploiter is trained at this budget"
+        if d.num_players > 1
+        else "one seat: no opponent to exploit",
+        "over_base": sec["over_base"],
+        "converged": converged,
+        "provisional_by": round(max(off, exact_gap or 0.0), 6),
+        "games": sec["games"],
+        "simulations": sec["simulations"],
+        "deals": sec["deals"],
+    }
+    d.sections["strength"] = out
+    return out
+
+
+# -- rule sensitivity with the adapting subject ---------------------------------------------------------
+
+
+def adapting_rows(d: Discovery, configs: list[BaseModel]) -> list[dict[str, dict[str, float]]]:
+    """For each perturbed config: the subject's return change on the first deals of the verdict stage."""
+    sec = d.sections.get("verdicts")
+    base_recs = d.verdict_records
+    if not sec or base_recs is None or not configs:
+        return [{} for _ in configs]
+    n = d.num_players
+    k = min(d.budget.sensitivity_search_games, len(base_recs))
+    deals = seeds(d.seed + VERDICT_SEED, sec["deals"])[:k]
+    jobs: list[GameJob] = []
+    for cfg in configs:
+        jobs.extend(_jobs(d, sec["subject"], sec["base"], deals, config_dict(cfg)))
+    recs = d.play("sensitivity_adapting", jobs)
+    out = []
+    name = f"return[{sec['subject']} adapting]"
+    for p in range(len(configs)):
+        chunk = recs[p * k : (p + 1) * k]
+        iv, _ = _paired(base_recs[:k], chunk, n)
+        b = sum(_value(r, g, n) for g, r in enumerate(base_recs[:k])) / k
+        out.append(
+            {
+                name: {
+                    "baseline": round(b, 6),
+                    "change": round(iv.value, 6),
+                    "low": round(iv.low, 6),
+                    "high": round(iv.high, 6),
+                    "relative": round(iv.value / abs(b), 6) if b else 0.0,
+                    "games": k,
+                }
+            }
+        )
+    return out
+
+
+# -- builds ------------------------------------------------------------------------------------------
+
+_BUILT = re.compile(r" is built: (.*)\.$")
+_PAIR = re.compile(r"([^,]+?) (d\d+(?:\+d\d+)*)")
+
+
+def _build_prefix(d: Discovery, rng: Rng, seat: int) -> tuple[int, ...] | None:
+    """One random whole build of ``seat``: its actions at its decisions in context ``build`` (None: no build)."""
+    sc = d.ruleset.scenario(d.scenario)
+    st = sc.new_game(d.config)
+    chance = Rng(seed_for(d.seed, 17))
+    actions: list[int] = []
+    for _ in range(10_000):
+        p = st.current_player()
+        if p == TERMINAL:
+            break
+        if p == CHANCE:
+            st.apply_chance(st.sample_chance(chance))
+            continue
+        if st.decision_context() != "build":
+            break
+        legal = st.legal_actions()
+        a = legal[int(rng.random() * len(legal))]
+        if p == seat:
+            actions.append(a)
+        st.apply_action(a)
+    return tuple(actions) or None
+
+
+def _build_dict(log: list[str], labels: list[str]) -> dict[str, str]:
+    for line in log:
+        m = _BUILT.search(line)
+        if m:
+            return {f.strip(): die for f, die in _PAIR.findall(m.group(1))}
+    return {f"decision {i + 1}": lab for i, lab in enumerate(labels)}
+
+
+def stage_builds(d: Discovery, base: str) -> dict[str, Any] | None:
+    """Whole builds of seat 0 on common deals; the best and worst found and what the best share.
+
+    Seat 0 plays the build, then ``base`` plays the rest of the game (at the quick budget: a persona's
+    play after the build is a fixed player; the build values are comparisons of builds under that play).
+    """
+    sc = d.ruleset.scenario(d.scenario)
+    probe = sc.new_game(d.config)
+    while probe.current_player() == CHANCE:
+        probe.apply_chance(probe.sample_chance(Rng(seed_for(d.seed, 17))))
+    if probe.current_player() < 0 or probe.decision_context() != "build" or d.budget.build_candidates <= 0:
+        return None
+    t0 = time.perf_counter()
+    rng = Rng(seed_for(d.seed, 23))
+    cands: list[tuple[int, ...]] = []
+    for _ in range(50 * d.budget.build_candidates):
+        b = _build_prefix(d, rng, 0)
+        if b is not None and b not in cands:
+            cands.append(b)
+        if len(cands) >= d.budget.build_candidates:
+            break
+    deals = seeds(d.seed + VERDICT_SEED + 1, d.budget.build_games)
+    n = d.num_players
+    cfg = config_dict(d.config)
+    jobs = [
+        GameJob(d.ruleset.name, d.scenario, cfg, (base,) * n, s, trace=True, build=b, build_seat=0)
+        for b in cands
+        for s in deals
+    ]
+    recs = d.play("builds", jobs)
+    k = len(deals)
+    rows: list[dict[str, Any]] = []
+    for i in range(len(cands)):
+        chunk = recs[i * k : (i + 1) * k]
+        iv = mean_interval([float(r.returns[0]) for r in chunk])
+        labels = [opt for seat, ctx, opt in chunk[0].decisions if seat == 0 and ctx == "build"]
+        narrated = replace(jobs[i * k], narrate=True, trace=False)
+        log = play_game(narrated).log  # one narrated game per build, for its sheet
+        rows.append(
+            {
+                "build": _build_dict(log, labels),
+                "value": round(iv.value, 6),
+                "ci": [round(iv.low, 6), round(iv.high, 6)],
+            }
+        )
+    rows.sort(key=lambda r: (-r["value"], sorted(r["build"].items())))
+    top = max(1, min(3, len(rows) // 3))
+    best, worst = rows[:top], rows[-top:][::-1]
+    out = {
+        "best": best,
+        "worst": worst,
+        "tried": len(rows),
+        "games_per_build": k,
+        "player": f"seat 0 builds, then {base} plays (opponents: {base})",
+        "shared": _shared(best),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    d.sections["builds"] = out
+    d.timings["builds"] = time.perf_counter() - t0
+    return out
+
+
+def _shared(best: list[dict[str, Any]]) -> str:
+    """What the best builds have in common: the forms that carry the same die in all of them."""
+    if not best:
+        return ""
+    forms = set(best[0]["build"])
+    same = sorted(f for f in forms if all(r["build"].get(f) == best[0]["build"][f] for r in best))
+    if not same:
+        return "the best builds share no form's die"
+    return "all of the best builds put " + ", ".join(f"{best[0]['build'][f]} on {f}" for f in same)
