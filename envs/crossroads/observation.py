@@ -67,11 +67,6 @@ def _fractions(cap: int) -> tuple[float, ...]:
     return tuple(k / cap for k in range(cap + 1))
 
 
-def _influence(influence: int, high: int) -> float:
-    """Influence scaled by 1/``faction.writeoff_high``, clipped to [0, 1]."""
-    return max(0.0, min(1.0, influence / high))
-
-
 def encode(st: CrossroadsState, seat: int) -> np.ndarray:
     """The observation of ``seat`` (see the rules card in ``episode.py``)."""
     n = st.num_players
@@ -157,7 +152,7 @@ def encode(st: CrossroadsState, seat: int) -> np.ndarray:
             flag[f.alive],
             flag[f.owner == seat],
             offsets[(f.owner - seat) % n],
-            _influence(f.influence, high),
+            max(0.0, min(1.0, f.influence / high)),
             fractions[f.plus],
             fractions[f.minus],
             flag[f.advantage],
