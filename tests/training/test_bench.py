@@ -160,10 +160,27 @@ def test_summary_rows_judge_each_goal():
             "workers_1_games_per_s": 100.0,
             "workers_2_games_per_s": 185.0,
             "workers_2_speedup": 1.85,
+            "workers_2_speedup_cpu_bound": 1.7,
+            "serial_cpu_s": 1.0,
+            "workers_2_cpu_s": 1.18,
         },
     }
     met = {r.figure: r.met for r in summary_rows(res)}
     assert met["x/Fast-v0 steps/s ÷ Blackjack-v1"] is True and met["x/Slow-v0 steps/s ÷ Blackjack-v1"] is False
     assert met["x/Fast-v0 clone() in env steps"] is True and met["x/Slow-v0 clone() in env steps"] is False
     assert met["run_games --workers 2 ÷ --workers 1 (every scenario's persona jobs)"] is True
+    assert met["  the same, CPU-bound estimate (2 × serial CPU ÷ CPU of the 2-worker run)"] is False
     assert "| x/Slow-v0 steps/s ÷ Blackjack-v1 | 0.50×" in markdown_table(summary_rows(res))
+
+
+def test_run_games_in_parallel_returns_the_serial_records_in_job_order(toy):
+    from dataclasses import replace
+
+    from training.runner import GameJob, run_games, seeds
+
+    jobs = [GameJob("toy_pig", "race", {}, ("random", "random"), s) for s in seeds(3, 7)]  # index 0 everywhere
+    serial = run_games(jobs, workers=1)
+    parallel = run_games(jobs, workers=2)  # a short batch runs in parallel too (round-robin chunks)
+    assert [(r.seed, r.actions, r.returns) for r in parallel] == [(r.seed, r.actions, r.returns) for r in serial]
+    indexed = [replace(j, index=i) for i, j in enumerate(jobs)]
+    assert [r.index for r in run_games(indexed, workers=2, chunk=2)] == list(range(7))

@@ -18,6 +18,7 @@ in the machine's load hits both sides alike:
 from __future__ import annotations
 
 import random
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -220,6 +221,19 @@ def _games_rate(jobs: list[Any], workers: int) -> float:
     return len(jobs) / (time.perf_counter() - t0)
 
 
+def _cpu_seconds(jobs: list[Any], workers: int) -> float:
+    """CPU seconds (this process and its reaped worker processes) that ``run_games`` spends on ``jobs``."""
+
+    def used() -> float:
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+    before = used()
+    run_games(jobs, workers=workers)
+    return used() - before
+
+
 def bench_games(opts: BenchOptions) -> dict[str, Any]:
     target = 0.5 if opts.quick else 1.5  # seconds of one-core play per scenario
     ids = _selected(opts)
@@ -244,6 +258,11 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
         one.append(_games_rate(jobs, 1))
         two.append(_games_rate(jobs, 2))
     r1, r2 = statistics.median(one), statistics.median(two)
+    # On a machine whose other processes take the cores (or where the scheduler gives each session one
+    # share, as Linux's autogroup does) wall time cannot show the speed-up; CPU time shows the overhead:
+    # with cores free, 2 workers finish in about (CPU of the parallel run) / 2 against the serial CPU time.
+    cpu1 = _cpu_seconds(jobs, 1)
+    cpu2 = _cpu_seconds(jobs, 2)
     return {
         "agents": "every persona against every other (evaluate's matchups)",
         "scenarios": per,
@@ -252,4 +271,7 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
         "workers_2_games_per_s": round(r2, 1),
         "workers_2_speedup": round(r2 / r1, 3),
         "speedups": [round(b / a, 3) for a, b in zip(one, two, strict=True)],
+        "serial_cpu_s": round(cpu1, 3),
+        "workers_2_cpu_s": round(cpu2, 3),
+        "workers_2_speedup_cpu_bound": round(2 * cpu1 / cpu2, 3),
     }
