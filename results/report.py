@@ -195,6 +195,88 @@ def _finding_lines(result: dict[str, Any]) -> list[str]:
     return out or ["- No finding cleared its threshold with its whole 95% interval."]
 
 
+def _strength_lead(result: dict[str, Any]) -> list[str]:
+    """The strength certificate in one paragraph before the findings (provisional when not converged)."""
+    st = result.get("strength")
+    if not st or not st.get("agent"):
+        return []
+    gap = "not solvable here" if st["exact_gap"] is None else f"{st['exact_gap']:+.4f}"
+    lo, hi = st.get("budget_doubling_ci", [st["budget_doubling_delta"], st["budget_doubling_delta"]])
+    head = (
+        f"Strength certificate of `{st['agent']}`, the subject of every verdict: doubling its simulations "
+        f"changes its value by {st['budget_doubling_delta']:+.4f} [{lo:+.4f}, {hi:+.4f}] on the same "
+        f"{st['deals']} deals; exact gap {gap}; best-response edge "
+        f"{'n/a (' + st['best_response_note'] + ')' if st['best_response_edge'] is None else st['best_response_edge']}."
+    )
+    if st["converged"]:
+        return [head + " Converged at this budget.", ""]
+    return [
+        head + f" **Not converged: the findings below are provisional, by up to {st['provisional_by']:.3f} of value "
+        "per game** (a larger budget may move them).",
+        "",
+    ]
+
+
+def _verdict_lines(sections: dict[str, Any]) -> list[str]:
+    """Restricted play with the re-optimizing subject: forbid and force per option group, with verdicts."""
+    v = sections.get("verdicts")
+    if not v:
+        return []
+    L = [
+        f"## Verdicts (subject `{v['subject']}`, re-optimizing under each restriction)",
+        f"Each row: {v['deals']} paired games per restriction at {v['simulations']} simulations per decision "
+        f"({v['games']} games in all, {v['seconds']} s). Subject value {v['value']['value']:.3f} "
+        f"[{v['value']['low']:.3f}, {v['value']['high']:.3f}]; its edge over its base `{v['base']}` "
+        f"{v['over_base']['value']:+.3f} [{v['over_base']['low']:+.3f}, {v['over_base']['high']:+.3f}]. "
+        "Core mechanics (declared by the scenario) are marked *core*.",
+        "",
+        "| option | verdict | chosen (share in context) | forbidden: value change | forced: value change |",
+        "|---|---|---|---|---|",
+    ]
+    core = set(v.get("core_options", []))
+
+    def cell(x: dict[str, float] | None, what: str) -> str:
+        return what if x is None else f"{x['value']:+.3f} [{x['low']:+.3f}, {x['high']:+.3f}]"
+
+    order = sorted(v["options"].items(), key=lambda kv: (kv[0] in core, kv[1]["verdict"] == "never_legal", kv[0]))
+    for g, r in order:
+        name = f"{g} *core*" if g in core else g
+        L.append(
+            f"| {name} | {r['verdict'].replace('_', ' ')} | {r['chosen']} ({100 * r['usage_in_context']:.0f}%) | "
+            f"{cell(r['forbid'], 'not played (never chosen)')} | {cell(r['force'], 'not played (always chosen)')} |"
+        )
+    L.append("")
+    for g, r in order:
+        if r.get("instead"):
+            parts = []
+            for ctx, u in r["instead"].items():
+                top = ", ".join(f"{o} {100 * x:.0f}%" for o, x in list(u.items())[:4])
+                parts.append(f"in `{ctx}`: {top or 'no decision'}")
+            L.append(f"- With `{g}` forbidden the subject plays " + "; ".join(parts) + ".")
+    L.append("")
+    return L
+
+
+def _build_lines(sections: dict[str, Any]) -> list[str]:
+    b = sections.get("builds")
+    if not b:
+        return []
+    L = [
+        "## Builds",
+        f"{b['tried']} whole builds tried, {b['games_per_build']} games each on common deals ({b['player']}). "
+        f"What the best share: {b['shared']}.",
+        "",
+        "| rank | build | value | 95% CI |",
+        "|---|---|---|---|",
+    ]
+    for tag, rows in (("best", b["best"]), ("worst", b["worst"])):
+        for i, r in enumerate(rows, 1):
+            build = ", ".join(f"{f} {die}" for f, die in r["build"].items())
+            L.append(f"| {tag} {i} | {build} | {r['value']:.3f} | [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}] |")
+    L.append("")
+    return L
+
+
 def _markdown(
     result: dict[str, Any],
     sections: dict[str, Any],
@@ -213,8 +295,11 @@ def _markdown(
     )
     L.append("")
     L.append("## Findings")
+    L.extend(_strength_lead(result))
     L.extend(_finding_lines(result))
     L.append("")
+    L.extend(_verdict_lines(sections))
+    L.extend(_build_lines(sections))
     rr = sections["round_robin"]
     L.append("## Matchups")
     L.append(f"{rr['games_per_matchup']} games per matchup, seats rotated, paired deals. Values (95% CI):")

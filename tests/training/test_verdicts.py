@@ -2,8 +2,8 @@
 
 The game ("dash", test-only): the player starts with 3 points and has 4 turns to reach 12. Before the first
 turn it makes one style choice: ``wave`` or ``nod`` (no effect at all: a planted dead option, twice) or
-``gift`` (give away the 3 points and the first turn: a planted dominated option). Each turn: ``roll`` a d6 (a 1 loses the turn
-total and ends the turn, any other face adds to it), ``hold`` (bank the turn total, end the turn) or
+``gift`` (give away the 3 points and the first turn: a planted dominated option). Each turn: ``roll`` a d6
+(a 1 loses the turn total and ends the turn, any other face adds to it), ``hold`` (bank the turn total, end the turn) or
 ``creep`` (bank 1 point, lose the turn total, end the turn). Return: min(score, 12) / 12.
 
 The exact values come from ``agents.solver.solve`` (full expectimax), on the restricted view

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -94,8 +95,11 @@ def _paired(base: list[GameRecord], other: list[GameRecord], n: int) -> tuple[In
     return _iv(diffs), diffs
 
 
-def stage_verdicts(d: Discovery, base: str) -> dict[str, Any]:
-    """Restricted play (forbid and force) and the strength figures, with the search subject over ``base``."""
+def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None) -> dict[str, Any]:
+    """Restricted play (forbid and force) and the strength figures, with the search subject over ``base``.
+
+    ``groups``: the option groups to restrict (default: every group of the scenario; tests pass a few).
+    """
     t0 = time.perf_counter()
     sc = d.ruleset.scenario(d.scenario)
     n = d.num_players
@@ -117,7 +121,8 @@ def stage_verdicts(d: Discovery, base: str) -> dict[str, Any]:
         available |= r.available
     plan: list[tuple[str, str]] = []
     ctx_share: dict[str, float] = {}
-    for grp in sc.option_groups:
+    wanted = tuple(groups) if groups is not None else tuple(sc.option_groups)
+    for grp in wanted:
         ctx_share[grp] = max((u.get(grp, 0.0) for u in usage.values()), default=0.0)
         if grp not in available:
             continue
@@ -130,7 +135,7 @@ def stage_verdicts(d: Discovery, base: str) -> dict[str, Any]:
         jobs.extend(_jobs(d, subject_spec(base, sims, f"{mode}={grp}"), base, deals))
     restricted = d.play("verdict_restricted", jobs)
     options: dict[str, Any] = {}
-    for grp in sc.option_groups:
+    for grp in wanted:
         options[grp] = {
             "available": grp in available,
             "chosen": chosen[grp],
