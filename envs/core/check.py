@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,7 +129,7 @@ def chi_square_sf(statistic: float, dof: int) -> float:
     return _upper_gamma_fraction(a, x)
 
 
-def chi_square_test(counts: dict[Hashable, int], probabilities: dict[Hashable, float]) -> tuple[float, int, float]:
+def chi_square_test(counts: Mapping[Any, int], probabilities: Mapping[Any, float]) -> tuple[float, int, float]:
     """Pearson's goodness-of-fit test of draw counts against probabilities: (statistic, dof, p-value).
 
     Bins with an expected count under :data:`MIN_EXPECTED` are pooled into one; with fewer than two bins
