@@ -11,7 +11,7 @@ TORCH  ?= torch==2.13.0
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet "$(TORCH)" -e ".[dev]"
+	$(BIN)/pip install --quiet "$(TORCH)" -e ".[dev,ray]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -28,6 +28,7 @@ from training.cli import (
     regress,
     rulesets,
     solve,
+    sweep,
     train,
 )
 from training.cli.common import err
@@ -39,7 +40,21 @@ app = typer.Typer(
     help="Find dominant strategies and broken rules in tabletop RPG rulesets.",
 )
 
-COMMAND_GROUPS = (rulesets, play, evaluate, demo, train, odds, solve, regress, discover, bench, check, new_ruleset)
+COMMAND_GROUPS = (
+    rulesets,
+    play,
+    evaluate,
+    demo,
+    train,
+    odds,
+    solve,
+    regress,
+    discover,
+    sweep,
+    bench,
+    check,
+    new_ruleset,
+)
 """Every command group, registered on :data:`app` in this order."""
 
 for _group in COMMAND_GROUPS:
