@@ -191,7 +191,8 @@ def verdict_of(row: dict[str, Any], t: Thresholds) -> str:
     an option it never chose, forcing one it always chose when legal). Verdicts: ``never_legal``,
     ``essential`` (forbidding it costs, whole interval beyond ``dominant_loss``), ``dominated`` (forcing it
     costs and the subject rarely chooses it), ``dead`` (both intervals inside ``dead_option_band``),
-    ``inconclusive`` (no interval clears a threshold at this budget), ``matters`` (some restriction moves
+    ``not_played`` (a restriction the budget's cap left out, and nothing else decides), ``inconclusive``
+    (no interval clears a threshold at this budget), ``matters`` (some restriction moves
     value, but not in a way that makes it essential or dominated).
     """
     if not row.get("available", False):
@@ -201,6 +202,8 @@ def verdict_of(row: dict[str, Any], t: Thresholds) -> str:
         return "essential"
     if _moves(fc, t.dominant_loss) < 0 and row.get("usage_in_context", 0.0) < t.dominated_usage:
         return "dominated"
+    if "budget" in (row.get("forbid_skip"), row.get("force_skip")):
+        return "not_played"
     if _within(fb, t.dead_option_band) and _within(fc, t.dead_option_band):
         return "dead"
     if _moves(fb, t.dominant_loss) or _moves(fc, t.dominant_loss):

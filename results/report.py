@@ -243,7 +243,8 @@ def _verdict_lines(sections: dict[str, Any]) -> list[str]:
         name = f"{g} *core*" if g in core else g
         L.append(
             f"| {name} | {r['verdict'].replace('_', ' ')} | {r['chosen']} ({100 * r['usage_in_context']:.0f}%) | "
-            f"{cell(r['forbid'], 'not played (never chosen)')} | {cell(r['force'], 'not played (always chosen)')} |"
+            f"{cell(r['forbid'], 'not played (' + (r.get('forbid_skip') or 'never legal') + ')')} | "
+            f"{cell(r['force'], 'not played (' + (r.get('force_skip') or 'never legal') + ')')} |"
         )
     L.append("")
     for g, r in order:

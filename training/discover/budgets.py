@@ -22,6 +22,7 @@ class Budget(BaseModel):
     restricted_retrain: bool = Field(False, description="retrain the RL agent with each option forbidden")
     search_simulations: int = Field(16, description="simulations per decision of the search subject")
     search_deals: int = Field(30, description="paired games per restriction (forbid/force) with the search subject")
+    max_restrictions: int = Field(60, description="forbid/force replays at most (most-chosen forbidden first)")
     sensitivity_search_games: int = Field(16, description="games per knob value with the search subject adapting")
     build_candidates: int = Field(12, description="whole builds tried where a scenario has a build phase")
     build_games: int = Field(24, description="games per build tried")
@@ -37,11 +38,12 @@ BUDGETS: dict[str, Budget] = {
         sensitivity_games=80,
         rl_steps=50_000,
         rl_eval_games=150,
-        search_simulations=16,
-        search_deals=30,
-        sensitivity_search_games=16,
-        build_candidates=12,
-        build_games=24,
+        search_simulations=8,
+        search_deals=10,
+        max_restrictions=12,
+        sensitivity_search_games=8,
+        build_candidates=8,
+        build_games=12,
         wall_seconds=180,
     ),
     "standard": Budget(
@@ -52,7 +54,8 @@ BUDGETS: dict[str, Budget] = {
         rl_steps=300_000,
         rl_eval_games=400,
         search_simulations=32,
-        search_deals=150,
+        search_deals=100,
+        max_restrictions=60,
         sensitivity_search_games=60,
         build_candidates=40,
         build_games=80,
@@ -66,7 +69,8 @@ BUDGETS: dict[str, Budget] = {
         rl_steps=3_000_000,
         rl_eval_games=1500,
         search_simulations=64,
-        search_deals=600,
+        search_deals=400,
+        max_restrictions=200,
         sensitivity_search_games=200,
         build_candidates=120,
         build_games=200,

@@ -119,17 +119,29 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
     available: set[str] = set()
     for r in base_recs:  # ``available`` is per game, every seat: a legal option of any seat was met
         available |= r.available
-    plan: list[tuple[str, str]] = []
     ctx_share: dict[str, float] = {}
     wanted = tuple(groups) if groups is not None else tuple(sc.option_groups)
+    forbids: list[str] = []
+    forces: list[str] = []
     for grp in wanted:
         ctx_share[grp] = max((u.get(grp, 0.0) for u in usage.values()), default=0.0)
         if grp not in available:
             continue
         if chosen[grp] > 0:
-            plan.append((grp, "forbid"))
+            forbids.append(grp)
         if ctx_share[grp] < FORCE_SKIP_USAGE:
-            plan.append((grp, "force"))
+            forces.append(grp)
+    # within the budget's cap: the most-chosen options forbidden and the least-chosen forced first, alternating
+    forbids.sort(key=lambda g: (-chosen[g], g))
+    forces.sort(key=lambda g: (ctx_share[g], g))
+    plan: list[tuple[str, str]] = []
+    for i in range(max(len(forbids), len(forces))):
+        if i < len(forbids):
+            plan.append((forbids[i], "forbid"))
+        if i < len(forces):
+            plan.append((forces[i], "force"))
+    dropped = plan[d.budget.max_restrictions :]
+    plan = plan[: d.budget.max_restrictions]
     jobs: list[GameJob] = []
     for grp, mode in plan:
         jobs.extend(_jobs(d, subject_spec(base, sims, f"{mode}={grp}"), base, deals))
@@ -142,7 +154,11 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
             "usage_in_context": round(ctx_share[grp], 6),
             "forbid": None,
             "force": None,
+            "forbid_skip": "never chosen" if chosen[grp] == 0 else None,
+            "force_skip": "always chosen" if ctx_share[grp] >= FORCE_SKIP_USAGE else None,
         }
+    for grp, mode in dropped:
+        options[grp][f"{mode}_skip"] = "budget"
     for p, (grp, mode) in enumerate(plan):
         chunk = restricted[p * k : (p + 1) * k]
         iv, diffs = _paired(base_recs, chunk, n)
