@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -32,6 +33,7 @@ JOBS = ("regress", "evaluate", "discover")
 BACKENDS = ("local", "ray")
 RECORDS_DIR = "records"
 RAY_INSTALL = 'pip install "rulebreaker[ray]"  (or: pip install "ray[default]>=2.9,<3" "optuna>=3.5")'
+RAY_CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # off: a local node keeps the loopback address
 TASK_RETRIES = 2  # a Ray task whose worker dies is run again this many times
 SWEEP_KIND = "rulebreaker-sweep"
 
@@ -197,12 +199,19 @@ def ray_module() -> Any:
 @contextmanager
 def ray_session(address: str | None, workers: int) -> Iterator[Any]:
     """Ray, connected to the cluster at ``address`` or to a local one bound to 127.0.0.1 that it stops after."""
+    if not address:
+        # Ray replaces a loopback node address by the machine's own unless this switch is off (it is read at
+        # import; ray_constants below covers a Ray imported earlier): then every server binds 127.0.0.1.
+        os.environ[RAY_CLUSTER_SWITCH] = "0"
     ray = ray_module()
     started = False
     if not ray.is_initialized():
         if address:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         else:
+            from ray._private import ray_constants
+
+            ray_constants.ENABLE_RAY_CLUSTER = False
             ray.init(
                 num_cpus=workers,
                 include_dashboard=False,
@@ -210,6 +219,10 @@ def ray_session(address: str | None, workers: int) -> Iterator[Any]:
                 log_to_driver=False,
                 configure_logging=False,
             )
+            nodes = {n["NodeManagerAddress"] for n in ray.nodes()}
+            if nodes != {"127.0.0.1"}:
+                ray.shutdown()
+                raise UserError(f"the local Ray node would listen on {sorted(nodes)}, not 127.0.0.1 only; refused")
         started = True
     try:
         yield ray
