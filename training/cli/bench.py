@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from typing import Annotated
 
 import typer
@@ -86,6 +88,12 @@ def bench(
         print(json.dumps({"machine": machine, "results": results, "table": rows_as_dicts(rows)}, indent=2))
         return
     if markdown:
+        command = " ".join(["rulebreaker", *(shlex.quote(a) for a in sys.argv[1:])])
+        print(
+            f"Measured {machine['date_utc']} on {machine['nproc']} cores ({machine['cpu']}), load average "
+            f"{' / '.join(map(str, machine['load_average']))} before and "
+            f"{' / '.join(map(str, machine['load_average_after']))} after (1/5/15 min); command: `{command}`\n"
+        )
         print(markdown_table(rows))
         return
     if rows:

@@ -33,9 +33,40 @@ def env_factory(
     return thunk
 
 
+def lean_dummy_vec_env(fns: list[Callable[[], Any]]) -> Any:
+    """SB3's DummyVecEnv without its two deep copies per step (same observations, rewards and infos).
+
+    DummyVecEnv deep-copies every step's info dicts and its observation buffer, in case an env reuses
+    them. The rulebreaker adapter returns a fresh info dict and a fresh observation array on every step,
+    so a copy of each info dict and of the observation array hand the learner the same values; on the
+    blackbird session the deep copies were ~7% of MaskablePPO's training time (issue 16).
+    """
+    from stable_baselines3.common.vec_env import DummyVecEnv  # lazy: SB3 loads only to train
+    from stable_baselines3.common.vec_env.util import dict_to_obs
+
+    class LeanDummyVecEnv(DummyVecEnv):
+        def step_wait(self) -> Any:
+            for i, env in enumerate(self.envs):
+                obs, reward, terminated, truncated, info = env.step(self.actions[i])
+                done = terminated or truncated
+                info["TimeLimit.truncated"] = truncated and not terminated
+                if done:  # the episode's last observation goes in its info; the env starts the next one
+                    info["terminal_observation"] = obs
+                    obs, self.reset_infos[i] = env.reset()
+                self.buf_rews[i], self.buf_dones[i], self.buf_infos[i] = reward, done, info
+                self._save_obs(i, obs)
+            infos = [dict(info) for info in self.buf_infos]
+            return self._obs_from_buf(), self.buf_rews.copy(), self.buf_dones.copy(), infos
+
+        def _obs_from_buf(self) -> Any:
+            return dict_to_obs(self.observation_space, {k: v.copy() for k, v in self.buf_obs.items()})
+
+    return LeanDummyVecEnv(fns)
+
+
 def make_vec_env(ruleset: str, scenario: str, config: Any, opponents: list[Any], vec: str = DEFAULT_VEC) -> Any:
     """One env per opponent object (self-play pools are per env), DummyVecEnv or SubprocVecEnv."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv  # lazy: SB3 loads only to train
+    from stable_baselines3.common.vec_env import SubprocVecEnv  # lazy: SB3 loads only to train
 
     if vec not in VEC_KINDS:
         raise UserError(f"unknown --vec '{vec}'; valid: {', '.join(VEC_KINDS)}")
@@ -45,7 +76,7 @@ def make_vec_env(ruleset: str, scenario: str, config: Any, opponents: list[Any],
         env_factory(rs if vec == "subproc" else ruleset, scenario, config, opp, i, max_steps, vec == "subproc")
         for i, opp in enumerate(opponents)
     ]
-    return SubprocVecEnv(fns) if vec == "subproc" and len(fns) > 1 else DummyVecEnv(fns)
+    return SubprocVecEnv(fns) if vec == "subproc" and len(fns) > 1 else lean_dummy_vec_env(fns)
 
 
 def make_opponents(cfg: TrainConfig, n_envs: int, settings: dict[str, Any], bounds: tuple[float, float]) -> list[Any]:
