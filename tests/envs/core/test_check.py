@@ -19,6 +19,7 @@ from envs.core.check import (
 )
 from envs.core.game import Ruleset
 from envs.core.registry import RULESET_NAMES
+from tests.cli_helpers import run_cli
 from tests.toy import RULESET as TOY
 from tests.toy import PigState
 
@@ -182,5 +183,7 @@ def test_default_steps_are_the_issue_s_100k() -> None:
 
 # -- every shipped ruleset passes (a reduced step count; `rulebreaker check R` runs 100k) ---------------
 @pytest.mark.parametrize("name", RULESET_NAMES)
-def test_shipped_ruleset_passes_the_contract_kit(name: str) -> None:
-    assert_checks(name, steps=SHIPPED_STEPS)
+def test_shipped_ruleset_passes_rulebreaker_check(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_cli(capsys, "check", name, "--steps", str(SHIPPED_STEPS))
+    assert r.code == 0, r.out + r.err  # the FAIL lines, one per failed check
+    assert f"{name}: all " in r.out and "checks passed" in r.out
