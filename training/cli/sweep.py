@@ -121,7 +121,7 @@ def balance_cmd(
     if not res.proposals:
         out.print("[bold yellow]No tried change removed the finding.[/bold yellow] Try more --trials or --knobs.")
     for i, p in enumerate(res.proposals, 1):
-        out.print(f"[bold]change {i}[/bold] → {escape(str(p.path))}")
+        out.print(f"[bold]change {i}[/bold] → {escape(str(res.paths.get(p.number, '')))}")
         out.print(escape(proposal_toml(res, p)), highlight=False, markup=False)
     err.print(f"{len(res.trials)} trial(s) in {res.seconds:.1f} s; all trials: {root / 'balance.json'}")
     sys.exit(0 if res.proposals else 1)
