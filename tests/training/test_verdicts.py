@@ -197,9 +197,9 @@ def _budget(sims: int, deals: int) -> Budget:
     )
 
 
-def _verdicts(tmp_path: Path, sims: int, deals: int, seed: int = 0, workers: int = 1) -> dict:
+def _verdicts(tmp_path: Path, sims: int, deals: int, seed: int = 0, workers: int = 1, groups=None) -> dict:  # type: ignore[no-untyped-def]
     d = make_discovery(DASH, "dash", None, _budget(sims, deals), seed, workers, tmp_path, rl=False)
-    return stage_verdicts(d, "roller")
+    return stage_verdicts(d, "roller", groups)
 
 
 def _exact(view: State) -> float:
@@ -237,7 +237,7 @@ def test_bad_fallback_base_measures_the_true_worth(dash, tmp_path):
     ).value[0]
     persona_cost = v_p - v_p_forbid
     assert persona_cost - true_cost > 0.1  # the fallback's measure is far off the truth
-    sec = _verdicts(tmp_path, 32, 40)
+    sec = _verdicts(tmp_path, 32, 40, groups=("roll",))
     fb = sec["options"]["roll"]["forbid"]
     measured = -fb["value"]
     assert abs(measured - true_cost) <= max((fb["high"] - fb["low"]) / 2, 0.02) + 0.02, (measured, true_cost, fb)
