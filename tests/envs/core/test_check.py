@@ -187,3 +187,20 @@ def test_shipped_ruleset_passes_rulebreaker_check(name: str, capsys: pytest.Capt
     r = run_cli(capsys, "check", name, "--steps", str(SHIPPED_STEPS))
     assert r.code == 0, r.out + r.err  # the FAIL lines, one per failed check
     assert f"{name}: all " in r.out and "checks passed" in r.out
+
+
+def test_check_cli_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    from envs.core import registry
+
+    r = run_cli(capsys, "check", "no_such_ruleset")
+    assert r.code == 2 and "unknown ruleset 'no_such_ruleset'" in r.err and len(r.err.strip().splitlines()) == 1
+    leaky = _toy_with(LeakyOdds, "toy_leaky_cli")
+    registry.register_ruleset(leaky)
+    try:
+        r = run_cli(capsys, "check", "toy_leaky_cli", "--steps", "300")
+        assert r.code == 1
+        fails = [line for line in r.out.splitlines() if line.startswith("FAIL")]
+        assert len(fails) == 1 and fails[0].startswith("FAIL race chance: chance_outcomes() probabilities sum to")
+        assert "toy_leaky_cli: 1 of 7 checks failed" in r.out
+    finally:
+        registry._RULESETS.pop("toy_leaky_cli", None)
