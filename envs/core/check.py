@@ -409,7 +409,8 @@ def check_chance(
                 f"sample_chance() does not follow chance_outcomes(): chi-square {statistic:.1f} on {dof} dof, "
                 f"p = {p_value:.2g} < {per_node:.2g} ({draws} draws)"
             )
-    return f"{len(nodes)} nodes, {draws} draws each, smallest p = {worst:.3g} (alpha {alpha:g})"
+    skipped = f"; {not_enumerated} visits to nodes that do not enumerate" if not_enumerated else ""
+    return f"{len(nodes)} nodes, {draws} draws each, smallest p = {worst:.3g} (alpha {alpha:g}){skipped}"
 
 
 def _scalar_keys(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> Iterable[tuple[str, ...]]:
