@@ -117,11 +117,11 @@ def balance_cmd(
             ruleset, scenario, rules, fix, key_list, trials, games, seed, backend, workers, address, root, top, adv
         )
     out.rule(escape(f"{ruleset} {scenario}: fixing {res.target_label}"))
-    out.print(escape(res.before_line), highlight=False)
+    out.print(res.before_line, highlight=False, markup=False, soft_wrap=True)
     if not res.proposals:
         out.print("[bold yellow]No tried change removed the finding.[/bold yellow] Try more --trials or --knobs.")
     for i, p in enumerate(res.proposals, 1):
         out.print(f"[bold]change {i}[/bold] → {escape(str(res.paths.get(p.number, '')))}")
-        out.print(escape(proposal_toml(res, p)), highlight=False, markup=False)
+        out.print(proposal_toml(res, p), highlight=False, markup=False, soft_wrap=True)
     err.print(f"{len(res.trials)} trial(s) in {res.seconds:.1f} s; all trials: {root / 'balance.json'}")
     sys.exit(0 if res.proposals else 1)
