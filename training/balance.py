@@ -18,6 +18,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from results.records import atomic_write_json, atomic_write_text
 from training.discover.budgets import Budget
 from training.discover.discovery import Discovery, agent_values, interval_dict
 from training.discover.stages import stage_round_robin, stage_structure, stage_variant_vs_written
-from training.sweep import map_tasks
+from training.sweep import map_tasks, ray_session
 
 NOT_REMOVED = 10.0  # cost of a candidate that leaves the finding in place (any fix beats any non-fix)
 KNOB_PREMIUM = 0.02  # cost per changed knob
@@ -286,6 +287,32 @@ def balance(
         study.enqueue_trial({key: (json.dumps(v) if key == k else keep) for key in space})
     done: list[Trial] = []
     seen: set[tuple[Override, ...]] = set()
+    with ray_session(address, workers) if backend == "ray" else nullcontext():  # one cluster for every batch
+        _search(study, space, ruleset, scenario, variant, games, seed, trials, backend, workers, address,
+                before, target, current, done, seen, progress)  # fmt: skip
+    fixes = sorted((t for t in done if t.removed), key=lambda t: (t.cost, t.number))[:top]
+    base_overrides = read_toml(Path(rules)) if rules else {}
+    base_overrides.pop(VARIANT_META_KEY, None)
+    res = BalanceResult(
+        ruleset, scenario, variant, target, f"{kind}:{target['subject']}", target_metric(before, target) or
+        {"value": target["value"], "low": target["ci"][0], "high": target["ci"][1]}, done, fixes, base_overrides,
+        time.perf_counter() - t0,
+    )  # fmt: skip
+    if out_dir is not None:
+        for i, p in enumerate(fixes, 1):
+            path = out_dir / f"fix_{i}.toml"
+            atomic_write_text(path, proposal_toml(res, p))
+            res.paths[p.number] = path
+        atomic_write_json(out_dir / "balance.json", balance_json(res))
+    return res
+
+
+def _search(study: Any, space: dict[str, list[Any]], ruleset: str, scenario: str, variant: str | None, games: int,
+            seed: int, trials: int, backend: str, workers: int, address: str | None, before: dict[str, Any],
+            target: dict[str, Any], current: dict[str, Any], done: list[Trial], seen: set[tuple[Override, ...]],
+            progress: Callable[[int], None] | None) -> None:  # fmt: skip
+    """Ask for batches of ``workers`` trials, evaluate the new ones, tell their costs, until ``trials`` are done."""
+    keep = "keep"
     while len(done) < trials:
         batch = []
         for _ in range(min(workers, trials - len(done))):
@@ -307,21 +334,6 @@ def balance(
             done.append(Trial(t.number, ov, cost, removed, metric, moves, ev.get("error")))
             if progress:
                 progress(1)
-    fixes = sorted((t for t in done if t.removed), key=lambda t: (t.cost, t.number))[:top]
-    base_overrides = read_toml(Path(rules)) if rules else {}
-    base_overrides.pop(VARIANT_META_KEY, None)
-    res = BalanceResult(
-        ruleset, scenario, variant, target, f"{kind}:{target['subject']}", target_metric(before, target) or
-        {"value": target["value"], "low": target["ci"][0], "high": target["ci"][1]}, done, fixes, base_overrides,
-        time.perf_counter() - t0,
-    )  # fmt: skip
-    if out_dir is not None:
-        for i, p in enumerate(fixes, 1):
-            path = out_dir / f"fix_{i}.toml"
-            atomic_write_text(path, proposal_toml(res, p))
-            res.paths[p.number] = path
-        atomic_write_json(out_dir / "balance.json", balance_json(res))
-    return res
 
 
 def _toml_value(v: Any) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from envs.core.errors import UserError
 from envs.core.registry import get_ruleset
 from results.sweep_report import build_sweep_report
 from training.sweep import comparable, load_records, sweep, variant_paths
@@ -138,3 +140,10 @@ def test_ray_loopback_cluster_gives_identical_records(local_sweep: tuple[Path, l
             break
         time.sleep(0.2)
     assert not (_listeners() & opened)
+
+
+def test_ray_backend_without_ray_names_the_install_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed: `import ray` raises ImportError
+    with pytest.raises(UserError, match=r"rulebreaker\[ray\]"):
+        sweep(RULESET, _shipped(), "regress", tmp_path, "ray", 1, scenario=SCENARIO, max_games=MAX_GAMES)
+    assert not list((tmp_path / "records").glob("*.json")) if (tmp_path / "records").exists() else True
