@@ -198,37 +198,49 @@ def ray_module() -> Any:
 
 @contextmanager
 def ray_session(address: str | None, workers: int) -> Iterator[Any]:
-    """Ray, connected to the cluster at ``address`` or to a local one bound to 127.0.0.1 that it stops after."""
-    if not address:
-        # Ray replaces a loopback node address by the machine's own unless this switch is off (it is read at
-        # import; ray_constants below covers a Ray imported earlier): then every server binds 127.0.0.1.
-        os.environ[RAY_CLUSTER_SWITCH] = "0"
-    ray = ray_module()
-    started = False
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
-        else:
-            from ray._private import ray_constants
+    """Ray, connected to the cluster at ``address`` or to a local one bound to 127.0.0.1 that it stops after.
 
-            ray_constants.ENABLE_RAY_CLUSTER = False
-            ray.init(
-                num_cpus=workers,
-                include_dashboard=False,
-                _node_ip_address="127.0.0.1",
-                log_to_driver=False,
-                configure_logging=False,
-            )
+    Inside a session already open (``ray.is_initialized()``) it only yields Ray, and stops nothing.
+    """
+    ray = ray_module()
+    if ray.is_initialized():
+        yield ray
+        return
+    if address:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+        return
+    from ray._private import ray_constants
+
+    # Ray replaces a loopback node address by the machine's own unless this switch is off (the processes it
+    # starts read the environment variable; this process reads the constant): then every server binds 127.0.0.1.
+    old_env, old_flag = os.environ.get(RAY_CLUSTER_SWITCH), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[RAY_CLUSTER_SWITCH] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(
+            num_cpus=workers,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            log_to_driver=False,
+            configure_logging=False,
+        )
+        try:
             nodes = {n["NodeManagerAddress"] for n in ray.nodes()}
             if nodes != {"127.0.0.1"}:
-                ray.shutdown()
                 raise UserError(f"the local Ray node would listen on {sorted(nodes)}, not 127.0.0.1 only; refused")
-        started = True
-    try:
-        yield ray
-    finally:
-        if started:
+            yield ray
+        finally:
             ray.shutdown()
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = old_flag
+        if old_env is None:
+            os.environ.pop(RAY_CLUSTER_SWITCH, None)
+        else:
+            os.environ[RAY_CLUSTER_SWITCH] = old_env
 
 
 def map_tasks(
