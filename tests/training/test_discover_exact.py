@@ -60,6 +60,7 @@ def test_exact_values_agree_with_sampled_returns(sections):
         assert abs(v["value"] - ex[a]["value"]) <= 4 * se + 1e-9, (a, v, ex[a])
 
 
+@pytest.mark.slow  # a whole heist discovery: with the search subject it takes minutes
 def test_large_scenario_is_not_explored(capsys, tmp_path):
     r = run_cli(capsys, "discover", "storyteller", "heist", "--no-rl", "--out", str(tmp_path), "--workers", "2")
     assert r.code == 0
