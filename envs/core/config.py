@@ -101,8 +101,9 @@ def validate_config(model: type[BaseModel], data: dict[str, Any], source: str) -
                 _allowed(model, (*parent, "\0")) if parent else "one of the keys: " + ", ".join(model.model_fields)
             )
             msg = f"{source}: unknown key '{key}'; allowed: {allowed.removeprefix('one of the keys: ')}"
-        elif isinstance(value, dict):  # a rule that ties several keys of a section together
-            msg = f"{source}: section '{key}': {err['msg'].removeprefix('Value error, ')}"
+        elif isinstance(value, dict):  # a rule that ties several keys of a section (or the whole file) together
+            where = f"section '{key}': " if key else ""
+            msg = f"{source}: {where}{err['msg'].removeprefix('Value error, ')}"
         else:
             allowed = _allowed(model, loc)
             msg = f"{source}: key '{key}' has bad value {value!r}: {err['msg']}"
