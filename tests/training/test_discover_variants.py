@@ -21,6 +21,7 @@ def _assert_rows(rows):
             assert r["caught"], f"{r['variant']} ({r['kind']}) not caught; new findings: {r['new_findings']}"
 
 
+@pytest.mark.slow  # four hallownest discoveries with the search subject: ~5 minutes on the 2-core machine
 def test_hallownest_variants_personas_only():
     rs = get_ruleset("hallownest")
     kinds = {p.stem.split("_")[0] for p in variant_files(rs)}
