@@ -32,6 +32,7 @@ HEIST = Scenario(
     option_groups=HEIST_OPTION_GROUPS,
     progress_resources=("progress", "turns_left"),
     time_limit_is_rule=True,  # the guards arriving is how a heist ends
+    core_options=("retry",),  # retrying a failed roll is the heist's intended core (rule 10)
 )
 
 DUEL = Scenario(
