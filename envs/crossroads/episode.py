@@ -63,7 +63,7 @@ from envs.crossroads.actions import (
     stat_of,
 )
 from envs.crossroads.config import CrossroadsConfig, settings_of
-from envs.crossroads.dice import CHANCE_OUTCOMES, STATS, crossroads_of, optimal_permutations
+from envs.crossroads.dice import CHANCE_OUTCOMES, STATS, crossroads_of, optimal_permutations, roll_check_dice
 from envs.crossroads.observation import encode
 from envs.crossroads.rules import ALL_STATS, NO_FLAGS, STAT_COUNT, EntryKind, Flags, MinusC, SetupStep, Stat
 
@@ -471,7 +471,7 @@ class CrossroadsState(State[Hashable]):
     def sample_chance(self, rng: Rng) -> Hashable:
         if self.phase == Phase.FIRST_PLAYER:
             return rng.integers(0, self.num_players)
-        d = rng.roll(STAT_COUNT, 10)
+        d = roll_check_dice(rng)  # the same roll `odds crossroads --simulate` samples
         if self.settings.one_each or not self._roller_is_char():
             return tuple(sorted(d))
         return d

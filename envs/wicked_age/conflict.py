@@ -42,7 +42,7 @@ from envs.wicked_age.actions import (
     option_of,
 )
 from envs.wicked_age.config import WickedAgeConfig
-from envs.wicked_age.dice import Result, Roll, advantage_sum_distribution, compare_answer
+from envs.wicked_age.dice import Result, Roll, advantage_sum_distribution, compare_answer, roll_with_advantage
 from envs.wicked_age.observation import encode_observation
 from envs.wicked_age.rules import (
     FORM_TITLES,
@@ -491,10 +491,8 @@ class WickedAgeState(State):
             return rng.d(self.roll_dice[s][self._lowest_slot(s)])
         if node == Ctx.CASH_ROLL:
             return sum(rng.roll(self.fresh_adv[s], self.cfg.advantage.die_sides))
-        faces = rng.roll_dice(self.roll_dice[s])
-        sides = self.cfg.advantage.die_sides
-        adv = sum(rng.roll(self.advantage_dice(s), sides))
-        return (faces, adv)
+        # the same roll `odds wicked_age --simulate` samples
+        return roll_with_advantage(rng, self.roll_dice[s], self.advantage_dice(s), self.cfg.advantage.die_sides)
 
     def apply_chance(self, outcome: Hashable) -> None:
         node, s = self.node, self.actor
