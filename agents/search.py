@@ -44,7 +44,6 @@ Examples: ``search``, ``search:greedy``, ``search:greedy@64``, ``search:flurry@2
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 import time
@@ -53,8 +52,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel
 
+from agents.solver import SimulationCloner
 from envs.core.dice import Rng, seed_for
 from envs.core.errors import UserError
 from envs.core.game import CHANCE, TERMINAL, IllegalActionError, State
@@ -205,49 +204,7 @@ class RestrictedState(State):
 
 
 # ------------------------------------------------------------------------------------------------
-# Fast copies for simulations
-# ------------------------------------------------------------------------------------------------
-def _frozen_config_objects(obj: Any, found: dict[int, Any], depth: int = 0) -> None:
-    """Frozen pydantic models reachable from ``obj`` (immutable, so simulation copies may share them)."""
-    if depth > 6:
-        return
-    if isinstance(obj, BaseModel):
-        if id(obj) in found or not obj.model_config.get("frozen", False):
-            return
-        found[id(obj)] = obj
-        for field_name in type(obj).model_fields:
-            _frozen_config_objects(getattr(obj, field_name), found, depth + 1)
-    elif isinstance(obj, (list, tuple)):
-        for x in obj:
-            _frozen_config_objects(x, found, depth + 1)
-    elif isinstance(obj, dict):
-        for x in obj.values():
-            _frozen_config_objects(x, found, depth + 1)
-
-
-class _Copier:
-    """Copies of a position for simulations: the narration log is not copied (nothing in play reads it)
-    and, where the engine uses the default deepcopy clone, frozen config models are shared."""
-
-    def __init__(self, root: State) -> None:
-        self.deep = type(root).clone is State.clone
-        self.shared: dict[int, Any] = {}
-        if self.deep:
-            for v in vars(root).values():
-                _frozen_config_objects(v, self.shared)
-
-    def __call__(self, state: State) -> State:
-        if self.deep:
-            memo = dict(self.shared)
-            memo[id(state.log)] = []
-            return copy.deepcopy(state, memo)
-        child = state.clone()
-        child.log = []
-        return child
-
-
-# ------------------------------------------------------------------------------------------------
-# The tree
+# The tree (simulation copies come from agents.solver.SimulationCloner)
 # ------------------------------------------------------------------------------------------------
 class _Node:
     """A position reached by one path from the root: visits, value estimate per seat, children by edge.
@@ -393,7 +350,7 @@ class SearchAgent:
             self.last = SearchStats(0, {restricted[0]: 0}, {}, time.perf_counter() - t0)
             return restricted[0]
         num_actions = len(mask)
-        copier = _Copier(state)
+        copier = SimulationCloner(state)
         root = _Node(state.num_players)
         self._expand(root, state, restricted, num_actions, srng)
         root.seat = me

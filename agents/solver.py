@@ -335,32 +335,34 @@ def _policy_distribution(policy: Policy, state: State, num_actions: int, probes:
     return {a: c / probes for a, c in counts.items()}
 
 
-def _frozen_models(obj: Any, found: dict[int, Any]) -> None:
-    """Every frozen pydantic model reachable from a config object (immutable: clones may share them)."""
+def frozen_models(obj: Any, found: dict[int, Any], depth: int = 0) -> None:
+    """Every frozen pydantic model reachable from ``obj`` (immutable: clones may share them)."""
+    if depth > 6:
+        return
     if isinstance(obj, BaseModel):
         if not obj.model_config.get("frozen", False) or id(obj) in found:
             return
         found[id(obj)] = obj
         for name in type(obj).model_fields:
-            _frozen_models(getattr(obj, name), found)
+            frozen_models(getattr(obj, name), found, depth + 1)
     elif isinstance(obj, (list, tuple)):
         for x in obj:
-            _frozen_models(x, found)
+            frozen_models(x, found, depth + 1)
     elif isinstance(obj, dict):
         for x in obj.values():
-            _frozen_models(x, found)
+            frozen_models(x, found, depth + 1)
 
 
-class _Cloner:
-    """Fast clones for exploration: the narration log is dropped (no engine reads it) and, for states
-    that use the default deepcopy clone, frozen config models are shared instead of copied."""
+class SimulationCloner:
+    """Fast clones for exploration and search: the narration log is dropped (no engine reads it) and, for
+    states that use the default deepcopy clone, frozen config models are shared instead of copied."""
 
     def __init__(self, root: State) -> None:
         self.default = type(root).clone is State.clone
         self.shared: dict[int, Any] = {}
         if self.default:
             for v in vars(root).values():
-                _frozen_models(v, self.shared)
+                frozen_models(v, self.shared)
 
     def __call__(self, state: State) -> State:
         if self.default:
@@ -381,7 +383,7 @@ def _explore(
         raise UserError(f"cannot solve exactly: {e}") from None
     index: dict[Hashable, int] = {k0: 0}
     nodes: list[_Node] = [_Node(root.current_player())]
-    clone = _Cloner(root)
+    clone = SimulationCloner(root)
     stack: list[tuple[State, int]] = [(clone(root), 0)]
     stochastic = 0
     while stack:

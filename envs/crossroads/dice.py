@@ -10,7 +10,7 @@ over 1,000 ordered rolls x 6 assignments that the tests use as its oracle.
 from __future__ import annotations
 
 import enum
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
 from itertools import combinations_with_replacement
 from math import factorial
@@ -103,11 +103,16 @@ def odds(stats: Sequence[int]) -> dict[str, Fraction]:
     """
     if len(stats) != DICE:
         raise ValueError(f"need three stats (G, KH, M), got {len(stats)}")
+    return _check_table(lambda dice: max_successes(dice, stats))
+
+
+def _check_table(successes: Callable[[tuple[int, ...]], int]) -> dict[str, Fraction]:
+    """Exact odds of one check, given how its three dice count successes: the keys of :func:`odds`."""
     table: dict[str, Fraction] = {str(k): Fraction(0) for k in range(DICE + 1)}
     table["crossroads_double"] = Fraction(0)
     table["crossroads_triple"] = Fraction(0)
     for dice, p in _MULTISETS:
-        table[str(max_successes(dice, stats))] += p
+        table[str(successes(dice))] += p
         cr = crossroads_of(dice)
         if cr is Crossroads.DOUBLE:
             table["crossroads_double"] += p
@@ -127,17 +132,7 @@ def parse_stats(text: str) -> tuple[int, int, int]:
 
 def faction_odds(influence: int) -> dict[str, Fraction]:
     """Exact odds of one faction check (Rules 4 and 5) at ``influence``: the keys of :func:`odds`."""
-    table: dict[str, Fraction] = {str(k): Fraction(0) for k in range(DICE + 1)}
-    table["crossroads_double"] = Fraction(0)
-    table["crossroads_triple"] = Fraction(0)
-    for dice, p in _MULTISETS:
-        table[str(faction_successes(dice, influence))] += p
-        cr = crossroads_of(dice)
-        if cr is Crossroads.DOUBLE:
-            table["crossroads_double"] += p
-        elif cr is Crossroads.TRIPLE:
-            table["crossroads_triple"] += p
-    return table
+    return _check_table(lambda dice: faction_successes(dice, influence))
 
 
 def roll_check_dice(rng: Rng) -> tuple[int, ...]:
