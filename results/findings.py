@@ -108,65 +108,6 @@ def severity_of(effect: float, t: Thresholds) -> Severity:
 # back without evidence and the stage fills it in.
 
 
-def agent_label(agent: str) -> str:
-    """How findings name an agent: personas by name, a trained agent as such (its run is in the report)."""
-    return "the trained agent" if agent.startswith("rl:") else agent
-
-
-def restricted_findings(restricted: dict[str, Any], t: Thresholds) -> list[Finding]:
-    """Restricted play: dominant options (forbidding them costs the strong agent) and dead options.
-
-    ``restricted`` is the stage's section: ``{"strong": agent, "agents": {agent: {"options": {group:
-    {value_change, usage_in_context, usage_overall, example, available}}}}}``.
-    """
-    out: list[Finding] = []
-    strong = restricted["strong"]
-    who = agent_label(strong)
-    rows = restricted["agents"][strong]["options"]
-    for grp, r in rows.items():
-        v = r["value_change"]
-        if not (-v["low"] <= t.dominant_loss or v["high"] > -t.dominant_loss):
-            loss = -v["value"]
-            usage = r["usage_in_context"]
-            if usage >= t.dominant_usage:
-                out.append(
-                    Finding(
-                        Kind.DOMINANT_STRATEGY,
-                        grp,
-                        severity_of(loss, t),
-                        f"value lost by {who} without it",
-                        -loss,
-                        t.dominant_loss,
-                        (v["low"], v["high"]),
-                        r["example"],
-                        f"'{grp}' dominates: {who} chooses it in {100 * usage:.0f}% of its decisions of that kind, "
-                        f"and forbidding it costs {loss:.3f} [{-v['high']:.3f}, {-v['low']:.3f}] of value per game.",
-                        {"usage_in_context": usage},
-                    )
-                )
-        every_agent = [restricted["agents"][a]["options"][grp]["value_change"] for a in restricted["agents"]]
-        if not r.get("available", True):
-            continue  # never legal in these games (a phase or rule this configuration leaves out): not an option
-        if all(abs(vc["low"]) < t.dead_option_band and abs(vc["high"]) < t.dead_option_band for vc in every_agent):
-            out.append(
-                Finding(
-                    Kind.DEAD_OPTION,
-                    grp,
-                    Severity.LOW,
-                    "largest value change when forbidden, any agent",
-                    max(abs(vc["value"]) for vc in every_agent),
-                    t.dead_option_band,
-                    (v["low"], v["high"]),
-                    r["example"],
-                    f"'{grp}' is a dead option: forbidding it moves {who}'s value by {v['value']:+.4f} "
-                    f"[{v['low']:+.4f}, {v['high']:+.4f}], inside ±{t.dead_option_band:.3f}, and no persona loses "
-                    f"more either (or never chooses it); {who} uses it in {100 * r['usage_overall']:.1f}% "
-                    "of its decisions.",
-                )
-            )
-    return out
-
-
 def _moves(v: dict[str, float] | None, threshold: float) -> int:
     """-1 when the whole interval is below -threshold, +1 above +threshold, 0 otherwise."""
     if v is None:

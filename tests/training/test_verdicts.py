@@ -185,7 +185,6 @@ def _budget(sims: int, deals: int) -> Budget:
     return Budget(
         name="test",
         round_robin_games=10,
-        restricted_deals=10,
         sensitivity_games=10,
         rl_steps=0,
         rl_eval_games=0,
@@ -208,6 +207,7 @@ def _exact(view: State) -> float:
 
 def test_planted_dead_and_dominated_options(dash, tmp_path):
     sec = _verdicts(tmp_path, 16, 30)
+    assert sec["subject"] == "search:roller@16"  # the persona itself is never the subject of a verdict
     opts = sec["options"]
     for dead in ("wave", "nod"):  # identical and effect-free: forbidding or forcing changes no game at all
         assert opts[dead]["verdict"] == "dead", (dead, opts[dead])

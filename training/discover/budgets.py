@@ -15,11 +15,12 @@ class Budget(BaseModel):
 
     name: str
     round_robin_games: int = Field(description="games per matchup in the persona round-robin")
-    restricted_deals: int = Field(description="paired deals per (agent, forbidden option) in restricted play")
+    restricted_deals: int = Field(
+        0, description="unused: the persona restricted play it sized is gone (kept so that old callers validate)"
+    )
     sensitivity_games: int = Field(description="games per matchup per knob value in rule sensitivity")
     rl_steps: int = Field(description="training steps per RL run (0: no RL)")
     rl_eval_games: int = Field(description="games per matchup for the RL agent against each persona")
-    restricted_retrain: bool = Field(False, description="retrain the RL agent with each option forbidden")
     search_simulations: int = Field(16, description="simulations per decision of the search subject")
     search_deals: int = Field(30, description="paired games per restriction (forbid/force) with the search subject")
     max_restrictions: int = Field(60, description="forbid/force replays at most (most-chosen forbidden first)")
@@ -34,7 +35,6 @@ BUDGETS: dict[str, Budget] = {
     "quick": Budget(
         name="quick",
         round_robin_games=150,
-        restricted_deals=150,
         sensitivity_games=80,
         rl_steps=50_000,
         rl_eval_games=150,
@@ -49,7 +49,6 @@ BUDGETS: dict[str, Budget] = {
     "standard": Budget(
         name="standard",
         round_robin_games=400,
-        restricted_deals=600,
         sensitivity_games=200,
         rl_steps=300_000,
         rl_eval_games=400,
@@ -64,7 +63,6 @@ BUDGETS: dict[str, Budget] = {
     "deep": Budget(
         name="deep",
         round_robin_games=1500,
-        restricted_deals=2000,
         sensitivity_games=800,
         rl_steps=3_000_000,
         rl_eval_games=1500,
@@ -74,7 +72,6 @@ BUDGETS: dict[str, Budget] = {
         sensitivity_search_games=200,
         build_candidates=120,
         build_games=200,
-        restricted_retrain=True,
         wall_seconds=None,
     ),
 }

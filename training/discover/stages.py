@@ -1,13 +1,13 @@
 """The persona stages of discovery; each plays its games on common random numbers and returns numbers.
 
 1. persona round-robin;
-3. option usage per decision context by the strongest agent;
-4. restricted play (Jaffe et al., AIIDE 2012): each option group forbidden, value change paired by deal;
 5. rule sensitivity: each declared knob perturbed, the same games replayed;
    with a variant: the variant against the rules as written (windfalls show here);
 7. seat advantage, game length and end reasons, resource trajectories, snowballing.
 
-(2 and 6, RL training and the transplant test, are :mod:`training.discover.rl`; the exact stage is
+(2 and 6, RL training and the transplant test, are :mod:`training.discover.rl`; usage and restricted
+play, 3-4, are :mod:`training.discover.verdicts`, where the re-optimizing search agent is the subject: a
+persona is never the subject of a dominance or dead-option verdict; the exact stage is
 :mod:`training.discover.exact`.) Each stage stores its numbers in ``d.sections`` and adds the findings
 that :mod:`results.findings` reads from them.
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +27,6 @@ from envs.core.errors import ConfigError
 from envs.core.game import EndReason
 from results.findings import (
     non_termination_findings,
-    restricted_findings,
     runaway_findings,
     seat_advantage_findings,
     sensitivity_findings,
@@ -41,7 +39,7 @@ from results.stats import Interval, mean_interval, wilson
 from training.discover.discovery import Discovery, agent_values, interval_dict
 from training.discover.verdicts import adapting_rows
 from training.evaluate import Evaluation, evaluation_metrics, matchup_jobs
-from training.runner import GameJob, seeds
+from training.runner import GameJob
 
 # -- stage 1: round robin -------------------------------------------------------------------------
 
@@ -69,95 +67,6 @@ def stage_round_robin(d: Discovery, agents: list[str]) -> Evaluation:
     }
     d.timings["round_robin"] = time.perf_counter() - t0
     return ev
-
-
-# -- stage 3: usage -----------------------------------------------------------------------------------
-
-
-def usage_by_context(
-    records: list[GameRecord], seats_of: Callable[[GameRecord], set[int]]
-) -> dict[str, dict[str, float]]:
-    counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for r in records:
-        mine = seats_of(r)
-        for seat, ctx, opt in r.decisions:
-            if seat in mine:
-                counts[ctx][opt] += 1
-    return {
-        ctx: {o: round(c / sum(cnt.values()), 6) for o, c in cnt.most_common()} for ctx, cnt in sorted(counts.items())
-    }
-
-
-# -- stage 4: restricted play ------------------------------------------------------------------------
-
-
-def stage_restricted(d: Discovery, agents: list[str], strong: str) -> dict[str, Any]:
-    """Each option group forbidden for one seat; the value change is paired by deal.
-
-    The strongest agent is replayed for every group. Another agent is replayed only for the groups it
-    chose at least once in its own games: a group it never chooses is reported as unused, not replayed.
-    """
-    t0 = time.perf_counter()
-    sc = d.ruleset.scenario(d.scenario)
-    groups = list(sc.option_groups)
-    n = d.num_players
-    cfg = config_dict(d.config)
-    deal_seeds = seeds(d.seed + 7919, d.budget.restricted_deals)
-    out: dict[str, Any] = {"groups": groups, "agents": {}, "strong": strong}
-    base_jobs = [GameJob(d.ruleset.name, d.scenario, cfg, (a,) * n, s, trace=True) for a in agents for s in deal_seeds]
-    base_recs = d.play("restricted_base", base_jobs)
-    base: dict[tuple[str, int], GameRecord] = {}
-    for j, (a, g) in enumerate((a, g) for a in agents for g in range(len(deal_seeds))):
-        base[(a, g)] = base_recs[j]
-    used: dict[str, Counter[str]] = {
-        a: Counter(opt for g in range(len(deal_seeds)) for _, _, opt in base[(a, g)].decisions) for a in agents
-    }
-    available = {a: set().union(*(base[(a, g)].available for g in range(len(deal_seeds)))) for a in agents}
-    all_jobs: list[GameJob] = []
-    keys: list[tuple[str, str, int]] = []
-    for a in agents:
-        for grp in groups:
-            if a != strong and used[a][grp] == 0:
-                continue
-            for g, s in enumerate(deal_seeds):
-                all_jobs.append(GameJob(d.ruleset.name, d.scenario, cfg, (a,) * n, s, forbid=((g % n, grp),)))
-                keys.append((a, grp, g))
-    recs = d.play("restricted", all_jobs)
-    restricted: dict[tuple[str, str], list[tuple[int, GameRecord]]] = defaultdict(list)
-    for (a, grp, g), rec in zip(keys, recs, strict=True):
-        restricted[(a, grp)].append((g, rec))
-    for a in agents:
-        own = [base[(a, g)] for g in range(len(deal_seeds))]
-        usage = usage_by_context(own, lambda r: set(range(n)))
-        total = sum(used[a].values()) or 1
-        rows = {}
-        for grp in groups:
-            ctx_usage = max((u.get(grp, 0.0) for u in usage.values()), default=0.0)
-            replayed = (a, grp) in restricted
-            diffs: list[float] = []
-            worst: tuple[float, GameRecord | None] = (0.0, None)
-            for g, rec in restricted.get((a, grp), []):
-                k = g % n
-                dlt = rec.returns[k] - base[(a, g)].returns[k]
-                diffs.append(dlt)
-                if dlt < worst[0]:
-                    worst = (dlt, rec)
-            iv = Interval(0.0, 0.0, 0.0) if all(x == 0 for x in diffs) else mean_interval(diffs)
-            ex = worst[1]
-            gid = d.game_id("restricted", all_jobs[ex.index], ex.index) if ex is not None else ""
-            rows[grp] = {
-                "value_change": interval_dict(iv),
-                "usage_overall": round(used[a][grp] / total, 6),
-                "usage_in_context": round(ctx_usage, 6),
-                "example": gid,
-                "replayed": replayed,
-                "available": grp in available[a],
-            }
-        out["agents"][a] = {"usage": usage, "options": rows}
-    d.sections["restricted"] = out
-    d.timings["restricted"] = time.perf_counter() - t0
-    d.add_all(restricted_findings(out, d.thresholds))
-    return out
 
 
 # -- stage 5: rule sensitivity ---------------------------------------------------------------------------
