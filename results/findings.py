@@ -1,7 +1,9 @@
 """Findings: what discovery reports, and the thresholds that decide them.
 
-``findings.json``: ``{ruleset, scenario, rules_hash, seed, budget, findings: [{kind, subject, severity,
-metric, value, threshold, ci, evidence}]}``. A finding is reported only when its whole 95% interval
+``findings.json``: ``{ruleset, scenario, rules_hash, seed, budget, findings: [{id, kind, subject, severity,
+metric, value, threshold, ci, evidence, summary, details}], strength, builds?}``. A finding's ``id``
+(:func:`finding_id`, e.g. ``F-3fa9c1``) is stable: the same ruleset, scenario, kind and subject give the
+same id in every run, so ``balance --fix ID`` can name it. A finding is reported only when its whole 95% interval
 clears its threshold.
 
 Detection is here too, as pure functions over the numbers the discovery stages (``training.discover``)
@@ -10,10 +12,11 @@ return: each takes a stage's numbers and the :class:`Thresholds` and returns the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -59,9 +62,10 @@ class Finding:
     evidence: str  # an example game id, replayable with `rulebreaker play --replay`
     summary: str  # the finding in plain words, with its number and interval
     details: dict[str, Any] = field(default_factory=dict)
+    id: str = ""  # :func:`finding_id`, set by the pipeline once the finding's ruleset and scenario are known
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = {"id": self.id, **asdict(self)}
         d["kind"] = self.kind.value
         d["severity"] = self.severity.value
         d["value"] = round(self.value, 6)
@@ -99,6 +103,27 @@ def severity_of(effect: float, t: Thresholds) -> Severity:
     if e >= t.severity_medium:
         return Severity.MEDIUM
     return Severity.LOW
+
+
+def finding_id(ruleset: str, scenario: str, kind: Kind | str, subject: str) -> str:
+    """A finding's stable id: ``F-`` and 6 hex digits of the SHA-1 of ``ruleset/scenario/kind/subject``."""
+    text = f"{ruleset}/{scenario}/{Kind(kind).value}/{subject}"
+    return "F-" + hashlib.sha1(text.encode()).hexdigest()[:6]
+
+
+def assign_ids(ruleset: str, scenario: str, findings: list[Finding]) -> None:
+    """Give every finding its :func:`finding_id`; a second finding with the same kind and subject (rare: two
+    stages reporting on one key) gets ``-2``, ``-3``, … in the order given (the pipeline's sorted order)."""
+    seen: dict[str, int] = {}
+    for f in findings:
+        base = finding_id(ruleset, scenario, f.kind, f.subject)
+        seen[base] = seen.get(base, 0) + 1
+        f.id = base if seen[base] == 1 else f"{base}-{seen[base]}"
+
+
+def finding_by_id(result: dict[str, Any], fid: str) -> dict[str, Any] | None:
+    """The finding of a ``findings.json`` document with this id (None when there is none)."""
+    return next((f for f in result.get("findings", []) if f.get("id") == fid), None)
 
 
 # -- detection: pure functions over the numbers a discovery stage returns ----------------------------
@@ -224,6 +249,39 @@ def verdict_findings(section: dict[str, Any], t: Thresholds, core: tuple[str, ..
                 f.summary += " (a declared core mechanic of the scenario: expected.)"
                 f.details["core"] = True
             out.append(f)
+    return out
+
+
+STRENGTH_KINDS = (Kind.DOMINANT_STRATEGY, Kind.DOMINATED_OPTION, Kind.DEAD_OPTION, Kind.EXPLOIT)
+"""Finding kinds that rest on the strength of the player measured (the search subject, a trained agent)."""
+
+
+def rests_on_strength(f: Finding) -> bool:
+    """Whether a finding's verdict depends on how well its player plays: restricted-play verdicts, exploits,
+    and a rule found fragile or dead through the adapting subject's return."""
+    return f.kind in STRENGTH_KINDS or "adapting]" in f.metric
+
+
+def provisional(findings: list[Finding], strength: dict[str, Any] | None) -> list[Finding]:
+    """Severity honesty: with a strength certificate that is not converged, every finding that rests on the
+    player's strength says it is provisional and by how much, and none of them stays ``high`` (capped at
+    ``medium``). With a converged certificate the findings come back unchanged."""
+    if not strength or strength.get("converged"):
+        return list(findings)
+    by = float(strength.get("provisional_by") or 0.0)
+    out: list[Finding] = []
+    for f in findings:
+        if not rests_on_strength(f):
+            out.append(f)
+            continue
+        details = {**f.details, "provisional_by": round(by, 6)}
+        severity = f.severity
+        if severity == Severity.HIGH:
+            severity = Severity.MEDIUM
+            details["severity_uncapped"] = Severity.HIGH.value
+        note = f" Provisional by {by:.3f} of value per game: the strength certificate is not converged"
+        note += " (severity capped at medium)." if severity != f.severity else "."
+        out.append(replace(f, severity=severity, summary=f.summary + note, details=details))
     return out
 
 

@@ -21,6 +21,7 @@ class Budget(BaseModel):
     sensitivity_games: int = Field(description="games per matchup per knob value in rule sensitivity")
     rl_steps: int = Field(description="training steps per RL run (0: no RL)")
     rl_eval_games: int = Field(description="games per matchup for the RL agent against each persona")
+    rl_seeds: int = Field(2, ge=1, description="RL runs on the rules under study (the best plays on)")
     search_simulations: int = Field(16, description="simulations per decision of the search subject")
     search_deals: int = Field(30, description="paired games per restriction (forbid/force) with the search subject")
     max_restrictions: int = Field(60, description="forbid/force replays at most (most-chosen forbidden first)")

@@ -2,7 +2,8 @@
 
 Stages (all on common random numbers so that comparisons are paired):
 1. persona round-robin;
-2. RL training and evaluation of the RL agent against every persona (when the budget allows);
+2. RL training and evaluation of the RL agent against every persona (when the budget allows); in a
+   multi-seat scenario a best-response exploiter trains beside it, against the best persona;
 3-4. verdicts (:mod:`~training.discover.verdicts`): the search agent over the best persona is the subject;
    its usage per decision context; restricted play (Jaffe et al., AIIDE 2012) with each option group
    forbidden and forced, the subject re-optimizing under the restriction, paired by deal; the strength
@@ -12,7 +13,9 @@ Stages (all on common random numbers so that comparisons are paired):
    with a variant: the variant against the rules as written (windfalls show here);
 6. transplant (variant + RL): the policy trained on the rules as written against the variant's own;
 7. seat advantage, game length and end reasons, resource trajectories, snowballing;
-8. the exact optimum where tractable, the strength certificate, and whole builds where a build phase exists.
+8. the exact optimum where tractable, the strength certificate (with the exploiter's edge over the subject),
+   findings resting on the subject's strength marked provisional when it is not converged, and whole builds
+   where a build phase exists.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 from agents.registry import agent_names
 from envs.core.config import config_hash, load_config, variant_meta
 from envs.core.game import Ruleset
-from results.findings import Thresholds, exploit_findings
+from results.findings import Thresholds, assign_ids, exploit_findings, provisional
 from training.discover.budgets import Budget
 from training.discover.discovery import Discovery, Progress, agent_values
 from training.discover.exact import exact_stage
@@ -35,7 +38,7 @@ from training.discover.stages import (
     stage_structure,
     stage_variant_vs_written,
 )
-from training.discover.verdicts import stage_builds, stage_verdicts, strength_certificate
+from training.discover.verdicts import best_response, stage_builds, stage_verdicts, strength_certificate
 
 RlStage = Callable[[Discovery, list[str]], dict[str, Any] | None]
 """The RL stage (:func:`training.discover.rl.rl_stage`), passed in so a run without RL never trains."""
@@ -65,6 +68,7 @@ def run_discovery(d: Discovery, rl_stage: RlStage | None = None) -> dict[str, An
     d.sections["best_persona"] = best_persona
     verdicts = stage_verdicts(d, best_persona)  # the search subject over the best persona: every verdict's player
     d.sections["strong_agent"] = verdicts["subject"]
+    best_response(d)  # multi-seat with RL: the exploiter against the verdict games' opponents
     stage_sensitivity(d, personas, rr)
     stage_variant_vs_written(d, personas, rr)
     strong_recs = [r for r in rr.records if best_persona in r.agents] or rr.records
@@ -72,10 +76,12 @@ def run_discovery(d: Discovery, rl_stage: RlStage | None = None) -> dict[str, An
     t0 = time.perf_counter()
     exact_stage(d, agents)
     d.timings["exact"] = time.perf_counter() - t0
-    strength_certificate(d)
+    strength = strength_certificate(d)
+    d.findings = provisional(d.findings, strength)  # not converged: no strength-resting finding stays high
     stage_builds(d, best_persona)
     d.timings["total"] = time.perf_counter() - t_start
     d.findings.sort(key=lambda f: (-f.severity.rank, f.kind.value, f.subject))
+    assign_ids(d.ruleset.name, d.scenario, d.findings)
     return result_json(d)
 
 

@@ -1,10 +1,17 @@
 """The RL stages of discovery: train (two runs in parallel, one per core), evaluate against every
 persona, and — with a variant — the transplant test.
 
-Without a variant the two runs are two seeds on the rules under study (self-play mixed with personas);
-the better one plays on. With a variant, one run learns the variant and one the rules as written, so
-the transplant gap (the variant's own policy against the policy trained on the rules as written, both
+Without a variant the runs are ``budget.rl_seeds`` seeds on the rules under study (self-play mixed with
+personas); the best one plays on. With a variant, one run learns the variant and one the rules as written,
+so the transplant gap (the variant's own policy against the policy trained on the rules as written, both
 under the variant) measures how much *new* behaviour the variant rewards.
+
+In a multi-seat scenario one more run, the **best-response exploiter**, trains in the same pool against a
+fixed opponent: the best persona at every other seat, which is how the verdict games seat the search
+subject (:mod:`training.discover.verdicts`). :func:`~training.discover.verdicts.best_response` then plays
+it on the verdict deals, and its paired return over the subject's is the certificate's
+``best_response_edge``: how much a player trained for the budget's RL steps finds against those opponents
+that the subject misses.
 """
 
 from __future__ import annotations
@@ -21,9 +28,14 @@ from results.findings import transplant_findings
 from results.records import GameRecord
 from results.stats import Interval, mean_interval, wilson
 from training.discover.discovery import Discovery, interval_dict
+from training.discover.verdicts import usage_of
 from training.evaluate import matchup_jobs
 from training.runner import GameJob
 from training.train import TrainConfig, set_torch_threads, train
+
+EXPLOITER = "exploiter"
+"""The label (and run folder under ``rl/``) of the best-response exploiter."""
+EXPLOITER_SEED = 2
 
 
 def _train_one(args: tuple[str, str, str | None, int, int, str, str]) -> str:
@@ -53,18 +65,26 @@ def _opponent_mode(d: Discovery) -> str:
     return "mix" if d.num_players >= 2 else "random"
 
 
-def train_runs(d: Discovery) -> dict[str, str]:
-    """Label -> run dir. Two runs in parallel processes."""
+def train_runs(d: Discovery, exploit: str | None = None) -> dict[str, str]:
+    """Label -> run dir, trained in parallel processes (one per worker).
+
+    ``exploit``: a persona; in a multi-seat scenario the best-response exploiter (label :data:`EXPLOITER`)
+    trains against it at every other seat, beside the other runs.
+    """
     steps = d.budget.rl_steps
     rl_dir = d.out_dir / "rl"
     mode = _opponent_mode(d)
+    rules = str(d.variant) if d.variant is not None else None
+    plan: dict[str, tuple[str | None, int, str]]
     if d.variant is not None:
-        plan = {"variant": (str(d.variant), d.seed), "as_written": (None, d.seed)}
+        plan = {"variant": (rules, d.seed, mode), "as_written": (None, d.seed, mode)}
     else:
-        plan = {"seed0": (None, d.seed), "seed1": (None, d.seed + 1)}
+        plan = {f"seed{i}": (None, d.seed + i, mode) for i in range(max(1, d.budget.rl_seeds))}
+    if exploit is not None and d.num_players > 1:
+        plan[EXPLOITER] = (rules, d.seed + EXPLOITER_SEED, exploit)
     args = [
-        (d.ruleset.name, d.scenario, rules, steps, seed, str(rl_dir / label), mode)
-        for label, (rules, seed) in plan.items()
+        (d.ruleset.name, d.scenario, rules_, steps, seed, str(rl_dir / label), opponent)
+        for label, (rules_, seed, opponent) in plan.items()
     ]
     if d.progress:
         d.progress("training RL agents", 0, len(args))
@@ -104,14 +124,14 @@ def _value(d: Discovery, recs: list[GameRecord], meta: list) -> Interval:
 
 
 def rl_stage(d: Discovery, personas: list[str]) -> dict[str, Any] | None:
-    runs = train_runs(d)
-    agents = {label: f"rl:{path}" for label, path in runs.items()}
-    d.rl_agents.update(agents)
     rr_vals = d.sections["round_robin"]["values"]
     best = max((a for a in personas if a != "random"), key=lambda a: rr_vals[a]["value"], default="random")
+    runs = train_runs(d, exploit=best)
+    agents = {label: f"rl:{path}" for label, path in runs.items()}
+    d.rl_agents.update(agents)
     evals: dict[str, Any] = {}
     for label, agent in agents.items():
-        if label == "as_written":
+        if label in ("as_written", EXPLOITER):
             continue
         recs, meta = _vs_personas(d, agent, personas, d.config)
         per: dict[str, Any] = {}
@@ -166,6 +186,9 @@ def rl_stage(d: Discovery, personas: list[str]) -> dict[str, Any] | None:
     }
     if "as_written" in runs:
         out["transplant"] = transplant(d, agents["variant"], agents["as_written"])
+    if EXPLOITER in agents:
+        out["exploiter"] = {"agent": agents[EXPLOITER], "opponent": best, "steps": d.budget.rl_steps}
+    out["usage"] = usage_of(ev["records"], [m[2] if d.num_players > 1 else 0 for m in ev["meta"]])
     return out
 
 

@@ -16,8 +16,10 @@ same deal (common random numbers: the engine's chance stream does not depend on 
   (unless the subject already chose it in nearly every decision where it came up). The verdicts are
   :func:`results.findings.verdict_of`'s: essential/dominant, dominated, dead, inconclusive at this budget.
 * **Strength certificate**: the subject at double the simulations on the same deals (the change is the
-  budget-doubling delta), the exact gap where the exact stage solved the scenario, the subject's edge over
-  its base, and whether the findings can be called converged.
+  budget-doubling delta), the exact gap where the exact stage solved the scenario, the best-response edge
+  in a multi-seat scenario (:func:`best_response`: an RL exploiter trained against the verdict games'
+  opponents, its return over the subject's in the subject's seat, paired by deal), the subject's edge over
+  its base, and whether the findings can be called converged (every one of these within ``dominant_loss``).
 * **Adapting sensitivity** (:func:`adapting_rows`): the subject replays a sample of the deals under each
   perturbed rule, so a rule that matters once a player adapts shows.
 * **Builds** (:func:`stage_builds`): where a scenario has a build phase (decisions in context ``build``),
@@ -235,24 +237,78 @@ def strength_certificate(d: Discovery) -> dict[str, Any]:
         exact_gap = round(ex["optimal_value"] - sec["value"]["value"], 6)
     dbl = sec["doubling"]
     off = max(abs(dbl["low"]), abs(dbl["high"]))
-    converged = off <= t.dominant_loss and (exact_gap is None or exact_gap <= t.dominant_loss)
+    br = d.sections.get("best_response")
+    edge = br["edge"] if br else None
+    edge_off = max(0.0, edge["high"]) if edge else 0.0  # how much the exploiter may gain over the subject
+    converged = (
+        off <= t.dominant_loss
+        and (exact_gap is None or exact_gap <= t.dominant_loss)
+        and (edge is None or edge_off <= t.dominant_loss)
+    )
+    if br:
+        note = (
+            f"a MaskablePPO exploiter trained {br['steps']} steps against {br['opponent']} at every other seat, "
+            f"played in the subject's seat on the same {br['games']} deals"
+        )
+    elif d.num_players == 1:
+        note = "one seat: no opponent to exploit"
+    else:
+        note = "no exploiter trained (--no-rl or a budget without RL steps)"
     out = {
         "agent": sec["subject"],
         "exact_gap": exact_gap,
         "budget_doubling_delta": dbl["value"],
         "budget_doubling_ci": [dbl["low"], dbl["high"]],
-        "best_response_edge": None,
-        "best_response_note": "no best-response exploiter is trained at this budget"
-        if d.num_players > 1
-        else "one seat: no opponent to exploit",
+        "best_response_edge": edge["value"] if edge else None,
+        "best_response_ci": [edge["low"], edge["high"]] if edge else None,
+        "best_response_note": note,
         "over_base": sec["over_base"],
         "converged": converged,
-        "provisional_by": round(max(off, exact_gap or 0.0), 6),
+        "provisional_by": round(max(off, exact_gap or 0.0, edge_off), 6),
         "games": sec["games"],
         "simulations": sec["simulations"],
         "deals": sec["deals"],
     }
     d.sections["strength"] = out
+    return out
+
+
+def usage_of(records: list[GameRecord], seats: list[int]) -> dict[str, dict[str, float]]:
+    """What the player at ``seats[i]`` of game ``records[i]`` chose, per decision context (shares)."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for rec, seat in zip(records, seats, strict=True):
+        for s, ctx, opt in rec.decisions:
+            if s == seat:
+                counts[ctx][opt] += 1
+    return {
+        ctx: {o: round(c / sum(cnt.values()), 6) for o, c in sorted(cnt.items(), key=lambda kv: (-kv[1], kv[0]))}
+        for ctx, cnt in sorted(counts.items())
+    }
+
+
+def best_response(d: Discovery) -> dict[str, Any] | None:
+    """The exploiter on the verdict deals, in the subject's seat against the same opponents (the base at every
+    other seat): its return minus the subject's, paired by deal. None without an exploiter or verdicts."""
+    ex = (d.sections.get("rl") or {}).get("exploiter")
+    sec = d.sections.get("verdicts")
+    base_recs = d.verdict_records
+    if not ex or not sec or base_recs is None or d.num_players < 2:
+        return None
+    n = d.num_players
+    jobs = _jobs(d, ex["agent"], sec["base"], seeds(d.seed + VERDICT_SEED, sec["deals"]))
+    recs = d.play("best_response", jobs)
+    iv, diffs = _paired(base_recs, recs, n)
+    top = max(range(len(diffs)), key=lambda g: diffs[g])  # the deal where the exploiter gains most
+    out = {
+        **ex,
+        "against": f"{sec['base']} at every other seat (the verdict games' opponents)",
+        "subject": sec["subject"],
+        "edge": interval_dict(iv),
+        "games": len(jobs),
+        "example": d.game_id("best_response", jobs[top], top),
+        "usage": usage_of(recs, [_seat(g, n) for g in range(len(recs))]),
+    }
+    d.sections["best_response"] = out
     return out
 
 

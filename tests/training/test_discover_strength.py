@@ -1,0 +1,133 @@
+"""The strength certificate and what it does to findings (issue 17 item 6): finding ids, severity honesty
+when the certificate is not converged, and the best-response edge in a multi-seat scenario (toy Pig)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+from results.findings import (
+    Finding,
+    Kind,
+    Severity,
+    Thresholds,
+    assign_ids,
+    finding_by_id,
+    finding_id,
+    provisional,
+)
+from tests.toy import RULESET as TOY
+from training.discover.budgets import Budget
+from training.discover.pipeline import make_discovery
+from training.discover.verdicts import best_response, stage_verdicts, strength_certificate
+
+
+def _finding(kind: Kind, subject: str, severity: Severity = Severity.HIGH, metric: str = "m") -> Finding:
+    return Finding(kind, subject, severity, metric, -0.3, 0.05, (-0.4, -0.2), "g-1", f"{subject} summary.")
+
+
+def test_finding_id_is_short_stable_and_names_its_subject():
+    fid = finding_id("hallownest", "duel", Kind.DOMINANT_STRATEGY, "dodge")
+    assert re.fullmatch(r"F-[0-9a-f]{6}", fid)
+    assert fid == "F-" + hashlib.sha1(b"hallownest/duel/dominant_strategy/dodge").hexdigest()[:6]
+    assert fid == finding_id("hallownest", "duel", "dominant_strategy", "dodge")
+    assert fid != finding_id("hallownest", "duel", Kind.DOMINANT_STRATEGY, "parry")
+    assert fid != finding_id("hallownest", "melee", Kind.DOMINANT_STRATEGY, "dodge")
+    fs = [_finding(Kind.DEAD_RULE, "a.b"), _finding(Kind.DEAD_RULE, "a.b"), _finding(Kind.SNOWBALL, "heart")]
+    assign_ids("r", "s", fs)
+    assert fs[0].id == finding_id("r", "s", Kind.DEAD_RULE, "a.b") and fs[1].id == fs[0].id + "-2"
+    doc = {"findings": [f.to_json() for f in fs]}
+    assert list(doc["findings"][0])[0] == "id"
+    assert finding_by_id(doc, fs[2].id)["subject"] == "heart"
+    assert finding_by_id(doc, "F-000000") is None
+
+
+def test_not_converged_caps_strength_findings_and_says_by_how_much():
+    fs = [
+        _finding(Kind.DOMINANT_STRATEGY, "dodge"),
+        _finding(Kind.DOMINATED_OPTION, "dash", Severity.LOW),
+        _finding(Kind.EXPLOIT, "trained agent"),
+        _finding(Kind.FRAGILE_RULE, "cap", metric="return[search:flurry@16 adapting]"),
+        _finding(Kind.SEAT_ADVANTAGE, "seat 0"),  # measured on the round-robin: no subject's strength in it
+        _finding(Kind.FRAGILE_RULE, "tax", metric="win[flurry vs guard]"),
+    ]
+    out = provisional(fs, {"converged": False, "provisional_by": 0.4237})
+    by = {f.subject: f for f in out}
+    for s in ("dodge", "trained agent", "cap"):
+        assert by[s].severity == Severity.MEDIUM, s
+        assert "Provisional by 0.424" in by[s].summary and "capped" in by[s].summary
+        assert by[s].details["severity_uncapped"] == "high"
+    assert by["dash"].severity == Severity.LOW and "Provisional by 0.424" in by["dash"].summary
+    assert by["seat 0"].severity == Severity.HIGH and "Provisional" not in by["seat 0"].summary
+    assert by["tax"].severity == Severity.HIGH
+    assert fs[0].severity == Severity.HIGH  # the input is not mutated
+    same = provisional(fs, {"converged": True, "provisional_by": 0.0})
+    assert [f.severity for f in same] == [f.severity for f in fs]
+    assert all("Provisional" not in f.summary for f in same)
+
+
+def _budget() -> Budget:
+    return Budget(
+        name="test",
+        round_robin_games=10,
+        sensitivity_games=10,
+        rl_steps=0,
+        rl_eval_games=0,
+        search_simulations=8,
+        search_deals=12,
+        max_restrictions=2,
+        sensitivity_search_games=4,
+        build_candidates=0,
+        build_games=0,
+    )
+
+
+@pytest.fixture(scope="module")
+def pig(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pig")
+    d = make_discovery(TOY, "race", None, _budget(), 0, 1, Path(out), rl=False)
+    stage_verdicts(d, "random")
+    return d
+
+
+def test_best_response_edge_is_paired_against_the_subject(pig):
+    d = pig
+    sec = d.sections["verdicts"]
+    # an "exploiter" that is the subject itself plays the very same games: edge exactly zero
+    d.sections["rl"] = {"exploiter": {"agent": sec["subject"], "opponent": "random", "steps": 0}}
+    br = best_response(d)
+    assert br is not None and br["edge"] == {"value": 0.0, "low": 0.0, "high": 0.0} and br["games"] == sec["deals"]
+    # the subject's own usage, seen through the exploiter's games, covers the contexts the subject met
+    assert set(br["usage"]) == set(sec["usage"])
+    # an exploiter that plays worse than the subject (the bare base, random) has a negative edge
+    d.sections["rl"] = {"exploiter": {"agent": "random", "opponent": "random", "steps": 0}}
+    br = best_response(d)
+    assert br is not None and br["edge"]["value"] < 0
+    st = strength_certificate(d)
+    assert st["best_response_edge"] == br["edge"]["value"]
+    assert st["best_response_ci"] == [br["edge"]["low"], br["edge"]["high"]]
+    assert "exploiter" in st["best_response_note"]
+
+
+def test_converged_considers_the_best_response_edge(pig):
+    d = pig
+    t = Thresholds()
+    d.sections["verdicts"] = {**d.sections["verdicts"], "doubling": {"value": 0.0, "low": -0.01, "high": 0.01}}
+    d.sections["exact"] = {"tractable": False}
+    d.sections["best_response"] = {
+        "edge": {"value": 0.01, "low": -0.02, "high": 0.03},
+        "steps": 100,
+        "opponent": "random",
+        "games": 12,
+    }
+    assert strength_certificate(d)["converged"]
+    d.sections["best_response"]["edge"] = {"value": 0.2, "low": 0.1, "high": 0.3}
+    st = strength_certificate(d)
+    assert not st["converged"] and st["provisional_by"] == pytest.approx(0.3)
+    assert st["provisional_by"] > t.dominant_loss
+    d.sections.pop("best_response")
+    st = strength_certificate(d)
+    assert st["converged"] and st["best_response_edge"] is None and "no exploiter" in st["best_response_note"]
