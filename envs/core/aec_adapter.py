@@ -143,7 +143,9 @@ class GameAEC(AECEnv[str, dict[str, np.ndarray], np.int64]):
         state = self._require_state()
         seat = self._seat_of[agent]
         low, high = self.scenario.observation_bounds
-        obs = np.clip(np.asarray(state.observation(seat), dtype=np.float32), low, high)
+        # np.clip's values (NaN stays NaN) in one fresh array, without its Python-level dispatch
+        obs = np.maximum(np.asarray(state.observation(seat), dtype=np.float32), np.float32(low))
+        np.minimum(obs, np.float32(high), out=obs)
         if state.current_player() == seat:
             mask = legal_mask(state, self.num_actions).astype(np.int8)
         else:

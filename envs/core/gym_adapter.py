@@ -133,7 +133,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         state = self._require_state()
         if self._ended_by_illegal or state.current_player() != self.seat:
             raise RuntimeError("step() called after the episode ended; call reset()")
-        a = action_id(action)
+        a = action if type(action) is int else action_id(action)
         if a is None or not (0 <= a < self.num_actions) or not self._mask[a]:
             info = self._info()
             info["illegal_action"] = True
@@ -178,8 +178,13 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             self._mask = np.ones(self.num_actions, dtype=bool)
 
     def _obs(self) -> np.ndarray:
-        obs = np.array(self._require_state().observation(self.seat), dtype=np.float32)
-        return np.clip(obs, self._low, self._high, out=obs)
+        """The seat's observation clipped to the bounds, as a fresh float32 array (callers may keep it).
+
+        ``np.maximum`` writes the one new array and ``np.minimum`` clips it in place: the same values as
+        ``np.clip`` (NaN stays NaN) without its Python-level dispatch.
+        """
+        obs = np.maximum(np.asarray(self._require_state().observation(self.seat), dtype=np.float32), self._low)
+        return np.minimum(obs, self._high, out=obs)
 
     def _info(self) -> dict[str, Any]:
         state = self._require_state()

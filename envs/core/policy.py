@@ -33,11 +33,27 @@ class Policy(Protocol):
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int: ...
 
 
+_MASKS: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+"""Masks already built, by (number of actions, legal ids): a game meets the same few legal lists again and again."""
+_MASKS_LIMIT = 8192
+
+
 def legal_mask(state: State, num_actions: int) -> np.ndarray:
-    """A boolean vector over ``num_actions`` ids, True where the action is legal in ``state``."""
-    mask = np.zeros(num_actions, dtype=bool)
-    mask[state.legal_actions()] = True
-    return mask
+    """A boolean vector over ``num_actions`` ids, True where the action is legal in ``state``.
+
+    The vector is fresh (the caller may change it); it is copied from a cache of the masks already built
+    for the same legal list, which costs a fraction of building it.
+    """
+    key = (num_actions, tuple(state.legal_actions()))
+    mask = _MASKS.get(key)
+    if mask is None:
+        if len(_MASKS) >= _MASKS_LIMIT:
+            _MASKS.clear()
+        mask = np.zeros(num_actions, dtype=bool)
+        mask[list(key[1])] = True
+        mask.flags.writeable = False
+        _MASKS[key] = mask
+    return mask.copy()
 
 
 class UniformRandom:
@@ -46,5 +62,5 @@ class UniformRandom:
     name = "random"
 
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
-        legal = np.flatnonzero(mask)
+        legal = mask.nonzero()[0]  # the ids in increasing order, as np.flatnonzero gives them
         return int(legal[int(rng.random() * len(legal))])
