@@ -99,7 +99,9 @@ def train_runs(d: Discovery, exploit: str | None = None) -> dict[str, str]:
     return dict(zip(plan, dirs, strict=True))
 
 
-def _vs_personas(d: Discovery, agent: str, personas: list[str], config: Any) -> tuple[list[GameRecord], list]:
+def eval_jobs(d: Discovery, agent: str, personas: list[str], config: Any) -> tuple[list[GameJob], list]:
+    """The RL agent's evaluation games (one seat: alone; else against every persona, seats rotated) and their
+    matchup rows ``(agent, opponent, agent's seat)``."""
     jobs: list[GameJob] = []
     meta: list[tuple[str, str, int]] = []
     games = d.budget.rl_eval_games
@@ -113,6 +115,11 @@ def _vs_personas(d: Discovery, agent: str, personas: list[str], config: Any) -> 
             keep = [(jj, mm) for jj, mm in zip(j, m, strict=True) if mm[0] == agent]
             jobs += [x[0] for x in keep]
             meta += [x[1] for x in keep]
+    return jobs, meta
+
+
+def _vs_personas(d: Discovery, agent: str, personas: list[str], config: Any) -> tuple[list[GameRecord], list]:
+    jobs, meta = eval_jobs(d, agent, personas, config)
     recs = d.play(f"rl_eval:{agent.split('/')[-1]}", jobs)
     return recs, meta
 
