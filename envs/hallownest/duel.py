@@ -80,7 +80,7 @@ from envs.hallownest.actions import (
 )
 from envs.hallownest.config import DuelSettings, HallownestConfig
 from envs.hallownest.dice import SIDES, initiative_outcomes, sample_initiative, sample_successes, success_outcomes
-from envs.hallownest.observation import encode_observation, statics
+from envs.hallownest.observation import Statics, encode_observation, statics
 from envs.hallownest.rules import AttackKind, Defense
 
 NOBODY: Final = -1  # the seat in ``grappled_by`` / ``grappling`` / ``decider`` when there is none
@@ -155,6 +155,43 @@ class Arena:
 @lru_cache(maxsize=64)
 def _arena(width: int, height: int, directions: tuple[Direction, ...], dash: int, retreat: int) -> Arena:
     return Arena(width, height, directions, dash, retreat)
+
+
+class _Setup:
+    """What a new duel reads from its config, worked out once per config object (the config is frozen).
+
+    Every part is immutable or never changed by a game (the cover table, the arena), so every duel of the
+    config and every clone share it.
+    """
+
+    def __init__(self, cfg: HallownestConfig) -> None:
+        self.k = k = DuelSettings.of(cfg)
+        self.unarmed = R.load_weapon(cfg, "unarmed")
+        self.track = cfg.arena.kind == "track"
+        self.width = cfg.arena.width
+        self.height = 1 if self.track else cfg.arena.height
+        self.directions = TRACK_DIRECTIONS if self.track else GRID_DIRECTIONS
+        self.cover: dict[Cell, int] = {(c[0], c[1]): c[2] for c in cfg.arena.cover}
+        self.arena = _arena(self.width, self.height, self.directions, k.movement_dash_cells, k.movement_retreat_cells)
+        self.profiles = tuple(R.build_profile(cfg, spec) for spec in cfg.duel.bugs)
+        self.starts: tuple[Cell, ...] = tuple((c[0], c[1]) for c in cfg.arena.start[: len(self.profiles)])
+        self.obs_statics: Statics | None = None  # filled by the first duel (observation.statics reads a state)
+
+
+_SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
+_SETUPS_LIMIT = 64
+
+
+def _setup(cfg: HallownestConfig) -> _Setup:
+    """The setup of ``cfg``, from the cache (keyed by identity; the entry keeps the config alive)."""
+    hit = _SETUPS.get(id(cfg))
+    if hit is not None and hit[0] is cfg:
+        return hit[1]
+    if len(_SETUPS) >= _SETUPS_LIMIT:
+        _SETUPS.clear()
+    setup = _Setup(cfg)
+    _SETUPS[id(cfg)] = (cfg, setup)
+    return setup
 
 
 def _n(count: int, word: str) -> str:
@@ -333,15 +370,16 @@ class DuelState(State[int]):
     def __init__(self, cfg: HallownestConfig) -> None:
         super().__init__(2)
         self.cfg = cfg
-        self.k = k = DuelSettings.of(cfg)  # the scalar rules, resolved once (shared by clones)
-        self.unarmed = R.load_weapon(cfg, "unarmed")  # Rule 16: the "weapon" of a grapple
-        self.track = cfg.arena.kind == "track"
-        self.width = cfg.arena.width
-        self.height = 1 if self.track else cfg.arena.height
-        self.directions = TRACK_DIRECTIONS if self.track else GRID_DIRECTIONS
-        self.cover: dict[tuple[int, int], int] = {(c[0], c[1]): c[2] for c in cfg.arena.cover}
-        self.arena = _arena(self.width, self.height, self.directions, k.movement_dash_cells, k.movement_retreat_cells)
-        self.bugs = [Bug(R.build_profile(cfg, spec), *cfg.arena.start[i]) for i, spec in enumerate(cfg.duel.bugs)]
+        setup = _setup(cfg)
+        self.k = k = setup.k  # the scalar rules, resolved once (shared by clones)
+        self.unarmed = setup.unarmed  # Rule 16: the "weapon" of a grapple
+        self.track = setup.track
+        self.width = setup.width
+        self.height = setup.height
+        self.directions = setup.directions
+        self.cover: dict[tuple[int, int], int] = setup.cover
+        self.arena = setup.arena
+        self.bugs = [Bug(profile, x, y) for profile, (x, y) in zip(setup.profiles, setup.starts, strict=True)]
         self.phase = Phase.INITIATIVE
         self.init_seat = 0
         self.order: list[int] = [0, 1]
@@ -360,7 +398,9 @@ class DuelState(State[int]):
         self._soak_mod = 0
         self._focus_auto = 0
         self._legal: list[int] | None = None
-        self.obs_statics = statics(self)  # observation.py: the part of the encoding that never changes
+        if setup.obs_statics is None:
+            setup.obs_statics = statics(self)
+        self.obs_statics = setup.obs_statics  # observation.py: the part of the encoding that never changes
         self.narrate(
             "start",
             f"{self.bugs[0].name} ({self.bugs[0].p.weapon.label}) faces "

@@ -46,13 +46,7 @@ class StaticFeatures(NamedTuple):
     heart_span: int
     heart: float
     stamina: float
-    might: float
-    grace: float
-    shell: float
-    damage: float
-    weight: float
-    ranged: float
-    rerolls: float
+    profile: tuple[float, ...]  # might, grace, shell, weapon damage, weight, ranged, rerolls (in slot order)
 
 
 class Statics(NamedTuple):
@@ -64,15 +58,13 @@ class Statics(NamedTuple):
     span: int
     imbalance_span: int
     round_span: int
+    pogo_needs_pass_over: bool
 
 
 def static_features(p: R.Profile) -> StaticFeatures:
     """The profile's part of the observation (Rules 5-8)."""
     w = p.weapon
-    return StaticFeatures(
-        max(1, p.heart),
-        p.heart / HEART,
-        p.stamina / POOL,
+    profile = (
         p.might / POOL,
         p.grace / POOL,
         p.shell / POOL,
@@ -81,6 +73,7 @@ def static_features(p: R.Profile) -> StaticFeatures:
         float(w.ranged),
         w.rerolls / REROLLS,
     )
+    return StaticFeatures(max(1, p.heart), p.heart / HEART, p.stamina / POOL, profile)
 
 
 def statics(st: DuelState) -> Statics:
@@ -92,6 +85,7 @@ def statics(st: DuelState) -> Statics:
         max(1, st.width - 1, st.height - 1),
         max(1, st.k.imbalance_max),
         max(1, st.k.duel_max_rounds),
+        st.k.pogo_needs_pass_over,
     )
 
 
@@ -99,9 +93,10 @@ CONTEXT_ONE_HOT: dict[Phase, list[float]] = {phase: [1.0 if phase is c else 0.0 
 NO_PENDING_ATTACK = [0.0] * PENDING_ATTACK_FEATURES
 
 
-def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> list[float]:
+def _bug_features(o: list[float], st: DuelState, b: Bug, seat: int, fixed: Statics) -> None:
+    """Append the 30 features of bug ``b`` (of ``seat``) to ``o``."""
     f = fixed.bugs[seat]
-    return [
+    o += (
         b.heart / f.heart_span,
         f.heart,
         b.stamina / POOL,
@@ -117,22 +112,18 @@ def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> list[floa
         b.next_roll_penalty / PENALTY,
         1.0 if b.grappled else 0.0,
         1.0 if b.holds else 0.0,
-        f.might,
-        f.grace,
-        f.shell,
-        f.damage,
-        f.weight,
-        f.ranged,
-        f.rerolls,
+    )
+    o += f.profile
+    o += (
         b.attacks_made / ATTACKS,
         b.speed_left / SPEED,
-        1.0 if R.pogo_allowed(b.jumped, b.over_target, st.k.pogo_needs_pass_over, b.p.weapon) else 0.0,
+        1.0 if R.pogo_allowed(b.jumped, b.over_target, fixed.pogo_needs_pass_over, b.p.weapon) else 0.0,
         b.free_move / FREE_MOVE,
         b.x / fixed.x_span,
         b.y / fixed.y_span,
         (st.cover.get((b.x, b.y), 0) / QUARTERS) if st.cover else 0.0,
         1.0 if st.order[0] == seat else 0.0,
-    ]
+    )
 
 
 def encode_observation(st: DuelState, seat: int) -> np.ndarray:
@@ -141,8 +132,9 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     me, foe = st.bugs[seat], st.bugs[1 - seat]
     span = fixed.span
     dx, dy = foe.x - me.x, foe.y - me.y
-    feats = _bug_features(st, me, seat, fixed)
-    feats += _bug_features(st, foe, 1 - seat, fixed)
+    feats: list[float] = []
+    _bug_features(feats, st, me, seat, fixed)
+    _bug_features(feats, st, foe, 1 - seat, fixed)
     feats += (
         dx / span,
         dy / span,
