@@ -13,10 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from envs.core.config import config_dict, config_hash
+from envs.core.errors import UserError
 from envs.core.game import Ruleset
 from results.records import GameRecord
 from results.stats import mean_interval, quantile, wilson
-from training.runner import GameJob, run_games, seeds
+from training.runner import GameJob, GamesInterrupted, run_games, seeds
+
+MAX_GAMES = 100_000
+"""The most games one evaluation plays (every record is kept in memory and in record.json)."""
 
 
 @dataclass
@@ -30,6 +34,7 @@ class Evaluation:
     rules_hash: str
     records: list[GameRecord]
     matchups: list[tuple[str, str, int]]  # per record: (focus agent, opponent agent, focus seat)
+    interrupted: bool = False  # Ctrl-C: ``records`` holds the games that finished
 
     def metrics(self) -> dict[str, Any]:
         return evaluation_metrics(self)
@@ -44,6 +49,7 @@ def matchup_jobs(
     More seats: each ordered pair, A alone against a field of B. One seat: each agent alone.
     """
     n = ruleset.scenario(scenario).players(config)
+    check_games(n, len(agents), games)
     cfg = config_dict(config)
     deal_seeds = seeds(seed, max(1, (games + n - 1) // n) if n > 1 else games)
     jobs: list[GameJob] = []
@@ -68,6 +74,26 @@ def matchup_jobs(
     return jobs, meta
 
 
+def total_games(num_players: int, num_agents: int, games: int) -> int:
+    """How many games :func:`matchup_jobs` makes for ``num_agents`` agents and ``games`` per matchup."""
+    if num_players == 1 or num_agents == 1:
+        return num_agents * games if num_players == 1 else games
+    pairs = num_agents * (num_agents - 1) // (2 if num_players == 2 else 1)
+    return pairs * games
+
+
+def check_games(num_players: int, num_agents: int, games: int) -> None:
+    """Refuse an evaluation of more than :data:`MAX_GAMES` games before any job is made."""
+    if games < 1:
+        raise UserError(f"--games must be at least 1, got {games}")
+    total = total_games(num_players, num_agents, games)
+    if total > MAX_GAMES:
+        raise UserError(
+            f"--games {games} with {num_agents} agent(s) asks for {total:,} games; evaluate plays at most "
+            f"{MAX_GAMES:,} at once: lower --games or --agents (or run several seeds)"
+        )
+
+
 def evaluate(
     ruleset: Ruleset,
     scenario: str,
@@ -79,10 +105,18 @@ def evaluate(
     progress: Callable[[int], None] | None = None,
     trace: bool = False,
 ) -> Evaluation:
+    """Play every matchup; after a Ctrl-C, the evaluation of the games that finished (``interrupted`` set)."""
     jobs, meta = matchup_jobs(ruleset, scenario, config, agents, games, seed, trace)
-    records = run_games(jobs, workers=workers, progress=progress)
+    interrupted = False
+    try:
+        records = run_games(jobs, workers=workers, progress=progress)
+    except GamesInterrupted as stop:
+        records, interrupted = stop.records, True
+        meta = [meta[r.index] for r in records]
     n = ruleset.scenario(scenario).players(config)
-    return Evaluation(ruleset.name, scenario, list(agents), n, games, seed, config_hash(config), records, meta)
+    return Evaluation(
+        ruleset.name, scenario, list(agents), n, games, seed, config_hash(config), records, meta, interrupted
+    )
 
 
 def evaluation_metrics(ev: Evaluation) -> dict[str, Any]:

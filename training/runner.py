@@ -26,6 +26,7 @@ from envs.core.play import advance
 from envs.core.policy import Policy
 from envs.core.registry import get_ruleset
 from results.records import GameRecord
+from training.backends import ray_game_executor
 
 CHANCE_STREAM = 0
 POLICY_STREAM = 1000
@@ -169,32 +170,54 @@ CHUNKS_PER_WORKER = 8
 """Parallel runs cut the jobs into about this many chunks per worker (a slow chunk then delays little)."""
 
 
+class GamesInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_games`: ``records`` holds the games that finished, in job order."""
+
+    def __init__(self, records: list[GameRecord]) -> None:
+        super().__init__(f"interrupted after {len(records)} game(s)")
+        self.records = records
+
+
 def run_games(
     jobs: Sequence[GameJob], workers: int = 1, progress: Callable[[int], None] | None = None, chunk: int = 32
 ) -> list[GameRecord]:
     """Play every job; results in job order, identical whatever the number of workers.
 
-    With ``workers > 1`` the jobs go to worker processes in chunks of at most ``chunk`` games, fewer when
-    the batch is small (about :data:`CHUNKS_PER_WORKER` chunks per worker, so that short batches run in
-    parallel too and no worker waits on one long tail chunk); consecutive jobs are dealt round-robin to the
-    chunks, so each chunk mixes matchups of every length.
+    With ``workers > 1`` the jobs go to worker processes (at most one per core) in chunks of at most
+    ``chunk`` games, fewer when the batch is small (about :data:`CHUNKS_PER_WORKER` chunks per worker, so
+    that short batches run in parallel too and no worker waits on one long tail chunk); consecutive jobs are
+    dealt round-robin to the chunks, so each chunk mixes matchups of every length.
+
+    Ctrl-C raises :class:`GamesInterrupted` carrying the games already finished (pending chunks are cancelled).
     """
     jobs = list(jobs)
+    workers = min(workers, os.cpu_count() or 1)
     if workers <= 1 or len(jobs) < 2 * workers:
-        out = []
-        for j in jobs:
-            out.append(play_game(j))
-            if progress:
-                progress(1)
+        out: list[GameRecord] = []
+        try:
+            for j in jobs:
+                out.append(play_game(j))
+                if progress:
+                    progress(1)
+        except KeyboardInterrupt:
+            raise GamesInterrupted(out) from None
         return out
     n_chunks = max(-(-len(jobs) // chunk), min(len(jobs), workers * CHUNKS_PER_WORKER))
     chunks = [jobs[i::n_chunks] for i in range(n_chunks)]
     placed: list[GameRecord | None] = [None] * len(jobs)
-    with ProcessPoolExecutor(max_workers=min(workers, n_chunks)) as pool:
+    pool = ray_game_executor() or ProcessPoolExecutor(max_workers=min(workers, n_chunks))
+    try:
         for i, batch in enumerate(pool.map(_play_chunk, chunks)):
             placed[i::n_chunks] = batch  # back to each job's position
             if progress:
                 progress(len(batch))
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise GamesInterrupted([r for r in placed if r is not None]) from None
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
+    pool.shutdown()
     results = [r for r in placed if r is not None]
     results.sort(key=lambda r: r.index)  # stable: as before, job order and then by index
     return results

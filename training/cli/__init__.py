@@ -14,6 +14,7 @@ import sys
 
 import typer
 from rich.markup import escape
+from typer._click import exceptions as click
 
 from envs.core.errors import UserError
 from training.cli import (
@@ -62,16 +63,35 @@ for _group in COMMAND_GROUPS:
 
 
 def main() -> None:
-    """Entry point: click/typer report usage errors (exit 2) themselves; a :class:`UserError` raised
-    by a command becomes one ``error:`` line and exit 2."""
+    """Entry point: a usage error (click's: bad option value, missing argument) or a :class:`UserError` raised
+    by a command becomes one ``error:`` line and exit 2; Ctrl-C exits 130."""
     try:
-        app()
+        code = app(standalone_mode=False)
+    except click.NoArgsIsHelpError as e:  # `rulebreaker` alone: the help, as click shows it
+        e.show()
+        sys.exit(e.exit_code)
+    except click.UsageError as e:  # one line, like a UserError, with where to look
+        cmd = e.ctx.command_path if e.ctx is not None else "rulebreaker"
+        err.print(
+            f"[bold red]error:[/bold red] {escape(e.format_message())} (see {escape(cmd)} --help)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(130)
     except UserError as e:
         err.print(f"[bold red]error:[/bold red] {escape(str(e))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err.print("aborted")
         sys.exit(130)
+    if isinstance(code, int) and code != 0:  # a command's ctx.exit(code) or typer.Exit(code)
+        sys.exit(code)
 
 
 if __name__ == "__main__":

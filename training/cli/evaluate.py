@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -10,12 +11,25 @@ import typer
 
 from agents.registry import agent_names, make_agent
 from envs.core.config import config_dict, config_hash
-from results.records import new_run_dir, write_record
+from envs.core.errors import UserError
+from results.records import write_record
 from results.tables import print_evaluation
-from training.cli.common import RulesOpt, SeedOpt, err, out, ruleset_and_config
+from training.cli.common import (
+    RulesOpt,
+    SeedOpt,
+    check_out_dir,
+    clamp_workers,
+    err,
+    fresh_run_dir,
+    out,
+    ruleset_and_config,
+    say,
+    shown,
+    split_agents,
+)
 from training.cli.progress import progress_bar
+from training.evaluate import MAX_GAMES, check_games, total_games
 from training.evaluate import evaluate as run_eval
-from training.evaluate import matchup_jobs
 
 
 def register(app: typer.Typer) -> None:
@@ -26,35 +40,41 @@ def evaluate(
     ruleset: str,
     scenario: str,
     agents: Annotated[str | None, typer.Option("--agents", help="Comma-separated agents; default all.")] = None,
-    games: Annotated[int, typer.Option("--games", min=1, help="Games per matchup.")] = 200,
+    games: Annotated[
+        int, typer.Option("--games", min=1, help=f"Games per matchup (at most {MAX_GAMES:,} games in all).")
+    ] = 200,
     seed: SeedOpt = 0,
     rules: RulesOpt = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes (at most the cores).")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print metrics as JSON.")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory for the record.")] = None,
 ) -> None:
-    """Matchup matrix with Wilson 95% intervals, seat advantage, game lengths, reasons games ended."""
+    """Matchup matrix with Wilson 95% intervals, seat advantage, game lengths, reasons games ended.
+
+    Ctrl-C stops the games: the finished ones are summarised and written (exit 130).
+    """
     rs, cfg = ruleset_and_config(ruleset, rules)
-    rs.scenario(scenario)
-    names = [a.strip() for a in agents.split(",")] if agents else agent_names(rs.name)
+    sc = rs.scenario(scenario)
+    names = split_agents(agents) if agents is not None else agent_names(rs.name)
     for n in names:
         make_agent(rs.name, n, scenario)  # validates names before any game is played
-    total = len(matchup_jobs(rs, scenario, cfg, names, games, seed)[0])
+    check_games(sc.players(cfg), len(names), games)
+    workers = clamp_workers(workers)
+    run_dir = (
+        check_out_dir(out_dir, "evaluate") if out_dir is not None else fresh_run_dir(rs.name, scenario, "evaluate")
+    )
+    total = total_games(sc.players(cfg), len(names), games)
     with progress_bar(total, f"{rs.name} {scenario}") as advance:
         ev = run_eval(rs, scenario, cfg, names, games, seed, workers=workers, progress=advance)
+    if not ev.records:
+        say(err, "interrupted before any game finished: nothing to summarise or write")
+        sys.exit(130)
     metrics = ev.metrics()
-    run_dir = out_dir or new_run_dir(rs.name, scenario, kind="evaluate")
-    path = write_record(
-        Path(run_dir),
-        command="evaluate",
-        ruleset=rs.name,
-        scenario=scenario,
-        config=config_dict(cfg),
-        rules_hash=config_hash(cfg),
-        seed=seed,
-        metrics=metrics,
-        extra={"agents": names, "games": games, "games_detail": [r.to_dict() for r in ev.records]},
-    )
+    if ev.interrupted:
+        metrics["interrupted"] = True
+    title = f"{rs.name} {scenario} (rules {config_hash(cfg)}, seed {seed})"
+    if ev.interrupted:
+        title += f" — interrupted after {len(ev.records)}/{total} games"
     if as_json:
         print(
             json.dumps(
@@ -71,7 +91,24 @@ def evaluate(
                 sort_keys=True,
             )
         )
-        err.print(f"record: {path}")
-        return
-    print_evaluation(out, metrics, names, title=f"{rs.name} {scenario} (rules {config_hash(cfg)}, seed {seed})")
-    out.print(f"record: {path}")
+    else:
+        print_evaluation(out, metrics, names, title=shown(title))
+    try:
+        path = write_record(
+            run_dir,
+            command="evaluate",
+            ruleset=rs.name,
+            scenario=scenario,
+            config=config_dict(cfg),
+            rules_hash=config_hash(cfg),
+            seed=seed,
+            metrics=metrics,
+            extra={"agents": names, "games": games, "games_detail": [r.to_dict() for r in ev.records]},
+        )
+    except OSError as e:
+        where = e.filename or run_dir
+        raise UserError(f"the results above could not be written to {where}: {e.strerror or e}") from None
+    say(err if as_json else out, f"record: {path}")
+    if ev.interrupted:
+        say(err, f"interrupted: {len(ev.records)} of {total} games finished; they are summarised and written above")
+        sys.exit(130)

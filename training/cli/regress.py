@@ -15,8 +15,9 @@ from agents.registry import agent_names
 from envs.core.config import load_config
 from envs.core.errors import UserError
 from envs.core.registry import get_ruleset
-from training.cli.common import err, out
+from training.cli.common import SEED_MAX, check_finite, check_out_file, clamp_workers, err, out, say
 from training.cli.progress import progress_bar
+from training.evaluate import MAX_GAMES
 from training.regress import (
     DEFAULT_ALPHA,
     DEFAULT_BETA,
@@ -62,7 +63,7 @@ def regress_cmd(
     max_games: Annotated[
         int | None, typer.Option("--max-games", min=1, help="Cap on variant games per scenario.")
     ] = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 2,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes (at most the cores).")] = 2,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
     update_baseline: Annotated[
         bool,
@@ -73,9 +74,11 @@ def regress_cmd(
     games: Annotated[
         int, typer.Option("--games", min=10, help="Games per matchup when writing a baseline.")
     ] = DEFAULT_GAMES,
-    seed: Annotated[int, typer.Option("--seed", help="Seed when writing a baseline.")] = 20261129,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=SEED_MAX, help="Seed when writing a baseline.")] = 20261129,
 ) -> None:
     """Did this rule change move the balance? Exit 0 no significant change, 1 significant change, 2 bad input."""
+    for name, value in (("--alpha", alpha), ("--beta", beta), ("--min-effect", min_effect)):
+        check_finite(name, value)
     rs = get_ruleset(ruleset)
     scenarios = [rs.scenario(scenario).name] if scenario else list(rs.scenarios)
     if baseline is not None and len(scenarios) > 1:
@@ -83,19 +86,31 @@ def regress_cmd(
     if not update_baseline and rules is None:
         raise UserError("--rules VARIANT.toml is required (or --update-baseline to write the baseline)")
     config = load_config(rs, rules)
+    workers = clamp_workers(workers)
     if update_baseline:
+        names = agent_names(rs.name)
+        total = len(names) * (len(names) - 1) * games  # upper bound for the bar
+        if total > MAX_GAMES:
+            raise UserError(
+                f"--games {games} asks for up to {total:,} baseline games per scenario; at most {MAX_GAMES:,}"
+            )
+        paths = {sc: check_out_file(baseline or baseline_path(rs.name, sc), "--baseline") for sc in scenarios}
         for sc in scenarios:
-            path = baseline or baseline_path(rs.name, sc)
-            names = agent_names(rs.name)
-            total = len(names) * (len(names) - 1) * games  # upper bound for the bar
+            path = paths[sc]
             with progress_bar(total, f"baseline {rs.name} {sc}") as adv:
                 b = make_baseline(rs, sc, config, names, games, seed, workers=workers, progress=adv)
-            save_baseline(b, path)
-            err.print(f"baseline written: {path} ({len(b.jobs)} games, rules {b.rules_hash})")
+            try:
+                save_baseline(b, path)
+            except OSError as e:
+                say(err, f"baseline of {rs.name} {sc}: {len(b.jobs)} games, rules {b.rules_hash} (not written)")
+                raise UserError(f"the baseline could not be written to {path}: {e.strerror or e}") from None
+            say(err, f"baseline written: {path} ({len(b.jobs)} games, rules {b.rules_hash})")
         return
     results: list[RegressResult] = []
     for sc in scenarios:
         path = baseline or baseline_path(rs.name, sc)
+        if path.is_dir():
+            raise UserError(f"--baseline {path} is a folder; give the baseline's .json file")
         b = load_baseline(path, rs, sc)
         with progress_bar(max_games or len(b.jobs), f"regress {rs.name} {sc}") as adv:
             results.append(regress(rs, sc, config, b, alpha, beta, min_effect, max_games, workers, adv))
