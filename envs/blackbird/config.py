@@ -6,7 +6,7 @@ Rule numbers in the field descriptions refer to ``docs/rules/blackbird.md``.
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -20,6 +20,16 @@ CREATION_POINTS = 10
 """Rule 1: ten points spread over the traits, each one tag."""
 MAX_FLAGS = 3
 """Rule 1: three flags (keys)."""
+MAX_POOL = 100
+"""Rule 5 [decision]: the most any pool setting may be. The rules cap the pool at 10 (Lady Blackbird) but a
+designer may raise ``pool.cap`` (issue 15: 40 must play); 100 keeps the "spend k pool dice" range finite."""
+MAX_LEVEL = 10
+"""Rule 9 [decision]: the highest level a sheet may start a trait or tag at. The rules price every level
+(1, 2, 4, 8 … XP) and name no top; ten levels give at most 30 dice per item (3 dice per level)."""
+MAX_LIST = 32
+"""[decision] the most entries of a list of names (tags, traits, conditions, obstacles): far above any sheet."""
+TagLevel = Annotated[int, Field(ge=1, le=MAX_LEVEL)]
+"""Rule 9: a tag's level (a level-L tag gives L dice); never 0 or negative (that would cancel dice)."""
 
 
 class DiceRules(RulesModel):
@@ -41,14 +51,24 @@ class PoolRules(RulesModel):
     """Rule 5: the personal pool dice."""
 
     enabled: bool = Field(default=True, description="Rule 4/5: play with personal pool dice (off: difficulties drop)")
-    start: int = Field(default=10, ge=0, description="Rule 5: pool dice at the start of play (clamped to the cap)")
+    start: int = Field(
+        default=10,
+        ge=0,
+        le=MAX_POOL,
+        description="Rule 5: pool dice at the start of play (clamped to the cap); ≤ 100 [decision]",
+    )
     session_reset: int = Field(
-        default=7, ge=0, description="Rule 5: the pool returns to this at session end (clamped to the cap)"
+        default=7,
+        ge=0,
+        le=MAX_POOL,
+        description="Rule 5: the pool returns to this at session end (clamped to the cap); ≤ 100 [decision]",
     )
     cap: int = Field(
         default=10,
         ge=1,
-        description="Rule 5: the pool never holds more than this (it also sizes the 'spend k pool dice' actions)",
+        le=MAX_POOL,
+        description="Rule 5: the pool never holds more than this (it also sizes the 'spend k pool dice' actions); "
+        "10 as written, a designer's cap up to 100 [decision]",
     )
     failure_bonus: int = Field(default=1, ge=0, le=10, description="Rule 5: dice gained on a failed roll")
     zero_spend_failure_bonus: int = Field(
@@ -111,7 +131,9 @@ class ConditionRule(RulesModel):
     """Rule 7: one named condition."""
 
     difficulty: int = Field(default=1, ge=-3, le=5, description="Rule 7: difficulty change while the condition holds")
-    forbids_tags: list[str] = Field(default_factory=list, description="Rule 7: tags unusable while it holds")
+    forbids_tags: list[str] = Field(
+        default_factory=list, max_length=MAX_LIST, description="Rule 7: tags unusable while it holds"
+    )
 
 
 class ContestRules(RulesModel):
@@ -176,7 +198,9 @@ class CombatRules(RulesModel):
     move_attack_metres: int = Field(default=4, ge=0, le=30, description="Rule 14: how far a Move & attack goes")
     cover_dice: int = Field(default=1, ge=0, le=3, description="Rule 14: defence dice from cover (ranged fights only)")
     heavy_stuns: bool = Field(default=False, description="Rule 16 [decision]: a heavy wound also costs the next turn")
-    wounds: list[WoundRow] = Field(default_factory=_wound_table, description="Rule 16: the damage table")
+    wounds: list[WoundRow] = Field(
+        default_factory=_wound_table, max_length=20, description="Rule 16: the damage table (margins 1..20)"
+    )
     worst_wound_only: bool = Field(default=True, description="Rule 16: only the worst wound's penalty applies")
     consciousness_difficulty: int = Field(default=4, ge=1, le=10, description="Rule 17: difficulty to stay conscious")
     consciousness_pool_dice: bool = Field(
@@ -195,6 +219,7 @@ class CombatRules(RulesModel):
     )
     pool_settlement: PoolSettlement = Field(
         default=PoolSettlement.EACH_SIDE,
+        strict=False,  # read from its string value (the model is strict otherwise)
         description="Rule 18 [decision]: pool dice in an attack — each side passes/fails for itself, or are spent",
     )
     undefended_hit_is_failure: bool = Field(
@@ -215,8 +240,12 @@ class TraitSheet(RulesModel):
     """Rule 1: a trait, its level and its tags."""
 
     name: str
-    level: int = Field(default=1, ge=1, le=6)
-    tags: dict[str, int] = Field(default_factory=dict, description="tag name → level")
+    level: int = Field(default=1, ge=1, le=MAX_LEVEL, description="Rule 9: the trait's level (L dice); ≤ 10 [decision]")
+    tags: dict[str, TagLevel] = Field(
+        default_factory=dict,
+        max_length=CREATION_POINTS,
+        description="tag name → level, 1..10 (Rule 9; the top is a [decision])",
+    )
 
 
 class CharacterSheet(RulesModel):
@@ -252,7 +281,13 @@ class ObstacleRow(RulesModel):
     """An obstacle of the session scenario (Rules 4, 7, 11, 12)."""
 
     name: str = Field(description="also the kind of roll a perk earned on it applies to")
-    weight: float = Field(default=1.0, gt=0, description="relative chance of drawing this obstacle")
+    weight: float = Field(
+        default=1.0,
+        ge=1e-6,
+        le=1e6,
+        description="relative chance of drawing this obstacle; 1e-6..1e6 [decision] (finite, and no weight so "
+        "small against the others that it could never be drawn)",
+    )
     difficulty: int | None = Field(
         default=None, ge=1, le=20, description="Rule 4: successes needed (unset: difficulty.default)"
     )
@@ -260,8 +295,8 @@ class ObstacleRow(RulesModel):
         default=0, ge=0, le=20, description="Rule 11: dice of an opposing NPC (0: fixed difficulty)"
     )
     stake: Literal["ordinary", "critical"] = "ordinary"
-    traits: list[str] = Field(default_factory=list, description="traits that apply")
-    tags: list[str] = Field(default_factory=list, description="tags that apply")
+    traits: list[str] = Field(default_factory=list, max_length=MAX_LIST, description="traits that apply")
+    tags: list[str] = Field(default_factory=list, max_length=MAX_LIST, description="tags that apply")
     flag: bool = Field(default=False, description="whether acting on a flag is possible")
     joint: bool = Field(
         default=False, description="Rule 12: the helper joins in (successes summed) instead of giving a die"
@@ -350,7 +385,10 @@ class SessionRules(RulesModel):
     ordinary_value: float = Field(default=1.0, gt=0, le=10, description="reward for winning an ordinary stake")
     critical_value: float = Field(default=3.0, gt=0, le=10, description="reward for winning a critical stake")
     helper_pool: int = Field(
-        default=3, ge=0, description="Rule 6: dice a fellow player can spare per session (0: no helper)"
+        default=3,
+        ge=0,
+        le=MAX_POOL,
+        description="Rule 6: dice a fellow player can spare per session (0: no helper); ≤ 100 [decision]",
     )
     helper_joint_dice: int = Field(
         default=2, ge=0, le=12, description="Rule 12: the helper's own dice in a joint action"
@@ -389,8 +427,8 @@ def _fighters() -> list[CharacterSheet]:
 class RollUse(RulesModel):
     """Rule 2: what helps one kind of roll in the duel (traits, tags, a flag)."""
 
-    traits: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
+    traits: list[str] = Field(default_factory=list, max_length=MAX_LIST)
+    tags: list[str] = Field(default_factory=list, max_length=MAX_LIST)
     flag: bool = False
 
 
@@ -426,7 +464,7 @@ class BlackbirdConfig(RulesModel):
     advancement: AdvancementRules = AdvancementRules()
     field: FieldRules = FieldRules()
     perk: PerkRules = PerkRules()
-    conditions: dict[str, ConditionRule] = Field(default_factory=_conditions)
+    conditions: dict[str, ConditionRule] = Field(default_factory=_conditions, max_length=MAX_LIST)
     contest: ContestRules = ContestRules()
     combat: CombatRules = CombatRules()
     session: SessionRules = SessionRules()

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from envs.core.config import RulesModel
+from envs.core.config import RULES_DIR_CONTEXT, RulesModel, read_data_table, resolve_data_path
 
 HERE = Path(__file__).parent
+DATA_DIR = HERE / "data"
+"""The ruleset's data folder: a relative data path resolves inside it (or next to the rules file naming it)."""
 Side = Literal["player", "ally", "enemy"]
 TIE_ORDER: tuple[Side, ...] = ("player", "ally", "enemy")
 
@@ -29,15 +30,63 @@ class DiceRules(RulesModel):
     )
 
 
+class TemplateRow(RulesModel):
+    """Rule 6: one size template of the templates data file (the starting values of a bug of that size)."""
+
+    might: float = Field(ge=0, le=10, description="Rule 6: Might (x.5 allowed, Rule 2)")
+    grace: float = Field(ge=0, le=10, description="Rule 6: Grace (x.5 allowed, Rule 2)")
+    shell: float = Field(ge=0, le=10, description="Rule 6: Shell (x.5 allowed, Rule 2)")
+    insight: float = Field(ge=0, le=10, description="Rule 6: Insight (x.5 allowed, Rule 2)")
+    heart: int = Field(ge=1, le=30, description="Rule 6: Heart")
+    stamina: int = Field(ge=1, le=10, description="Rule 6: Stamina")
+    soul: int = Field(ge=0, le=10, description="Rule 6: Soul")
+    speed: int = Field(ge=0, le=10, description="Rule 6: Speed (cells per turn)")
+
+
+class WeaponRow(RulesModel):
+    """Rule 8: one weapon of the weapons data file; bounds are [decision]s well above the book's table."""
+
+    damage: int = Field(ge=0, le=20, description="Rule 8: base damage (the book: 1-4)")
+    weight: int = Field(ge=0, le=5, description="Rule 8: weight, 0 = Light (the book: 0-2)")
+    quality: int = Field(default=1, ge=0, le=5, description="Rule 8: Quality (the book: 1)")
+    rerolls: int = Field(default=0, ge=0, le=6, description="Rule 8: failed dice rerolled on every roll with it")
+    two_handed: bool = Field(default=False, description="Rule 8: two-handed (no shield)")
+    ranged: bool = Field(default=False, description="Rule 11: the attack uses Grace")
+    range: int = Field(default=1, ge=1, le=24, description="Rule 11: reach in cells")
+    initiative_dice: int = Field(default=0, ge=0, le=10, description="Rule 9: extra Grace dice on initiative")
+    next_roll_penalty: int = Field(default=0, ge=0, le=10, description="Rule 8: dice the target loses next roll")
+    delayed_damage: int = Field(default=0, ge=0, le=20, description="Rule 17: delayed damage on a hit")
+    delayed_type: str = Field(default="", max_length=32, description="Rule 17: its type (same type: no stacking)")
+    status: str = Field(default="", max_length=32, description="Rule 18: status effect on a hit")
+    status_pool: int = Field(default=0, ge=0, le=20, description="Rule 18: its pool")
+    status_dice_penalty: int = Field(default=0, ge=0, le=10, description="Rule 18: dice it costs the target")
+    source: str = Field(default="", max_length=200, description="where the row comes from (not a rule)")
+
+
 class DataFiles(RulesModel):
-    """Rules 6 and 8: the data files of size templates and weapons."""
+    """Rules 6 and 8: the data files of size templates and weapons.
+
+    A relative path resolves inside ``envs/hallownest/data`` (written ``data/<file>``) or else next to the
+    rules file that names it; an absolute path must lie in one of those folders. Each file is at most 1 MB
+    and every row is typed (:class:`TemplateRow`, :class:`WeaponRow`).
+    """
 
     templates: str = Field(
-        default="data/templates.toml", description="Rule 6: size templates file (relative to envs/hallownest)"
+        default="data/templates.toml",
+        max_length=4096,
+        description="Rule 6: size templates file (data/<file> in envs/hallownest, or next to the rules file)",
     )
     weapons: str = Field(
-        default="data/weapons.toml", description="Rule 8: weapon table file (relative to envs/hallownest)"
+        default="data/weapons.toml",
+        max_length=4096,
+        description="Rule 8: weapon table file (data/<file> in envs/hallownest, or next to the rules file)",
     )
+
+    @field_validator("templates", "weapons")
+    @classmethod
+    def _inside_data_folders(cls, value: str, info: ValidationInfo) -> str:
+        rules_dir = (info.context or {}).get(RULES_DIR_CONTEXT)
+        return resolve_data_path(f"data.{info.field_name}", value, HERE, DATA_DIR, rules_dir)
 
 
 class BugSpec(RulesModel):
@@ -77,17 +126,28 @@ class DuelRules(RulesModel):
     )
 
 
+MAX_CELLS = 12 * 12
+"""The most cells an arena has (width and height at most 12)."""
+Coordinate = Annotated[int, Field(ge=0, le=12)]
+"""A cell coordinate or a number of covered quarters (checked against the arena by the config)."""
+
+
 class ArenaRules(RulesModel):
     """Rules 15 and 19: the arena (track or grid), start cells and cover."""
 
     kind: Literal["track", "grid"] = Field(default="track", description="Rule 15: 1-D track or square grid")
     width: int = Field(default=7, ge=3, le=12, description="cells along x (the track's length)")
     height: int = Field(default=5, ge=1, le=12, description="cells along y (grid only; a track has 1 row)")
-    start: list[list[int]] = Field(
-        default_factory=lambda: [[1, 0], [5, 0]], description="start cells [x, y] of seat 0 and seat 1"
+    start: list[Annotated[list[Coordinate], Field(min_length=2, max_length=2)]] = Field(
+        default_factory=lambda: [[1, 0], [5, 0]],
+        min_length=2,
+        max_length=2,
+        description="start cells [x, y] of seat 0 and seat 1",
     )
-    cover: list[list[int]] = Field(
-        default_factory=list, description="Rule 19: cover cells [x, y, quarters 1-4] (grid or track)"
+    cover: list[Annotated[list[Coordinate], Field(min_length=3, max_length=3)]] = Field(
+        default_factory=list,
+        max_length=MAX_CELLS,
+        description="Rule 19: cover cells [x, y, quarters 1-4] (grid or track)",
     )
 
 
@@ -95,7 +155,9 @@ class InitiativeRules(RulesModel):
     """Rule 9: initiative ties."""
 
     tie_order: list[Side] = Field(
-        default_factory=lambda: list(TIE_ORDER), description="Rule 9: who acts first on a tie"
+        default_factory=lambda: list(TIE_ORDER),
+        max_length=len(TIE_ORDER),
+        description="Rule 9: who acts first on a tie",
     )
 
 
@@ -308,8 +370,8 @@ class HallownestConfig(RulesModel):
 
     @model_validator(mode="after")
     def _check_references(self) -> HallownestConfig:
-        templates = load_table(self.data.templates)
-        weapons = load_table(self.data.weapons)
+        templates = load_table(self.data.templates, "templates")
+        weapons = load_table(self.data.weapons, "weapons")
         height = 1 if self.arena.kind == "track" else self.arena.height
         for i, bug in enumerate(self.duel.bugs):
             if bug.template not in templates:
@@ -423,17 +485,26 @@ def _setting_keys() -> dict[str, tuple[str, str]]:
 _SETTING_KEYS = _setting_keys()
 
 
+_ROW_MODELS: dict[str, type[RulesModel]] = {"templates": TemplateRow, "weapons": WeaponRow}
+_KIND_OF: dict[str, str] = {}
+"""The kind (templates / weapons) of each data path a validated config named."""
+
+
 @lru_cache(maxsize=16)
-def _load(path: str) -> dict[str, dict[str, object]]:
+def _load(path: str, kind: str) -> dict[str, dict[str, object]]:
     p = Path(path)
-    if not p.is_absolute():
-        p = HERE / p
-    if not p.exists():
-        raise ValueError(f"data file not found: {p}")
-    with p.open("rb") as f:
-        return tomllib.load(f)
+    return read_data_table(f"data.{kind}", p if p.is_absolute() else HERE / p, _ROW_MODELS[kind])
 
 
-def load_table(path: str) -> dict[str, dict[str, object]]:
-    """A data table (templates or weapons) by its path, relative to envs/hallownest/ unless absolute."""
-    return _load(path)
+def load_table(path: str, kind: str | None = None) -> dict[str, dict[str, object]]:
+    """A data table by its checked path (a value of ``data.templates`` / ``data.weapons``), its rows typed.
+
+    ``kind`` is ``"templates"`` or ``"weapons"``; left out, it is the kind under which a validated config
+    named the path. Rows come back as plain dicts of the keys the file sets (typed and bounded by
+    :class:`TemplateRow` / :class:`WeaponRow`); every error is one line naming the key.
+    """
+    if kind is None:
+        kind = _KIND_OF.get(path, "weapons")
+    table = _load(path, kind)
+    _KIND_OF[path] = kind
+    return table

@@ -6,7 +6,7 @@ Every [decision] of the rules reference is a named key here; each field's descri
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -45,6 +45,11 @@ TRAITS: tuple[str, ...] = (
     "medicine",
 )
 
+
+MAX_RATING = 10
+"""Rule 1: an Attribute or Ability rating runs 0..10 (the book's dots; 10 is its top)."""
+Rating = Annotated[int, Field(ge=0, le=MAX_RATING)]
+"""Rule 1: one Attribute or Ability rating (dice it adds to a pool)."""
 
 TASK_KEYS: tuple[str, ...] = ("documents", "house", "drive", "autopsy", "virus", "tree", "phone", "director", "shoot")
 """Keys of the heist's task catalogue (``envs.storyteller.heist.CATALOGUE``), from the seed's example list."""
@@ -175,7 +180,7 @@ class HeistRules(RulesModel):
         default=1, ge=0, le=5, description="Heist: a botch brings the guards this much sooner"
     )
     ally_pool: int = Field(default=3, ge=0, le=10, description="Heist: the ally's dice pool for teamwork (0 = no ally)")
-    character: dict[str, int] = Field(
+    character: dict[str, Rating] = Field(
         default={
             "strength": 3,
             "dexterity": 3,
@@ -198,7 +203,9 @@ class HeistRules(RulesModel):
         description="Heist: the character's Attribute and Ability ratings (0..10; missing traits are 0)",
     )
     specialties: list[str] = Field(
-        default=["computer"], description="Heist: abilities the character has a specialty in"
+        default=["computer"],
+        max_length=len(TRAITS),
+        description="Heist: abilities the character has a specialty in",
     )
 
     @field_validator("tasks")
@@ -217,9 +224,6 @@ class HeistRules(RulesModel):
         bad = [k for k in v if k not in TRAITS]
         if bad:
             raise ValueError(f"unknown trait(s) {bad}; known: {', '.join(TRAITS)}")
-        out = [k for k, r in v.items() if not 0 <= r <= 10]
-        if out:
-            raise ValueError(f"trait rating(s) {out} outside 0..10")
         return v
 
     @field_validator("specialties")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -13,6 +13,16 @@ PC_FORMS: tuple[str, ...] = ("covertly", "directly", "for_myself", "for_others",
 NPC_FORMS: tuple[str, ...] = ("action", "maneuvering", "self_protection")
 """Rule 2: the three NPC forms (form ids 0..2; each holds two dice)."""
 ALL_FORMS = PC_FORMS + NPC_FORMS
+
+MAX_DIE = 30
+"""Rules 1-3 [decision]: the largest die size a config may name (the rules use d4..d12; a designer's d20 or
+d30 plays); 0 is the ladder's "no die"."""
+MAX_STRENGTHS = 8
+"""Rule 5 [decision]: the most particular strengths one seat's sheet may list (the seed's sheets hold 1-2)."""
+DieSize = Annotated[int, Field(ge=0, le=MAX_DIE)]
+"""Rules 1-3: a die size, 0..30 (0 = no die)."""
+Strengths = Annotated[list[str], Field(max_length=MAX_STRENGTHS)]
+"""Rule 5: one seat's particular strengths."""
 
 OfferKind = Literal["loser_choice", "winner_choice", "concede_stake"]
 OFFER_KINDS: tuple[str, ...] = ("loser_choice", "winner_choice", "concede_stake")
@@ -56,37 +66,24 @@ def _check_strengths(v: list[list[str]]) -> list[list[str]]:
 class FormsRules(RulesModel):
     """Rules 1-3: the forms and the die ladder."""
 
-    pc_dice: list[int] = Field(
+    pc_dice: list[DieSize] = Field(
         default=[12, 10, 8, 6, 6, 4],
         min_length=6,
         max_length=6,
         description="Rule 1: the six dice a PC assigns to its forms",
     )
-    npc_pairs: list[list[int]] = Field(
+    npc_pairs: list[Annotated[list[DieSize], Field(min_length=2, max_length=2)]] = Field(
         default=[[12, 8], [10, 6], [6, 4]],
         min_length=3,
         max_length=3,
         description="Rule 2: the three die pairs an NPC assigns to its forms",
     )
-    ladder: list[int] = Field(
+    ladder: list[DieSize] = Field(
         default=[12, 10, 8, 6, 4],
         min_length=1,
+        max_length=MAX_DIE + 1,
         description="Rule 3: the die ladder, largest first; below the last is 0",
     )
-
-    @field_validator("pc_dice", "ladder")
-    @classmethod
-    def _sizes(cls, v: list[int]) -> list[int]:
-        if any(x < 0 or x > 30 for x in v):
-            raise ValueError("die sizes must be between 0 and 30")
-        return v
-
-    @field_validator("npc_pairs")
-    @classmethod
-    def _pairs(cls, v: list[list[int]]) -> list[list[int]]:
-        if any(len(p) != 2 or any(x < 0 or x > 30 for x in p) for p in v):
-            raise ValueError("each NPC pair is two die sizes between 0 and 30")
-        return v
 
     @field_validator("ladder")
     @classmethod
@@ -161,10 +158,14 @@ class ConsequenceRules(RulesModel):
     exhausted_forms: list[str] = Field(
         default=["directly", "with_violence"],
         min_length=1,
+        max_length=len(PC_FORMS),
         description="Rule 15: PC forms that lose a size when exhausted",
     )
     injured_forms: list[str] = Field(
-        default=["covertly", "for_others"], min_length=1, description="Rule 15: PC forms that lose a size when injured"
+        default=["covertly", "for_others"],
+        min_length=1,
+        max_length=len(PC_FORMS),
+        description="Rule 15: PC forms that lose a size when injured",
     )
     npc_exhausted_form: Literal["action", "maneuvering", "self_protection"] = Field(
         default="action", description="Rule 15: the NPC form whose two dice lose a size when exhausted"
@@ -193,6 +194,7 @@ class NegotiationRules(RulesModel):
     enabled: bool = Field(default=True, description="Rule 17: negotiation is allowed")
     offers: list[OfferKind] = Field(
         default=["loser_choice", "winner_choice", "concede_stake"],
+        max_length=len(OFFER_KINDS),
         description="Rule 17 [decision]: the menu of offers a proposer may make",
     )
     before_rolls: bool = Field(default=True, description="Rule 17: offers may be made before round 1's roll")
@@ -256,18 +258,22 @@ class DuelSetup(RulesModel):
             ["with_violence", "directly", "covertly", "for_myself", "for_others", "with_love"],
             ["with_violence", "for_myself", "directly", "covertly", "with_love", "for_others"],
         ],
+        max_length=2,
         description="without a build phase: per PC seat, the forms that get forms.pc_dice, largest die first",
     )
     npc_assignment: list[str] = Field(
         default=["action", "self_protection", "maneuvering"],
+        max_length=len(NPC_FORMS),
         description="the NPC forms that get forms.npc_pairs, largest pair first",
     )
-    strengths: list[list[str]] = Field(
+    strengths: list[Strengths] = Field(
         default=[["with_violence:potent"], ["directly:consequential=for_others"]],
+        max_length=2,
         description="particular strengths per seat: 'form[:potent|twice_potent][:general][:consequential=FORM]'",
     )
     npc_strengths: list[str] = Field(
         default=["maneuvering:consequential=for_others"],
+        max_length=MAX_STRENGTHS,
         description="Rule 5: the NPC's particular strengths when seat 1 is an NPC (instead of strengths[1])",
     )
 
@@ -312,9 +318,12 @@ class MeleeSetup(RulesModel):
     )
     npc_assignment: list[str] = Field(
         default=["action", "maneuvering", "self_protection"],
+        max_length=len(NPC_FORMS),
         description="the NPC forms that get forms.npc_pairs, largest pair first",
     )
-    strengths: list[list[str]] = Field(default=[[], [], [], []], description="particular strengths per seat")
+    strengths: list[Strengths] = Field(
+        default=[[], [], [], []], max_length=4, description="particular strengths per seat (up to 4 parties)"
+    )
 
     @field_validator("strengths")
     @classmethod
