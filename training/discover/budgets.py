@@ -25,6 +25,13 @@ class Budget(BaseModel):
     search_simulations: int = Field(16, description="simulations per decision of the search subject")
     search_deals: int = Field(30, description="paired games per restriction (forbid/force) with the search subject")
     max_restrictions: int = Field(60, description="forbid/force replays at most (most-chosen forbidden first)")
+    search_work: float | None = Field(
+        None,
+        description="cap on the search subject's work (games x mean length^2 / seats): fewer restrictions and "
+        "adapting games on long scenarios (None: no cap)",
+    )
+    min_restrictions: int = Field(4, description="restrictions played even when search_work is spent")
+    min_search_deals: int = Field(6, description="paired games per restriction even when search_work is spent")
     sensitivity_search_games: int = Field(16, description="games per knob value with the search subject adapting")
     build_candidates: int = Field(12, description="whole builds tried where a scenario has a build phase")
     build_games: int = Field(24, description="games per build tried")
@@ -35,14 +42,16 @@ class Budget(BaseModel):
 BUDGETS: dict[str, Budget] = {
     "quick": Budget(
         name="quick",
-        round_robin_games=150,
-        sensitivity_games=80,
-        rl_steps=50_000,
-        rl_eval_games=150,
+        round_robin_games=100,
+        sensitivity_games=30,
+        rl_steps=20_000,
+        rl_eval_games=50,
+        rl_seeds=1,
         search_simulations=16,
         search_deals=10,
         max_restrictions=12,
         sensitivity_search_games=8,
+        search_work=30_000,
         build_candidates=8,
         build_games=12,
         wall_seconds=180,
@@ -51,12 +60,13 @@ BUDGETS: dict[str, Budget] = {
         name="standard",
         round_robin_games=400,
         sensitivity_games=200,
-        rl_steps=300_000,
+        rl_steps=150_000,
         rl_eval_games=400,
         search_simulations=32,
         search_deals=100,
         max_restrictions=60,
         sensitivity_search_games=60,
+        search_work=75_000,
         build_candidates=40,
         build_games=80,
         wall_seconds=900,

@@ -64,6 +64,7 @@ def stage_round_robin(d: Discovery, agents: list[str]) -> Evaluation:
         "games_per_matchup": d.budget.round_robin_games,
         "metrics": evaluation_metrics(ev),
         "values": {a: interval_dict(v) for a, v in agent_values(ev).items()},
+        "mean_length": round(statistics.fmean(r.length for r in recs), 3) if recs else 0.0,
     }
     d.timings["round_robin"] = time.perf_counter() - t0
     return ev

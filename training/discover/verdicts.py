@@ -97,6 +97,40 @@ def _paired(base: list[GameRecord], other: list[GameRecord], n: int) -> tuple[In
     return _iv(diffs), diffs
 
 
+def game_work(d: Discovery) -> float | None:
+    """A search game's cost in :attr:`Budget.search_work` units: mean length² / seats, from the round-robin.
+
+    A search decision simulates to the end of the game, so a game costs about (its length) × (the subject's
+    share of its decisions); measured on the 2-core box this tracks the search game's seconds within a
+    factor of ~3 across the eight shipped scenarios. None before the round-robin has run.
+    """
+    length = (d.sections.get("round_robin") or {}).get("mean_length")
+    return float(length) ** 2 / max(1, d.num_players) if length else None
+
+
+def deal_count(d: Discovery) -> int:
+    """Paired games per restriction: ``search_deals``, fewer (never below ``min_search_deals``) where
+    ``search_work`` cannot pay for ``min_restrictions`` restrictions of that many games."""
+    w = game_work(d)
+    full = d.budget.search_deals
+    if d.budget.search_work is None or not w:
+        return full
+    fit = int(d.budget.search_work / (w * (3 + d.budget.min_restrictions)))
+    return max(min(full, d.budget.min_search_deals), min(full, fit))
+
+
+def restriction_cap(d: Discovery, deals: int) -> int:
+    """How many forbid/force replays the budget allows: ``max_restrictions``, fewer where ``search_work``
+    runs out on a long scenario (never fewer than ``min_restrictions``)."""
+    cap = d.budget.max_restrictions
+    w = game_work(d)
+    if d.budget.search_work is None or not w:
+        return cap
+    games = d.budget.search_work / (w * max(1, deals))  # verdict games per deal the work allows
+    fit = int(games) - 3  # the plain subject and the doubled one (twice the simulations) come first
+    return max(min(cap, d.budget.min_restrictions), min(cap, fit))
+
+
 def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None) -> dict[str, Any]:
     """Restricted play (forbid and force) and the strength figures, with the search subject over ``base``.
 
@@ -107,12 +141,12 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
     n = d.num_players
     sims = d.budget.search_simulations
     subject = subject_spec(base, sims)
-    deals = seeds(d.seed + VERDICT_SEED, d.budget.search_deals)
+    deals = seeds(d.seed + VERDICT_SEED, deal_count(d))
     plain = _jobs(d, subject, base, deals)
     doubled = _jobs(d, subject_spec(base, 2 * sims), base, deals)
     alone = _jobs(d, base, base, deals)
-    recs = d.play("verdict_base", plain + doubled + alone)
     k = len(deals)
+    recs = d.play("verdict_base", plain + doubled + alone)
     base_recs, dbl_recs, alone_recs = recs[:k], recs[k : 2 * k], recs[2 * k :]
     usage = _usage(base_recs, n)
     chosen: Counter[str] = Counter()
@@ -142,8 +176,9 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
             plan.append((forbids[i], "forbid"))
         if i < len(forces):
             plan.append((forces[i], "force"))
-    dropped = plan[d.budget.max_restrictions :]
-    plan = plan[: d.budget.max_restrictions]
+    cap = restriction_cap(d, k)
+    dropped = plan[cap:]
+    plan = plan[:cap]
     jobs: list[GameJob] = []
     for grp, mode in plan:
         jobs.extend(_jobs(d, subject_spec(base, sims, f"{mode}={grp}"), base, deals))
@@ -182,6 +217,7 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
         "base": base,
         "simulations": sims,
         "deals": k,
+        "restrictions": {"played": len(plan), "cap": cap, "left_out": len(dropped)},
         "games": len(recs) + len(restricted),
         "value": interval_dict(base_iv),
         "usage": usage,
@@ -323,6 +359,9 @@ def adapting_rows(d: Discovery, configs: list[BaseModel]) -> list[dict[str, dict
         return [{} for _ in configs]
     n = d.num_players
     k = min(d.budget.sensitivity_search_games, len(base_recs))
+    w = game_work(d)
+    if d.budget.search_work is not None and w:  # long scenarios: fewer adapting games per perturbed rule
+        k = max(2, min(k, int(d.budget.search_work / (4 * w * len(configs)))))
     deals = seeds(d.seed + VERDICT_SEED, sec["deals"])[:k]
     jobs: list[GameJob] = []
     for cfg in configs:
