@@ -131,3 +131,22 @@ def test_converged_considers_the_best_response_edge(pig):
     d.sections.pop("best_response")
     st = strength_certificate(d)
     assert st["converged"] and st["best_response_edge"] is None and "no exploiter" in st["best_response_note"]
+
+
+def test_search_work_cap_shrinks_long_scenarios_only(tmp_path):
+    from training.discover.verdicts import deal_count, restriction_cap
+
+    b = _budget().model_copy(
+        update={"search_deals": 10, "max_restrictions": 12, "search_work": 30_000, "min_restrictions": 4}
+    )
+    d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
+    assert deal_count(d) == 10 and restriction_cap(d, 10) == 12  # no round-robin yet: no length, no cap
+    d.sections["round_robin"] = {"mean_length": 17.0}  # a short duel: 17² / 2 = 144.5 per game
+    assert deal_count(d) == 10  # 30000 / (144.5 * 7) = 29.6 deals would fit
+    assert restriction_cap(d, 10) == 12  # 30000 / 1445 = 20.7 games per deal: 17 restrictions would fit
+    d.sections["round_robin"] = {"mean_length": 54.0}  # a long duel: 54² / 2 = 1458
+    assert deal_count(d) == 6  # 30000 / (1458 * 7) = 2.9: the floor of 6 deals
+    assert restriction_cap(d, 6) == 4  # 30000 / (1458 * 6) = 3.4 games per deal: the floor of 4
+    d.sections["round_robin"] = {"mean_length": 30.0}  # 450 per game
+    assert deal_count(d) == 9  # 30000 / 3150 = 9.5
+    assert restriction_cap(d, 9) == 4  # 30000 / 4050 = 7.4 -> 7 - 3
