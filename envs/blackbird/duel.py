@@ -163,6 +163,10 @@ class Fighter:
         )
 
 
+NO_DICE = Pool()
+"""The dice of a roll not built yet."""
+
+
 @dataclass
 class Exchange:
     """One attack in progress (Rule 13)."""
@@ -171,8 +175,8 @@ class Exchange:
     maneuver: Maneuver
     ready_attack: bool = False  # a readied fighter striking a mover (Rule 14)
     follow_up: bool = False  # the mover's own move & attack comes after the ready attack
-    att_dice: Pool = field(default_factory=Pool)
-    def_dice: Pool = field(default_factory=Pool)
+    att_dice: Pool = NO_DICE  # pools are immutable: one empty pool serves every exchange
+    def_dice: Pool = NO_DICE
     att_spent: int = 0
     def_spent: int = 0
     att_roll: Roll | None = None
@@ -199,13 +203,66 @@ class Exchange:
         )
 
 
+class _DuelSetup:
+    """What a duel reads on every step, worked out once per config object (the config is frozen).
+
+    Shared by every duel of the config and their clones: the fighters' short names, the starting pool,
+    the maneuvers open at each distance, and the dice of each kind of roll (in a duel a sheet gains only
+    perks, so a fighter's dice for a roll follow from its seat, the kind of roll, the base die, the perks
+    held for that kind, the pool dice spent and the maneuver dice).
+    """
+
+    def __init__(self, cfg: BlackbirdConfig) -> None:
+        self.names = tuple(create_character(s).short for s in cfg.duel.fighters)
+        self.pool0 = starting_pool(cfg.pool)
+        c, d = cfg.combat, cfg.duel
+        # observation scales (envs.blackbird.observation.duel_observation)
+        self.hit_points, self.cap, self.aim_max, self.max_turns = c.hit_points, cfg.pool.cap, c.aim_max, d.max_turns
+        self.distance_span = max(1, d.start_distance, d.reach)
+        self.maneuvers: dict[int, tuple[int, ...]] = {}
+        self.pools: dict[tuple[int, str, bool, int, int, int], Pool] = {}
+
+
+_SETUPS: dict[int, tuple[BlackbirdConfig, _DuelSetup]] = {}
+_SETUPS_LIMIT = 64
+
+
+def _setup(cfg: BlackbirdConfig) -> _DuelSetup:
+    """The setup of ``cfg``, from the cache (keyed by identity; the entry keeps the config alive)."""
+    hit = _SETUPS.get(id(cfg))
+    if hit is not None and hit[0] is cfg:
+        return hit[1]
+    if len(_SETUPS) >= _SETUPS_LIMIT:
+        _SETUPS.clear()
+    setup = _DuelSetup(cfg)
+    _SETUPS[id(cfg)] = (cfg, setup)
+    return setup
+
+
+# Hot-path aliases: in Python 3.11 every ``Phase.MANEUVER``-style member lookup is a descriptor call.
+MANEUVER, ATTACK_SPEND, DEFENSE_SPEND, CHECK_SPEND = (
+    Phase.MANEUVER,
+    Phase.ATTACK_SPEND,
+    Phase.DEFENSE_SPEND,
+    Phase.CHECK_SPEND,
+)
+ATTACK_ROLL, DEFENSE_ROLL, ROLL_OFF, CHECK_ROLL = (
+    Phase.ATTACK_ROLL,
+    Phase.DEFENSE_ROLL,
+    Phase.ROLL_OFF,
+    Phase.CHECK_ROLL,
+)
+
+
 class DuelState(State):
     """Two Blackbird combatants in a melee (or, with ``duel.ranged``, a firefight with cover)."""
 
     def __init__(self, cfg: BlackbirdConfig) -> None:
         super().__init__(2)
         self.cfg = cfg
-        pool0 = starting_pool(cfg.pool)
+        self.setup = setup = _setup(cfg)
+        self._names = setup.names
+        pool0 = setup.pool0
         self.f = [Fighter(create_character(s), cfg.combat.hit_points, pool0) for s in cfg.duel.fighters]
         self.distance = cfg.duel.start_distance
         self.turn = 0
@@ -214,11 +271,10 @@ class DuelState(State):
         self.ex: Exchange | None = None
         self.checker: int | None = None  # who is rolling to stay conscious
         self.check_spent = 0
-        self.check_dice = Pool()
-        # read on every step: resolved once (pools by seat and kind of roll, maneuvers by distance)
-        self._perk_dice = cfg.perk.dice
-        self._base_pools: dict[tuple[int, str, bool], Pool] = {}
-        self._maneuvers: dict[int, tuple[int, ...]] = {}
+        self.check_dice = NO_DICE
+        # read on every step: resolved once per config (pools by seat and kind of roll, maneuvers by distance)
+        self._pools = setup.pools
+        self._maneuvers = setup.maneuvers
         self.narrate(
             "start",
             f"{self.f[0].char.name} faces {self.f[1].char.name}, {self.distance} m apart; "
@@ -230,7 +286,7 @@ class DuelState(State):
     # -- the position, read through the rules -----------------------------------------------------------
     def name(self, seat: int) -> str:
         """A fighter's short name, for narration."""
-        return self.f[seat].char.short
+        return self._names[seat]
 
     def in_reach(self) -> bool:
         """Rule 14: whether a melee attack can land."""
@@ -243,17 +299,19 @@ class DuelState(State):
     def _roll_pool(self, seat: int, use: RollUse, kind: str, spend: int, extra: int, base: bool = True) -> Pool:
         """Rule 2 with the best trait: a fighter's dice for one kind of roll, with pool and maneuver dice.
 
-        In a duel a sheet gains only perks, so the dice from base, trait, tags and flag are read once per
-        seat and kind of roll (and read again when a perk for that kind arrives).
+        In a duel a sheet gains only perks, so a roll's dice follow from the seat, the kind of roll, the base
+        die, the perks held for that kind, the pool dice and the maneuver dice: each such pool is built once
+        per config (:class:`_DuelSetup`).
         """
         char = self.f[seat].char
-        key = (seat, kind, base)
-        known = self._base_pools.get(key)
-        if known is None or known.perks != self._perk_dice * char.perks.get(kind, 0):
+        key = (seat, kind, base, char.perks.get(kind, 0), spend, extra)
+        pool = self._pools.get(key)
+        if pool is None:
             t = best_trait(self.cfg, char, use.traits, use.tags)
             known = build_pool(self.cfg, char, t, use.traits, use.tags, use.flag, kind, (), 0, 0, 0, base)
-            self._base_pools[key] = known
-        return Pool(known.base, known.trait, known.tags, known.flag, known.perks, spend, 0, extra)
+            pool = Pool(known.base, known.trait, known.tags, known.flag, known.perks, spend, 0, extra)
+            self._pools[key] = pool
+        return pool
 
     def attack_pool(self, seat: int, maneuver: Maneuver, spend: int = 0) -> Pool:
         """Rule 2 + 14: the attacker's dice for a maneuver (move & attack drops the base die)."""
@@ -273,15 +331,16 @@ class DuelState(State):
 
     def decider(self) -> int:
         """The seat deciding now, or ``CHANCE``."""
-        if self.phase == Phase.MANEUVER:
+        ph = self.phase
+        if ph is MANEUVER:
             return self.active
-        if self.phase == Phase.ATTACK_SPEND:
+        if ph is ATTACK_SPEND:
             assert self.ex is not None
             return self.ex.attacker
-        if self.phase == Phase.DEFENSE_SPEND:
+        if ph is DEFENSE_SPEND:
             assert self.ex is not None
             return 1 - self.ex.attacker
-        if self.phase == Phase.CHECK_SPEND:
+        if ph is CHECK_SPEND:
             assert self.checker is not None
             return self.checker
         return CHANCE
@@ -311,7 +370,7 @@ class DuelState(State):
         if self._outcome is not None:
             return False
         ph = self.phase
-        if ph == Phase.MANEUVER:
+        if ph is MANEUVER:
             return action in self._maneuvers_here()
         if ph in SPEND_PHASES:
             return DUEL_SPEND_0 <= action <= DUEL_SPEND_0 + self.spendable(self.decider())
@@ -321,8 +380,8 @@ class DuelState(State):
         if self._outcome is not None:
             return []
         ph = self.phase
-        if ph == Phase.MANEUVER:
-            return self.legal_maneuvers()
+        if ph is MANEUVER:
+            return list(self._maneuvers_here())
         if ph in SPEND_PHASES:
             return list(range(DUEL_SPEND_0, DUEL_SPEND_0 + self.spendable(self.decider()) + 1))
         return []
@@ -338,13 +397,13 @@ class DuelState(State):
         if not self._is_legal(action):
             raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in {self.phase.name}")
         ph = self.phase
-        if ph == Phase.MANEUVER:
+        if ph is MANEUVER:
             self._maneuver(Maneuver(action))
-        elif ph == Phase.ATTACK_SPEND:
+        elif ph is ATTACK_SPEND:
             self._attack_spend(action - DUEL_SPEND_0)
-        elif ph == Phase.DEFENSE_SPEND:
+        elif ph is DEFENSE_SPEND:
             self._defense_spend(action - DUEL_SPEND_0)
-        elif ph == Phase.CHECK_SPEND:
+        elif ph is CHECK_SPEND:
             self._check_spend(action - DUEL_SPEND_0)
 
     # -- turns ------------------------------------------------------------------------------------------
@@ -449,10 +508,11 @@ class DuelState(State):
 
     # -- chance ---------------------------------------------------------------------------------------
     def _dice_now(self) -> int:
-        if self.phase == Phase.CHECK_ROLL:
+        ph = self.phase
+        if ph is CHECK_ROLL:
             return self.check_dice.total
         assert self.ex is not None
-        return self.ex.att_dice.total if self.phase == Phase.ATTACK_ROLL else self.ex.def_dice.total
+        return self.ex.att_dice.total if ph is ATTACK_ROLL else self.ex.def_dice.total
 
     def chance_outcomes(self) -> list[tuple[Hashable, float]]:
         if self.phase == Phase.ROLL_OFF:
@@ -462,7 +522,7 @@ class DuelState(State):
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> Hashable:
-        if self.phase == Phase.ROLL_OFF:
+        if self.phase is ROLL_OFF:
             return sample_roll_off(rng)
         return sample_roll(rng, self._dice_now(), self.cfg.dice.success_on)
 
@@ -478,7 +538,7 @@ class DuelState(State):
 
     def apply_chance(self, outcome: Hashable) -> None:
         ph = self.phase
-        if ph == Phase.ATTACK_ROLL:
+        if ph is ATTACK_ROLL:
             ex = self.ex
             assert ex is not None
             ex.att_roll = Roll(*outcome)  # type: ignore[misc]
@@ -486,17 +546,17 @@ class DuelState(State):
                 self.phase = Phase.DEFENSE_ROLL
             else:
                 self._resolve_attack()
-        elif ph == Phase.DEFENSE_ROLL:
+        elif ph is DEFENSE_ROLL:
             assert self.ex is not None
             self.ex.def_roll = Roll(*outcome)  # type: ignore[misc]
             self._resolve_attack()
-        elif ph == Phase.ROLL_OFF:
+        elif ph is ROLL_OFF:
             ro = outcome if isinstance(outcome, RollOff) else RollOff(outcome)  # type: ignore[arg-type]
             if ro.winner is None:
                 self.narrate("roll_off", "The roll-off is tied; roll again.", None)
                 return
             self._land(ro.winner == 0, 1)
-        elif ph == Phase.CHECK_ROLL:
+        elif ph is CHECK_ROLL:
             self._resolve_check(Roll(*outcome))  # type: ignore[misc]
         else:
             raise ValueError("not a chance node")
@@ -509,9 +569,9 @@ class DuelState(State):
         a, d = ex.attacker, 1 - ex.attacker
         att = net_successes(ex.att_roll, self.penalty(a))
         dfn = defence_successes(ex.def_roll if ex.can_defend else None, self.penalty(d), self.cfg.combat)
-        attack = f"{self.name(a)} rolls {dice_phrase(ex.att_dice.total)} ({ex.att_dice.describe()})"
+        attack = f"{self.name(a)} rolls {dice_phrase(ex.att_dice.total)} ({ex.att_dice.description})"
         defence = (
-            f"{self.name(d)} defends with {dice_phrase(ex.def_dice.total)} ({ex.def_dice.describe()})"
+            f"{self.name(d)} defends with {dice_phrase(ex.def_dice.total)} ({ex.def_dice.description})"
             if ex.can_defend
             else f"{self.name(d)} cannot defend"
         )

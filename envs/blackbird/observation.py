@@ -113,38 +113,55 @@ def obstacle_slots(state: SessionState) -> list[float]:
     return o
 
 
-def _fighter(o: list[float], at: int, state: DuelState, seat: int) -> None:
-    fi, c = state.f[seat], state.cfg.combat
-    o[at] = max(-1.0, fi.hp / c.hit_points)
-    o[at + 1] = fi.pool / state.cfg.pool.cap
-    o[at + 2] = fi.aim / c.aim_max if c.aim_max else 0.0
-    o[at + 3] = float(fi.all_out_attack)
-    o[at + 4] = float(fi.all_out_defense)
-    o[at + 5] = float(fi.ready)
-    o[at + 6] = float(fi.cover)
-    o[at + 7] = min(1.0, state.penalty(seat) / WOUND_PENALTY_SCALE)
-    o[at + 8] = float(fi.below_zero)
-    o[at + 9] = float(fi.stunned)
+def _fighter(state: DuelState, seat: int) -> list[float]:
+    """The ``FIGHTER_OBS`` slots of one fighter."""
+    fi, k = state.f[seat], state.setup
+    return [
+        max(-1.0, fi.hp / k.hit_points),
+        fi.pool / k.cap,
+        fi.aim / k.aim_max if k.aim_max else 0.0,
+        float(fi.all_out_attack),
+        float(fi.all_out_defense),
+        float(fi.ready),
+        float(fi.cover),
+        min(1.0, state.penalty(seat) / WOUND_PENALTY_SCALE) if fi.wounds else 0.0,
+        float(fi.below_zero),
+        float(fi.stunned),
+    ]
 
 
 def duel_observation(state: DuelState, seat: int) -> np.ndarray:
     """A fighter's view: both fighters (self first), distance, phase, turn, and the attack in progress."""
-    o = [0.0] * DUEL_OBS_SIZE  # filled as plain floats, converted once
-    _fighter(o, D_ME, state, seat)
-    _fighter(o, D_FOE, state, 1 - seat)
-    d = state.cfg.duel
-    o[D_DISTANCE] = min(1.0, state.distance / max(1, d.start_distance, d.reach))
-    o[D_IN_REACH] = float(state.in_reach())
-    if state.phase in DUEL_DECISIONS:
-        o[D_PHASE + DUEL_DECISIONS.index(state.phase)] = 1.0
-    o[D_MY_TURN] = float(state.active == seat)
-    o[D_TURN] = state.turn / d.max_turns
+    k = state.setup
+    phase = state.phase
+    o = _fighter(state, seat) + _fighter(state, 1 - seat)  # D_ME, D_FOE: filled as plain floats, converted once
+    o += (
+        min(1.0, state.distance / k.distance_span),  # D_DISTANCE
+        float(state.in_reach()),  # D_IN_REACH
+        *DUEL_PHASE_ONE_HOT[phase],  # D_PHASE
+        float(state.active == seat),  # D_MY_TURN
+        state.turn / k.max_turns,  # D_TURN
+    )
     ex = state.ex
-    if ex is not None:
-        if state.phase != DuelPhase.ATTACK_SPEND:
-            o[D_ATTACK_DICE] = min(1.0, ex.att_dice.total / POOL_DICE_SCALE)
+    if ex is None:
+        o += NO_EXCHANGE
+    else:
+        if phase != DuelPhase.ATTACK_SPEND:
+            o.append(min(1.0, ex.att_dice.total / POOL_DICE_SCALE))  # D_ATTACK_DICE
         else:  # the attacker's dice before any pool dice are added
-            o[D_ATTACK_DICE] = min(1.0, state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE)
-        o[D_DEFENSE_DICE] = min(1.0, ex.def_dice.total / POOL_DICE_SCALE)
-        o[D_MANEUVER + (ex.maneuver - Maneuver.ATTACK)] = 1.0
+            o.append(min(1.0, state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE))
+        o.append(min(1.0, ex.def_dice.total / POOL_DICE_SCALE))  # D_DEFENSE_DICE
+        o += MANEUVER_ONE_HOT[ex.maneuver]  # D_MANEUVER
     return np.array(o, dtype=np.float32)
+
+
+DUEL_PHASE_ONE_HOT: dict[DuelPhase, tuple[float, ...]] = {
+    ph: tuple(1.0 if ph == d else 0.0 for d in DUEL_DECISIONS) for ph in DuelPhase
+}
+"""The ``D_PHASE`` slots of each phase (all zero at a chance node)."""
+MANEUVER_ONE_HOT: dict[Maneuver, tuple[float, ...]] = {
+    m: tuple(1.0 if m == x else 0.0 for x in Maneuver) for m in Maneuver
+}
+"""The ``D_MANEUVER`` slots of each maneuver."""
+NO_EXCHANGE = (0.0,) * (DUEL_OBS_SIZE - D_ATTACK_DICE)
+"""The attack slots when no attack is in progress."""

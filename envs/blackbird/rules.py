@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from envs.blackbird.actions import Maneuver
 from envs.blackbird.config import (
@@ -94,10 +95,15 @@ class Pool:
     help: int = 0
     maneuver: int = 0
 
-    @property
+    @cached_property
     def total(self) -> int:
-        """All the dice of the roll."""
+        """All the dice of the roll (worked out once: a pool is immutable)."""
         return self.base + self.trait + self.tags + self.flag + self.perks + self.pool + self.help + self.maneuver
+
+    @cached_property
+    def description(self) -> str:
+        """:meth:`describe`, worked out once (the narration of a duel reads the same few pools again and again)."""
+        return self.describe()
 
     def describe(self) -> str:
         """Where the dice come from, for narration: "1 base + 1 trait + 2 tag"."""
