@@ -7,18 +7,24 @@ judged by a cheap evaluation on common random numbers: the persona suite's round
 The objective: the finding must be gone; then the other agents' values and the game's length should move
 as little as possible from the rules under study, with a small premium on fewer knobs and nearer values.
 
-The search is Optuna's (a seeded TPE sampler, ask/tell), after every one-knob change has been tried in order
-of distance from the current value (cheap changes first). Candidates run in batches as local processes or
-Ray tasks (:func:`training.sweep.map_tasks`).
+The search is Optuna's (a seeded TPE sampler), after every one-knob change has been tried in order of distance
+from the current value (cheap changes first). On the local backend Optuna is driven directly (ask/tell) and
+candidates run in batches as local processes (:func:`training.backends.map_tasks`); on the Ray backend the
+same search space, first points and sampler go to Ray Tune's ``OptunaSearch`` (``ray.tune.Tuner`` with a
+``ConcurrencyLimiter`` of ``workers`` trials at a time), each candidate a Tune trial on the cluster. Tune
+keeps its experiment in ``<out>/tune/balance``: rerunning the same balance command with the same ``--out``
+restores it, and finished trials are not rerun.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,15 +44,18 @@ from envs.core.errors import ConfigError, UserError
 from envs.core.registry import get_ruleset
 from results.findings import Kind, Thresholds
 from results.records import atomic_write_json, atomic_write_text
+from training.backends import TASK_RETRIES, check_backend, map_tasks, ray_module, ray_session
 from training.discover.budgets import Budget
 from training.discover.discovery import Discovery, agent_values, interval_dict
 from training.discover.stages import stage_round_robin, stage_structure, stage_variant_vs_written
-from training.sweep import map_tasks, ray_session
 
 NOT_REMOVED = 10.0  # cost of a candidate that leaves the finding in place (any fix beats any non-fix)
 KNOB_PREMIUM = 0.02  # cost per changed knob
 DISTANCE_PREMIUM = 0.01  # cost per unit of normalized distance from the current value
+RAY_TUNE_INSTALL = 'pip install "rulebreaker[ray]"  (or: pip install "ray[default,tune]>=2.9,<3")'
 INT_REACH = 4  # integer knobs: values within this distance of the current one (and inside the bounds)
+KEEP = "keep"  # the search space's choice "leave this knob as it is"
+TUNE_EXPERIMENT = "balance"  # the Ray Tune experiment's folder name under <out>/tune
 
 Override = tuple[str, Any]
 
@@ -105,7 +114,61 @@ def evaluate_candidate(task: CandidateTask) -> dict[str, Any]:
 # -- the target ---------------------------------------------------------------------------------------------
 
 
+FINDING_ID = re.compile(r"^F-[0-9a-f]{6}(-\d+)?$")
+"""A finding's stable id as findings.json gives it (:func:`results.findings.finding_id`)."""
+
+
+def discover_runs(ruleset: str, scenario: str, runs_root: Path = Path("runs")) -> list[Path]:
+    """The findings.json files of the discover runs for ``ruleset`` ``scenario`` under ``runs_root``, newest first."""
+    found = []
+    for p in [*runs_root.glob("*-discover*/findings.json"), *runs_root.glob("*-discover*/*/findings.json")]:
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if isinstance(doc, dict) and doc.get("ruleset") == ruleset and doc.get("scenario") == scenario:
+            found.append(p)
+    return sorted(found, key=lambda p: (p.stat().st_mtime, str(p)), reverse=True)
+
+
+def resolve_fix(fix: str, ruleset: str, scenario: str, from_dir: Path | None = None,
+                runs_root: Path = Path("runs")) -> str:  # fmt: skip
+    """``--fix`` as KIND[:SUBJECT]: a finding id (``F-3fa9c1``) is looked up in a discover run's findings.json —
+    ``from_dir`` (a run folder or its findings.json), else the newest discover run for ``ruleset`` ``scenario``
+    under ``runs_root``. An id that is not there is a :class:`UserError` naming it and the ids available."""
+    if not FINDING_ID.match(fix):
+        if fix.startswith("F-"):
+            raise UserError(f"--fix {fix}: not a finding id (F- and 6 hex digits, as findings.json gives them)")
+        return fix
+    if from_dir is not None:
+        path = from_dir if from_dir.name == "findings.json" else from_dir / "findings.json"
+        if not path.is_file() and (from_dir / scenario / "findings.json").is_file():
+            path = from_dir / scenario / "findings.json"  # a discover run over every scenario
+        if not path.is_file():
+            raise UserError(f"--from {from_dir}: no findings.json there (give a discover run folder)")
+    else:
+        runs = discover_runs(ruleset, scenario, runs_root)
+        if not runs:
+            raise UserError(
+                f"--fix {fix}: no discover run for {ruleset} {scenario} under {runs_root}/ to look the id up in; "
+                f"run `rulebreaker discover {ruleset} --scenario {scenario}` first, give --from RUN_DIR, "
+                f"or name the finding as KIND:SUBJECT"
+            )
+        path = runs[0]
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UserError(f"--fix {fix}: cannot read {path}: {e}") from None
+    findings = doc.get("findings", []) if isinstance(doc, dict) else []
+    hit = next((f for f in findings if isinstance(f, dict) and f.get("id") == fix), None)
+    if hit is None:
+        have = ", ".join(f"{f.get('id')} ({f.get('kind')}:{f.get('subject')})" for f in findings if isinstance(f, dict))
+        raise UserError(f"--fix {fix}: no finding with this id in {path}; ids available: {have or 'none'}")
+    return f"{hit['kind']}:{hit['subject']}"
+
+
 def parse_target(fix: str) -> tuple[str, str | None]:
+    """``KIND`` or ``KIND:SUBJECT`` -> (kind, subject or None); an unknown kind is a :class:`UserError`."""
     kind, _, subject = fix.partition(":")
     kinds = [k.value for k in Kind]
     if kind not in kinds:
@@ -259,8 +322,12 @@ def balance(
     out_dir: Path | None = None,
     top: int = 3,
     progress: Callable[[int], None] | None = None,
+    retries: int = TASK_RETRIES,
 ) -> BalanceResult:
     """Search the knobs for changes that remove the finding ``fix``; write the best ``top`` as variant files."""
+    check_backend(backend)
+    if backend == "ray":
+        ray_module(local=not address)
     import optuna
 
     t0 = time.perf_counter()
@@ -279,17 +346,16 @@ def balance(
         have = ", ".join(f"{f['kind']}:{f['subject']}" for f in before["findings"]) or "none"
         raise UserError(f"--fix {fix}: no such finding in {ruleset} {scenario} under these rules (found: {have})")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
-    keep = "keep"
-    depth = max(len(vs) for vs in space.values())
-    singles = [(k, vs[rank]) for rank in range(depth) for k, vs in space.items() if rank < len(vs)]
-    for k, v in singles[:trials]:
-        study.enqueue_trial({key: (json.dumps(v) if key == k else keep) for key in space})
+    firsts = first_points(space, trials)
     done: list[Trial] = []
-    seen: set[tuple[Override, ...]] = set()
-    with ray_session(address, workers) if backend == "ray" else nullcontext():  # one cluster for every batch
-        _search(study, space, ruleset, scenario, variant, games, seed, trials, backend, workers, address,
-                before, target, current, done, seen, progress)  # fmt: skip
+    ctx = TrialContext(ruleset, scenario, variant, games, seed, before, target, current)
+    if backend == "ray":
+        _search_tune(space, firsts, ctx, trials, workers, address, out_dir, done, progress)
+    else:
+        study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
+        for point in firsts:
+            study.enqueue_trial(point)
+        _search(study, space, ctx, trials, workers, retries, done, progress)
     fixes = sorted((t for t in done if t.removed), key=lambda t: (t.cost, t.number))[:top]
     base_overrides = read_toml(Path(rules)) if rules else {}
     base_overrides.pop(VARIANT_META_KEY, None)
@@ -307,33 +373,149 @@ def balance(
     return res
 
 
-def _search(study: Any, space: dict[str, list[Any]], ruleset: str, scenario: str, variant: str | None, games: int,
-            seed: int, trials: int, backend: str, workers: int, address: str | None, before: dict[str, Any],
-            target: dict[str, Any], current: dict[str, Any], done: list[Trial], seen: set[tuple[Override, ...]],
-            progress: Callable[[int], None] | None) -> None:  # fmt: skip
-    """Ask for batches of ``workers`` trials, evaluate the new ones, tell their costs, until ``trials`` are done."""
-    keep = "keep"
+def first_points(space: dict[str, list[Any]], trials: int) -> list[dict[str, str]]:
+    """The first points of the search: every one-knob change, nearest values first (the cheapest changes)."""
+    depth = max(len(vs) for vs in space.values())
+    singles = [(k, vs[rank]) for rank in range(depth) for k, vs in space.items() if rank < len(vs)]
+    return [{key: (json.dumps(v) if key == k else KEEP) for key in space} for k, v in singles[:trials]]
+
+
+def _choices(space: dict[str, list[Any]]) -> dict[str, list[str]]:
+    return {k: [KEEP, *[json.dumps(v) for v in vs]] for k, vs in space.items()}
+
+
+def _overrides(choice: dict[str, str]) -> tuple[Override, ...]:
+    return tuple(sorted((k, json.loads(c)) for k, c in choice.items() if c != KEEP))
+
+
+@dataclass(frozen=True)
+class TrialContext:
+    """What judging a candidate needs besides its overrides (plain values: it travels to Tune trials)."""
+
+    ruleset: str
+    scenario: str
+    variant: str | None
+    games: int
+    seed: int
+    before: dict[str, Any]
+    target: dict[str, Any]
+    current: dict[str, Any]
+
+    def task(self, overrides: tuple[Override, ...]) -> CandidateTask:
+        return CandidateTask(self.ruleset, self.scenario, self.variant, overrides, self.games, self.seed)
+
+    def trial(self, number: int, overrides: tuple[Override, ...], ev: dict[str, Any]) -> Trial:
+        cost, removed, moves = _cost(ev, self.before, self.target, overrides, self.current)
+        metric = target_metric(ev, self.target) if ev.get("valid") else None
+        return Trial(number, overrides, cost, removed, metric, moves, ev.get("error"))
+
+
+NO_CHANGE = {"valid": False, "error": "no change, or a repeated change"}
+
+
+def _search(study: Any, space: dict[str, list[Any]], ctx: TrialContext, trials: int, workers: int, retries: int,
+            done: list[Trial], progress: Callable[[int], None] | None) -> None:  # fmt: skip
+    """Optuna directly: ask for batches of ``workers`` trials, evaluate the new ones in processes, tell their costs."""
+    choices = _choices(space)
+    seen: set[tuple[Override, ...]] = set()
     while len(done) < trials:
         batch = []
         for _ in range(min(workers, trials - len(done))):
             t = study.ask()
-            choice = {k: t.suggest_categorical(k, [keep, *[json.dumps(v) for v in vs]]) for k, vs in space.items()}
-            ov = tuple(sorted((k, json.loads(c)) for k, c in choice.items() if c != keep))
+            ov = _overrides({k: t.suggest_categorical(k, cs) for k, cs in choices.items()})
             batch.append((t, ov))
-        tasks = [CandidateTask(ruleset, scenario, variant, ov, games, seed) for _, ov in batch]
         fresh = [i for i, (_, ov) in enumerate(batch) if ov and ov not in seen]
-        evs = map_tasks(evaluate_candidate, [tasks[i] for i in fresh], backend, workers, address)
+        evs = map_tasks(evaluate_candidate, [ctx.task(batch[i][1]) for i in fresh], "local", workers, retries=retries)
         by_i = dict(zip(fresh, evs, strict=True))
         for i, (t, ov) in enumerate(batch):
-            ev = by_i.get(i, {"valid": False, "error": "no change, or a repeated change"})
-            cost, removed, moves = _cost(ev, before, target, ov, current)
-            study.tell(t, cost)
+            trial = ctx.trial(t.number, ov, by_i.get(i, NO_CHANGE))
+            study.tell(t, trial.cost)
             if i in by_i:
                 seen.add(ov)
-            metric = target_metric(ev, target) if ev.get("valid") else None
-            done.append(Trial(t.number, ov, cost, removed, metric, moves, ev.get("error")))
+            done.append(trial)
             if progress:
                 progress(1)
+
+
+def _tune_trial(config: dict[str, str], ctx: TrialContext, names: dict[str, str]) -> None:
+    """One Ray Tune trial: the candidate ``config`` (knob -> choice, by short name) judged like a local one."""
+    from ray import tune
+
+    ov = _overrides({names[k]: c for k, c in config.items()})
+    ev = evaluate_candidate(ctx.task(ov)) if ov else NO_CHANGE
+    t = ctx.trial(0, ov, ev)
+    tune.report({"cost": t.cost, "trial": json.dumps(_trial_fields(t))})
+
+
+def _trial_fields(t: Trial) -> dict[str, Any]:
+    return {
+        "overrides": [[k, v] for k, v in t.overrides],
+        "removed": t.removed,
+        "metric": t.metric,
+        "moves": t.moves,
+        "error": t.error,
+    }
+
+
+def _tune_order(path: str | None, fallback: int) -> tuple[int, int]:
+    """The order Tune created a trial in: the counter of its folder name (``_tune_trial_<id>_<n>_<params>…``)."""
+    m = re.search(r"_[0-9a-f]{8}_(\d+)_", Path(path or "").name)
+    return (int(m.group(1)), fallback) if m else (1 << 30, fallback)
+
+
+def _search_tune(space: dict[str, list[Any]], firsts: list[dict[str, str]], ctx: TrialContext, trials: int,
+                 workers: int, address: str | None, out_dir: Path | None, done: list[Trial],
+                 progress: Callable[[int], None] | None) -> None:  # fmt: skip
+    """Ray Tune's Optuna search: the same space, first points and seeded TPE sampler, trials on the cluster."""
+    import optuna
+
+    try:
+        from ray import tune
+        from ray.tune.search import ConcurrencyLimiter
+        from ray.tune.search.optuna import OptunaSearch
+    except ImportError:
+        raise UserError(f"balance --backend ray needs Ray Tune: {RAY_TUNE_INSTALL}") from None
+    names = {f"k{i}": key for i, key in enumerate(space)}  # Tune reads "/" and "." in names as nesting
+    by_key = {key: short for short, key in names.items()}
+    choices = _choices(space)
+    dists: dict[str, optuna.distributions.BaseDistribution] = {
+        by_key[k]: optuna.distributions.CategoricalDistribution(cs) for k, cs in choices.items()
+    }
+    points = [{by_key[k]: c for k, c in p.items()} for p in firsts]
+    storage = (out_dir / "tune") if out_dir is not None else Path(tempfile.mkdtemp(prefix="rb-balance-tune-"))
+    storage = storage.resolve()
+    trainable = tune.with_resources(tune.with_parameters(_tune_trial, ctx=ctx, names=names), {"cpu": 1})
+    with ray_session(address, workers):
+        if tune.Tuner.can_restore(str(storage / TUNE_EXPERIMENT)):  # resume: finished trials are not rerun
+            tuner = tune.Tuner.restore(str(storage / TUNE_EXPERIMENT), trainable, resume_errored=True)
+        else:
+            searcher = OptunaSearch(
+                space=dists,
+                metric="cost",
+                mode="min",
+                points_to_evaluate=points,
+                sampler=optuna.samplers.TPESampler(seed=ctx.seed),
+            )
+            tuner = tune.Tuner(
+                trainable,
+                tune_config=tune.TuneConfig(
+                    search_alg=ConcurrencyLimiter(searcher, max_concurrent=max(1, workers)), num_samples=trials
+                ),
+                run_config=tune.RunConfig(storage_path=str(storage), name=TUNE_EXPERIMENT, verbose=0),
+            )
+        with contextlib.redirect_stdout(io.StringIO()):  # Tune's experiment tables would mix with the proposals
+            grid = tuner.fit()
+    rows = []
+    for i in range(len(grid)):
+        r = grid[i]
+        if r.metrics and "trial" in r.metrics:
+            rows.append((_tune_order(r.path, i), float(r.metrics["cost"]), json.loads(r.metrics["trial"])))
+    rows.sort(key=lambda row: row[0])
+    for number, (_, cost, f) in enumerate(rows):
+        ov = tuple((k, v) for k, v in f["overrides"])
+        done.append(Trial(number, ov, cost, f["removed"], f["metric"], f["moves"], f["error"]))
+        if progress:
+            progress(1)
 
 
 def _toml_value(v: Any) -> str:

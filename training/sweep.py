@@ -14,31 +14,24 @@ from __future__ import annotations
 
 import glob
 import json
-import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from agents.registry import agent_names
 from envs.core.config import config_hash, load_config, variant_meta
 from envs.core.errors import UserError
 from envs.core.registry import get_ruleset
 from results.records import atomic_write_json, package_versions
+from training.backends import BACKENDS, RAY_INSTALL, TASK_RETRIES, check_backend, map_tasks, ray_module, ray_session
+
+__all__ = ["BACKENDS", "JOBS", "RAY_INSTALL", "SweepResult", "VariantTask", "map_tasks", "ray_session", "sweep"]
 
 JOBS = ("regress", "evaluate", "discover")
-BACKENDS = ("local", "ray")
 RECORDS_DIR = "records"
-RAY_INSTALL = 'pip install "rulebreaker[ray]"  (or: pip install "ray[default]>=2.9,<3" "optuna>=3.5")'
-RAY_CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # off: a local node keeps the loopback address
-TASK_RETRIES = 2  # a Ray task whose worker dies is run again this many times
 SWEEP_KIND = "rulebreaker-sweep"
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -53,6 +46,7 @@ class VariantTask:
     games: int = 40  # evaluate: games per matchup
     max_games: int | None = 200  # regress: cap on paired games per scenario
     budget: str = "quick"  # discover: the budget (RL is never trained in a sweep)
+    batch_workers: int = 1  # discover: parallel game batches (on Ray: Ray tasks); results do not depend on it
 
 
 def variant_paths(ruleset: str, spec: str | Path | None) -> list[Path]:
@@ -145,7 +139,9 @@ def _run_discover(task: VariantTask) -> tuple[int, dict[str, Any], dict[str, flo
     findings: list[str] = []
     for sc in _scenarios(task.ruleset, task.scenario, "discover"):
         with tempfile.TemporaryDirectory(prefix="rb-sweep-") as tmp:
-            d = make_discovery(rs, sc, Path(task.variant), BUDGETS[task.budget], task.seed, 1, Path(tmp), rl=False)
+            d = make_discovery(
+                rs, sc, Path(task.variant), BUDGETS[task.budget], task.seed, task.batch_workers, Path(tmp), rl=False
+            )
             result = run_discovery(d, None)
         out["scenarios"][sc] = result
         out["rules_hash"] = result["rules_hash"]
@@ -182,108 +178,6 @@ def run_variant(task: VariantTask) -> dict[str, Any]:
         record.update(exit_code=2, error=str(e), summary={}, findings=[], result=None)
     record["seconds"] = round(time.perf_counter() - t0, 3)
     return record
-
-
-# -- backends ------------------------------------------------------------------------------------------------
-
-
-def ray_module() -> Any:
-    """The ``ray`` module, or a :class:`UserError` with the install command."""
-    try:
-        import ray
-    except ImportError:
-        raise UserError(f"--backend ray needs Ray: {RAY_INSTALL}") from None
-    return ray
-
-
-@contextmanager
-def ray_session(address: str | None, workers: int) -> Iterator[Any]:
-    """Ray, connected to the cluster at ``address`` or to a local one bound to 127.0.0.1 that it stops after.
-
-    Inside a session already open (``ray.is_initialized()``) it only yields Ray, and stops nothing.
-    """
-    ray = ray_module()
-    if ray.is_initialized():
-        yield ray
-        return
-    if address:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
-        try:
-            yield ray
-        finally:
-            ray.shutdown()
-        return
-    from ray._private import ray_constants
-
-    # Ray replaces a loopback node address by the machine's own unless this switch is off (the processes it
-    # starts read the environment variable; this process reads the constant): then every server binds 127.0.0.1.
-    old_env, old_flag = os.environ.get(RAY_CLUSTER_SWITCH), ray_constants.ENABLE_RAY_CLUSTER
-    os.environ[RAY_CLUSTER_SWITCH] = "0"
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    try:
-        ray.init(
-            num_cpus=workers,
-            include_dashboard=False,
-            _node_ip_address="127.0.0.1",
-            log_to_driver=False,
-            configure_logging=False,
-        )
-        try:
-            nodes = {n["NodeManagerAddress"] for n in ray.nodes()}
-            if nodes != {"127.0.0.1"}:
-                raise UserError(f"the local Ray node would listen on {sorted(nodes)}, not 127.0.0.1 only; refused")
-            yield ray
-        finally:
-            ray.shutdown()
-    finally:
-        ray_constants.ENABLE_RAY_CLUSTER = old_flag
-        if old_env is None:
-            os.environ.pop(RAY_CLUSTER_SWITCH, None)
-        else:
-            os.environ[RAY_CLUSTER_SWITCH] = old_env
-
-
-def map_tasks(
-    fn: Callable[[T], R],
-    items: Sequence[T],
-    backend: str = "local",
-    workers: int = 1,
-    address: str | None = None,
-    on_result: Callable[[int, R], None] | None = None,
-) -> list[R]:
-    """``fn`` over ``items`` as local processes or Ray tasks; ``on_result(i, r)`` as each finishes; in order.
-
-    ``fn`` must be a module-level function of picklable values. Ray tasks are retried when their worker dies.
-    """
-    if backend not in BACKENDS:
-        raise UserError(f"unknown backend '{backend}'; valid: {', '.join(BACKENDS)}")
-    results: dict[int, R] = {}
-
-    def done(i: int, r: R) -> None:
-        results[i] = r
-        if on_result:
-            on_result(i, r)
-
-    if not items:
-        return []
-    if backend == "ray":
-        with ray_session(address, workers) as ray:
-            remote = ray.remote(max_retries=TASK_RETRIES, num_cpus=1)(fn)
-            refs = {remote.remote(it): i for i, it in enumerate(items)}
-            pending = list(refs)
-            while pending:
-                ready, pending = ray.wait(pending, num_returns=1)
-                for ref in ready:
-                    done(refs[ref], ray.get(ref))
-    else:
-        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(items)))) as pool:
-            futs: dict[Future[R], int] = {pool.submit(fn, it): i for i, it in enumerate(items)}
-            waiting = set(futs)
-            while waiting:
-                finished, waiting = wait(waiting, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    done(futs[f], f.result())
-    return [results[i] for i in range(len(items))]
 
 
 # -- the sweep -----------------------------------------------------------------------------------------------
@@ -328,24 +222,34 @@ def sweep(
     max_games: int | None = 200,
     budget: str = "quick",
     progress: Callable[[int], None] | None = None,
+    retries: int = TASK_RETRIES,
 ) -> SweepResult:
     """Run ``job`` for every variant; write ``records/<variant>.json`` as each finishes and ``sweep.json``.
 
-    A variant whose record is already in ``out_dir`` is not rerun (resume after an interruption).
+    A variant whose record is already in ``out_dir`` (for the same task) is not rerun: a killed or interrupted
+    sweep resumes where it stopped. A variant whose worker dies is retried ``retries`` times. On the Ray
+    backend, a discover job's game batches are Ray tasks too (``workers`` of them at a time per variant).
     """
     get_ruleset(ruleset)
     if job not in JOBS:
         raise UserError(f"unknown job '{job}'; valid: {', '.join(JOBS)}")
-    if backend not in BACKENDS:
-        raise UserError(f"unknown backend '{backend}'; valid: {', '.join(BACKENDS)}")
+    check_backend(backend)
     if backend == "ray":
-        ray_module()
+        ray_module(local=not address)
     t0 = time.perf_counter()
     rec_dir = out_dir / RECORDS_DIR
     rec_dir.mkdir(parents=True, exist_ok=True)
     have = load_records(out_dir)
-    tasks = [VariantTask(ruleset, str(v), job, scenario, seed, games, max_games, budget) for v in variants]
-    todo = [t for t in tasks if record_name(t.variant) not in have or have[record_name(t.variant)]["task"] != asdict(t)]
+    batch_workers = workers if backend == "ray" and job == "discover" else 1
+    tasks = [
+        VariantTask(ruleset, str(v), job, scenario, seed, games, max_games, budget, batch_workers) for v in variants
+    ]
+
+    def same_task(t: VariantTask) -> bool:
+        rec = have.get(record_name(t.variant))
+        return rec is not None and _task_key(rec.get("task")) == _task_key(asdict(t))
+
+    todo = [t for t in tasks if not same_task(t)]
     reused = [record_name(t.variant) for t in tasks if t not in todo]
     if progress and reused:
         progress(len(reused))
@@ -356,7 +260,7 @@ def sweep(
         if progress:
             progress(1)
 
-    map_tasks(run_variant, todo, backend, workers, address, finished)
+    map_tasks(run_variant, todo, backend, workers, address, finished, retries=retries)
     records = [have[record_name(t.variant)] for t in tasks]
     seconds = time.perf_counter() - t0
     atomic_write_json(
@@ -379,9 +283,17 @@ def sweep(
     return SweepResult(out_dir, records, reused, seconds)
 
 
+EXECUTION_ONLY = ("batch_workers",)
+"""Task fields that say how a variant ran, not what: results do not depend on them."""
+
+
+def _task_key(task: Any) -> Any:
+    return {k: v for k, v in task.items() if k not in EXECUTION_ONLY} if isinstance(task, dict) else task
+
+
 def comparable(record: dict[str, Any]) -> dict[str, Any]:
-    """A record without what may differ between two runs of the same sweep (wall times, folder paths)."""
-    drop = {"seconds", "timings"}
+    """A record without what may differ between two runs of the same sweep (wall times, how it ran)."""
+    drop = {"seconds", "timings", *EXECUTION_ONLY}
 
     def clean(x: Any) -> Any:
         if isinstance(x, dict):

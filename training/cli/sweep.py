@@ -15,8 +15,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from envs.core.errors import UserError
+from envs.core.registry import get_ruleset
 from results.records import new_run_dir
 from results.sweep_report import build_sweep_report
+from training.backends import TASK_RETRIES
 from training.cli.common import err, out
 from training.cli.progress import progress_bar
 from training.sweep import BACKENDS, JOBS, sweep, variant_paths
@@ -27,6 +29,11 @@ AddressOpt = Annotated[
     typer.Option(
         "--address", help="Ray cluster address (e.g. ray://head:10001 or auto); default a local 127.0.0.1 one."
     ),
+]
+
+
+RetriesOpt = Annotated[
+    int, typer.Option("--retries", min=0, max=10, help="Reruns of a task whose worker died (Ray's max_retries).")
 ]
 
 
@@ -57,6 +64,7 @@ def sweep_cmd(
     games: Annotated[int, typer.Option("--games", min=1, help="evaluate: games per matchup.")] = 40,
     max_games: Annotated[int, typer.Option("--max-games", min=1, help="regress: paired games per scenario.")] = 200,
     budget: Annotated[str, typer.Option("--budget", help="discover: the budget (no RL in a sweep).")] = "quick",
+    retries: RetriesOpt = TASK_RETRIES,
     as_json: Annotated[bool, typer.Option("--json", help="Print the records' exit codes as JSON.")] = False,
 ) -> None:
     """Run one job for every variant; keep every record; write one comparison report. Exit: the worst exit code."""
@@ -67,8 +75,9 @@ def sweep_cmd(
     root = out_dir or new_run_dir(ruleset, "variants", kind="sweep")
     with progress_bar(len(paths), f"sweep {ruleset} {job} ({backend})") as adv:
         res = sweep(
-            ruleset, paths, job, Path(root), backend, workers, address, scenario, seed, games, max_games, budget, adv
-        )
+            ruleset, paths, job, Path(root), backend, workers, address, scenario, seed, games, max_games, budget, adv,
+            retries=retries,
+        )  # fmt: skip
     summary = json.loads((Path(root) / "sweep.json").read_text(encoding="utf-8"))
     md, html = build_sweep_report(Path(root), summary, res.records)
     if as_json:
@@ -90,7 +99,18 @@ def sweep_cmd(
 def balance_cmd(
     ruleset: str,
     scenario: str,
-    fix: Annotated[str, typer.Option("--fix", help="The finding to remove: KIND:SUBJECT, or KIND alone.")],
+    fix: Annotated[
+        str,
+        typer.Option(
+            "--fix",
+            help="The finding to remove: its id (F-3fa9c1, looked up in --from RUN_DIR's findings.json, default "
+            "the newest discover run for RULESET SCENARIO under runs/), KIND:SUBJECT, or KIND alone.",
+        ),
+    ],
+    from_dir: Annotated[
+        Path | None,
+        typer.Option("--from", help="The discover run folder whose findings.json names the --fix id."),
+    ] = None,
     rules: Annotated[
         Path | None, typer.Option("--rules", help="The variant with the finding; default the rules as written.")
     ] = None,
@@ -104,18 +124,27 @@ def balance_cmd(
     backend: BackendOpt = "local",
     address: AddressOpt = None,
     workers: Annotated[int, typer.Option("--workers", min=1)] = 2,
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Folder for the proposed variants.")] = None,
+    retries: RetriesOpt = TASK_RETRIES,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Folder for the proposed variants (on Ray, rerun with it to resume the trials)."),
+    ] = None,
 ) -> None:
     """Search the declared knobs for the smallest rule changes that remove a finding and move the rest least."""
-    from training.balance import balance, proposal_toml
+    from training.balance import balance, proposal_toml, resolve_fix
 
     _check_backend(backend)
+    get_ruleset(ruleset).scenario(scenario)
+    target = resolve_fix(fix, ruleset, scenario, from_dir)
+    if target != fix:
+        err.print(escape(f"--fix {fix} is {target}"), highlight=False)
     key_list = [k.strip() for k in knobs.split(",") if k.strip()] if knobs else None
     root = Path(out_dir or new_run_dir(ruleset, scenario, kind="balance"))
     with progress_bar(trials + 1, f"balance {ruleset} {scenario}") as adv:
         res = balance(
-            ruleset, scenario, rules, fix, key_list, trials, games, seed, backend, workers, address, root, top, adv
-        )
+            ruleset, scenario, rules, target, key_list, trials, games, seed, backend, workers, address, root, top, adv,
+            retries=retries,
+        )  # fmt: skip
     out.rule(escape(f"{ruleset} {scenario}: fixing {res.target_label}"))
     out.print(res.before_line, highlight=False, markup=False, soft_wrap=True)
     if not res.proposals:
