@@ -1,20 +1,574 @@
-"""Discovery reports: ``report.md`` and a self-contained ``report.html`` (images embedded), matplotlib PNGs.
+"""Discovery reports: one self-contained ``report.html`` (Jinja2 templates, every picture embedded) and ``report.md``.
 
-The report leads with the findings in plain words, then the matchup matrix, usage, restricted play,
-rule sensitivity, learning curves, resource trajectories and narrated example games.
+The page a designer reads, in this order:
+
+1. **What to look at**: the few findings that matter most (severity and surprise first, declared core mechanics
+   last), each in plain words, naming the rule it concerns with its number from ``docs/rules/<ruleset>.md``
+   (config keys carry their rule number as a comment in ``envs/<ruleset>/rules.toml``; option groups name
+   theirs in ``Scenario.option_rules``), its number and interval, how sure the harness is (the strength
+   certificate) and what to try (knob changes from the sensitivity data, as TOML ready to paste).
+2. **Games to watch**: each verdict's example game as a narrated step-through replay (plain JS in the page),
+   from the traces :mod:`training.replays` writes (``replays/<game id>.json``).
+3. **Details**: matchups, restricted play, usage, sensitivity, builds, seats and lengths, resources, learning
+   curves — each chart with a one-line reading.
+
+Everything here reads records; nothing plays a game (``results`` never imports ``training``).
 """
 
 from __future__ import annotations
 
 import base64
-import html
+import json
+import math
+import re
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import markdown
+import jinja2
 import numpy as np
 
 from results.records import atomic_write_text
+
+TEMPLATES = Path(__file__).with_name("templates")
+TOP_FINDINGS = 5
+"""How many findings "What to look at" shows (the rest are in the details)."""
+SURPRISE = {
+    "exploit": 6,
+    "dominant_strategy": 5,
+    "dominated_option": 4,
+    "fragile_rule": 4,
+    "seat_advantage": 3,
+    "snowball": 3,
+    "resource_runaway": 3,
+    "non_termination": 3,
+    "dead_rule": 2,
+    "dead_option": 1,
+}
+"""How surprising a kind of finding is to a designer, at equal severity (higher: shown first)."""
+VERDICT_KINDS = ("dominant_strategy", "dominated_option", "dead_option")
+"""Findings measured on the re-optimizing search player: its strength certificate says how sure they are."""
+SEVERITY_RANK = {"high": 3, "medium": 2, "low": 1, "info": 0}
+DASH = "—"
+
+
+# -- templates ---------------------------------------------------------------------------------------------
+
+
+def _png_uri(path: str | Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode()
+
+
+def _signed(x: Any, digits: int = 3) -> str:
+    return DASH if x is None else f"{float(x):+.{digits}f}"
+
+
+def _fixed(x: Any, digits: int = 3) -> str:
+    return DASH if x is None else f"{float(x):.{digits}f}"
+
+
+def _interval(iv: Mapping[str, Any] | None, digits: int = 3) -> str:
+    if not iv:
+        return DASH
+    return f"{_signed(iv['value'], digits)} [{_signed(iv['low'], digits)}, {_signed(iv['high'], digits)}]"
+
+
+def _tojson_script(data: Any) -> str:
+    """JSON safe inside a ``<script type="application/json">`` element."""
+    return json.dumps(data, default=str).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja2 environment of every report page (HTML autoescaped; markdown templates end in ``.md.j2``)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        png=_png_uri, signed=_signed, fixed=_fixed, interval=_interval, script_json=_tojson_script, pct=_pct
+    )
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    """Render one template of ``results/templates`` with ``context``."""
+    return environment().get_template(template).render(**context)
+
+
+# -- the rulebook: rule numbers, titles, words ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One numbered rule of ``docs/rules/<ruleset>.md``."""
+
+    number: str
+    title: str
+    text: str
+
+    def quote(self, subject: str) -> str:
+        """The sentence of the rule that best matches ``subject`` (an option group or a config key)."""
+        sentences = [s.strip() for s in re.split(r"(?<=[.;])\s+(?=[A-Z*`(])", self.text) if s.strip()]
+        if not sentences:
+            return self.title
+        key = subject.strip("'")
+        for s in sentences:  # a config key is named in backticks by the rules file
+            if f"`{key}`" in s:
+                return plain_text(s)
+        words = _stems(key)
+
+        def score(s: str) -> tuple[int, int, int]:
+            opening = _stems(" ".join(re.findall(r"[A-Za-z]+", s)[:4]))
+            return (len(words & opening), len(words & _stems(s)), -sentences.index(s))
+
+        best = max(sentences, key=score)
+        return plain_text(best if words & _stems(best) else sentences[0])
+
+
+def plain_text(markdown_text: str) -> str:
+    """A rules-file sentence without its markdown marks (emphasis, code spans, bold)."""
+    return re.sub(r"\*\*?([^*]+)\*\*?", r"\1", markdown_text).replace("`", "")
+
+
+def _stems(text: str) -> set[str]:
+    """Word stems (first 5 letters, lower case) of a text or an identifier ("all_out_defense" ~ "All-out defence")."""
+    return {w[:5] for w in re.findall(r"[a-z]+", text.lower().replace("_", " ")) if len(w) > 2}
+
+
+_NUMBERED = re.compile(r"^(\d+)\.\s+\*\*(.+?)\*\*\s*(.*)$")
+_HEADED = re.compile(r"^#{2,3}\s+(\d+)\.\s+(.+?)\s*$")
+
+
+def parse_rulebook(text: str) -> dict[str, Rule]:
+    """The numbered rules of a rules file: ``N. **Title.** text…`` list items or ``## N. Title`` sections."""
+    rules: dict[str, Rule] = {}
+    current: tuple[str, str, list[str]] | None = None
+    in_section = False
+
+    def close() -> None:
+        if current is not None and current[0] not in rules:
+            number, title, lines = current
+            rules[number] = Rule(number, title.rstrip(".").strip(), " ".join(" ".join(lines).split()))
+
+    for line in text.splitlines():
+        head = _HEADED.match(line)
+        item = _NUMBERED.match(line)
+        if head:
+            close()
+            current, in_section = (head.group(1), head.group(2), []), True
+        elif line.startswith("#"):
+            close()
+            current, in_section = None, False
+        elif item and not in_section:
+            close()
+            current = (item.group(1), item.group(2), [item.group(3)])
+        elif current is not None and line.strip():
+            if in_section or line.startswith((" ", "\t")):
+                current[2].append(line.strip())
+            else:  # a paragraph after the list ends its last item
+                close()
+                current = None
+    close()
+    return rules
+
+
+_RULE_NO = re.compile(r"\bRules?\s+(\d+)")
+_SECTION = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\"]+?)\s*\]\]?")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]+\")\s*=")
+
+
+def parse_knob_rules(toml_text: str) -> dict[str, str]:
+    """Dotted config key -> the rule number its comment in ``rules.toml`` cites ("# Rule 14: …").
+
+    A key without a number of its own takes the number of the comment just above its table, if any.
+    """
+    out: dict[str, str] = {}
+    section = ""
+    section_rule: str | None = None
+    pending: str | None = None  # the rule number of the comment lines just read
+    for line in toml_text.splitlines():
+        code, _, comment = line.partition("#")
+        cited = _RULE_NO.search(comment)
+        if not code.strip():
+            pending = cited.group(1) if cited else (pending if comment.strip() else None)
+            continue
+        s = _SECTION.match(code)
+        if s:
+            section = s.group(1).replace('"', "")
+            section_rule = cited.group(1) if cited else pending
+            pending = None
+            continue
+        k = _KEY.match(code)
+        if k:
+            key = f"{section}.{k.group(1).strip(chr(34))}" if section else k.group(1).strip('"')
+            number = cited.group(1) if cited else section_rule
+            if number:
+                out[key] = number
+    return out
+
+
+def rules_doc_path(ruleset: str) -> Path:
+    """``docs/rules/<ruleset>.md`` of this checkout."""
+    return Path(__file__).resolve().parent.parent / "docs" / "rules" / f"{ruleset}.md"
+
+
+@dataclass
+class RuleRefs:
+    """What a report needs to name the rule behind a finding: the rulebook, the knobs' and options' numbers."""
+
+    ruleset: str = ""
+    rules: dict[str, Rule] = field(default_factory=dict)
+    knobs: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)
+    config_model: Any = None
+    rules_path: Path | None = None
+
+    @classmethod
+    def load(cls, ruleset: str, scenario: str | None = None) -> RuleRefs:
+        """The references of a registered ruleset (an unknown one gives empty references, not an error)."""
+        refs = cls(ruleset)
+        doc = rules_doc_path(ruleset)
+        if doc.exists():
+            refs.rules = parse_rulebook(doc.read_text(encoding="utf-8"))
+        try:
+            from envs.core.registry import get_ruleset
+
+            rs = get_ruleset(ruleset)
+        except Exception:  # a run of a ruleset this install does not have: the report still renders
+            return refs
+        refs.config_model = rs.config_model
+        refs.rules_path = Path(rs.rules_path)
+        if refs.rules_path.exists():
+            refs.knobs = parse_knob_rules(refs.rules_path.read_text(encoding="utf-8"))
+        if scenario and scenario in rs.scenarios:
+            refs.options = dict(getattr(rs.scenarios[scenario], "option_rules", {}) or {})
+        return refs
+
+    def rule_for(self, subject: str) -> Rule | None:
+        """The rule a finding's subject (an option group, a config key, "a, b" keys of a variant) concerns."""
+        number = self.options.get(subject) or self.knobs.get(subject)
+        if number is None:
+            for part in (p.strip() for p in subject.split(",")):
+                number = self.options.get(part) or self.knobs.get(part)
+                if number:
+                    break
+        if number is None:
+            return None
+        return self.rules.get(number) or Rule(number, f"Rule {number}", "")
+
+    def number_of(self, key: str) -> str | None:
+        return self.knobs.get(key)
+
+
+# -- findings in plain words ---------------------------------------------------------------------------
+
+
+def _words(option: str) -> str:
+    return option.replace("_", " ")
+
+
+def _pct(x: float, digits: int = 0) -> str:
+    return f"{100 * x:.{digits}f}%"
+
+
+def plain_words(f: Mapping[str, Any], who: str) -> str:
+    """One or two sentences a designer reads, with the finding's number."""
+    kind, subj = f["kind"], f["subject"]
+    d = f.get("details") or {}
+    lo, hi = f["ci"]
+    usage = d.get("usage_in_context")
+    if kind == "dominant_strategy":
+        share = f" (it chooses it in {_pct(usage)} of such decisions)" if usage is not None else ""
+        return (
+            f"Players should almost always {_words(subj)}: banning it costs the strongest player "
+            f"{-f['value']:.3f} of value per game [{-hi:.3f}, {-lo:.3f}], even after it re-plans around the ban{share}."
+        )
+    if kind == "dominated_option":
+        share = f" and the strongest player picks it in only {_pct(usage)} of its chances" if usage is not None else ""
+        return (
+            f"'{_words(subj).capitalize()}' is a trap: playing it whenever it is allowed costs {-f['value']:.3f} of "
+            f"value per game [{-hi:.3f}, {-lo:.3f}]{share}."
+        )
+    if kind == "dead_option":
+        return (
+            f"'{_words(subj).capitalize()}' makes no difference: banning it or forcing it moves the strongest "
+            f"player's value by at most {abs(f['value']):.3f} [{lo:+.3f}, {hi:+.3f}], inside ±{f['threshold']:.3f}."
+        )
+    if kind == "dead_rule":
+        return (
+            f"Changing {subj} changes nothing a player can feel: no win rate or return moves by more than "
+            f"{100 * f['threshold']:.0f} points (largest {100 * f['value']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}])."
+        )
+    if kind == "fragile_rule":
+        return (
+            f"The game is very sensitive to {subj}: a small change moves {f['metric']} by {100 * f['value']:+.1f} "
+            f"points [{100 * lo:+.1f}, {100 * hi:+.1f}]. "
+            + (f["summary"].split(": ", 1)[-1] if f.get("summary") else "")
+        ).strip()
+    return str(f.get("summary") or f"{kind.replace('_', ' ')}: {subj}")
+
+
+def headline(f: Mapping[str, Any]) -> str:
+    kind, subj = f["kind"], _words(f["subject"])
+    return {
+        "dominant_strategy": f"'{subj}' dominates",
+        "dominated_option": f"'{subj}' is a trap",
+        "dead_option": f"'{subj}' does nothing",
+        "dead_rule": f"{f['subject']} changes nothing",
+        "fragile_rule": f"{f['subject']} is fragile",
+        "seat_advantage": f"{subj} has the advantage",
+        "resource_runaway": f"{subj} runs away",
+        "non_termination": "games run into the limit",
+        "snowball": f"the {subj} leader snowballs",
+        "exploit": f"an exploit: {subj}",
+    }.get(kind, f"{kind.replace('_', ' ')}: {subj}")
+
+
+def certainty(f: Mapping[str, Any], strength: Mapping[str, Any] | None) -> dict[str, str]:
+    """How sure the harness is of one finding: the interval's margin over its threshold and the certificate."""
+    lo, hi = f["ci"]
+    thr = float(f.get("threshold") or 0.0)
+    margin = min(abs(lo), abs(hi)) if lo * hi > 0 else 0.0
+    interval = f"the whole 95% interval [{lo:+.3f}, {hi:+.3f}] clears the threshold {thr:.3f}"
+    if f["kind"] in ("dead_option", "dead_rule"):
+        interval = f"the whole 95% interval [{lo:+.3f}, {hi:+.3f}] lies inside ±{thr:.3f}"
+    st = strength or {}
+    if f["kind"] not in VERDICT_KINDS:
+        return {
+            "level": "firm" if margin > 0 or f["kind"] == "dead_rule" else "likely",
+            "text": f"Measured on the persona games: {interval}. The search player's certificate does not bear on it.",
+        }
+    if not st.get("agent"):
+        return {"level": "unchecked", "text": f"{interval.capitalize()}; no strength certificate for this run."}
+    agent = st["agent"]
+    delta = st.get("budget_doubling_delta")
+    gap = st.get("exact_gap")
+    bits = []
+    if delta is not None:
+        bits.append(f"doubling {agent}'s search moves its value by {float(delta):+.3f}")
+    if gap is not None:
+        bits.append(f"it is {float(gap):.3f} short of the exact optimum")
+    edge = st.get("best_response_edge")
+    if edge is not None:
+        bits.append(f"a trained exploiter gains {float(edge):+.3f} on it")
+    cert = "; ".join(bits) or "no certificate figures"
+    if st.get("converged"):
+        return {"level": "firm", "text": f"Firm: {interval}; the player is stable ({cert})."}
+    by = st.get("provisional_by")
+    by_txt = f" by up to {float(by):.3f} per game" if by is not None else ""
+    sure = "Provisional" if margin <= (float(by) if by is not None else math.inf) else "Likely"
+    return {
+        "level": sure.lower(),
+        "text": f"{sure}: {interval}, but the player is not converged ({cert}), so this may move{by_txt}.",
+    }
+
+
+def order_findings(findings: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Severity, then surprise, then effect size; info (declared core mechanics) last."""
+
+    def key(f: Mapping[str, Any]) -> tuple[Any, ...]:
+        core = f["severity"] == "info" or bool((f.get("details") or {}).get("core"))
+        return (core, -SEVERITY_RANK.get(f["severity"], 0), -SURPRISE.get(f["kind"], 0), -abs(f["value"]))
+
+    return sorted(findings, key=key)
+
+
+# -- what to try: knob changes from the sensitivity data, as TOML -------------------------------------
+
+
+def toml_value(v: Any) -> str:
+    """A TOML literal for a config value (bool, number, string, list, inline table)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"no TOML literal for {v!r}")
+
+
+def toml_change(changes: Mapping[str, Any], comment: str = "") -> str:
+    """A variant file body that sets each dotted key (grouped by table), ready to paste into a rules file."""
+    tables: dict[str, list[str]] = {}
+    for key, value in changes.items():
+        table, _, name = key.rpartition(".")
+        tables.setdefault(table, []).append(f"{name} = {toml_value(value)}")
+    lines = [f"# {comment}"] if comment else []
+    for table, rows in sorted(tables.items(), key=lambda kv: kv[0] != ""):  # top-level keys before any table
+        if table:
+            lines.append(f"[{table}]")
+        lines.extend(rows)
+    return "\n".join(lines) + "\n"
+
+
+def _primary(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The personas' win rates and returns (the adapting search player's return is apart: see _adapting)."""
+    return {m: r for m, r in metrics.items() if m.startswith(("win[", "return[")) and "adapting" not in m}
+
+
+def metric_change(m: str, r: Mapping[str, Any]) -> str:
+    """A metric's change with its interval: win rates in points, returns and the rest as values."""
+    if m.startswith(("win[", "ended[", "seat")):
+        return f"{100 * r['change']:+.1f} points [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]"
+    return f"{r['change']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"
+
+
+def _adapting(metrics: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
+    for m, r in metrics.items():
+        if "adapting" in m:
+            return m, r
+    return None
+
+
+def what_to_try(
+    f: Mapping[str, Any], sections: Mapping[str, Any], refs: RuleRefs, ruleset: str, scenario: str
+) -> list[dict[str, Any]]:
+    """Knob changes that may shrink or remove the finding, each with what the sensitivity data measured.
+
+    A fragile key: the tried values that moved the game least (or, if every one moved it, the value as
+    written is the one to keep). A dead key: the tried value that moved most (and the advice to drop or
+    sharpen the rule). An option: the knobs of the same rule (by rule number), with their measured effect
+    on the adapting player. Always last: the ``rulebreaker balance`` command that searches for the fix.
+    """
+    knobs = (sections.get("sensitivity") or {}).get("knobs") or []
+    out: list[dict[str, Any]] = []
+
+    def row_reading(row: Mapping[str, Any], adapting_first: bool = False) -> str:
+        prim = _primary(row["metrics"])
+        ad = _adapting(row["metrics"])
+        persona = None
+        if prim:
+            m, r = max(prim.items(), key=lambda kv: abs(kv[1]["change"]))
+            persona = f"{m} by {metric_change(m, r)}"
+        adapt = f"the adapting player's value by {metric_change(*ad)}" if ad else None
+        parts = [p for p in ((adapt, persona) if adapting_first else (persona, adapt)) if p]
+        return ("moves " + " and ".join(parts)) if parts else "moves nothing measured"
+
+    def biggest(row: Mapping[str, Any]) -> float:
+        prim = _primary(row["metrics"])
+        return max((max(abs(r["low"]), abs(r["high"])) for r in prim.values()), default=0.0)
+
+    subj = f["subject"]
+    if f["kind"] == "fragile_rule":
+        rows = [r for r in knobs if r["key"] == subj]
+        calm = sorted(rows, key=biggest)
+        for r in calm[:2]:
+            out.append(
+                {
+                    "toml": toml_change({subj: r["value"]}, f"{subj} = {json.dumps(r['value'])}: {r['description']}"),
+                    "reading": f"Measured: {subj} = {json.dumps(r['value'])} {row_reading(r)}.",
+                    "measured": True,
+                }
+            )
+        if rows:
+            out.append(
+                {
+                    "toml": toml_change({subj: rows[0]["was"]}, "as written: the value to keep"),
+                    "reading": f"Keep {subj} at {json.dumps(rows[0]['was'])} unless the change above is wanted.",
+                    "measured": True,
+                }
+            )
+    elif f["kind"] == "dead_rule":
+        rows = sorted((r for r in knobs if r["key"] == subj), key=biggest, reverse=True)
+        for r in rows[:1]:
+            out.append(
+                {
+                    "toml": toml_change({subj: r["value"]}, f"{subj} = {json.dumps(r['value'])}: {r['description']}"),
+                    "reading": f"Measured: even {subj} = {json.dumps(r['value'])} {row_reading(r)}: "
+                    "drop the rule, or change what it does rather than its number.",
+                    "measured": True,
+                }
+            )
+    else:
+        rule = refs.rule_for(subj)
+        related = [r for r in knobs if rule is not None and refs.number_of(r["key"]) == rule.number]
+        scored = []
+        for r in related:
+            ad = _adapting(r["metrics"])
+            effect = abs(ad[1]["change"]) if ad else biggest(r)
+            scored.append((effect, r))
+        scored.sort(key=lambda x: -x[0])
+        for _, r in scored[:2]:
+            out.append(
+                {
+                    "toml": toml_change(
+                        {r["key"]: r["value"]}, f"{r['key']} = {json.dumps(r['value'])}: {r['description']}"
+                    ),
+                    "reading": f"Measured: {r['key']} = {json.dumps(r['value'])} {row_reading(r, True)}"
+                    + (f" (same rule {rule.number})" if rule else "")
+                    + "; whether it removes this finding is for balance to check.",
+                    "measured": True,
+                }
+            )
+    fix = f"{f['kind']}:{subj}"
+    rule = refs.rule_for(subj)
+    keys = sorted({r["key"] for r in knobs if rule is not None and refs.number_of(r["key"]) == rule.number})
+    if f["kind"] in ("fragile_rule", "dead_rule"):
+        keys = [subj]
+    out.append(
+        {
+            "toml": "",
+            "reading": "Search for the smallest change that removes it: "
+            f"rulebreaker balance {ruleset} {scenario} --fix '{fix}'" + (f" --knobs {','.join(keys)}" if keys else ""),
+            "measured": False,
+        }
+    )
+    return out
+
+
+def verdict_cards(
+    result: Mapping[str, Any],
+    sections: Mapping[str, Any],
+    refs: RuleRefs,
+    replay_ids: set[str],
+    limit: int = TOP_FINDINGS,
+) -> list[dict[str, Any]]:
+    """The "What to look at" cards: the first ``limit`` findings in :func:`order_findings` order."""
+    strength = result.get("strength")
+    who = (strength or {}).get("agent") or sections.get("strong_agent") or "the strongest player"
+    cards = []
+    for f in order_findings(result.get("findings", []))[:limit]:
+        rule = refs.rule_for(f["subject"])
+        sure = certainty(f, strength)
+        ev = f.get("evidence") or ""
+        cards.append(
+            {
+                "id": f.get("id") or f"{f['kind']}:{f['subject']}",
+                "severity": f["severity"],
+                "kind": f["kind"].replace("_", " "),
+                "headline": headline(f),
+                "rule": rule,
+                "quote": rule.quote(f["subject"]) if rule else "",
+                "words": plain_words(f, who),
+                "number": f"{f['value']:+.3f} [{f['ci'][0]:+.3f}, {f['ci'][1]:+.3f}]",
+                "metric": f.get("metric") or f["kind"],
+                "threshold": f.get("threshold"),
+                "sure": sure,
+                "tries": (tries := what_to_try(f, sections, refs, result["ruleset"], result["scenario"])),
+                "try_summary": " · ".join(
+                    [t["toml"].splitlines()[0].lstrip("# ").split(":")[0] for t in tries if t["toml"]]
+                    + ["a balance search"]
+                ),
+                "evidence": ev,
+                "has_replay": ev in replay_ids,
+                "core": f["severity"] == "info" or bool((f.get("details") or {}).get("core")),
+            }
+        )
+    return cards
+
+
+# -- charts -------------------------------------------------------------------------------------------------
 
 
 def _pyplot() -> Any:
@@ -31,12 +585,12 @@ def _pyplot() -> Any:
 def _save(fig: Any, path: Path) -> Path:
     plt = _pyplot()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 
 
-def plot_matchups(rr: dict[str, Any], path: Path) -> Path | None:
+def plot_matchups(rr: Mapping[str, Any], path: Path) -> Path | None:
     m = rr["metrics"]
     agents = rr["agents"]
     if "matrix" in m:
@@ -58,6 +612,8 @@ def plot_matchups(rr: dict[str, Any], path: Path) -> Path | None:
         fig.colorbar(im, ax=ax)
         return _save(fig, path)
     vals = rr["values"]
+    if not vals:
+        return None
     fig, ax = _pyplot().subplots(figsize=(6, 0.5 * len(vals) + 1.5))
     names = list(vals)
     means = [vals[a]["value"] for a in names]
@@ -88,7 +644,7 @@ def plot_bars(
     return _save(fig, path)
 
 
-def plot_usage(usage: dict[str, dict[str, float]], path: Path) -> Path | None:
+def plot_usage(usage: Mapping[str, Mapping[str, float]], path: Path) -> Path | None:
     rows = [(f"{ctx}: {opt}", share) for ctx, opts in usage.items() for opt, share in list(opts.items())[:8]]
     if not rows:
         return None
@@ -100,8 +656,8 @@ def plot_usage(usage: dict[str, dict[str, float]], path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def plot_resources(resources: dict[str, Any], path: Path) -> Path | None:
-    curves = {k: v["curve"] for k, v in resources.items() if any(x is not None for x in v["curve"])}
+def plot_resources(resources: Mapping[str, Any], path: Path) -> Path | None:
+    curves = {k: v["curve"] for k, v in resources.items() if any(x is not None for x in v.get("curve", []))}
     if not curves:
         return None
     fig, axes = _pyplot().subplots(1, len(curves), figsize=(3.2 * len(curves) + 0.5, 2.8), squeeze=False)
@@ -114,34 +670,55 @@ def plot_resources(resources: dict[str, Any], path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:+.1f}"
+@dataclass
+class Chart:
+    """A picture of the details with its one-line reading."""
+
+    title: str
+    path: Path
+    reading: str
 
 
-def build_report(
-    out_dir: Path,
-    result: dict[str, Any],
-    sections: dict[str, Any],
-    examples: list[dict[str, Any]],
-    timings: dict[str, float],
-) -> tuple[Path, Path]:
-    """Write report.md and report.html (plus PNGs) into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    images: list[tuple[str, Path]] = []
-    rr = sections["round_robin"]
-    p = plot_matchups(rr, out_dir / "matchups.png")
-    if p:
-        images.append(("Matchups", p))
-    usage = sections.get("usage", {})
+def _largest_sensitivity(k: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
+    prim = _primary(k["metrics"])
+    if not prim:
+        return None
+    return max(prim.items(), key=lambda kv: abs(kv[1]["change"]))
+
+
+def charts(out_dir: Path, result: Mapping[str, Any], sections: Mapping[str, Any]) -> dict[str, Chart]:
+    """Draw every chart the sections support; each with its reading."""
+    out: dict[str, Chart] = {}
+    rr = sections.get("round_robin")
+    if rr:
+        p = plot_matchups(rr, out_dir / "matchups.png")
+        vals = rr.get("values") or {}
+        if p and vals:
+            best = max(vals, key=lambda a: vals[a]["value"])
+            worst = min(vals, key=lambda a: vals[a]["value"])
+            out["matchups"] = Chart(
+                "Matchups",
+                p,
+                f"Strongest persona: {best} ({_interval(vals[best])}); weakest: {worst} ({_interval(vals[worst])}).",
+            )
+    usage = sections.get("usage") or {}
     p = plot_usage(usage, out_dir / "usage.png")
     if p:
-        images.append(("Option usage", p))
+        tops = [
+            (ctx, *max(opts.items(), key=lambda kv: kv[1]))
+            for ctx, opts in usage.items()
+            if opts  # a context with no decision has no favourite
+        ]
+        reading = "; ".join(f"in '{c}' it mostly chooses {o} ({_pct(s)})" for c, o, s in tops[:3])
+        out["usage"] = Chart("Option usage", p, (reading[:1].upper() + reading[1:] + ".") if reading else DASH)
     restricted = sections.get("restricted")
     if restricted:
         strong = restricted["strong"]
+        opts = restricted["agents"][strong]["options"]
         rows = [
             (g, r["value_change"]["value"], r["value_change"]["low"], r["value_change"]["high"])
-            for g, r in restricted["agents"][strong]["options"].items()
+            for g, r in opts.items()
+            if r.get("replayed", True)
         ]
         p = plot_bars(
             rows,
@@ -151,296 +728,343 @@ def build_report(
             result["thresholds"]["dead_option_band"],
         )
         if p:
-            images.append(("Restricted play", p))
-    sens = sections.get("sensitivity", {}).get("knobs", [])
-    if sens:
-        rows = []
-        for k in sens:
-            prim = {m: r for m, r in k["metrics"].items() if m.startswith(("win[", "return["))}
-            if not prim:
-                continue
-            m, r = max(prim.items(), key=lambda kv: abs(kv[1]["change"]))
-            rows.append((f"{k['key']}={k['value']}", r["change"], r["low"], r["high"]))
-        p = plot_bars(
-            rows,
-            "rule sensitivity: largest change of a win rate / return",
-            "change (95% CI)",
-            out_dir / "sensitivity.png",
-            result["thresholds"]["dead_rule_band"],
+            g, v, lo, hi = min(rows, key=lambda r: r[1])
+            out["restricted"] = Chart(
+                "Restricted play",
+                p,
+                f"Forbidding {g} costs most: {v:+.3f} [{lo:+.3f}, {hi:+.3f}] per game; "
+                f"{len(opts) - len(rows)} option(s) were never chosen or never legal, so not replayed.",
+            )
+    knobs = (sections.get("sensitivity") or {}).get("knobs") or []
+    rows = []
+    for k in knobs:
+        big = _largest_sensitivity(k)
+        if big:
+            rows.append((f"{k['key']}={json.dumps(k['value'])}", big[1]["change"], big[1]["low"], big[1]["high"]))
+    band = result["thresholds"]["dead_rule_band"]
+    p = plot_bars(
+        rows, "rule sensitivity: largest change of a win rate / return", "change (95% CI)", out_dir / "sensitivity.png"
+    )
+    if p:
+        name, v, lo, hi = max(rows, key=lambda r: abs(r[1]))
+        calm = sum(1 for r in rows if abs(r[2]) < band and abs(r[3]) < band)
+        out["sensitivity"] = Chart(
+            "Rule sensitivity",
+            p,
+            f"The biggest mover is {name}: {100 * v:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}]; "
+            f"{calm} of {len(rows)} perturbations stay inside ±{100 * band:.0f} points.",
         )
-        if p:
-            images.append(("Rule sensitivity", p))
+    res = (sections.get("structure") or {}).get("resources") or {}
+    p = plot_resources(res, out_dir / "resources.png")
+    if p:
+        bits = []
+        for k, v in res.items():
+            rr_ = v.get("relative_rise")
+            if rr_:
+                bits.append(f"{k} {100 * rr_['value']:+.0f}%")
+        out["resources"] = Chart(
+            "Resource trajectories",
+            p,
+            "Change from the first to the last decision: " + (", ".join(bits) or "none measured") + ".",
+        )
     rl = sections.get("rl") or {}
     curve = rl.get("learning_curve_png")
     if curve and Path(curve).exists():
-        images.append(("Learning curve", Path(curve)))
-    structure = sections.get("structure", {})
-    p = plot_resources(structure.get("resources", {}), out_dir / "resources.png")
-    if p:
-        images.append(("Resource trajectories", p))
-
-    md = _markdown(result, sections, examples, timings, images, out_dir)
-    md_path = out_dir / "report.md"
-    atomic_write_text(md_path, md)
-    html_path = out_dir / "report.html"
-    atomic_write_text(html_path, _html(md, result, images, out_dir))
-    return md_path, html_path
+        out["learning"] = Chart("Learning curve", Path(curve), rl.get("summary") or "The trained agent's evaluations.")
+    return out
 
 
-def _finding_lines(result: dict[str, Any]) -> list[str]:
-    out = []
-    for f in result["findings"]:
-        ex = f" (example game `{f['evidence']}`)" if f["evidence"] else ""
-        out.append(f"- **{f['severity'].upper()} · {f['kind']} · {f['subject']}** — {f['summary']}{ex}")
-    return out or ["- No finding cleared its threshold with its whole 95% interval."]
+# -- replays ------------------------------------------------------------------------------------------------
 
 
-def _strength_lead(result: dict[str, Any]) -> list[str]:
-    """The strength certificate in one paragraph before the findings (provisional when not converged)."""
-    st = result.get("strength")
-    if not st or not st.get("agent"):
+def load_replays(out_dir: Path) -> list[dict[str, Any]]:
+    """The step-through traces :mod:`training.replays` wrote in ``out_dir/replays`` (in its index's order)."""
+    folder = out_dir / "replays"
+    index = folder / "index.json"
+    if not index.exists():
         return []
-    gap = "not solvable here" if st["exact_gap"] is None else f"{st['exact_gap']:+.4f}"
-    lo, hi = st.get("budget_doubling_ci", [st["budget_doubling_delta"], st["budget_doubling_delta"]])
-    head = (
-        f"Strength certificate of `{st['agent']}`, the subject of every verdict: doubling its simulations "
-        f"changes its value by {st['budget_doubling_delta']:+.4f} [{lo:+.4f}, {hi:+.4f}] on the same "
-        f"{st['deals']} deals; exact gap {gap}; best-response edge "
-        f"{'n/a (' + st['best_response_note'] + ')' if st['best_response_edge'] is None else st['best_response_edge']}."
-    )
-    if st["converged"]:
-        return [head + " Converged at this budget.", ""]
-    return [
-        head + f" **Not converged: the findings below are provisional, by up to {st['provisional_by']:.3f} of value "
-        "per game** (a larger budget may move them).",
-        "",
-    ]
+    try:
+        ids = json.loads(index.read_text(encoding="utf-8"))
+        return [json.loads((folder / f"{gid}.json").read_text(encoding="utf-8")) for gid in ids]
+    except (OSError, json.JSONDecodeError, TypeError):
+        return []
 
 
-def _verdict_lines(sections: dict[str, Any]) -> list[str]:
-    """Restricted play with the re-optimizing subject: forbid and force per option group, with verdicts."""
+def replays_from_examples(examples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Step-through replays from narrated logs alone (one line a step; no resources): the fallback."""
+    out = []
+    for ex in examples:
+        steps = [
+            {"n": i, "who": "", "action": "", "events": [{"text": t, "dice": False}]} for i, t in enumerate(ex["log"])
+        ]
+        out.append({"id": ex["id"], "title": ex["title"], "replay": ex["replay"], "players": [], "steps": steps})
+    return out
+
+
+# -- the page -------------------------------------------------------------------------------------------------
+
+
+def _verdict_rows(sections: Mapping[str, Any]) -> list[dict[str, str]]:
     v = sections.get("verdicts")
     if not v:
         return []
-    L = [
-        f"## Verdicts (subject `{v['subject']}`, re-optimizing under each restriction)",
-        f"Each row: {v['deals']} paired games per restriction at {v['simulations']} simulations per decision "
-        f"({v['games']} games in all, {v['seconds']} s). Subject value {v['value']['value']:.3f} "
-        f"[{v['value']['low']:.3f}, {v['value']['high']:.3f}]; its edge over its base `{v['base']}` "
-        f"{v['over_base']['value']:+.3f} [{v['over_base']['low']:+.3f}, {v['over_base']['high']:+.3f}]. "
-        "Core mechanics (declared by the scenario) are marked *core*.",
-        "",
-        "| option | verdict | chosen (share in context) | forbidden: value change | forced: value change |",
-        "|---|---|---|---|---|",
-    ]
     core = set(v.get("core_options", []))
-
-    def cell(x: dict[str, float] | None, what: str) -> str:
-        return what if x is None else f"{x['value']:+.3f} [{x['low']:+.3f}, {x['high']:+.3f}]"
-
-    order = sorted(v["options"].items(), key=lambda kv: (kv[0] in core, kv[1]["verdict"] == "never_legal", kv[0]))
-    for g, r in order:
-        name = f"{g} *core*" if g in core else g
-        L.append(
-            f"| {name} | {r['verdict'].replace('_', ' ')} | {r['chosen']} ({100 * r['usage_in_context']:.0f}%) | "
-            f"{cell(r['forbid'], 'not played (' + (r.get('forbid_skip') or 'never legal') + ')')} | "
-            f"{cell(r['force'], 'not played (' + (r.get('force_skip') or 'never legal') + ')')} |"
+    rows = []
+    for g, r in sorted(v["options"].items(), key=lambda kv: (kv[0] in core, kv[1]["verdict"] == "never_legal", kv[0])):
+        fb, fc = r.get("forbid"), r.get("force")
+        rows.append(
+            {
+                "option": g + (" (core)" if g in core else ""),
+                "verdict": r["verdict"].replace("_", " "),
+                "chosen": f"{r['chosen']} ({_pct(r['usage_in_context'])})",
+                "forbid": _interval(fb) if fb else f"not played ({r.get('forbid_skip') or 'never legal'})",
+                "force": _interval(fc) if fc else f"not played ({r.get('force_skip') or 'never legal'})",
+            }
         )
-    L.append("")
-    for g, r in order:
-        if r.get("instead"):
-            parts = []
-            for ctx, u in r["instead"].items():
-                top = ", ".join(f"{o} {100 * x:.0f}%" for o, x in list(u.items())[:4])
-                parts.append(f"in `{ctx}`: {top or 'no decision'}")
-            L.append(f"- With `{g}` forbidden the subject plays " + "; ".join(parts) + ".")
-    L.append("")
-    return L
+    return rows
 
 
-def _build_lines(sections: dict[str, Any]) -> list[str]:
-    b = sections.get("builds")
-    if not b:
-        return []
-    L = [
-        "## Builds",
-        f"{b['tried']} whole builds tried, {b['games_per_build']} games each on common deals ({b['player']}). "
-        f"What the best share: {b['shared']}.",
-        "",
-        "| rank | build | value | 95% CI |",
-        "|---|---|---|---|",
-    ]
-    for tag, rows in (("best", b["best"]), ("worst", b["worst"])):
-        for i, r in enumerate(rows, 1):
-            build = ", ".join(f"{f} {die}" for f, die in r["build"].items())
-            L.append(f"| {tag} {i} | {build} | {r['value']:.3f} | [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}] |")
-    L.append("")
-    return L
+def _sensitivity_rows(sections: Mapping[str, Any]) -> list[dict[str, str]]:
+    rows = []
+    for k in (sections.get("sensitivity") or {}).get("knobs") or []:
+        big = _largest_sensitivity(k)
+        ad = _adapting(k["metrics"])
+        ln = k["metrics"].get("length")
+        rows.append(
+            {
+                "knob": k["key"],
+                "value": f"{json.dumps(k['value'])} (as written {json.dumps(k['was'])})",
+                "change": f"{big[0]}: {metric_change(*big)}" if big else DASH,
+                "adapting": _interval(ad[1] and {"value": ad[1]["change"], "low": ad[1]["low"], "high": ad[1]["high"]})
+                if ad
+                else "not measured",
+                "length": f"{ln['change']:+.2f}" if ln else DASH,
+            }
+        )
+    return rows
 
 
-def _markdown(
+def _structure_lines(sections: Mapping[str, Any]) -> list[str]:
+    st = sections.get("structure") or {}
+    lines = []
+    if "seats" in st:
+        lines.append(
+            "Share of decisive games won per seat: "
+            + ", ".join(
+                f"seat {k} {100 * v['value']:.1f}% [{100 * v['low']:.1f}, {100 * v['high']:.1f}]"
+                for k, v in st["seats"].items()
+            )
+            + "."
+        )
+    ln = st.get("length")
+    if ln:
+        lines.append(
+            f"Game length: mean {ln['mean']:.1f}, median {ln['median']}, max {ln['max']} decisions; ended by: "
+            + ", ".join(f"{k} {v}" for k, v in ln["reasons"].items())
+            + "."
+        )
+    for k, v in (st.get("resources") or {}).items():
+        r = v.get("relative_rise")
+        if r:
+            lines.append(
+                f"{k}: relative change first→last decision {100 * r['value']:+.1f}% "
+                f"[{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]."
+            )
+    return lines
+
+
+def _strength_text(strength: Mapping[str, Any] | None) -> dict[str, str] | None:
+    st = strength or {}
+    if not st.get("agent"):
+        return None
+    gap = "not solvable here" if st.get("exact_gap") is None else f"{st['exact_gap']:+.4f}"
+    delta = st.get("budget_doubling_delta")
+    lo, hi = st.get("budget_doubling_ci") or [delta, delta]
+    edge = st.get("best_response_edge")
+    edge_txt = f"{edge:+.4f}" if edge is not None else f"n/a ({st.get('best_response_note') or 'not trained'})"
+    text = (
+        f"Every verdict is measured on {st['agent']}. Doubling its simulations changes its value by "
+        f"{_signed(delta, 4)} [{_signed(lo, 4)}, {_signed(hi, 4)}]"
+        + (f" on the same {st['deals']} deals" if st.get("deals") else "")
+        + f"; exact gap {gap}; best-response edge {edge_txt}."
+    )
+    if st.get("converged"):
+        return {"level": "firm", "text": text + " Converged at this budget: the verdicts below are firm."}
+    by = st.get("provisional_by")
+    return {
+        "level": "provisional",
+        "text": text
+        + " Not converged: the findings are provisional"
+        + (f", by up to {by:.3f} of value per game" if by is not None else "")
+        + " (a larger budget may move them).",
+    }
+
+
+def page_context(
+    out_dir: Path,
+    result: Mapping[str, Any],
+    sections: Mapping[str, Any],
+    examples: list[dict[str, Any]],
+    timings: Mapping[str, float],
+    replays: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Everything the discovery templates show, computed from the records."""
+    refs = RuleRefs.load(result["ruleset"], result["scenario"])
+    if replays is None:
+        replays = load_replays(out_dir) or replays_from_examples(examples)
+    ids = {r["id"] for r in replays}
+    ordered = order_findings(result.get("findings", []))
+    rr = sections.get("round_robin") or {}
+    builds = sections.get("builds")
+    exact = sections.get("exact")
+    vw = sections.get("variant_vs_written")
+    return {
+        "result": result,
+        "title": f"{result['ruleset']} / {result['scenario']}",
+        "run_dir": str(out_dir),
+        "variant": result.get("variant"),
+        "timings": dict(timings),
+        "total_seconds": float(timings.get("total", 0.0)),
+        "strength": _strength_text(result.get("strength")),
+        "cards": verdict_cards(result, sections, refs, ids),
+        "all_findings": [
+            {
+                "severity": f["severity"],
+                "kind": f["kind"].replace("_", " "),
+                "subject": f["subject"],
+                "rule": (lambda r: f"Rule {r.number}: {r.title}" if r else "the game as a whole")(
+                    refs.rule_for(f["subject"])
+                ),
+                "summary": f.get("summary") or DASH,
+                "evidence": f.get("evidence") or "",
+            }
+            for f in ordered
+        ],
+        "replays": replays,
+        "replay_ids": ids,
+        "charts": charts(out_dir, result, sections),
+        "values": [
+            {"agent": a, "value": f"{v['value']:.3f}", "ci": f"[{v['low']:.3f}, {v['high']:.3f}]"}
+            for a, v in (rr.get("values") or {}).items()
+        ],
+        "games_per_matchup": rr.get("games_per_matchup", 0),
+        "verdicts": sections.get("verdicts"),
+        "verdict_rows": _verdict_rows(sections),
+        "sensitivity_rows": _sensitivity_rows(sections),
+        "structure_lines": _structure_lines(sections),
+        "builds": builds,
+        "exact": exact,
+        "variant_vs_written": vw,
+        "rl_summary": (sections.get("rl") or {}).get("summary"),
+    }
+
+
+def build_report(
+    out_dir: Path,
     result: dict[str, Any],
     sections: dict[str, Any],
     examples: list[dict[str, Any]],
     timings: dict[str, float],
-    images: list[tuple[str, Path]],
-    out_dir: Path,
-) -> str:
-    L: list[str] = []
-    L.append(f"# rulebreaker discovery: {result['ruleset']} / {result['scenario']}")
-    L.append("")
-    L.append(
-        f"Rules hash `{result['rules_hash']}`"
-        + (f" (variant `{result['variant']}`)" if result.get("variant") else " (rules as written)")
-        + f", seed {result['seed']}, budget {result['budget']}, {timings.get('total', 0):.0f} s."
-    )
-    L.append("")
-    L.append("## Findings")
-    L.extend(_strength_lead(result))
-    L.extend(_finding_lines(result))
-    L.append("")
-    L.extend(_verdict_lines(sections))
-    L.extend(_build_lines(sections))
-    rr = sections["round_robin"]
-    L.append("## Matchups")
-    L.append(f"{rr['games_per_matchup']} games per matchup, seats rotated, paired deals. Values (95% CI):")
-    L.append("")
-    L.append("| agent | value | 95% CI |")
-    L.append("|---|---|---|")
-    for a, v in rr["values"].items():
-        L.append(f"| {a} | {v['value']:.3f} | [{v['low']:.3f}, {v['high']:.3f}] |")
-    L.append("")
-    if sections.get("rl"):
-        rl = sections["rl"]
-        L.append("## Trained agent")
-        L.append(f"{rl.get('summary', '')}")
-        L.append("")
-    ex = sections.get("exact")
-    if ex:
-        L.append("## Exact optimum")
-        if ex.get("tractable"):
-            L.append(
-                f"Solved exactly ({ex['states']:,} positions, {ex['seconds']} s): optimal value "
-                f"{ex['optimal_value']:.4f}. Each agent's exact value and its gap to the optimum:"
-            )
-            L.append("")
-            L.append("| agent | exact value | gap to optimum |")
-            L.append("|---|---|---|")
-            for a, g in ex["agents"].items():
-                L.append(f"| {a} | {g['value']:.4f} | {g['gap']:.4f} |")
-        else:
-            L.append(f"Not solved: {ex.get('reason', '')}")
-        L.append("")
-    restricted = sections.get("restricted")
-    if restricted:
-        strong = restricted["strong"]
-        L.append(f"## Restricted play (strongest agent: {strong})")
-        L.append("| option | value change | 95% CI | usage in context | example |")
-        L.append("|---|---|---|---|---|")
-        for g, r in restricted["agents"][strong]["options"].items():
-            v = r["value_change"]
-            usage = f"{100 * r['usage_in_context']:.1f}%" if r.get("available", True) else "never legal"
-            L.append(f"| {g} | {v['value']:+.4f} | [{v['low']:+.4f}, {v['high']:+.4f}] | {usage} | `{r['example']}` |")
-        L.append("")
-        base_value = sections["round_robin"]["values"].get(strong, {}).get("value")
-        for g, r in restricted["agents"][strong]["options"].items():
-            v = r["value_change"]
-            if not r.get("replayed", True) or (v["low"] == 0 and v["high"] == 0):
-                continue
-            rel = f", {100 * -v['value'] / abs(base_value):.1f}% of its value" if base_value else ""
-            L.append(
-                f"- Forbidding `{g}` costs {strong} {-v['value']:.4f} [{-v['high']:.4f}, {-v['low']:.4f}] "
-                f"per game{rel}."
-            )
-        L.append("")
-    sens = sections.get("sensitivity", {}).get("knobs", [])
-    if sens:
-        L.append("## Rule sensitivity")
-        L.append("| knob | value (as written) | largest win-rate/return change | 95% CI | game length change |")
-        L.append("|---|---|---|---|---|")
-        for k in sens:
-            prim = {m: r for m, r in k["metrics"].items() if m.startswith(("win[", "return["))}
-            if prim:
-                m, r = max(prim.items(), key=lambda kv: abs(kv[1]["change"]))
-                ln = k["metrics"].get("length", {})
-                L.append(
-                    f"| {k['key']} | {k['value']} ({k['was']}) | {_pct(r['change'])} pts on {m} | "
-                    f"[{_pct(r['low'])}, {_pct(r['high'])}] | {ln.get('change', 0):+.2f} |"
-                )
-        L.append("")
-    vw = sections.get("variant_vs_written")
-    if vw:
-        L.append("## The variant against the rules as written")
-        L.append(f"Changed keys: {', '.join(vw['changed_keys']) or 'none'}.")
-        L.append("")
-        L.append("| metric | as written | change | 95% CI |")
-        L.append("|---|---|---|---|")
-        for m, r in vw["metrics"].items():
-            L.append(f"| {m} | {r['baseline']:.3f} | {r['change']:+.4f} | [{r['low']:+.4f}, {r['high']:+.4f}] |")
-        L.append("")
-    st = sections.get("structure", {})
-    if st:
-        L.append("## Seats, lengths, resources")
-        if "seats" in st:
-            L.append(
-                "Share of decisive games won per seat: "
-                + ", ".join(
-                    f"seat {k} {100 * v['value']:.1f}% [{100 * v['low']:.1f}, {100 * v['high']:.1f}]"
-                    for k, v in st["seats"].items()
-                )
-                + "."
-            )
-        ln = st["length"]
-        L.append(
-            f"Game length: mean {ln['mean']:.1f}, median {ln['median']}, max {ln['max']} decisions; "
-            f"ended by: {', '.join(f'{k} {v}' for k, v in ln['reasons'].items())}."
+    *,
+    replays: list[dict[str, Any]] | None = None,
+) -> tuple[Path, Path]:
+    """Write ``report.md`` and the self-contained ``report.html`` (plus the PNGs) into ``out_dir``.
+
+    ``replays``: the step-through traces to show (default: those in ``out_dir/replays``, else the narrated
+    ``examples`` one line per step).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ctx = page_context(out_dir, result, sections, examples, timings, replays)
+    html_path = out_dir / "report.html"
+    atomic_write_text(html_path, render("report.html.j2", **ctx))
+    md_path = out_dir / "report.md"
+    atomic_write_text(md_path, render("report.md.j2", **ctx))
+    return md_path, html_path
+
+
+def check_toml(text: str, config_model: Any, rules_path: Path) -> Any:
+    """Validate a "what to try" snippet as a variant of the rules file (used by tests and by ``report``)."""
+    from envs.core.config import deep_merge, read_toml, validate_config
+
+    return validate_config(config_model, deep_merge(read_toml(rules_path), tomllib.loads(text)), "what to try")
+
+
+# -- the browser check ----------------------------------------------------------------------------------------
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
+
+
+def find_chromium() -> str | None:
+    """A headless-capable Chromium on this machine, or ``None``."""
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def screenshot(html: Path, png: Path, width: int = 1280, height: int = 900, timeout: float = 120) -> Path | None:
+    """The first screen of a page as a PNG (``None`` without Chromium or when it fails)."""
+    exe = find_chromium()
+    if exe is None:
+        return None
+    profile = png.parent / ".chromium-profile"
+    try:
+        subprocess.run(
+            [
+                exe,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                f"--screenshot={png.resolve()}",
+                f"--window-size={width},{height}",
+                html.resolve().as_uri(),
+            ],
+            capture_output=True,
+            timeout=timeout,
+            check=False,
         )
-        for k, v in st.get("resources", {}).items():
-            rr_ = v["relative_rise"]
-            L.append(
-                f"- {k}: relative change first→last decision {100 * rr_['value']:+.1f}% "
-                f"[{100 * rr_['low']:+.1f}, {100 * rr_['high']:+.1f}]"
-            )
-        L.append("")
-    for title, img in images:
-        L.append(f"### {title}")
-        L.append(f"![{title}]({img.name if img.parent == out_dir else img})")
-        L.append("")
-    if examples:
-        L.append("## Example games")
-        for ex in examples:
-            L.append(f"### `{ex['id']}` — {ex['title']}")
-            L.append(f"Replay: `{ex['replay']}`")
-            L.append("```")
-            L.extend(ex["log"][:80])
-            if len(ex["log"]) > 80:
-                L.append(f"… ({len(ex['log']) - 80} more lines)")
-            L.append("```")
-            L.append("")
-    L.append("## Timings")
-    L.append(", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
-    return "\n".join(L) + "\n"
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    return png if png.exists() and png.stat().st_size > 0 else None
 
 
-def _html(md: str, result: dict[str, Any], images: list[tuple[str, Path]], out_dir: Path) -> str:
-    """The markdown report as one self-contained HTML page (images embedded as data URIs)."""
+def browser_check(html: Path, timeout: float = 120) -> dict[str, Any]:
+    """Load a page in headless Chromium; return its self-check (``data-check`` of ``<html>``) and console errors.
 
-    body = markdown.markdown(md, extensions=["tables", "fenced_code"])
-    for _, img in images:
-        ref = img.name if img.parent == out_dir else str(img)
-        data = base64.b64encode(img.read_bytes()).decode()
-        body = body.replace(f'src="{html.escape(ref)}"', f'src="data:image/png;base64,{data}"')
-    for sev in ("HIGH", "MEDIUM", "LOW", "INFO"):
-        body = body.replace(f"<strong>{sev} ·", f"<strong class='{sev.lower()}'>{sev} ·")
-    title = html.escape(f"rulebreaker: {result['ruleset']} / {result['scenario']}")
-    style = (
-        "body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#222}"
-        "li{margin:.4rem 0}.high{color:#b00}.medium{color:#b60}.low{color:#555}.info{color:#777}"
-        "table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;"
-        "font-size:.9rem}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.8rem}"
-        "img{max-width:100%}"
-    )
-    return (
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
-        f"<style>{style}</style></head><body>\n{body}\n</body></html>\n"
-    )
+    Every report page runs a small script on load that counts broken images, empty table cells and script
+    errors and writes the verdict into ``<html data-check="…">`` (``ok`` when there is none).
+    """
+    exe = find_chromium()
+    if exe is None:
+        raise FileNotFoundError("no Chromium on this machine")
+    profile = Path(html).parent / ".chromium-check"
+    try:
+        r = subprocess.run(
+            [
+                exe,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--virtual-time-budget=5000",
+                "--dump-dom",
+                Path(html).resolve().as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    m = re.search(r'<html[^>]*\bdata-check="([^"]*)"', r.stdout)
+    console = [ln for ln in r.stderr.splitlines() if "CONSOLE" in ln and ("ERROR" in ln.upper() or "Uncaught" in ln)]
+    return {"check": m.group(1) if m else None, "console_errors": console, "dom": r.stdout}

@@ -1,17 +1,17 @@
 """The comparison report of a sweep: ``sweep.md`` and a self-contained ``sweep.html`` (PNG charts embedded).
 
-One row per variant (kind, exit code, the job's key metrics, its findings or its error line) and one bar
-chart per key metric across the variants. Reads only the records the sweep wrote.
+The lead says which variants changed the game; then one row per variant (kind, exit code, the job's key
+metrics, its findings or its error line) and one bar chart per key metric across the variants, each with
+its reading. Templates: ``results/templates/sweep.*.j2``. Reads only the records the sweep wrote.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 from pathlib import Path
 from typing import Any
 
 from results.records import atomic_write_text
+from results.report import render
 
 MAX_CHARTS = 8
 
@@ -56,7 +56,21 @@ def plot_metric(records: list[dict[str, Any]], metric: str, path: Path) -> Path 
 
 
 def _cell(x: Any) -> str:
+    if x is None or x == "":
+        return "—"
     return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+
+def chart_reading(records: list[dict[str, Any]], metric: str) -> str:
+    """One line: which variants sit highest and lowest on ``metric``."""
+    rows = [(r["name"], float(r["summary"][metric])) for r in records if metric in (r.get("summary") or {})]
+    if not rows:
+        return "No variant measured it."
+    hi = max(rows, key=lambda kv: kv[1])
+    lo = min(rows, key=lambda kv: kv[1])
+    if hi[1] == lo[1]:
+        return f"Every variant has {metric} = {hi[1]:.4g}."
+    return f"Highest: {hi[0]} ({hi[1]:.4g}); lowest: {lo[0]} ({lo[1]:.4g}); {len(rows)} variant(s) measured."
 
 
 def build_sweep_report(out_dir: Path, sweep: dict[str, Any], records: list[dict[str, Any]]) -> tuple[Path, Path]:
@@ -65,62 +79,44 @@ def build_sweep_report(out_dir: Path, sweep: dict[str, Any], records: list[dict[
     charts_dir.mkdir(parents=True, exist_ok=True)
     metrics = metric_names(records)
     title = f"Sweep: {sweep['ruleset']} · {sweep['job']} · {len(records)} variant(s) · backend {sweep['backend']}"
-    md = [f"# {title}", "", f"Seed {sweep['seed']}; every variant played on the same seeds.", ""]
-    head = ["variant", "kind", "exit", *metrics]
-    md.append("| " + " | ".join(head) + " |")
-    md.append("|" + "---|" * len(head))
+    rows = []
     for r in records:
-        kind = (r.get("variant_meta") or {}).get("kind", "")
-        vals = [_cell((r.get("summary") or {}).get(m, "")) for m in metrics]
-        md.append("| " + " | ".join([r["name"], str(kind), str(r["exit_code"]), *vals]) + " |")
-    md.append("")
-    md.append("## Findings and errors per variant")
-    for r in records:
-        md.append(f"### {r['name']} (exit {r['exit_code']})")
-        if r.get("error"):
-            md.append(f"- error: {r['error']}")
-        for f in r.get("findings") or []:
-            md.append(f"- {f}")
-        if not r.get("error") and not r.get("findings"):
-            md.append("- nothing to report")
-        md.append("")
-    charts = [
-        c for m in metrics[:MAX_CHARTS] if (c := plot_metric(records, m, charts_dir / f"m{metrics.index(m)}.png"))
-    ]
-    md.append("## Charts")
-    md.extend(f"![]({c.relative_to(out_dir)})" for c in charts)
-    md_path = out_dir / "sweep.md"
-    atomic_write_text(md_path, "\n".join(md) + "\n")
-
-    esc = html.escape
-    rows_html = []
-    for r in records:
-        kind = (r.get("variant_meta") or {}).get("kind", "")
-        cls = "bad" if r["exit_code"] == 2 else "changed" if r["exit_code"] == 1 else ""
-        cells = "".join(f"<td>{esc(_cell((r.get('summary') or {}).get(m, '')))}</td>" for m in metrics)
         notes = [f"error: {r['error']}"] if r.get("error") else list(r.get("findings") or [])
-        note_html = "<br>".join(esc(n) for n in notes) or "—"
-        rows_html.append(
-            f"<tr class='{cls}'><td title='{esc(r['variant'])}'>{esc(r['name'])}</td><td>{esc(str(kind))}</td>"
-            f"<td>{r['exit_code']}</td>{cells}<td class='notes'>{note_html}</td></tr>"
+        rows.append(
+            {
+                "name": r["name"],
+                "variant": str(r.get("variant", r["name"])),
+                "kind": str((r.get("variant_meta") or {}).get("kind") or "—"),
+                "exit": r["exit_code"],
+                "cls": "bad" if r["exit_code"] == 2 else "changed" if r["exit_code"] == 1 else "",
+                "cells": [_cell((r.get("summary") or {}).get(m)) for m in metrics],
+                "notes": notes or ["nothing to report"],
+            }
         )
-    imgs = "".join(
-        f"<img alt='{esc(c.stem)}' src='data:image/png;base64,{base64.b64encode(c.read_bytes()).decode()}'>"
-        for c in charts
-    )
-    page = (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>{esc(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}"
-        "tr.bad{background:#fdd}tr.changed{background:#ffd}td.notes{font-size:90%}img{display:block;margin:1em 0}"
-        "</style></head><body>"
-        f"<h1>{esc(title)}</h1><p>Seed {sweep['seed']}; every variant played on the same seeds.</p>"
-        "<table><tr>"
-        + "".join(f"<th>{esc(h)}</th>" for h in [*head, "findings / error"])
-        + "</tr>"
-        + "".join(rows_html)
-        + f"</table><h2>Charts</h2>{imgs}</body></html>"
-    )
+    charts = []
+    for m in metrics[:MAX_CHARTS]:
+        c = plot_metric(records, m, charts_dir / f"m{metrics.index(m)}.png")
+        if c:
+            charts.append(
+                {"title": m, "path": c, "rel": str(c.relative_to(out_dir)), "reading": chart_reading(records, m)}
+            )
+    changed = [r for r in rows if r["exit"] == 1]
+    failed = [r for r in rows if r["exit"] == 2]
+    ctx = {
+        "title": title,
+        "sweep": sweep,
+        "metrics": metrics,
+        "rows": rows,
+        "charts": charts,
+        "lead": (
+            f"{len(changed)} of {len(rows)} variant(s) changed the game"
+            + (f", {len(failed)} failed to run" if failed else "")
+            + (": " + ", ".join(r["name"] for r in changed) if changed else "")
+            + "."
+        ),
+    }
+    md_path = out_dir / "sweep.md"
+    atomic_write_text(md_path, render("sweep.md.j2", **ctx))
     html_path = out_dir / "sweep.html"
-    atomic_write_text(html_path, page)
+    atomic_write_text(html_path, render("sweep.html.j2", **ctx))
     return md_path, html_path

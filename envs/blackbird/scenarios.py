@@ -34,6 +34,12 @@ SESSION = Scenario(
     observation_bounds=(-1.0, 1.0),
     option_groups=(*SPEND_GROUPS, "use_trait", "no_trait", "accept_help", "decline_help", "retry", "give_up"),
     core_options=("use_trait", "retry"),  # the game's intended core: a trait die and a retry help by design
+    option_rules={
+        **dict.fromkeys(SPEND_GROUPS, "5"),
+        **dict.fromkeys(("use_trait", "no_trait"), "2"),
+        **dict.fromkeys(("accept_help", "decline_help"), "6"),
+        **dict.fromkeys(("retry", "give_up"), "4"),
+    },
 )
 
 DUEL = Scenario(
@@ -63,6 +69,11 @@ DUEL = Scenario(
         "ready",
         "cover",
     ),
+    option_rules={
+        **dict.fromkeys(SPEND_GROUPS, "5"),
+        **dict.fromkeys(("attack", "called_shot"), "13"),
+        **dict.fromkeys(("aim", "all_out_attack", "all_out_defense", "move_attack", "move", "ready", "cover"), "14"),
+    },
 )
 
 SCENARIOS = {"session": SESSION, "duel": DUEL}

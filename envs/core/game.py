@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -203,6 +203,8 @@ class Scenario:
     progress_resources: tuple[str, ...] = ()  # name prefixes of progress counters and clocks: never runaways
     time_limit_is_rule: bool = False  # the scenario's time limit is part of the game (a timed job), not a stall
     core_options: tuple[str, ...] = ()  # option groups that are the game's intended core: findings on them are info
+    option_rules: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+    """The rule number (of docs/rules/<ruleset>.md) that each option group plays, for the report: {"aim": "14"}."""
 
     def players(self, config: BaseModel) -> int:
         n = self.num_players
