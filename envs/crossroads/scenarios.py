@@ -88,6 +88,16 @@ EPISODE = Scenario(
     observation_bounds=(0.0, 1.0),
     option_groups=OPTION_GROUPS,
     progress_resources=("goal_boxes",),
+    option_rules={  # the rule of docs/rules/crossroads.md each option plays (named by the report)
+        "build": "1",
+        **dict.fromkeys(("optimal_assignment", "suboptimal_assignment"), "3"),
+        **dict.fromkeys(("spend_stat", "spend_plus_c", "spend_remove_minus_c", "pass"), "6"),
+        "introduce": "9",
+        **dict.fromkeys(("deal", "deal_own_faction", "deal_other_faction", "deal_against"), "10"),
+        **{g: "11" for g in OPTION_GROUPS if g.startswith(("confront", "target_", "oppose_", "aim_", "outcome_"))},
+        **dict.fromkeys(("no_opposition", "burn_before", "burn_after", "trade", "loser_mark"), "11"),
+        **dict.fromkeys(("lower_influence", "outcome_kill"), "12"),
+    },
 )
 
 SCENARIOS = {"episode": EPISODE}

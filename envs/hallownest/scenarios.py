@@ -29,4 +29,16 @@ DUEL = Scenario(
     player_names=("Nailbug", "Greatbug"),
     observation_bounds=(-1.0, 1.0),
     option_groups=OPTION_GROUPS,
+    option_rules={  # the rule of docs/rules/hallownest.md each option plays (named by the report)
+        **dict.fromkeys(("invest_all", "invest_1", "invest_some", "multi_attack"), "11"),
+        **dict.fromkeys(("grapple", "escape", "resist"), "16"),
+        "pogo": "21",
+        **dict.fromkeys(("move", "dash", "retreat", "decline_provoked", "provoked_attack"), "15"),
+        **dict.fromkeys(("clear_imbalance", "end_turn"), "10"),
+        "clear_delayed": "17",
+        "clear_status": "18",
+        "focus": "20",
+        **dict.fromkeys(("no_defense", "parry", "dodge", "dodge_move", "dodge_stay"), "12"),
+        **dict.fromkeys(("deaths_door", "unconscious"), "14"),
+    },
 )

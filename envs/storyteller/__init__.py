@@ -15,7 +15,7 @@ from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.duel import new_duel
 from envs.storyteller.heist import new_heist
 from envs.storyteller.observation import DUEL_OBS_SIZE, HEIST_OBS_SIZE
-from envs.storyteller.scenarios import KNOBS
+from envs.storyteller.scenarios import DUEL_OPTION_RULES, HEIST_OPTION_RULES, KNOBS
 
 HEIST = Scenario(
     name="heist",
@@ -33,6 +33,7 @@ HEIST = Scenario(
     progress_resources=("progress", "turns_left"),
     time_limit_is_rule=True,  # the guards arriving is how a heist ends
     core_options=("retry",),  # retrying a failed roll is the heist's intended core (rule 10)
+    option_rules=HEIST_OPTION_RULES,
 )
 
 DUEL = Scenario(
@@ -49,6 +50,7 @@ DUEL = Scenario(
     observation_bounds=(0.0, 1.0),
     option_groups=DUEL_OPTION_GROUPS,
     progress_resources=("progress",),
+    option_rules=DUEL_OPTION_RULES,
 )
 
 SCENARIOS = {"heist": HEIST, "duel": DUEL}

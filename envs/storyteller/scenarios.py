@@ -12,6 +12,24 @@ from dataclasses import dataclass
 from envs.core.game import Knob
 from envs.storyteller.config import TASK_KEYS
 
+HEIST_OPTION_RULES: dict[str, str] = {
+    **dict.fromkeys(("single_action", "multiple_actions"), "9"),
+    **dict.fromkeys(("approach_main", "approach_alt"), "1"),
+    "auto_success": "7",
+    **dict.fromkeys(("willpower", "no_willpower"), "8"),
+    **dict.fromkeys(("retry", "abandon"), "10"),
+    **dict.fromkeys(("teamwork", "no_teamwork"), "14"),
+}
+"""The rule of docs/rules/storyteller.md each heist option group plays (the report names it)."""
+DUEL_OPTION_RULES: dict[str, str] = {
+    **dict.fromkeys(("single_action", "multiple_actions"), "9"),
+    "attack": "13",
+    "approach_alt": "1",
+    "defend": "12",
+    **dict.fromkeys(("willpower", "no_willpower"), "8"),
+}
+"""The rule of docs/rules/storyteller.md each duel option group plays."""
+
 
 @dataclass(frozen=True)
 class Approach:

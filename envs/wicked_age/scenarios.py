@@ -38,6 +38,18 @@ OPTION_GROUPS: tuple[str, ...] = (
     "build_npc",
 )
 """The option groups of the duel (restricted play may forbid any of them)."""
+
+OPTION_RULES: dict[str, str] = {
+    **{g: "4" for g in OPTION_GROUPS if g.startswith("form_")},
+    **{g: "1" for g in OPTION_GROUPS if g.startswith("build_")},
+    **dict.fromkeys(("use_strength", "no_strength"), "5"),
+    **dict.fromkeys(("cash_owe", "roll_on"), "19"),
+    **dict.fromkeys(("negotiate", "take_default", "accept_offer", "insist", "offer_form", "offer_target"), "17"),
+    **dict.fromkeys(("avoid_tie", "fight_tie"), "8"),
+    **dict.fromkeys(("exhaust", "injure"), "15"),
+    **dict.fromkeys(("challenge_pc", "challenge_npc", "challenge_several"), "9"),
+}
+"""The rule of docs/rules/wicked_age.md each option group plays (the report names it)."""
 MELEE_GROUPS = (*OPTION_GROUPS, "challenge_pc", "challenge_npc", "challenge_several", "offer_target")
 """The melee adds whom to challenge and whom to address an offer to."""
 
@@ -55,6 +67,7 @@ DUEL = Scenario(
     player_names=DUEL_NAMES,
     observation_bounds=(0.0, 1.0),
     option_groups=OPTION_GROUPS,
+    option_rules=OPTION_RULES,
 )
 
 MELEE = Scenario(
@@ -69,4 +82,5 @@ MELEE = Scenario(
     player_names=(*MELEE_PC_NAMES, MELEE_NPC_NAME),
     observation_bounds=(0.0, 1.0),
     option_groups=MELEE_GROUPS,
+    option_rules=OPTION_RULES,
 )

@@ -190,3 +190,20 @@ def test_toml_change_groups_keys_by_table_and_quotes_values():
     text = toml_change({"a.b.c": True, "a.b.d": "x y", "e": [1, 2]}, "comment")
     assert tomllib.loads(text) == {"e": [1, 2], "a": {"b": {"c": True, "d": "x y"}}}
     assert text.startswith("# comment\n")
+
+
+def _scenarios():
+    for name in RULESETS:
+        rs = get_ruleset(name)
+        for sc in rs.scenarios.values():
+            yield name, sc
+
+
+@pytest.mark.parametrize(("ruleset", "scenario"), [(r, sc.name) for r, sc in _scenarios()])
+def test_every_shipped_option_group_names_a_rule_of_the_rulebook(ruleset, scenario):
+    sc = get_ruleset(ruleset).scenario(scenario)
+    refs = RuleRefs.load(ruleset, scenario)
+    missing = [g for g in sc.option_groups if g not in sc.option_rules]
+    assert not missing, missing
+    unknown = {g: n for g, n in sc.option_rules.items() if n not in refs.rules}
+    assert not unknown, unknown
