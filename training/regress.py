@@ -38,6 +38,7 @@ from results.fingerprint import (
     rows_to_jsonable,
 )
 from results.records import atomic_write_json, package_versions
+from results.regress_report import build_regress_report
 from results.sprt import Verdict, paired_sprt
 from results.stats import mean_interval
 from training.evaluate import matchup_jobs
@@ -414,3 +415,19 @@ def regress(
 
 def is_finite(x: float) -> bool:
     return not (math.isnan(x) or math.isinf(x))
+
+
+def regress_json(results: list[RegressResult]) -> dict[str, Any]:
+    """The verdict of one regress call over its scenarios, as ``rulebreaker regress --json`` prints it."""
+    return {"exit_code": max((r.exit_code for r in results), default=0), "scenarios": [r.to_json() for r in results]}
+
+
+def write_regress_run(out_dir: Path, results: list[RegressResult]) -> tuple[Path, Path]:
+    """Write ``regress.json`` and the comparison page (``regress.md``, ``regress.html``) into ``out_dir``.
+
+    ``rulebreaker report OUT_DIR`` renders the page again from ``regress.json``.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data = regress_json(results)
+    atomic_write_json(out_dir / "regress.json", data)
+    return build_regress_report(out_dir, data)
