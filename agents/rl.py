@@ -38,6 +38,9 @@ META_NAME = "rulebreaker.json"
 MODEL_NAME = "model.zip"
 META_VERSION = 1
 
+META_KEYS = {"ruleset": str, "scenario": str, "observation_size": int, "num_actions": int, "architecture": dict}
+"""The entries of ``rulebreaker.json`` a model cannot be played without, and their JSON types."""
+
 ALGOS = ("maskable-ppo", "ppo", "a2c", "dqn")
 _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu", "ELU": "elu", "LeakyReLU": "leaky_relu", "Identity": "identity"}
 
@@ -263,8 +266,22 @@ def read_meta(path: Path | str) -> dict[str, Any]:
         raise
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
         raise UserError(f"{p} is not a valid model zip: {e}") from None
-    if not isinstance(meta, dict) or "ruleset" not in meta or "architecture" not in meta:
-        raise UserError(f"{p} has a malformed {META_NAME}")
+    if not isinstance(meta, dict):
+        raise UserError(f"{p} has a malformed {META_NAME} (not an object)")
+    missing = [k for k in META_KEYS if k not in meta]
+    if missing:
+        raise UserError(f"{p} has a malformed {META_NAME}: it lacks {', '.join(missing)}")
+    for key, kind in META_KEYS.items():
+        if not isinstance(meta[key], kind) or isinstance(meta[key], bool):
+            raise UserError(f"{p} has a malformed {META_NAME}: '{key}' is {meta[key]!r:.40}")
+    arch = meta["architecture"]
+    if arch.get("activation") not in _ACTIVATIONS.values():
+        raise UserError(
+            f"{p}: unknown activation {arch.get('activation')!r:.40} in {META_NAME}; "
+            f"valid: {', '.join(_ACTIVATIONS.values())}"
+        )
+    if arch.get("kind") not in ("logits", "q"):
+        raise UserError(f"{p}: unknown network kind {arch.get('kind')!r:.40} in {META_NAME}; valid: logits, q")
     return meta
 
 
@@ -294,6 +311,19 @@ def check_meta(meta: dict[str, Any], path: Path | str, ruleset: str | None, scen
         )
 
 
+def _check_shapes(net: NumpyNet) -> None:
+    """Refuse a network whose layers do not chain (crafted or damaged weights) or that has no layer."""
+    if not net.weights:
+        raise ValueError("no layer")
+    for i, (w, b) in enumerate(zip(net.weights, net.biases, strict=True)):
+        if w.ndim != 2 or b.shape != (w.shape[1],) or min(w.shape) < 1:
+            raise ValueError(f"layer {i} has shape {w.shape} with bias {b.shape}")
+        if i > 0 and net.weights[i - 1].shape[1] != w.shape[0]:
+            raise ValueError(f"layer {i} takes {w.shape[0]} inputs after a layer of {net.weights[i - 1].shape[1]}")
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise ValueError(f"layer {i} holds non-finite weights")
+
+
 def load_numpy_net(path: Path | str, ruleset: str | None = None, scenario: str | None = None) -> tuple[NumpyNet, dict]:
     """The numpy policy of a saved model, read without unpickling (``torch.load(weights_only=True)``)."""
     import torch  # lazy: torch takes seconds to import and is needed only to read the weights once
@@ -305,11 +335,19 @@ def load_numpy_net(path: Path | str, ruleset: str | None = None, scenario: str |
         with zipfile.ZipFile(p) as z:
             raw = z.read("policy.pth")
         sd = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        if not isinstance(sd, dict):
+            raise TypeError(f"a {type(sd).__name__}, not a state dict")
         net = _net_from_state_dict({k: v.numpy() for k, v in sd.items()}, meta["architecture"])
+        _check_shapes(net)
     except UserError:
         raise
     except Exception as e:  # noqa: BLE001 - any failure to read weights is a bad file
-        raise UserError(f"cannot read the policy weights of {p}: {type(e).__name__}: {e}") from None
+        # One line, without torch's advice to retry with weights_only=False (that would run a pickle).
+        first = str(e).strip().splitlines()[0][:120] if str(e).strip() else ""
+        raise UserError(
+            f"cannot read the policy weights of {p}: policy.pth is not a valid weights file "
+            f"({type(e).__name__}{': ' + first if first and 'weights_only' not in first else ''})"
+        ) from None
     if (net.obs_size, net.num_actions) != (meta["observation_size"], meta["num_actions"]):
         raise UserError(f"{p}: weights do not match its metadata (obs {net.obs_size}, actions {net.num_actions})")
     return net, meta

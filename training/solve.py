@@ -122,6 +122,18 @@ def _setup(ruleset: str, scenario: str, rules: Path | None, sets: list[str]) -> 
     return rs, sc, apply_sets(load_config(rs, rules), sets)
 
 
+def _opponents(rs: Ruleset, sc: Scenario, cfg: BaseModel, seat: int, opponent: str | None) -> dict[int, Policy]:
+    """The fixed policies of the seats other than ``seat`` (``--opponent``), after checking the seat exists."""
+    n = sc.players(cfg)
+    if not 0 <= seat < n:
+        raise UserError(f"--seat must be between 0 and {n - 1} for {rs.name} {sc.name}, got {seat}")
+    if opponent is None:
+        return {}
+    if n == 1:
+        raise UserError(f"{rs.name} {sc.name} has one seat; --opponent does not apply")
+    return {s: make_agent(rs.name, opponent, sc.name) for s in range(n) if s != seat}
+
+
 def solve_scenario(
     ruleset: str,
     scenario: str,
@@ -136,14 +148,7 @@ def solve_scenario(
     The discover command uses this to measure an RL agent's gap to the optimum.
     """
     rs, sc, cfg = _setup(ruleset, scenario, rules, sets or [])
-    n = sc.players(cfg)
-    if not 0 <= seat < n:
-        raise UserError(f"--seat must be between 0 and {n - 1} for {ruleset} {scenario}, got {seat}")
-    opponents: dict[int, Policy] = {}
-    if opponent is not None:
-        if n == 1:
-            raise UserError(f"{ruleset} {scenario} has one seat; --opponent does not apply")
-        opponents = {s: make_agent(rs.name, opponent, scenario) for s in range(n) if s != seat}
+    opponents = _opponents(rs, sc, cfg, seat, opponent)
     root = sc.new_game(cfg)
     result = solve(
         root,
@@ -167,9 +172,7 @@ def estimate_scenario(
 ) -> StateEstimate:
     """Knuth's estimate of the game tree of ``ruleset``/``scenario`` (with overrides), without solving it."""
     rs, sc, cfg = _setup(ruleset, scenario, rules, sets or [])
-    n = sc.players(cfg)
-    opponents = {s: make_agent(rs.name, opponent, scenario) for s in range(n) if s != seat} if opponent else {}
-    return estimate_states(sc.new_game(cfg), opponents)
+    return estimate_states(sc.new_game(cfg), _opponents(rs, sc, cfg, seat, opponent))
 
 
 def solve_benchmarks() -> dict[str, Any]:

@@ -18,7 +18,7 @@ import typer
 
 from envs.core.errors import UserError
 from envs.core.registry import RULESET_NAMES, all_rulesets
-from training.cli.common import out
+from training.cli.common import out, say
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates" / "ruleset"
 """The template tree; ``package/`` becomes the package ``NAME/``."""
@@ -86,9 +86,5 @@ def new_ruleset(
     """Write a small, working ruleset package NAME (its own pyproject.toml, entry point, engine, persona, tests)."""
     target = directory if directory is not None else Path(name)
     files = write_template(name, target)
-    out.print(f"wrote {len(files)} files to {target}", highlight=False)
-    out.print(
-        f"next: pip install -e {target} && rulebreaker check {name} && rulebreaker play {name} contest",
-        highlight=False,
-        soft_wrap=True,
-    )
+    say(out, f"wrote {len(files)} files to {target}")
+    say(out, f"next: pip install -e {target} && rulebreaker check {name} && rulebreaker play {name} contest")

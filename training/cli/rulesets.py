@@ -6,6 +6,7 @@ import json
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from agents.registry import describe
@@ -34,7 +35,7 @@ def rulesets() -> None:
     for name in sorted(all_rulesets()):
         out.print(f"[bold]{name}[/bold] agents:")
         for agent, doc in describe(name).items():
-            out.print(f"  {agent}: {doc}", highlight=False)
+            out.print(escape(f"  {agent}: {doc}"), highlight=False)
 
 
 @rules_app.command("show")
@@ -46,9 +47,9 @@ def rules_show(
     if as_json:
         print(json.dumps({"ruleset": rs.name, "rules_hash": config_hash(cfg), "config": config_dict(cfg)}, indent=2))
         return
-    table = Table(title=f"{rs.name} rules ({rules or rs.rules_path.name}) hash {config_hash(cfg)}")
+    table = Table(title=escape(f"{rs.name} rules ({rules or rs.rules_path.name}) hash {config_hash(cfg)}"))
     table.add_column("key")
     table.add_column("value")
     for k, v in flat_items(config_dict(cfg)):
-        table.add_row(k, json.dumps(v))
+        table.add_row(escape(k), escape(json.dumps(v)))
     out.print(table)

@@ -21,6 +21,9 @@ from envs.core.errors import UserError
 from training.cli.common import out
 from training.solve import estimate_scenario, solve_scenario
 
+MAX_STATES = 20_000_000
+"""The largest ``--max-states``: every position is held in memory."""
+
 
 def register(app: typer.Typer) -> None:
     app.command("solve")(solve_cmd)
@@ -37,7 +40,10 @@ def solve_cmd(
     opponent: Annotated[
         str | None, typer.Option("--opponent", help="Other seats play this persona (default: they play optimally too).")
     ] = None,
-    max_states: Annotated[int, typer.Option("--max-states", help="Refuse beyond this many positions.")] = 1_000_000,
+    max_states: Annotated[
+        int,
+        typer.Option("--max-states", max=MAX_STATES, help=f"Refuse beyond this many positions (<= {MAX_STATES:,})."),
+    ] = 1_000_000,
     limit: Annotated[int, typer.Option("--limit", help="Decisions shown in the policy table.")] = 20,
     estimate: Annotated[bool, typer.Option("--estimate", help="Only estimate the size; do not solve.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -83,17 +89,19 @@ def _estimate(
             )
         )
         return
-    out.print(f"{ruleset} {scenario}: {est.describe()}", highlight=False)
+    out.print(escape(f"{ruleset} {scenario}: {est.describe()}"), highlight=False)
 
 
 def _print(res: SolveResult, head: dict[str, Any], limit: int) -> None:
     fixed = ", ".join(f"seat {s} plays {n}" for s, n in res.fixed.items())
     optimal = ", ".join(f"seat {s}" for s in res.solved_seats)
     out.rule(
-        f"{head['ruleset']} {head['scenario']} — exact solve (rules {head['rules_hash']}"
-        + (f", {head['rules']}" if head["rules"] else "")
-        + (f", {' '.join(head['sets'])}" if head["sets"] else "")
-        + ")"
+        escape(
+            f"{head['ruleset']} {head['scenario']} — exact solve (rules {head['rules_hash']}"
+            + (f", {head['rules']}" if head["rules"] else "")
+            + (f", {' '.join(head['sets'])}" if head["sets"] else "")
+            + ")"
+        )
     )
     how = (
         "backward induction (acyclic)"

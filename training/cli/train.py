@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from envs.core.errors import UserError
-from training.cli.common import err, out
+from training.cli.common import TRAIN_SEED_MAX, check_out_dir, clamp_workers, err, out, say
 from training.train import DEFAULT_VEC, TrainConfig, parse_hp_overrides
 from training.train import train as run_train
 
@@ -40,7 +40,7 @@ def train(
             help="random | a persona | self (pool of the learner's past snapshots) | mix (snapshots and personas).",
         ),
     ] = "random",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the run.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=TRAIN_SEED_MAX, help="Seed of the run (0..2**31-1).")] = 0,
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Run directory (default runs/<time>-R-S-train).")
     ] = None,
@@ -67,7 +67,9 @@ def train(
         ),
     ] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="A variant TOML overriding rules.toml.")] = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Processes for the final evaluation.")] = 1,
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, help="Processes for the final evaluation (at most the cores).")
+    ] = 1,
     no_final_eval: Annotated[bool, typer.Option("--no-final-eval", help="Skip the final persona evaluation.")] = False,
 ) -> None:
     """Train an RL agent (MaskablePPO by default) on a scenario; Ctrl-C / SIGTERM save a checkpoint.
@@ -82,6 +84,11 @@ def train(
         raise UserError("train needs RULESET and SCENARIO (or --resume DIR)")
     if resume is not None and (out_dir is not None and Path(out_dir) != Path(resume)):
         raise UserError("--resume continues the run in its own directory; drop --out")
+    if out_dir is not None and resume is None:
+        check_out_dir(out_dir, "train")
+    if resume is not None and Path(resume).is_dir():
+        check_out_dir(resume, "train", "--resume")
+    workers = clamp_workers(workers)
     tty = sys.stderr.isatty() and not os.environ.get("CI")
     cfg = TrainConfig(
         ruleset=ruleset,
@@ -99,14 +106,19 @@ def train(
         progress_bar=tty,
         final_eval=not no_final_eval,
         workers=workers,
-        log=lambda s: err.print(s, highlight=False),
+        log=lambda s: say(err, s),
     )
-    result = run_train(cfg)
+    try:
+        result = run_train(cfg)
+    except OSError as e:  # the disk filled up, the folder went away…: name the file, exit 2
+        where = e.filename or out_dir or resume or "the run folder"
+        raise UserError(f"training stopped: cannot write {where}: {e.strerror or e}") from None
     m = result.metrics
     if result.status == "interrupted":
-        err.print(
+        say(
+            err,
             f"interrupted ({m.get('interrupted_by')}) at {result.num_timesteps}/{result.target} timesteps; "
-            f"checkpoint and record saved. Continue with: rulebreaker train --resume {result.run_dir}"
+            f"checkpoint and record saved. Continue with: rulebreaker train --resume {result.run_dir}",
         )
         by = m.get("interrupted_by", "SIGINT")
         # 128 + signal number, the shell's convention (sys.exit works whatever click's standalone mode).
@@ -138,8 +150,8 @@ def train(
                     "yes" if v["beats"] else "no",
                 )
         out.print(table)
-        out.print("beats every persona" if fe["beats_all"] else f"does not beat: {', '.join(fe['not_beaten'])}")
-    out.print(f"run: {result.run_dir}")
+        say(out, "beats every persona" if fe["beats_all"] else f"does not beat: {', '.join(fe['not_beaten'])}")
+    say(out, f"run: {result.run_dir}")
 
 
 def _ci(ci: list[float]) -> str:

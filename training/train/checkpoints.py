@@ -2,7 +2,8 @@
 stop a run so that it saves where it is.
 
 Interruption: SIGTERM or a first Ctrl-C sets a :class:`StopFlag`; the training callback stops at the next
-step and the run saves a checkpoint (see :mod:`training.train.run`).
+step and the run saves a checkpoint (see :mod:`training.train.run`). A second SIGTERM or Ctrl-C raises
+``KeyboardInterrupt`` at once, so a step that never returns cannot keep the run from saving and exiting.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def graceful_signals(flag: StopFlag) -> Iterator[None]:
         return
 
     def on_term(signum: int, frame: Any) -> None:
+        if flag:  # a second SIGTERM: a step that does not end (a stuck engine loop) is abandoned now
+            raise KeyboardInterrupt
         flag.signal = signum
 
     def on_int(signum: int, frame: Any) -> None:

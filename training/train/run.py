@@ -34,7 +34,7 @@ from agents.rl import ALGOS, MODEL_NAME, NumpyNet, algo_class, check_meta, expor
 from envs.core.config import config_dict, config_hash, load_config, validate_config
 from envs.core.errors import UserError
 from envs.core.registry import get_ruleset
-from results.records import new_run_dir, write_record
+from results.records import CorruptRecordError, new_run_dir, read_record, write_record
 from training.train.checkpoints import StopFlag, graceful_signals, read_pool, save_model, write_pool
 from training.train.config import (
     DEFAULT_VEC,
@@ -96,7 +96,8 @@ class _Run:
         self.log = log
         self.stop = StopFlag()
         self.boundary = int(state.get("num_timesteps", 0))
-        self.curves: list[dict[str, Any]] = read_curves(run_dir)
+        # A curve point past the model being continued belongs to a model that was lost: never mix the two.
+        self.curves: list[dict[str, Any]] = [c for c in read_curves(run_dir) if int(c["step"]) <= self.boundary]
         self.pool: list[NumpyNet] = []
         self.self_play = state["opponent"] in ("self", "mix")
         self.next_eval = self._next(self.curves[-1]["step"] if self.curves else -1, "eval_freq")
@@ -273,13 +274,14 @@ def train(cfg: TrainConfig) -> TrainResult:
 
     # Resume: check the checkpoint before anything unpickles it.
     model_zip = run_dir / MODEL_NAME
-    if resumed and model_zip.exists():
-        zmeta = read_meta(model_zip)
-        check_meta(zmeta, model_zip, rs.name, sc_name)
-        for k in ("algo", "rules_hash"):
-            if zmeta.get(k) != state[k]:
-                raise UserError(f"{model_zip} was saved with {k}={zmeta.get(k)!r}, the run says {state[k]!r}")
-        state["num_timesteps"] = int(zmeta["num_timesteps"])
+    source = _resume_source(run_dir, state, rs.name, sc_name, cfg.log) if resumed else None
+    from_checkpoint = source is not None and source != model_zip
+    if source is not None:
+        state["num_timesteps"] = int(read_meta(source)["num_timesteps"])
+    if from_checkpoint:  # later checkpoints (invalid, or the list of a lost model) are dropped
+        state["checkpoints"] = [c for c in state.get("checkpoints", []) if _step_of(c) <= state["num_timesteps"]]
+    elif resumed and source is None:  # nothing was ever saved: the run starts again from its first step
+        state["num_timesteps"], state["checkpoints"] = 0, []
 
     opponents = make_opponents(cfg, n_envs, settings, sc.observation_bounds) if num_players > 1 else [None] * n_envs
     vec_env = make_vec_env(rs.name, sc_name, config, opponents, vec)
@@ -291,24 +293,23 @@ def train(cfg: TrainConfig) -> TrainResult:
     set_torch_threads(int(settings.get("torch_threads", DEFAULT_TORCH_THREADS)))
     tb = str(run_dir / "tb")
     try:
-        if resumed and model_zip.exists():
+        if source is not None:
             try:
-                model = cls.load(model_zip, env=vec_env, device="cpu", tensorboard_log=tb)
+                model = cls.load(source, env=vec_env, device="cpu", tensorboard_log=tb)
             except Exception as e:  # noqa: BLE001 - a checkpoint that does not load is bad input
-                raise UserError(f"cannot load checkpoint {model_zip}: {type(e).__name__}: {e}") from None
+                raise UserError(f"cannot load checkpoint {source}: {type(e).__name__}: {e}") from None
             model.num_timesteps = int(state["num_timesteps"])
-            if cfg.algo == "dqn" and (run_dir / "replay_buffer.pkl").exists():
+            # The replay buffer (a pickle, see docs/training.md) belongs to model.zip: not to an older checkpoint.
+            if cfg.algo == "dqn" and not from_checkpoint and (run_dir / "replay_buffer.pkl").exists():
                 model.load_replay_buffer(run_dir / "replay_buffer.pkl")
             model.set_random_seed(cfg.seed + model.num_timesteps)  # fresh games, not a replay of the first ones
         else:
             model = cls(policy, vec_env, seed=cfg.seed, device="cpu", tensorboard_log=tb, verbose=0, **kwargs)
-    except TypeError as e:
-        raise UserError(f"bad hyperparameters for {cfg.algo}: {e}") from None
-    except ValueError as e:
+    except (TypeError, ValueError, AssertionError) as e:
         raise UserError(f"bad hyperparameters for {cfg.algo}: {e}") from None
 
     run = _Run(run_dir, state, settings, evaluator, vec_env, meta, cfg.log)
-    if run.self_play:
+    if run.self_play and not from_checkpoint:  # the pool saved with a lost model.zip is not reloaded
         run.load_pool()
     done_before = int(state["num_timesteps"])
     state["status"] = "running"
@@ -329,8 +330,8 @@ def train(cfg: TrainConfig) -> TrainResult:
                         tb_log_name=cfg.algo,
                         progress_bar=cfg.progress_bar,
                     )
-                except KeyboardInterrupt:
-                    interrupted_by = "SIGINT"
+                except KeyboardInterrupt:  # a second Ctrl-C or SIGTERM: the step in progress is abandoned
+                    interrupted_by = signal.Signals(run.stop.signal).name if run.stop.signal is not None else "SIGINT"
             if run.stop and interrupted_by is None:
                 interrupted_by = signal.Signals(run.stop.signal).name  # type: ignore[arg-type]
         elapsed = time.perf_counter() - t0
@@ -357,6 +358,12 @@ def train(cfg: TrainConfig) -> TrainResult:
     state["status"] = status
     state["num_timesteps"] = done
     write_state(run_dir, state)
+    # A finished run resumed (e.g. with --no-final-eval) keeps the final evaluation of this very model.
+    kept = _kept_final_evaluation(run_dir, done) if status == "completed" else None
+    if kept is not None:
+        metrics["final_evaluation"] = kept
+        if num_players == 1:
+            baselines = {k: v["persona_mean_return"] for k, v in kept["vs"].items()}
     _write_run_record(run_dir, state, metrics)  # now, so a Ctrl-C in the final evaluation loses nothing
     if status == "completed" and cfg.final_eval:
         fe = final_evaluation(
@@ -369,6 +376,66 @@ def train(cfg: TrainConfig) -> TrainResult:
     plot_curves(run_dir, f"{env_id} {cfg.algo} {against} (seed {cfg.seed})", baselines)
     _write_run_record(run_dir, state, metrics)
     return TrainResult(run_dir, status, done, target, metrics)
+
+
+def _step_of(name: str) -> int:
+    """The timestep count in a checkpoint name ``step_<N>.zip`` (-1 if the name is not one)."""
+    stem = Path(name).stem
+    return int(stem[5:]) if stem.startswith("step_") and stem[5:].isdigit() else -1
+
+
+def _resume_source(
+    run_dir: Path, state: dict[str, Any], ruleset: str, scenario: str, log: Callable[[str], None]
+) -> Path | None:
+    """The zip a resume continues: ``model.zip``, else the newest valid checkpoint; None if nothing was trained.
+
+    A checkpoint is valid when its metadata matches the run (ruleset, scenario, sizes, algorithm, rules). With no
+    ``model.zip`` and no valid checkpoint, a run that had trained is refused, never restarted from 0.
+    """
+    model_zip = run_dir / MODEL_NAME
+    if model_zip.exists():
+        _check_zip(model_zip, state, ruleset, scenario)
+        return model_zip
+    ck_dir = run_dir / "checkpoints"
+    found = sorted((p for p in ck_dir.glob("step_*.zip") if _step_of(p.name) >= 0), key=lambda p: -_step_of(p.name))
+    for ck in found:
+        try:
+            _check_zip(ck, state, ruleset, scenario)
+        except UserError as e:
+            log(f"note: skipping checkpoint {ck.name}: {e}")
+            continue
+        log(f"note: {model_zip} is missing; resuming from the newest valid checkpoint, {ck}")
+        return ck
+    done = int(state.get("num_timesteps", 0))
+    if done > 0 or found:
+        raise UserError(
+            f"{model_zip} is missing and {ck_dir} holds no valid checkpoint: cannot resume this run "
+            f"({done} timesteps done); start a new run"
+        )
+    return None
+
+
+def _check_zip(path: Path, state: dict[str, Any], ruleset: str, scenario: str) -> None:
+    zmeta = read_meta(path)
+    check_meta(zmeta, path, ruleset, scenario)
+    for k in ("algo", "rules_hash"):
+        if zmeta.get(k) != state[k]:
+            raise UserError(f"{path} was saved with {k}={zmeta.get(k)!r}, the run says {state[k]!r}")
+    if not isinstance(zmeta.get("num_timesteps"), int) or zmeta["num_timesteps"] < 0:
+        raise UserError(f"{path} has no valid timestep count in its metadata")
+
+
+def _kept_final_evaluation(run_dir: Path, done: int) -> dict[str, Any] | None:
+    """The final evaluation in the run's record, if it was made of the model at ``done`` timesteps."""
+    try:
+        rec = read_record(run_dir)
+    except CorruptRecordError:
+        return None
+    m = rec.get("metrics") or {}
+    fe = m.get("final_evaluation") if isinstance(m, dict) else None
+    if rec.get("command") == "train" and isinstance(fe, dict) and m.get("num_timesteps") == done:
+        return fe
+    return None
 
 
 def _write_run_record(run_dir: Path, state: dict[str, Any], metrics: dict[str, Any]) -> Path:
