@@ -278,8 +278,31 @@ def _pct(x: float, digits: int = 0) -> str:
     return f"{100 * x:.{digits}f}%"
 
 
-def plain_words(f: Mapping[str, Any], who: str) -> str:
-    """One or two sentences a designer reads, with the finding's number."""
+_WIN = re.compile(r"^win\[(.+) vs (.+)\]$")
+_RETURN = re.compile(r"^return\[(.+?)( adapting)?\]$")
+
+
+def metric_words(metric: str) -> str:
+    """A metric's name in words: ``win[a vs b]`` is a's win rate against b, ``return[x adapting]`` x's value."""
+    if m := _WIN.match(metric):
+        return f"{m.group(1)}'s win rate against {m.group(2)}"
+    if m := _RETURN.match(metric):
+        return f"the adapting player {m.group(1)}'s value" if m.group(2) else f"{m.group(1)}'s return"
+    return metric.replace("_", " ")
+
+
+def knob_row_of(f: Mapping[str, Any], sections: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The sensitivity row a fragile- or dead-rule finding was read from (same key, metric and change)."""
+    rows = [r for r in (sections.get("sensitivity") or {}).get("knobs") or [] if r["key"] == f["subject"]]
+    for r in rows:
+        m = r["metrics"].get(f.get("metric") or "")
+        if m and abs(float(m["change"]) - float(f["value"])) < 1e-6:
+            return r
+    return rows[0] if rows else None
+
+
+def plain_words(f: Mapping[str, Any], who: str, row: Mapping[str, Any] | None = None) -> str:
+    """One or two sentences a designer reads, with the finding's number (``row``: its sensitivity row)."""
     kind, subj = f["kind"], f["subject"]
     d = f.get("details") or {}
     lo, hi = f["ci"]
@@ -307,11 +330,13 @@ def plain_words(f: Mapping[str, Any], who: str) -> str:
             f"{100 * f['threshold']:.0f} points (largest {100 * f['value']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}])."
         )
     if kind == "fragile_rule":
-        return (
-            f"The game is very sensitive to {subj}: a small change moves {f['metric']} by {100 * f['value']:+.1f} "
-            f"points [{100 * lo:+.1f}, {100 * hi:+.1f}]. "
-            + (f["summary"].split(": ", 1)[-1] if f.get("summary") else "")
-        ).strip()
+        change = metric_change(f["metric"], {"change": f["value"], "low": lo, "high": hi})
+        if row is not None:
+            return (
+                f"The game is very sensitive to {subj}: changing it from {json.dumps(row['was'])} to "
+                f"{json.dumps(row['value'])} ({row['description']}) moves {metric_words(f['metric'])} by {change}."
+            )
+        return f"The game is very sensitive to {subj}: a change moves {metric_words(f['metric'])} by {change}."
     return str(f.get("summary") or f"{kind.replace('_', ' ')}: {subj}")
 
 
@@ -331,8 +356,24 @@ def headline(f: Mapping[str, Any]) -> str:
     }.get(kind, f"{kind.replace('_', ' ')}: {subj}")
 
 
-def certainty(f: Mapping[str, Any], strength: Mapping[str, Any] | None) -> dict[str, str]:
-    """How sure the harness is of one finding: the interval's margin over its threshold and the certificate."""
+FEW_GAMES = 10
+"""Fewer paired games than this behind a number: the report calls it provisional whatever its interval."""
+
+
+def certainty(f: Mapping[str, Any], strength: Mapping[str, Any] | None, games: int | None = None) -> dict[str, str]:
+    """How sure the harness is of one finding: the interval's margin over its threshold, the number of games
+    behind it and the strength certificate of the player it was measured on."""
+    sure = _certainty(f, strength)
+    if games is not None and games < FEW_GAMES:
+        sure = {
+            "level": "provisional",
+            "text": f"Provisional: only {games} paired games stand behind this number; "
+            + sure["text"].split(": ", 1)[-1],
+        }
+    return sure
+
+
+def _certainty(f: Mapping[str, Any], strength: Mapping[str, Any] | None) -> dict[str, str]:
     lo, hi = f["ci"]
     thr = float(f.get("threshold") or 0.0)
     margin = min(abs(lo), abs(hi)) if lo * hi > 0 else 0.0
@@ -340,7 +381,7 @@ def certainty(f: Mapping[str, Any], strength: Mapping[str, Any] | None) -> dict[
     if f["kind"] in ("dead_option", "dead_rule"):
         interval = f"the whole 95% interval [{lo:+.3f}, {hi:+.3f}] lies inside ±{thr:.3f}"
     st = strength or {}
-    if f["kind"] not in VERDICT_KINDS:
+    if f["kind"] not in VERDICT_KINDS and "adapting" not in str(f.get("metric", "")):
         return {
             "level": "firm" if margin > 0 or f["kind"] == "dead_rule" else "likely",
             "text": f"Measured on the persona games: {interval}. The search player's certificate does not bear on it.",
@@ -432,7 +473,12 @@ def _adapting(metrics: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | Non
 
 
 def what_to_try(
-    f: Mapping[str, Any], sections: Mapping[str, Any], refs: RuleRefs, ruleset: str, scenario: str
+    f: Mapping[str, Any],
+    sections: Mapping[str, Any],
+    refs: RuleRefs,
+    ruleset: str,
+    scenario: str,
+    run_dir: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Knob changes that may shrink or remove the finding, each with what the sensitivity data measured.
 
@@ -512,6 +558,8 @@ def what_to_try(
                 }
             )
     fix = f"{f['kind']}:{subj}"
+    if f.get("id"):  # a stable finding id: balance reads the finding from the run's findings.json
+        fix = f"{f['id']}" + (f" --from {run_dir}" if run_dir else "")
     rule = refs.rule_for(subj)
     keys = sorted({r["key"] for r in knobs if rule is not None and refs.number_of(r["key"]) == rule.number})
     if f["kind"] in ("fragile_rule", "dead_rule"):
@@ -520,11 +568,31 @@ def what_to_try(
         {
             "toml": "",
             "reading": "Search for the smallest change that removes it: "
-            f"rulebreaker balance {ruleset} {scenario} --fix '{fix}'" + (f" --knobs {','.join(keys)}" if keys else ""),
+            f"rulebreaker balance {ruleset} {scenario} --fix "
+            + (fix if f.get("id") else f"'{fix}'")
+            + (f" --knobs {','.join(keys)}" if keys else ""),
             "measured": False,
         }
     )
     return out
+
+
+def _games_of(f: Mapping[str, Any], sections: Mapping[str, Any]) -> tuple[str, int | None]:
+    """On how many games the finding's number stands, in words and as a count (the paired games, if known)."""
+    if f["kind"] in ("fragile_rule", "dead_rule"):
+        row = knob_row_of(f, sections)
+        m = (row or {}).get("metrics", {}).get(f.get("metric") or "", {})
+        if m.get("games"):
+            return f"{m['games']} paired games", int(m["games"])
+        games = (sections.get("sensitivity") or {}).get("games_per_matchup")
+        return (f"{games} games per matchup", None) if games else ("", None)
+    if f["kind"] in VERDICT_KINDS:
+        v = sections.get("verdicts") or {}
+        return (f"{v['deals']} paired games per restriction", int(v["deals"])) if v.get("deals") else ("", None)
+    rr = sections.get("round_robin") or {}
+    if rr.get("games_per_matchup"):
+        return f"the round-robin's {rr['games_per_matchup']} games per matchup", None
+    return "", None
 
 
 def verdict_cards(
@@ -533,6 +601,7 @@ def verdict_cards(
     refs: RuleRefs,
     replay_ids: set[str],
     limit: int = TOP_FINDINGS,
+    run_dir: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """The "What to look at" cards: the first ``limit`` findings in :func:`order_findings` order."""
     strength = result.get("strength")
@@ -540,7 +609,8 @@ def verdict_cards(
     cards = []
     for f in order_findings(result.get("findings", []))[:limit]:
         rule = refs.rule_for(f["subject"])
-        sure = certainty(f, strength)
+        games_text, games = _games_of(f, sections)
+        sure = certainty(f, strength, games)
         ev = f.get("evidence") or ""
         cards.append(
             {
@@ -550,12 +620,13 @@ def verdict_cards(
                 "headline": headline(f),
                 "rule": rule,
                 "quote": rule.quote(f["subject"]) if rule else "",
-                "words": plain_words(f, who),
+                "words": plain_words(f, who, knob_row_of(f, sections)),
                 "number": f"{f['value']:+.3f} [{f['ci'][0]:+.3f}, {f['ci'][1]:+.3f}]",
-                "metric": f.get("metric") or f["kind"],
+                "metric": metric_words(f.get("metric") or f["kind"]),
+                "games": games_text,
                 "threshold": f.get("threshold"),
                 "sure": sure,
-                "tries": (tries := what_to_try(f, sections, refs, result["ruleset"], result["scenario"])),
+                "tries": (tries := what_to_try(f, sections, refs, result["ruleset"], result["scenario"], run_dir)),
                 "try_summary": " · ".join(
                     [t["toml"].splitlines()[0].lstrip("# ").split(":")[0] for t in tries if t["toml"]]
                     + ["a balance search"]
@@ -926,7 +997,7 @@ def page_context(
         "timings": dict(timings),
         "total_seconds": float(timings.get("total", 0.0)),
         "strength": _strength_text(result.get("strength")),
-        "cards": verdict_cards(result, sections, refs, ids),
+        "cards": verdict_cards(result, sections, refs, ids, run_dir=out_dir),
         "all_findings": [
             {
                 "severity": f["severity"],
@@ -942,6 +1013,7 @@ def page_context(
         ],
         "replays": replays,
         "replay_ids": ids,
+        "replay_by_id": {r["id"]: r for r in replays},
         "charts": charts(out_dir, result, sections),
         "values": [
             {"agent": a, "value": f"{v['value']:.3f}", "ci": f"[{v['low']:.3f}, {v['high']:.3f}]"}

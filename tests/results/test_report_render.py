@@ -92,7 +92,7 @@ def test_the_page_leads_with_what_to_look_at(discovery_page):
     assert "-1.200 [-1.840, -0.560]" in first_card  # its number and interval
     assert "Provisional" in first_card  # the certificate is not converged in this run
     assert "aim_max = " in first_card  # what to try, as TOML
-    assert "Watch the example game" in first_card or "play --replay" in first_card
+    assert "Watch the example game (verdict-110)" in first_card  # the replay, inline in the card
 
 
 def test_no_empty_cell_no_empty_code_and_every_picture_embedded(discovery_page):

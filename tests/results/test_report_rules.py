@@ -207,3 +207,12 @@ def test_every_shipped_option_group_names_a_rule_of_the_rulebook(ruleset, scenar
     assert not missing, missing
     unknown = {g: n for g, n in sc.option_rules.items() if n not in refs.rules}
     assert not unknown, unknown
+
+
+def test_a_finding_with_an_id_is_fixed_by_its_id_from_its_run():
+    refs = RuleRefs.load("blackbird", "duel")
+    f = dict(_finding("dominated_option", "aim"), id="F-3fa9c1")
+    tries = what_to_try(f, SECTIONS, refs, "blackbird", "duel", "runs/x")
+    assert (
+        "rulebreaker balance blackbird duel --fix F-3fa9c1 --from runs/x --knobs combat.aim_max" in tries[-1]["reading"]
+    )
