@@ -77,6 +77,11 @@ def _interval(iv: Mapping[str, Any] | None, digits: int = 3) -> str:
     return f"{_signed(iv['value'], digits)} [{_signed(iv['low'], digits)}, {_signed(iv['high'], digits)}]"
 
 
+def _plain(iv: Mapping[str, Any]) -> str:
+    """An unsigned value with its interval (win rates, values)."""
+    return f"{iv['value']:.3f} [{iv['low']:.3f}, {iv['high']:.3f}]"
+
+
 def _tojson_script(data: Any) -> str:
     """JSON safe inside a ``<script type="application/json">`` element."""
     return json.dumps(data, default=str).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -723,7 +728,7 @@ def plot_usage(usage: Mapping[str, Mapping[str, float]], path: Path) -> Path | N
     ax.barh([r[0] for r in rows], [100 * r[1] for r in rows], color="#72b7b2")
     ax.invert_yaxis()
     ax.set_xlabel("share of decisions in its context (%)")
-    ax.set_title("what the strongest agent chooses, per decision context")
+    ax.set_title("choices per decision context")
     return _save(fig, path)
 
 
@@ -737,7 +742,7 @@ def plot_resources(resources: Mapping[str, Any], path: Path) -> Path | None:
         ax.plot(xs, [v for v in c if v is not None], marker="o")
         ax.set_title(k)
         ax.set_xlabel("% of game")
-    fig.suptitle("resource levels under the strongest agent's play")
+    fig.suptitle("resource levels over the game (round-robin, best persona)")
     return _save(fig, path)
 
 
@@ -770,7 +775,7 @@ def charts(out_dir: Path, result: Mapping[str, Any], sections: Mapping[str, Any]
             out["matchups"] = Chart(
                 "Matchups",
                 p,
-                f"Strongest persona: {best} ({_interval(vals[best])}); weakest: {worst} ({_interval(vals[worst])}).",
+                f"Strongest persona: {best} ({_plain(vals[best])}); weakest: {worst} ({_plain(vals[worst])}).",
             )
     usage = sections.get("usage") or {}
     p = plot_usage(usage, out_dir / "usage.png")
@@ -782,30 +787,45 @@ def charts(out_dir: Path, result: Mapping[str, Any], sections: Mapping[str, Any]
         ]
         reading = "; ".join(f"in '{c}' it mostly chooses {o} ({_pct(s)})" for c, o, s in tops[:3])
         out["usage"] = Chart("Option usage", p, (reading[:1].upper() + reading[1:] + ".") if reading else DASH)
+    verdicts = sections.get("verdicts")
     restricted = sections.get("restricted")
-    if restricted:
-        strong = restricted["strong"]
-        opts = restricted["agents"][strong]["options"]
-        rows = [
-            (g, r["value_change"]["value"], r["value_change"]["low"], r["value_change"]["high"])
-            for g, r in opts.items()
-            if r.get("replayed", True)
-        ]
-        p = plot_bars(
-            rows,
-            f"restricted play: value change of {strong} when the option is forbidden",
-            "value change per game (95% CI)",
-            out_dir / "restricted.png",
-            result["thresholds"]["dead_option_band"],
+    rows = []
+    skipped: dict[str, int] = {}
+    subject = ""
+    if verdicts:
+        subject = verdicts["subject"]
+        for g, r in verdicts["options"].items():
+            for mode in ("forbid", "force"):
+                iv = r.get(mode)
+                if iv:
+                    rows.append((f"{mode} {g}", iv["value"], iv["low"], iv["high"]))
+                else:
+                    why = r.get(f"{mode}_skip") or "never legal"
+                    skipped[why] = skipped.get(why, 0) + 1
+    elif restricted:
+        subject = restricted["strong"]
+        for g, r in restricted["agents"][subject]["options"].items():
+            if r.get("replayed", True):
+                v = r["value_change"]
+                rows.append((f"forbid {g}", v["value"], v["low"], v["high"]))
+            else:
+                skipped["never chosen or never legal"] = skipped.get("never chosen or never legal", 0) + 1
+    p = plot_bars(
+        rows,
+        "value change when an option is forbidden / forced",
+        f"value change of {subject} per game (95% CI)",
+        out_dir / "restricted.png",
+        result["thresholds"]["dead_option_band"],
+    )
+    if p:
+        g, v, lo, hi = min(rows, key=lambda r: r[1])
+        left = ", ".join(f"{n} {why}" for why, n in sorted(skipped.items()))
+        out["restricted"] = Chart(
+            "Restricted play",
+            p,
+            f"The costliest restriction: {g}, {v:+.3f} [{lo:+.3f}, {hi:+.3f}] per game"
+            + (f"; restrictions not played: {left}." if left else "."),
         )
-        if p:
-            g, v, lo, hi = min(rows, key=lambda r: r[1])
-            out["restricted"] = Chart(
-                "Restricted play",
-                p,
-                f"Forbidding {g} costs most: {v:+.3f} [{lo:+.3f}, {hi:+.3f}] per game; "
-                f"{len(opts) - len(rows)} option(s) were never chosen or never legal, so not replayed.",
-            )
     knobs = (sections.get("sensitivity") or {}).get("knobs") or []
     rows = []
     for k in knobs:
@@ -814,7 +834,7 @@ def charts(out_dir: Path, result: Mapping[str, Any], sections: Mapping[str, Any]
             rows.append((f"{k['key']}={json.dumps(k['value'])}", big[1]["change"], big[1]["low"], big[1]["high"]))
     band = result["thresholds"]["dead_rule_band"]
     p = plot_bars(
-        rows, "rule sensitivity: largest change of a win rate / return", "change (95% CI)", out_dir / "sensitivity.png"
+        rows, "largest win-rate / return change per rule change", "change (95% CI)", out_dir / "sensitivity.png"
     )
     if p:
         name, v, lo, hi = max(rows, key=lambda r: abs(r[1]))

@@ -20,6 +20,7 @@ from envs.core.dice import Rng, seed_for
 from envs.core.game import CHANCE, TERMINAL, Event, State
 from envs.core.registry import get_ruleset
 from results.records import atomic_write_json
+from results.report import TOP_FINDINGS, order_findings
 from training.runner import CHANCE_STREAM, GameJob, play_game
 
 REPLAYS_DIR = "replays"
@@ -137,7 +138,7 @@ def trace_game(job: GameJob, title: str = "", replay: str = "") -> dict[str, Any
 def wanted_games(findings: Sequence[Mapping[str, Any]], games: Mapping[str, Any], limit: int) -> list[tuple[str, str]]:
     """(game id, title) of the example games to trace: each finding's evidence once, else the first game."""
     wanted: list[tuple[str, str]] = []
-    for f in findings:
+    for f in order_findings(findings):  # the report's order: its first cards get their games
         ev = f.get("evidence")
         if ev and ev in games and ev not in [w[0] for w in wanted]:
             wanted.append((ev, f"{f['kind'].replace('_', ' ')}: {f['subject']}"))
@@ -150,7 +151,7 @@ def write_replays(
     run_dir: Path,
     findings: Sequence[Mapping[str, Any]],
     games: Mapping[str, Any],
-    limit: int = 4,
+    limit: int = TOP_FINDINGS,
     only_missing: bool = True,
 ) -> list[dict[str, Any]]:
     """Trace the run's example games into ``run_dir/replays`` and return the traces (in the report's order)."""

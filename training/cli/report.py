@@ -18,7 +18,7 @@ import typer
 from envs.core.errors import UserError
 from results.records import CorruptRecordError, read_record
 from results.regress_report import build_regress_report
-from results.report import build_report, screenshot
+from results.report import TOP_FINDINGS, build_report, screenshot
 from results.sweep_report import build_sweep_report
 from training.cli.common import out as console
 from training.cli.common import say
@@ -51,7 +51,7 @@ def render_discovery(run_dir: Path, replays: bool = True) -> tuple[Path, Path]:
         record = {}
     timings = record.get("timings") or {}
     budget = BUDGETS.get(str(result.get("budget")))
-    limit = budget.example_games if budget else 3
+    limit = max(budget.example_games if budget else 0, TOP_FINDINGS)  # every card of "What to look at" gets its game
     traces = write_replays(run_dir, result.get("findings", []), games, limit) if replays and games else None
     return build_report(run_dir, result, sections, [], timings, replays=traces)
 
