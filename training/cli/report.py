@@ -58,9 +58,8 @@ def render_discovery(run_dir: Path, replays: bool = True) -> tuple[Path, Path]:
 
 def render_sweep(run_dir: Path) -> tuple[Path, Path]:
     summary = _read_json(run_dir / "sweep.json")
-    have = load_records(run_dir)
-    names = list(summary.get("exit_codes") or have)
-    records = [have[n] for n in names if n in have]
+    order = {str(v): i for i, v in enumerate(summary.get("variants") or [])}
+    records = sorted(load_records(run_dir).values(), key=lambda r: order.get(str(r["variant"]), len(order)))
     return build_sweep_report(run_dir, summary, records)
 
 
