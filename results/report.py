@@ -860,8 +860,10 @@ def charts(out_dir: Path, result: Mapping[str, Any], sections: Mapping[str, Any]
         )
     rl = sections.get("rl") or {}
     curve = rl.get("learning_curve_png")
-    if curve and Path(curve).exists():
-        out["learning"] = Chart("Learning curve", Path(curve), rl.get("summary") or "The trained agent's evaluations.")
+    if curve:  # the run folder's own copy when the recorded path no longer resolves (a moved or copied run)
+        path = next((c for c in (Path(curve), out_dir / Path(curve).name) if c.exists()), None)
+        if path is not None:
+            out["learning"] = Chart("Learning curve", path, rl.get("summary") or "The trained agent's evaluations.")
     return out
 
 
