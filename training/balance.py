@@ -506,6 +506,13 @@ def _search_tune(space: dict[str, list[Any]], firsts: list[dict[str, str]], ctx:
         with contextlib.redirect_stdout(io.StringIO()):  # Tune's experiment tables would mix with the proposals
             grid = tuner.fit()
     rows = []
+    failed = [grid[i].error for i in range(len(grid)) if grid[i].error is not None]
+    if failed:
+        first = str(failed[0]).strip().splitlines()
+        raise UserError(
+            f"{len(failed)} of {len(grid)} Ray Tune trial(s) failed (kept in {storage / TUNE_EXPERIMENT}; rerun to "
+            f"resume): {first[-1] if first else type(failed[0]).__name__}"
+        )
     for i in range(len(grid)):
         r = grid[i]
         if r.metrics and "trial" in r.metrics:

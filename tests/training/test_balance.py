@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from envs.core.config import load_config
+from envs.core.errors import UserError
 from envs.core.registry import get_ruleset
-from training.balance import CandidateTask, balance, evaluate_candidate, knob_values, matching
+from results.findings import finding_id
+from tests.cli_helpers import run_cli
+from training.balance import CandidateTask, balance, evaluate_candidate, knob_values, matching, resolve_fix
 
 RULESET = "blackbird"
 SCENARIO = "session"
@@ -52,11 +58,64 @@ def test_balance_removes_the_windfall_runaway(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_balance_same_trials_on_ray(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+def test_balance_same_trials_on_ray_tune_and_resume(tmp_path: Path) -> None:
+    """Ray Tune's OptunaSearch tries the same first points as Optuna directly, with the same costs; rerun on
+    the same --out, Tune restores the experiment and no trial runs again."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed")
     args = (RULESET, SCENARIO, _windfall(), "resource_runaway:pool", ["pool.failure_bonus"], 2, GAMES, 0)
     local = balance(*args, backend="local", workers=2)
-    ray = balance(*args, backend="ray", workers=2)
-    assert [(t.overrides, t.cost, t.metric) for t in local.trials] == [
-        (t.overrides, t.cost, t.metric) for t in ray.trials
-    ]
+    ray = balance(*args, backend="ray", workers=2, out_dir=tmp_path)
+    assert sorted((t.overrides, t.cost, json.dumps(t.metric)) for t in local.trials) == sorted(
+        (t.overrides, t.cost, json.dumps(t.metric)) for t in ray.trials
+    )
+    trial_dirs = sorted(p.name for p in (tmp_path / "tune" / "balance").iterdir() if p.is_dir())
+    again = balance(*args, backend="ray", workers=2, out_dir=tmp_path)
+    assert sorted(p.name for p in (tmp_path / "tune" / "balance").iterdir() if p.is_dir()) == trial_dirs
+    assert [(t.overrides, t.cost) for t in again.trials] == [(t.overrides, t.cost) for t in ray.trials]
+
+
+# -- --fix by finding id ------------------------------------------------------------------------------------
+
+
+def _run(root: Path, name: str, findings: list[dict], scenario: str = SCENARIO) -> Path:
+    d = root / name
+    d.mkdir(parents=True)
+    doc = {"ruleset": RULESET, "scenario": scenario, "findings": findings}
+    (d / "findings.json").write_text(json.dumps(doc))
+    return d
+
+
+RUNAWAY = {"id": finding_id(RULESET, SCENARIO, "resource_runaway", "pool"), "kind": "resource_runaway",
+           "subject": "pool"}  # fmt: skip
+OTHER = {"id": "F-abcdef", "kind": "dominated_option", "subject": "help"}
+
+
+def test_fix_by_id_from_a_run_folder_and_from_the_newest_run(tmp_path: Path) -> None:
+    old = _run(tmp_path, "20261201-090000-blackbird-session-discover", [OTHER])
+    new = _run(tmp_path, "20261201-100000-blackbird-session-discover", [RUNAWAY])
+    _run(tmp_path, "20261201-110000-blackbird-duel-discover", [OTHER], scenario="duel")  # another scenario
+    os.utime(old / "findings.json", (1, 1))
+    assert resolve_fix(RUNAWAY["id"], RULESET, SCENARIO, None, tmp_path) == "resource_runaway:pool"
+    assert resolve_fix("F-abcdef", RULESET, SCENARIO, old, tmp_path) == "dominated_option:help"
+    assert resolve_fix("F-abcdef", RULESET, SCENARIO, old / "findings.json") == "dominated_option:help"
+    assert resolve_fix("resource_runaway:pool", RULESET, SCENARIO, None, tmp_path) == "resource_runaway:pool"
+    with pytest.raises(UserError) as e:
+        resolve_fix("F-000000", RULESET, SCENARIO, None, tmp_path)  # the newest run does not have it
+    assert "F-000000" in str(e.value) and RUNAWAY["id"] in str(e.value) and str(new) in str(e.value)
+
+
+def test_fix_by_unknown_id_exits_2_naming_it_and_the_ids_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run(tmp_path, "r", [RUNAWAY, OTHER])
+    r = run_cli(
+        capsys, "balance", RULESET, SCENARIO, "--fix", "F-123456", "--from", str(run), "--out", str(tmp_path / "o")
+    )
+    assert r.code == 2
+    lines = [ln for ln in r.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "F-123456" in lines[0] and RUNAWAY["id"] in lines[0] and "F-abcdef" in lines[0]
+    r = run_cli(capsys, "balance", RULESET, SCENARIO, "--fix", "F-12", "--from", str(run))
+    assert r.code == 2 and "not a finding id" in r.err
+    r = run_cli(capsys, "balance", RULESET, SCENARIO, "--fix", "F-123456", "--from", str(tmp_path / "nothing"))
+    assert r.code == 2 and "no findings.json" in r.err
