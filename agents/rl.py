@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -334,7 +335,9 @@ def load_numpy_net(path: Path | str, ruleset: str | None = None, scenario: str |
     try:
         with zipfile.ZipFile(p) as z:
             raw = z.read("policy.pth")
-        sd = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about odd pickle protocols: the error below says it all
+            warnings.simplefilter("ignore")
+            sd = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
         if not isinstance(sd, dict):
             raise TypeError(f"a {type(sd).__name__}, not a state dict")
         net = _net_from_state_dict({k: v.numpy() for k, v in sd.items()}, meta["architecture"])

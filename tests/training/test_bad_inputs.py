@@ -15,6 +15,7 @@ import shutil
 import signal
 import sys
 import traceback
+import warnings
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -88,8 +89,11 @@ def _cli(*args: str) -> CliResult:
     out_console.width = err_console.width = 400  # no wrapping inside a path the rows look for
     old_alarm = signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(ROW_SECONDS)
+    caught: list[warnings.WarningMessage] = []
     try:
-        main()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # a warning is printed to stderr in real use: it counts as a line
+            main()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except TimeoutError:
@@ -101,6 +105,8 @@ def _cli(*args: str) -> CliResult:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old_alarm)
+        for w in caught:
+            err.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno))
         sys.argv = old_argv
         sys.stdout, sys.stderr = old_out, old_err
         out_console.width, err_console.width = widths
