@@ -120,7 +120,7 @@ class Rule:
 
     def quote(self, subject: str) -> str:
         """The sentence of the rule that best matches ``subject`` (an option group or a config key)."""
-        sentences = [s.strip() for s in re.split(r"(?<=[.;])\s+(?=[A-Z*`(])", self.text) if s.strip()]
+        sentences = split_sentences(self.text)
         if not sentences:
             return self.title
         key = subject.strip("'")
@@ -135,6 +135,24 @@ class Rule:
 
         best = max(sentences, key=score)
         return plain_text(best if words & _stems(best) else sentences[0])
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a rule: split after ". " or "; " before a capital or an emphasis, never inside brackets."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(0, depth - 1)
+        elif ch in ".;" and depth == 0 and text[i + 1 : i + 2] == " " and re.match(r"[A-Z*]", text[i + 2 : i + 3]):
+            out.append(text[start : i + 1].strip())
+            start = i + 2
+        elif ch == "-" and depth == 0 and text[i - 1 : i] == " " and text[i + 1 : i + 3] == " *":  # a list bullet
+            out.append(text[start:i].strip())
+            start = i + 2
+    out.append(text[start:].strip())
+    return [s for s in out if s]
 
 
 def plain_text(markdown_text: str) -> str:
@@ -315,7 +333,7 @@ def plain_words(f: Mapping[str, Any], who: str, row: Mapping[str, Any] | None = 
     if kind == "dominant_strategy":
         share = f" (it chooses it in {_pct(usage)} of such decisions)" if usage is not None else ""
         return (
-            f"Players should almost always {_words(subj)}: banning it costs the strongest player "
+            f"Players should almost always choose '{_words(subj)}': banning it costs the strongest player "
             f"{-f['value']:.3f} of value per game [{-hi:.3f}, {-lo:.3f}], even after it re-plans around the ban{share}."
         )
     if kind == "dominated_option":

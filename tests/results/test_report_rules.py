@@ -216,3 +216,10 @@ def test_a_finding_with_an_id_is_fixed_by_its_id_from_its_run():
     assert (
         "rulebreaker balance blackbird duel --fix F-3fa9c1 --from runs/x --knobs combat.aim_max" in tries[-1]["reading"]
     )
+
+
+def test_hallownest_defences_quote_their_own_bullet():
+    refs = RuleRefs.load("hallownest", "duel")
+    assert refs.rule_for("parry").quote("parry").startswith("Parry: Might + shield Quality")
+    assert refs.rule_for("dodge").quote("dodge").startswith("Dodge: Grace + invested")
+    assert refs.rule_for("deaths_door").quote("deaths_door").startswith("A player bug or important NPC chooses")
