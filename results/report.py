@@ -145,7 +145,7 @@ def split_sentences(text: str) -> list[str]:
             depth += 1
         elif ch in ")]":
             depth = max(0, depth - 1)
-        elif ch in ".;" and depth == 0 and text[i + 1 : i + 2] == " " and re.match(r"[A-Z*]", text[i + 2 : i + 3]):
+        elif ch in ".;" and depth == 0 and text[i + 1 : i + 2] == " " and re.match(r"[A-Z*[]", text[i + 2 : i + 3]):
             out.append(text[start : i + 1].strip())
             start = i + 2
         elif ch == "-" and depth == 0 and text[i - 1 : i] == " " and text[i + 1 : i + 3] == " *":  # a list bullet
