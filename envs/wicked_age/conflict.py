@@ -92,6 +92,8 @@ PC_FORM_IDS: tuple[int, ...] = tuple(int(f) for f in PcForm)
 """Rule 4: the six PC forms as plain ids (a forms draw is a sorted tuple of them)."""
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
 """A sheet not (yet) shown: every die at 0."""
+_FIRST_CHANCE = int(Ctx.FORMS_DRAW)
+"""Contexts below this one are decisions: ``node < _FIRST_CHANCE`` is ``node.is_decision`` without a property call."""
 
 
 class Stage(enum.IntEnum):
@@ -185,6 +187,10 @@ class Character:
     def form_names(self) -> tuple[str, ...]:
         return form_keys(self.npc)
 
+    def copy(self) -> Character:
+        """An independent copy (the dice change; name, kind and strengths are immutable and shared)."""
+        return Character(self.name, self.npc, list(self.dice), self.strengths)
+
     def sheet(self) -> str:
         if self.npc:
             return ", ".join(
@@ -223,6 +229,8 @@ class WickedAgeState(State):
             raise ValueError(f"a conflict needs 2..{MAX_PARTIES} parties")
         self.cfg = cfg
         self.chars = characters
+        self._names: list[str] | None = None
+        self._offer_ids = tuple(offer_action(o) for o in offer_menu(cfg.negotiation.offers))  # Rule 17's menu
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -297,7 +305,11 @@ class WickedAgeState(State):
 
     @property
     def names(self) -> list[str]:
-        return [c.name for c in self.chars]
+        """The parties' names, in seat order (built once: names never change)."""
+        names = self._names
+        if names is None:
+            names = self._names = [c.name for c in self.chars]
+        return names
 
     @property
     def in_turns(self) -> bool:
@@ -321,7 +333,7 @@ class WickedAgeState(State):
     def current_player(self) -> int:
         if self._outcome is not None:
             return TERMINAL
-        if not self.node.is_decision:
+        if self.node >= _FIRST_CHANCE:
             return CHANCE
         return self.actor
 
@@ -329,11 +341,16 @@ class WickedAgeState(State):
         return self.node.name.lower()
 
     def legal_actions(self) -> list[int]:
-        if self._outcome is not None or not self.node.is_decision:
+        if self._outcome is not None or self.node >= _FIRST_CHANCE:
             return []
-        if self._legal_cache is None:
-            self._legal_cache = self._legal()
-        return list(self._legal_cache)
+        return list(self._legal_list())
+
+    def _legal_list(self) -> list[int]:
+        """The legal actions at a decision node, computed once per node (callers get copies)."""
+        legal = self._legal_cache
+        if legal is None:
+            legal = self._legal_cache = self._legal()
+        return legal
 
     def _legal(self) -> list[int]:
         node, s = self.node, self.actor
@@ -373,13 +390,13 @@ class WickedAgeState(State):
         raise AssertionError(f"no decision at {node!r}")  # pragma: no cover
 
     def _offer_actions(self) -> list[int]:
-        return [offer_action(o) for o in offer_menu(self.cfg.negotiation.offers)]
+        return list(self._offer_ids)
 
     def _opponents(self, s: int) -> list[int]:
         return [t for t in range(self.num_players) if t != s and self.in_conflict[t]]
 
     def action_label(self, action: int) -> str:
-        s = self.actor if self.node.is_decision else 0
+        s = self.actor if self.node < _FIRST_CHANCE else 0
         offer_form_npc = self.node == Ctx.OFFER_FORM and self.conseq is not None and self.chars[self.conseq.loser].npc
         return action_label(action, self.names, [st.spec for st in self.chars[s].strengths], offer_form_npc)
 
@@ -401,6 +418,25 @@ class WickedAgeState(State):
         if self._outcome is None:
             return [0.0] * self.num_players
         return list(self._outcome.returns)
+
+    def clone(self) -> WickedAgeState:
+        """A structural copy: fresh containers for everything the machine mutates, the rest shared.
+
+        The config, the log's events, rolls, offers, results and tuples are immutable and shared; every list
+        and set of the state is copied (a list of lists one level deeper: the picks, the advantage matrix, the
+        drafts), and the characters are copied because consequences change their dice.
+        """
+        new = object.__new__(type(self))
+        d = self.__dict__.copy()
+        for k, v in d.items():
+            t = type(v)
+            if t is list:
+                d[k] = [x.copy() for x in v] if v and type(v[0]) is list else v.copy()
+            elif t is set:
+                d[k] = v.copy()
+        d["chars"] = [c.copy() for c in self.chars]
+        new.__dict__ = d
+        return new
 
     def key(self) -> Hashable:
         return (
@@ -496,7 +532,7 @@ class WickedAgeState(State):
 
     def apply_chance(self, outcome: Hashable) -> None:
         node, s = self.node, self.actor
-        if node.is_decision or self._outcome is not None:
+        if node < _FIRST_CHANCE or self._outcome is not None:
             raise ValueError("apply_chance at a decision node")
         if node == Ctx.FORMS_DRAW:
             forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[attr-defined]
@@ -538,7 +574,7 @@ class WickedAgeState(State):
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
         a = int(action)
-        if self._outcome is not None or not self.node.is_decision or a not in self.legal_actions():
+        if self._outcome is not None or self.node >= _FIRST_CHANCE or a not in self._legal_list():
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
         node, s = self.node, self.actor
         if node == Ctx.BUILD:

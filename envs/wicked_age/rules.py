@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -309,8 +310,11 @@ def unresolved_advantage(
 
 def advantage_dice(holds_over: Sequence[bool], opponent_in: Sequence[bool], keep_when_out: bool, cashed: int) -> int:
     """Rules 13 and 19: one die per opponent held the advantage over, plus the dice of cashed owe-list entries."""
-    held = sum(1 for h, present in zip(holds_over, opponent_in, strict=True) if h and (present or keep_when_out))
-    return held + cashed
+    if len(holds_over) != len(opponent_in):
+        raise ValueError("one advantage flag per party")
+    if keep_when_out:
+        return list(holds_over).count(True) + cashed
+    return sum(map(operator.and_, holds_over, opponent_in)) + cashed
 
 
 # -- consequences (Rules 3, 15-17) -----------------------------------------------------------------
