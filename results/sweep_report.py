@@ -68,6 +68,8 @@ def chart_reading(records: list[dict[str, Any]], metric: str) -> str:
         return "No variant measured it."
     hi = max(rows, key=lambda kv: kv[1])
     lo = min(rows, key=lambda kv: kv[1])
+    if len(rows) == 1:
+        return f"Only {hi[0]} measured it ({hi[1]:.4g})."
     if hi[1] == lo[1]:
         return f"Every variant has {metric} = {hi[1]:.4g}."
     return f"Highest: {hi[0]} ({hi[1]:.4g}); lowest: {lo[0]} ({lo[1]:.4g}); {len(rows)} variant(s) measured."
@@ -110,8 +112,8 @@ def build_sweep_report(out_dir: Path, sweep: dict[str, Any], records: list[dict[
         "charts": charts,
         "lead": (
             f"{len(changed)} of {len(rows)} variant(s) changed the game"
-            + (f", {len(failed)} failed to run" if failed else "")
-            + (": " + ", ".join(r["name"] for r in changed) if changed else "")
+            + (f" ({', '.join(r['name'] for r in changed)})" if changed else "")
+            + (f"; {len(failed)} failed to run ({', '.join(r['name'] for r in failed)})" if failed else "")
             + "."
         ),
     }

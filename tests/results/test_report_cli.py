@@ -38,5 +38,5 @@ def test_report_renders_a_sweep_folder(tmp_path):
     finally:
         sys.argv = old
     text = (tmp_path / "sweep.html").read_text(encoding="utf-8")
-    assert "1 of 2 variant(s) changed the game: b." in text
+    assert "1 of 2 variant(s) changed the game (b)." in text
     assert text.index(">b</td>") < text.index(">a</td>")  # the sweep's own order

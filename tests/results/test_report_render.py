@@ -188,7 +188,7 @@ def test_sweep_page(tmp_path):
     md, html = build_sweep_report(tmp_path, summary, records)
     p = parse(html)
     text = html.read_text(encoding="utf-8")
-    assert "1 of 3 variant(s) changed the game, 1 failed to run: b." in text
+    assert "1 of 3 variant(s) changed the game (b); 1 failed to run (c)." in text
     assert all(p.cells), p.cells  # the variant without a metric shows a dash, not an empty cell
     assert len(p.imgs) == 2 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
     assert re.search(r"Highest: b \(2\); lowest: a \(1\)", text)
