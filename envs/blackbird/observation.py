@@ -12,7 +12,6 @@ import numpy as np
 
 from envs.blackbird.actions import DUEL_DECISIONS, SESSION_DECISIONS, DuelPhase, Maneuver, SessionPhase
 from envs.blackbird.config import MAX_TRAITS
-from envs.blackbird.rules import condition_modifier
 
 if TYPE_CHECKING:
     from envs.blackbird.duel import DuelState
@@ -90,7 +89,7 @@ def session_observation(state: SessionState) -> np.ndarray:
             o[S_PASS_AT_0] = state.pass_chance(0)
             o[S_PASS_AT_ALL] = state.pass_chance(state.spendable())
     o[S_ATTEMPT] = state.attempt / ATTEMPT_SCALE
-    o[S_CONDITIONS] = max(-1.0, min(1.0, condition_modifier(cfg.conditions, state.conditions) / CONDITION_SCALE))
+    o[S_CONDITIONS] = max(-1.0, min(1.0, state.condition_modifier() / CONDITION_SCALE))
     o[S_SESSION] = state.session_no / s.sessions
     o[S_OBSTACLE] = state.obstacle_no / s.obstacles_per_session
     o[S_WON] = state.won / state.at_stake if state.at_stake else 0.0

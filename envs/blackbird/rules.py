@@ -95,9 +95,9 @@ class Pool:
     help: int = 0
     maneuver: int = 0
 
-    @cached_property
+    @property
     def total(self) -> int:
-        """All the dice of the roll (worked out once: a pool is immutable)."""
+        """All the dice of the roll."""
         return self.base + self.trait + self.tags + self.flag + self.perks + self.pool + self.help + self.maneuver
 
     @cached_property

@@ -78,6 +78,7 @@ from envs.blackbird.rules import (
     award_perk,
     base_difficulty,
     build_pool,
+    condition_modifier,
     contest_condition_penalty,
     contest_win_chance,
     contest_winner,
@@ -102,6 +103,62 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 
 OBS_SIZE = SESSION_OBS_SIZE
+
+# Hot-path aliases: in Python 3.11 every ``Phase.SPEND``-style member lookup is a descriptor call.
+DRAW, TRAIT, HELP, SPEND, ROLL = Phase.DRAW, Phase.TRAIT, Phase.HELP, Phase.SPEND, Phase.ROLL
+JOINT, OPPOSE, ROLL_OFF, RETRY = Phase.JOINT, Phase.OPPOSE, Phase.ROLL_OFF, Phase.RETRY
+
+
+class _Readings:
+    """What the session reads off one obstacle, the conditions and the sheet: pools, odds, slots.
+
+    Each is a function of the config, the obstacle, the conditions and the sheet only, so one set of
+    readings serves every game of a config (and every clone) that meets the same obstacle with the same
+    conditions and sheet (:func:`_readings`); each entry is filled the first time it is read.
+    """
+
+    __slots__ = (
+        "base_pools",
+        "pools",
+        "pass_chances",
+        "difficulty",
+        "opposed_penalty",
+        "condition_modifier",
+        "trait_actions",
+        "obstacle_view",
+    )
+
+    def __init__(self) -> None:
+        self.base_pools: dict[int | None, Pool] = {}
+        self.pools: dict[tuple[int | None, int, int], Pool] = {}
+        self.pass_chances: dict[tuple[int | None, int, int], float] = {}
+        self.difficulty: int | None = None
+        self.opposed_penalty: int | None = None
+        self.condition_modifier: int | None = None
+        self.trait_actions: tuple[int, ...] | None = None
+        self.obstacle_view: list[float] | None = None
+
+
+_READINGS: dict[int, tuple[BlackbirdConfig, dict[Hashable, _Readings]]] = {}
+_READINGS_LIMIT = 4096  # readings kept per config before the table starts afresh
+_CONFIGS_LIMIT = 64
+
+
+def _readings(cfg: BlackbirdConfig, obstacle: int | None, conditions: tuple[str, ...], char: Character) -> _Readings:
+    """The readings of ``cfg`` for an obstacle, conditions and sheet (the config is frozen; keyed by identity)."""
+    hit = _READINGS.get(id(cfg))
+    if hit is None or hit[0] is not cfg:
+        if len(_READINGS) >= _CONFIGS_LIMIT:
+            _READINGS.clear()
+        hit = _READINGS[id(cfg)] = (cfg, {})
+    table = hit[1]
+    key = (obstacle, conditions, tuple(char.traits), char.flags, char.key())
+    found = table.get(key)
+    if found is None:
+        if len(table) >= _READINGS_LIMIT:
+            table.clear()
+        found = table[key] = _Readings()
+    return found
 
 
 class SessionState(State):
@@ -149,17 +206,15 @@ class SessionState(State):
         return self._obstacles[self.obstacle]
 
     def _invalidate(self) -> None:
-        """Forget what was read off the obstacle, the conditions and the sheet (any of them changed)."""
-        self._base_pools: dict[int | None, Pool] = {}
-        self._difficulty: int | None = None
-        self._trait_actions: tuple[int, ...] | None = None
-        self._obstacle_view: list[float] | None = None
+        """Take the readings of the obstacle, the conditions and the sheet now held (any of them changed)."""
+        self._r = _readings(self.cfg, self.obstacle, self.conditions, self.char)
 
     def obstacle_view(self, encode: Callable[[SessionState], list[float]]) -> list[float]:
         """The observation slots read off the obstacle, conditions and sheet, encoded once while they hold."""
-        if self._obstacle_view is None:
-            self._obstacle_view = encode(self)
-        return self._obstacle_view
+        r = self._r
+        if r.obstacle_view is None:
+            r.obstacle_view = encode(self)
+        return r.obstacle_view
 
     def stake_value(self, ob: ObstacleRow) -> float:
         """What winning an obstacle's stake is worth (the scenario's scoring)."""
@@ -172,26 +227,43 @@ class SessionState(State):
 
     def difficulty(self) -> int:
         """Rule 4/7: the current obstacle's difficulty with the character's conditions."""
-        if self._difficulty is None:
+        r = self._r
+        if r.difficulty is None:
             base = base_difficulty(self.ob.difficulty, self.cfg.difficulty.default)
-            self._difficulty = effective_difficulty(self.cfg, base, self.conditions)
-        return self._difficulty
+            r.difficulty = effective_difficulty(self.cfg, base, self.conditions)
+        return r.difficulty
 
     def opposed_penalty(self) -> int:
         """Rule 7 in a contested roll: conditions take successes off the character's side."""
-        return contest_condition_penalty(self.cfg.conditions, self.conditions)
+        r = self._r
+        if r.opposed_penalty is None:
+            r.opposed_penalty = contest_condition_penalty(self.cfg.conditions, self.conditions)
+        return r.opposed_penalty
+
+    def condition_modifier(self) -> int:
+        """Rule 7: what the character's conditions add to a difficulty (read once while they hold)."""
+        r = self._r
+        if r.condition_modifier is None:
+            r.condition_modifier = condition_modifier(self.cfg.conditions, self.conditions)
+        return r.condition_modifier
 
     def pool_for(self, trait: int | None, spend: int = 0, help_dice: int = 0) -> Pool:
         """Rule 2: the dice for the current obstacle on a trait (or none), with pool and help dice."""
-        base = self._base_pools.get(trait)
+        r = self._r
+        base = r.base_pools.get(trait)
         if base is None:
             ob = self.ob
             forbidden = forbidden_tags(self.cfg.conditions, self.conditions)
             base = build_pool(self.cfg, self.char, trait, ob.traits, ob.tags, ob.flag, ob.name, forbidden)
-            self._base_pools[trait] = base
+            r.base_pools[trait] = base
         if not (spend or help_dice):
             return base
-        return Pool(base.base, base.trait, base.tags, base.flag, base.perks, spend, help_dice, base.maneuver)
+        key = (trait, spend, help_dice)
+        pool = r.pools.get(key)
+        if pool is None:
+            pool = Pool(base.base, base.trait, base.tags, base.flag, base.perks, spend, help_dice, base.maneuver)
+            r.pools[key] = pool
+        return pool
 
     def spendable(self) -> int:
         """Rule 5: the pool dice that can go on this roll."""
@@ -201,6 +273,14 @@ class SessionState(State):
         """Exact P(pass) of the current obstacle for a choice of spend (and trait / help, default: as chosen)."""
         t = self.trait if trait == -1 else trait
         h = self.help_given if help_dice == -1 else help_dice
+        key = (t, spend, h)
+        chances = self._r.pass_chances
+        known = chances.get(key)
+        if known is None:
+            known = chances[key] = self._pass_chance(t, spend, h)
+        return known
+
+    def _pass_chance(self, t: int | None, spend: int, h: int) -> float:
         n = self.pool_for(t).total + spend + h
         ob, so = self.ob, self._success_on
         if ob.joint and self.has_helper():
@@ -216,7 +296,7 @@ class SessionState(State):
         return 0 if self.phase in SESSION_DECISIONS else CHANCE
 
     def decision_context(self) -> str:
-        if self.phase == Phase.SPEND:
+        if self.phase is SPEND:
             return spend_context(self.ob.stake)
         return SESSION_CONTEXTS.get(self.phase, CHANCE_CONTEXT)
 
@@ -224,39 +304,40 @@ class SessionState(State):
         if self._outcome is not None:
             return []
         ph = self.phase
-        if ph == Phase.TRAIT:
+        if ph is TRAIT:
             return list(self._traits_that_apply())
-        if ph == Phase.HELP:
+        if ph is HELP:
             return [int(SessionAct.ACCEPT_HELP), int(SessionAct.DECLINE_HELP)]
-        if ph == Phase.SPEND:
+        if ph is SPEND:
             return list(range(SESSION_SPEND_0, SESSION_SPEND_0 + self.spendable() + 1))
-        if ph == Phase.RETRY:
+        if ph is RETRY:
             return [int(SessionAct.RETRY), int(SessionAct.GIVE_UP)]
         return []
 
     def _traits_that_apply(self) -> tuple[int, ...]:
         """Rule 2: the trait actions open for the current obstacle (traits that apply), then "no trait"."""
-        if self._trait_actions is None:
+        r = self._r
+        if r.trait_actions is None:
             ob = self.ob
             acts = [
                 SessionAct.TRAIT_0 + i
                 for i in range(len(self.char.traits))
                 if trait_applies(self.char, i, ob.traits, ob.tags)
             ]
-            self._trait_actions = (*acts, int(SessionAct.NO_TRAIT))
-        return self._trait_actions
+            r.trait_actions = (*acts, int(SessionAct.NO_TRAIT))
+        return r.trait_actions
 
     def _is_legal(self, action: int) -> bool:
         if self._outcome is not None:
             return False
         ph = self.phase
-        if ph == Phase.SPEND:
+        if ph is SPEND:
             return SESSION_SPEND_0 <= action <= SESSION_SPEND_0 + self.spendable()
-        if ph == Phase.TRAIT:
+        if ph is TRAIT:
             return action in self._traits_that_apply()
-        if ph == Phase.HELP:
+        if ph is HELP:
             return action in (SessionAct.ACCEPT_HELP, SessionAct.DECLINE_HELP)
-        if ph == Phase.RETRY:
+        if ph is RETRY:
             return action in (SessionAct.RETRY, SessionAct.GIVE_UP)
         return False
 
@@ -272,13 +353,13 @@ class SessionState(State):
                 f"illegal action {action} ({self.action_label(action)}) in phase {self.phase.name}"
             )
         ph = self.phase
-        if ph == Phase.TRAIT:
+        if ph is TRAIT:
             self._choose_trait(action)
-        elif ph == Phase.HELP:
+        elif ph is HELP:
             self._choose_help(action == SessionAct.ACCEPT_HELP)
-        elif ph == Phase.SPEND:
+        elif ph is SPEND:
             self._spend(action - SESSION_SPEND_0)
-        elif ph == Phase.RETRY:
+        elif ph is RETRY:
             self._retry_or_give_up(action == SessionAct.RETRY)
 
     # -- decisions --------------------------------------------------------------------------------------
@@ -313,7 +394,7 @@ class SessionState(State):
         target = f"{ob.opposition} opposing dice" if ob.opposition else f"difficulty {self.difficulty()}"
         self.narrate(
             "pool",
-            f"{self.char.short} rolls {dice_phrase(self.breakdown.total)} ({self.breakdown.describe()}) "
+            f"{self.char.short} rolls {dice_phrase(self.breakdown.total)} ({self.breakdown.description}) "
             f"against {target}.",
             0,
             spent=k,
@@ -332,16 +413,16 @@ class SessionState(State):
 
     # -- chance -----------------------------------------------------------------------------------------
     def _dice_now(self) -> int:
-        if self.phase == Phase.ROLL:
+        if self.phase is ROLL:
             return self.breakdown.total
-        if self.phase == Phase.JOINT:
+        if self.phase is JOINT:
             return self.cfg.session.helper_joint_dice
         return self.ob.opposition
 
     def chance_outcomes(self) -> list[tuple[Hashable, float]]:
-        if self.phase == Phase.DRAW:
+        if self.phase is DRAW:
             return list(self._draw)
-        if self.phase == Phase.ROLL_OFF:
+        if self.phase is ROLL_OFF:
             return list(ROLL_OFF_OUTCOMES)
         if self.phase in (Phase.ROLL, Phase.JOINT, Phase.OPPOSE):
             return list(roll_distribution(self._dice_now(), self.cfg.dice.success_on))
@@ -349,19 +430,19 @@ class SessionState(State):
 
     def sample_chance(self, rng: Rng) -> Hashable:
         ph = self.phase
-        if ph == Phase.DRAW:
+        if ph is DRAW:
             r = rng.random()
             for (i, _), c in zip(self._draw, self._cum, strict=True):
                 if r < c:
                     return i
             return self._draw[-1][0]
-        if ph == Phase.ROLL_OFF:
+        if ph is ROLL_OFF:
             return sample_roll_off(rng)
         return sample_roll(rng, self._dice_now(), self.cfg.dice.success_on)
 
     def force_faces(self, faces: tuple[int, ...] | list[int]) -> None:
         """Apply a roll given as d6 faces (golden tests read like the rulebook's examples)."""
-        if self.phase == Phase.ROLL_OFF:
+        if self.phase is ROLL_OFF:
             a, b = faces
             self.apply_chance(RollOff(0) if a > b else RollOff(1) if b > a else RollOff(None))
         else:
@@ -371,21 +452,21 @@ class SessionState(State):
 
     def apply_chance(self, outcome: Hashable) -> None:
         ph = self.phase
-        if ph == Phase.DRAW:
+        if ph is DRAW:
             self._draw_obstacle(int(outcome))  # type: ignore[call-overload]
-        elif ph == Phase.ROLL:
+        elif ph is ROLL:
             self._own_roll(Roll(*outcome))  # type: ignore[misc]
-        elif ph == Phase.JOINT:
+        elif ph is JOINT:
             self.partner = Roll(*outcome).successes  # type: ignore[misc]
             self.narrate("joint", f"The helper joins in: {successes_phrase(self.partner)} (Rule 12).", 0)
             if self.ob.opposition:
                 self.phase = Phase.OPPOSE
             else:
                 self._resolve_fixed()
-        elif ph == Phase.OPPOSE:
+        elif ph is OPPOSE:
             self.opposition = Roll(*outcome).successes  # type: ignore[misc]
             self._resolve_contest()
-        elif ph == Phase.ROLL_OFF:
+        elif ph is ROLL_OFF:
             ro = outcome if isinstance(outcome, RollOff) else RollOff(outcome)  # type: ignore[arg-type]
             if ro.winner is None:
                 self.narrate("roll_off", "The roll-off is tied; roll again.", 0)
