@@ -1,10 +1,11 @@
 """Exact odds of each ruleset's core mechanic, their rendering, and the engine cross-check.
 
-The exact values come from the engines' own ``dice.py`` (the one source of the product's odds; each is
-exact in :class:`~fractions.Fraction`); this module turns them into an :class:`OddsTable` with its labels,
-checks the odds command's arguments, renders and plots tables. The tests check every table against an
-independent brute-force enumeration and icepool. ``--simulate`` compares a table with frequencies of rolls
-made by the engine's own roll code (the ``*_sampler`` functions).
+A ruleset shows its core mechanic through its odds provider (``Ruleset.odds``, :mod:`envs.core.odds`; the
+five shipped ones in ``envs/<ruleset>/odds.py``, over the engines' own ``dice.py``, each exact in
+:class:`~fractions.Fraction`); this module turns a provider's answer into an :class:`OddsTable`, renders and
+plots tables. The tests check every table against an independent brute-force enumeration and icepool.
+``--simulate`` compares a table with frequencies of rolls made by the engine's own roll code (the
+provider's sampler), at most :data:`MAX_SIMULATE` rolls in constant memory.
 
 A table's ``probabilities`` are an ordered mapping outcome -> probability. Outcomes listed in
 ``partition`` are mutually exclusive and sum to 1; the others (``pass``, ``crossroads_double``…) are
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -23,24 +24,23 @@ from typing import Any
 
 from rich.table import Table
 
-from envs.blackbird import dice as blackbird_dice
-from envs.blackbird import rules as blackbird_rules
+from envs.blackbird import odds as blackbird_odds_mod
 from envs.core.dice import Rng
 from envs.core.errors import UserError
-from envs.crossroads import dice as crossroads_dice
-from envs.hallownest import dice as hallownest_dice
-from envs.storyteller import dice as storyteller_dice
-from envs.wicked_age import dice as wicked_age_dice
+from envs.core.odds import Odds, OddsProvider, Sampler, check_range, parse_dice, parse_ints
+from envs.crossroads import odds as crossroads_odds_mod
+from envs.hallownest import odds as hallownest_odds_mod
+from envs.storyteller import odds as storyteller_odds_mod
+from envs.wicked_age import odds as wicked_age_odds_mod
 from results.stats import quantile
 
-Sampler = Callable[[Rng], Iterable[str]]
-"""One roll by an engine's code -> the outcome labels it falls into (its partition label + events)."""
+__all__ = ["OddsTable", "Sampler", "check_range", "parse_dice", "parse_ints", "query_odds", "simulate", "table_of"]
 
 SIGMA_FLAG = 4.0
 """A simulated frequency more than this many standard errors from the exact value is flagged."""
 
-MAX_POOL = 60
-"""The largest pool the odds commands accept (exact tables stay fast far beyond any real pool)."""
+MAX_SIMULATE = 10_000_000
+"""The most rolls ``--simulate`` makes (about a minute with the slowest engine; far past any useful precision)."""
 
 
 @dataclass
@@ -96,38 +96,20 @@ class OddsTable:
 
 
 # ------------------------------------------------------------------------------------------------
-# Argument checks (each problem is one UserError line; the CLI exits 2)
+# The tables of a ruleset's odds provider (envs.core.odds), and the five shipped ones by name
 # ------------------------------------------------------------------------------------------------
-def check_range(name: str, value: int, low: int, high: int) -> None:
-    if not low <= value <= high:
-        raise UserError(f"{name} must be between {low} and {high}, got {value}")
+def table_of(ruleset: str, odds: Odds) -> OddsTable:
+    """An :class:`OddsTable` of a provider's :class:`~envs.core.odds.Odds` (the sampler stays with the odds)."""
+    return OddsTable(ruleset, dict(odds.query), dict(odds.probabilities), list(odds.partition), odds.title,
+                     list(odds.notes))  # fmt: skip
 
 
-def parse_dice(text: str, allowed: Sequence[int], option: str) -> tuple[int, ...]:
-    """``"d12,d10"`` -> ``(12, 10)``; unknown dice are one clear error naming the allowed ones."""
-    valid = ", ".join(f"d{s}" for s in sorted(allowed, reverse=True))
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts:
-        raise UserError(f"{option} needs at least one die (e.g. d12,d10); allowed dice: {valid}")
-    out = []
-    for p in parts:
-        t = p.lower().removeprefix("d")
-        if not t.isdigit() or int(t) not in allowed:
-            raise UserError(f"unknown die '{p}' in {option}; allowed dice: {valid}")
-        out.append(int(t))
-    return tuple(out)
+def query_odds(ruleset: str, provider: OddsProvider, config: Any, args: dict[str, Any]) -> tuple[OddsTable, Sampler]:
+    """The table and the engine's sampler for ``args`` under ``config`` (bad arguments: a :class:`UserError`)."""
+    odds = provider.odds(config, args)
+    return table_of(ruleset, odds), odds.sampler
 
 
-def parse_ints(text: str, count: int, option: str, example: str) -> tuple[int, ...]:
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) != count or not all(p.lstrip("-").isdigit() for p in parts):
-        raise UserError(f"{option} needs {count} comma-separated integers (e.g. {example}), got '{text}'")
-    return tuple(int(p) for p in parts)
-
-
-# ------------------------------------------------------------------------------------------------
-# storyteller: d10 pool against a difficulty, rule of one, botch, Willpower
-# ------------------------------------------------------------------------------------------------
 def storyteller_odds(
     pool: int,
     difficulty: int,
@@ -136,152 +118,27 @@ def storyteller_odds(
     willpower_successes: int = 1,
     willpower_prevents_botch: bool = True,
 ) -> OddsTable:
-    """Storyteller Rules 3-5 and 8: outcomes ``botch``, ``0``, ``1``..``N`` (+ Willpower successes).
-
-    A die succeeds on ``difficulty`` or more (a 10 always does); each 1 cancels a success; a botch is
-    no successes and at least one 1. Willpower adds uncancellable successes and (as written) prevents
-    the botch. The table is the engine's (:func:`envs.storyteller.dice.outcome_distribution`).
-    """
-    n, d = pool, difficulty
-    wp = willpower_successes if willpower else 0
-    exact = storyteller_dice.outcome_distribution(
-        n, d, willpower, willpower_successes=willpower_successes, prevents_botch=willpower_prevents_botch
-    )
-    labels = ["botch", *(str(k) for k in range(n + wp + 1))]
-    probs = {lab: exact.get(storyteller_dice.BOTCH if lab == "botch" else int(lab), Fraction(0)) for lab in labels}
-    notes = [
-        f"net successes = max(0, successes - ones){' + ' + str(wp) + ' Willpower' if wp else ''}; "
-        f"botch = no successes and at least one 1"
-        + (" (impossible with Willpower)" if wp and willpower_prevents_botch else "")
-    ]
-    return OddsTable(
-        "storyteller",
-        {"pool": n, "difficulty": d, "willpower": willpower},
-        probs,
-        labels,
-        f"{n}d10 at difficulty {d}" + (" + Willpower" if willpower else ""),
-        notes,
-    )
+    """Storyteller Rules 3-5 and 8 (:func:`envs.storyteller.odds.storyteller_odds`)."""
+    return table_of("storyteller", storyteller_odds_mod.storyteller_odds(
+        pool, difficulty, willpower, willpower_successes=willpower_successes,
+        willpower_prevents_botch=willpower_prevents_botch))  # fmt: skip
 
 
-def storyteller_sampler(pool: int, difficulty: int, willpower_successes: int, prevents_botch: bool) -> Sampler:
-    """One roll as the engine's chance nodes draw it (:func:`envs.storyteller.dice.sample_outcome`)."""
-
-    def sampler(rng: Rng) -> Iterable[str]:
-        k = storyteller_dice.sample_outcome(rng, pool, difficulty, willpower_successes, prevents_botch, False)
-        return ("botch",) if k == storyteller_dice.BOTCH else (str(k),)
-
-    return sampler
-
-
-# ------------------------------------------------------------------------------------------------
-# blackbird: N d6, success on 4+ (configurable), pass against a difficulty
-# ------------------------------------------------------------------------------------------------
 def blackbird_odds(dice: int, difficulty: int | None = None, *, success_on: int = 4) -> OddsTable:
-    """Blackbird Rules 3-4: ``0``..``N`` successes (a d6 showing ``success_on``+), ``pass`` iff >= D.
-
-    The table is the engine's (:func:`envs.blackbird.dice.exact_success_distribution`).
-    """
-    dist = blackbird_dice.exact_success_distribution(dice, success_on)
-    labels = [str(s) for s in range(dice + 1)]
-    probs = dict(zip(labels, dist, strict=True))
-    query: dict[str, Any] = {"dice": dice, "success_on": success_on}
-    title = f"{dice}d6, success on {success_on}+"
-    if difficulty is not None:
-        probs["pass"] = sum(dist[difficulty:], Fraction(0))
-        query["difficulty"] = difficulty
-        title += f", pass at {difficulty}+ successes"
-    return OddsTable("blackbird", query, probs, labels, title)
+    """Blackbird Rules 3-4 (:func:`envs.blackbird.odds.blackbird_odds`)."""
+    return table_of("blackbird", blackbird_odds_mod.blackbird_odds(dice, difficulty, success_on=success_on))
 
 
-def blackbird_sampler(dice: int, difficulty: int | None, success_on: int) -> Sampler:
-    """One roll with the engine's roll code (:func:`envs.blackbird.dice.sample_roll`) and its Rule 4 pass."""
-
-    def sampler(rng: Rng) -> Iterable[str]:
-        roll = blackbird_dice.sample_roll(rng, dice, success_on)
-        labels = [str(roll.successes)]
-        if difficulty is not None and blackbird_rules.passes(roll.successes, difficulty):
-            labels.append("pass")
-        return labels
-
-    return sampler
-
-
-# ------------------------------------------------------------------------------------------------
-# hallownest: N d6, success on 5+, rerolls of failed dice
-# ------------------------------------------------------------------------------------------------
 def hallownest_odds(dice: int, rerolls: int = 0, *, success_on: int = 5) -> OddsTable:
-    """Hallownest Rules 1-2: ``0``..``N`` successes; up to K failed dice are rerolled (better kept).
-
-    The table is the engine's (:func:`envs.hallownest.dice.success_distribution`).
-    """
-    exact = hallownest_dice.success_distribution(dice, rerolls, success_on)
-    labels = [str(s) for s in range(dice + 1)]
-    probs = {lab: exact.get(int(lab), Fraction(0)) for lab in labels}
-    return OddsTable(
-        "hallownest",
-        {"dice": dice, "rerolls": rerolls, "success_on": success_on},
-        probs,
-        labels,
-        f"{dice}d6, success on {success_on}+, {rerolls} reroll{'s' if rerolls != 1 else ''} of failed dice",
-    )
+    """Hallownest Rules 1-2 (:func:`envs.hallownest.odds.hallownest_odds`)."""
+    return table_of("hallownest", hallownest_odds_mod.hallownest_odds(dice, rerolls, success_on=success_on))
 
 
-def hallownest_sampler(dice: int, rerolls: int, success_on: int) -> Sampler:
-    """One roll with the engine's roll code (:func:`envs.hallownest.dice.sample_successes`)."""
-
-    def sampler(rng: Rng) -> Iterable[str]:
-        return (str(hallownest_dice.sample_successes(rng, dice, rerolls, success_on)),)
-
-    return sampler
-
-
-# ------------------------------------------------------------------------------------------------
-# crossroads: 3d10 roll-under, one die per stat under the best assignment; doubles and triples
-# ------------------------------------------------------------------------------------------------
 def crossroads_odds(stats: Sequence[int] | None = None, *, influence: int | None = None) -> OddsTable:
-    """Crossroads Rules 3-5 (or 4 with ``influence``): ``0``..``3`` successes of 3d10 roll-under, plus
-    ``crossroads_double`` (exactly two dice equal) and ``crossroads_triple`` (all three equal).
-
-    A stat check assigns one die to each of G, KH, M; the table is for the assignment with the most
-    successes. A faction check counts every die at or under the Influence. The tables are the engine's
-    (:func:`envs.crossroads.dice.odds`, :func:`envs.crossroads.dice.faction_odds`).
-    """
-    if stats is not None:
-        probs = crossroads_dice.odds(stats)
-        query: dict[str, Any] = {"stats": dict(zip(("G", "KH", "M"), stats, strict=True))}
-        title = "3d10 stat check G={} KH={} M={} (best assignment)".format(*stats)
-    else:
-        probs = crossroads_dice.faction_odds(influence or 0)
-        query = {"influence": influence}
-        title = f"3d10 faction check at Influence {influence}"
-    return OddsTable("crossroads", query, probs, ["0", "1", "2", "3"], title)
+    """Crossroads Rules 3-5 (:func:`envs.crossroads.odds.crossroads_odds`)."""
+    return table_of("crossroads", crossroads_odds_mod.crossroads_odds(stats, influence=influence))
 
 
-def crossroads_sampler(stats: Sequence[int] | None, influence: int | None) -> Sampler:
-    """One check with the engine's dice functions (:mod:`envs.crossroads.dice`)."""
-
-    def sampler(rng: Rng) -> Iterable[str]:
-        faces = crossroads_dice.roll_check_dice(rng)
-        k = (
-            crossroads_dice.max_successes(faces, stats)
-            if stats is not None
-            else crossroads_dice.faction_successes(faces, influence or 0)
-        )
-        labels = [str(k)]
-        cr = crossroads_dice.crossroads_of(faces)
-        if cr is crossroads_dice.Crossroads.DOUBLE:
-            labels.append("crossroads_double")
-        elif cr is crossroads_dice.Crossroads.TRIPLE:
-            labels.append("crossroads_triple")
-        return labels
-
-    return sampler
-
-
-# ------------------------------------------------------------------------------------------------
-# wicked_age: an answer against a standing roll
-# ------------------------------------------------------------------------------------------------
 WICKED_RESULTS = ("absolute_loss", "loses_advantage", "wins_advantage", "absolute_win")
 
 
@@ -295,55 +152,9 @@ def wicked_age_odds(
     adv_sides: int = 6,
     multiple: int = 2,
 ) -> OddsTable:
-    """In a Wicked Age Rules 6, 11, 12: the answerer's result against a standing roll, both rolled.
-
-    ``absolute_loss`` iff multiple x a <= c (a, c the high dice with advantage); otherwise
-    ``loses_advantage`` iff the answer's reading is lower; ``absolute_win`` iff a >= multiple x c;
-    else ``wins_advantage`` (ties included). In the last round the advantage results become absolute.
-    The table is the engine's (:func:`envs.wicked_age.dice.comparison_table`).
-    """
-    exact = wicked_age_dice.comparison_table(dice, vs, advantage, vs_advantage, adv_sides, last_round, multiple)
-    probs = {r.label: exact[r] for r in wicked_age_dice.Result}
-    text = ",".join(f"d{d}" for d in dice) + (f"+{advantage} adv" if advantage else "")
-    vtext = ",".join(f"d{d}" for d in vs) + (f"+{vs_advantage} adv" if vs_advantage else "")
-    query = {
-        "dice": [f"d{d}" for d in dice],
-        "vs": [f"d{d}" for d in vs],
-        "advantage": advantage,
-        "vs_advantage": vs_advantage,
-        "last_round": last_round,
-    }
-    return OddsTable(
-        "wicked_age",
-        query,
-        probs,
-        list(WICKED_RESULTS),
-        f"answer {text} against a standing {vtext}" + (" (round 3)" if last_round else ""),
-    )
-
-
-def wicked_age_sampler(
-    dice: Sequence[int],
-    vs: Sequence[int],
-    advantage: int,
-    vs_advantage: int,
-    last_round: bool,
-    adv_sides: int,
-    multiple: int,
-) -> Sampler:
-    """The standing roll, then the answer, rolled and compared with the engine's dice functions."""
-    rounds = (3, 3) if last_round else (1, 3)
-
-    def reading(rng: Rng, d: Sequence[int], k: int) -> tuple[int, ...]:
-        faces, adv = wicked_age_dice.roll_with_advantage(rng, d, k, adv_sides)
-        return wicked_age_dice.read_roll(faces, adv)
-
-    def sampler(rng: Rng) -> Iterable[str]:
-        standing = reading(rng, vs, vs_advantage)
-        answer = reading(rng, dice, advantage)
-        return (wicked_age_dice.compare_answer(answer, standing, rounds[0], rounds[1], multiple).label,)
-
-    return sampler
+    """In a Wicked Age Rules 6, 11, 12 (:func:`envs.wicked_age.odds.wicked_age_odds`)."""
+    return table_of("wicked_age", wicked_age_odds_mod.wicked_age_odds(
+        dice, vs, advantage, vs_advantage, last_round=last_round, adv_sides=adv_sides, multiple=multiple))  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------
@@ -353,6 +164,11 @@ def simulate(table: OddsTable, sampler: Sampler, n: int, seed: int = 0) -> Simul
     """Sample ``n`` rolls, compare each outcome's frequency with the exact probability, flag > 4 SE."""
     if n < 1:
         raise UserError(f"--simulate needs at least 1 roll, got {n}")
+    if n > MAX_SIMULATE:
+        raise UserError(
+            f"--simulate {n:,} is too many rolls: at most {MAX_SIMULATE:,} (4 standard errors at that size are "
+            f"already below 0.13 percentage points)"
+        )
     rng = Rng(seed)
     counts = dict.fromkeys(table.probabilities, 0)
     for _ in range(n):
@@ -479,7 +295,7 @@ def plot(table: OddsTable, path: Path) -> Path:
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format="png")
     plt.close(fig)
     return path
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envs.blackbird.config import BlackbirdConfig
+from envs.blackbird.odds import ODDS
 from envs.blackbird.scenarios import KNOBS, SCENARIOS
 from envs.core.game import Ruleset
 
@@ -24,6 +25,7 @@ RULESET = Ruleset(
     scenarios=SCENARIOS,
     variants_dir=HERE / "variants",
     knobs=KNOBS,
+    odds=ODDS,  # the core mechanic of `rulebreaker odds` (envs/blackbird/odds.py)
 )
 
 __all__ = ["RULESET"]

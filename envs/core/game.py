@@ -234,6 +234,7 @@ class Ruleset:
     variants_dir: Path | None = None
     knobs: list[Knob] = field(default_factory=list)  # rule-sensitivity knobs for discovery
     personas: dict[str, Any] | None = None  # persona classes by CLI name; None: agents/personas/<name>.py
+    odds: Any = None  # an envs.core.odds.OddsProvider: the core mechanic `rulebreaker odds <name>` shows (None: none)
     registry: ClassVar[dict[str, Ruleset]] = {}
 
     def default_config(self) -> BaseModel:

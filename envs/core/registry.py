@@ -6,7 +6,8 @@ the entry-point group ``rulebreaker.rulesets`` (``name = "package"`` or ``"packa
 scenario of every ruleset as ``rulebreaker/<Ruleset><Scenario>-v0``.
 
 A plugin that fails to load (import error, not a ruleset, a name clashing with a shipped one, a scenario
-whose first state cannot be built or whose observation has the wrong shape) is skipped with one line on
+whose first state cannot be built or whose observation has the wrong shape, an odds mechanic that is not an
+:class:`~envs.core.odds.OddsProvider`) is skipped with one line on
 stderr naming the entry point and the fix; asking for it by name is a :class:`UserError` (exit 2). The
 shipped rulesets never depend on a plugin loading.
 """
@@ -99,6 +100,13 @@ def _plugin_ruleset(ep: EntryPoint) -> Ruleset:
 
 def _validate_plugin(ruleset: Ruleset, where: str) -> None:
     """Build each scenario's first state under the default rules and check its observation's shape."""
+    from envs.core.odds import OddsProvider
+
+    if ruleset.odds is not None and not isinstance(ruleset.odds, OddsProvider):
+        raise UserError(
+            f"{where}: its odds is not an envs.core.odds.OddsProvider (got {type(ruleset.odds).__name__}); fix: "
+            f"set Ruleset(odds=OddsProvider(summary, params, odds)) or leave it None (docs/adding-a-ruleset.md)"
+        )
     try:
         config = ruleset.default_config()
     except UserError as e:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from envs.core.game import Knob, Ruleset
 from envs.crossroads.config import CrossroadsConfig
+from envs.crossroads.odds import ODDS
 from envs.crossroads.scenarios import SCENARIOS
 
 _HERE = Path(__file__).parent
@@ -33,6 +34,7 @@ RULESET = Ruleset(
         Knob("character.creation_points", (10, 14), "characters built on 10 / 14 points"),
         Knob("crossroads.effect", ("extra_success", "gain_minus_c"), "a crossroads adds a success / brings a -C"),
     ],
+    odds=ODDS,  # the core mechanic of `rulebreaker odds` (envs/crossroads/odds.py)
 )
 
 __all__ = ["RULESET"]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from envs.core.game import Knob, Ruleset
 from envs.hallownest.config import HallownestConfig
+from envs.hallownest.odds import ODDS
 from envs.hallownest.scenarios import DUEL
 
 HERE = Path(__file__).parent
@@ -29,6 +30,7 @@ RULESET = Ruleset(
         Knob("parry.weapon_dice_per_stamina", (1, 3), "weapon parry dice per invested Stamina: 1 or 3"),
         Knob("damage.extra_cap", ("base", "none"), "extra damage capped by base damage only, or uncapped"),
     ],
+    odds=ODDS,  # the core mechanic of `rulebreaker odds` (envs/hallownest/odds.py)
 )
 
 __all__ = ["RULESET"]

@@ -15,6 +15,7 @@ from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.duel import new_duel
 from envs.storyteller.heist import new_heist
 from envs.storyteller.observation import DUEL_OBS_SIZE, HEIST_OBS_SIZE
+from envs.storyteller.odds import ODDS
 from envs.storyteller.scenarios import DUEL_OPTION_RULES, HEIST_OPTION_RULES, KNOBS
 
 HEIST = Scenario(
@@ -65,6 +66,7 @@ RULESET = Ruleset(
     scenarios=SCENARIOS,
     variants_dir=Path(__file__).with_name("variants"),
     knobs=KNOBS,
+    odds=ODDS,  # the core mechanic of `rulebreaker odds` (envs/storyteller/odds.py)
 )
 
 __all__ = ["DUEL", "HEIST", "RULESET", "SCENARIOS"]

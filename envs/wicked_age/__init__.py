@@ -10,6 +10,7 @@ from pathlib import Path
 
 from envs.core.game import Knob, Ruleset
 from envs.wicked_age.config import WickedAgeConfig
+from envs.wicked_age.odds import ODDS
 from envs.wicked_age.scenarios import DUEL, MELEE
 
 _HERE = Path(__file__).parent
@@ -36,6 +37,7 @@ RULESET = Ruleset(
         Knob("negotiation.enabled", (False,), "no negotiation: the default consequence always (Rule 17)"),
         Knob("consequences.pc_out_zero_forms", (1, 3), "a PC is out with one / three forms at 0 (Rule 16)"),
     ],
+    odds=ODDS,  # the core mechanic of `rulebreaker odds` (envs/wicked_age/odds.py)
 )
 
 __all__ = ["RULESET"]

@@ -334,3 +334,36 @@ def test_benchmarks_are_named_callables_returning_tables() -> None:
     for name, fn in benches.items():
         t = fn()
         assert isinstance(t, O.OddsTable) and name.startswith(f"odds.{t.ruleset}.")
+
+
+# ------------------------------------------------------------------------------------------------
+# The protocol: every shipped ruleset provides its mechanic; bounded work; an unwritable --plot
+# ------------------------------------------------------------------------------------------------
+def test_every_shipped_ruleset_provides_its_odds_through_the_protocol() -> None:
+    from envs.core.odds import OddsProvider
+    from envs.core.registry import RULESET_NAMES, get_ruleset
+
+    for name in RULESET_NAMES:
+        provider = get_ruleset(name).odds
+        assert isinstance(provider, OddsProvider), name
+        assert provider.summary and any(p.required or p.kind is str for p in provider.params), name
+
+
+def test_simulate_is_bounded(capsys) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli(capsys, "odds", "blackbird", "--dice", "3", "--simulate", str(10**12))
+    assert r.code == 2 and r.out == ""
+    lines = [ln for ln in r.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "--simulate" in lines[0] and f"{O.MAX_SIMULATE:,}" in lines[0]
+
+
+@pytest.mark.parametrize("where", ["folder", "under_a_file"])
+def test_unwritable_plot_prints_the_results_and_exits_2_naming_the_path(capsys, tmp_path: Path, where: str) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    target = tmp_path if where == "folder" else blocker / "odds.png"
+    r = run_cli(capsys, "odds", "blackbird", "--dice", "5", "--difficulty", "3", "--plot", str(target), "--json")
+    assert r.code == 2
+    assert json.loads(r.out)["probabilities"]["pass"] == 0.5  # the results are printed all the same
+    lines = [ln for ln in r.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and str(target) in lines[0].replace("\n", "") and lines[0].startswith("error:")
+    assert blocker.read_text() == "x"

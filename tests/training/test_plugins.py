@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import importlib
+import itertools
+import json
 import os
 import subprocess
 import sys
 import sysconfig
 import textwrap
 from collections.abc import Iterator
+from fractions import Fraction
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -25,6 +28,8 @@ from envs.core.game import TERMINAL
 from envs.core.policy import legal_mask
 from tests.cli_helpers import run_cli
 from training.cli.new_ruleset import title_of, write_template
+from training.cli.odds import add_odds_commands
+from training.sweep import sweep, variant_paths
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_PYTHON = REPO / ".venv" / "bin" / "python"
@@ -175,6 +180,29 @@ def test_generated_template_own_tests_pass(generated: tuple[str, Path]) -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
+def test_generated_template_odds_and_sweep_in_process(
+    generated: tuple[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`odds` shows the plugin's own mechanic (its provider, exact against a brute force here) and `sweep`
+    runs a job over its variants."""
+    name, root = generated
+    assert name in add_odds_commands()
+    r = run_cli(capsys, "odds", name, "--dice", "2", "--simulate", "20000", "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert data["ruleset"] == name and data["query"] == {"dice": 2, "sides": 6, "hit_on": 4}
+    faces = list(itertools.product(range(1, 7), repeat=2))  # the rules as written: d6, a hit on 4+
+    for k in range(3):
+        brute = Fraction(sum(1 for f in faces if sum(x >= 4 for x in f) == k), len(faces))
+        assert Fraction(data["fractions"][str(k)]) == brute
+    assert data["simulation"]["flagged"] == []
+    r = run_cli(capsys, "odds", name, "--dice", "0")
+    assert r.code == 2 and "--dice must be between 1 and 20" in r.err
+    res = sweep(name, variant_paths(name, None), "evaluate", tmp_path / "sweep", "local", 1, games=4)
+    assert [rec["exit_code"] for rec in res.records] == [0] * len(res.records) and len(res.records) >= 2
+    assert all(rec["summary"] for rec in res.records)
+
+
 # -- broken plugins -------------------------------------------------------------------------------------
 BROKEN = {
     "plug_import": "raise ImportError('no module named dragons')\n",
@@ -196,6 +224,11 @@ BROKEN = {
         RULESET = dataclasses.replace(
             TOY, name="plug_missing", scenarios={"race": dataclasses.replace(TOY.scenarios["race"], new_game=_new)}
         )
+    """,
+    "plug_badodds": """
+        import dataclasses
+        from tests.toy import RULESET as TOY
+        RULESET = dataclasses.replace(TOY, name="plug_badodds", odds=lambda config, args: None)
     """,
     "plug_shape": """
         import dataclasses
@@ -229,6 +262,7 @@ def test_broken_plugins_each_give_one_line_and_leave_the_shipped_rulesets(
         assert "clashes with a shipped ruleset" in by_name["plug_clash_name"]
         assert "cannot start a game" in by_name["plug_missing"] and "abstract" in by_name["plug_missing"]
         assert "shape (4,), expected (7,)" in by_name["plug_shape"]
+        assert "odds is not an envs.core.odds.OddsProvider" in by_name["plug_badodds"]
         assert set(registry.RULESET_NAMES) <= set(envs.all_rulesets())
         assert envs.get_ruleset("storyteller").name == "storyteller"
         with pytest.raises(UserError, match="plug_shape"):
@@ -311,6 +345,11 @@ def test_template_installed_editable_runs_every_command(tmp_path: Path) -> None:
         discovered = cli("discover", name, "contest", "--budget", "quick", "--no-rl", "--out", str(tmp_path / "disc"))
         assert discovered.returncode == 0, discovered.stderr[-2000:]
         assert (tmp_path / "disc" / "report.md").exists()
+        odds = cli("odds", name, "--dice", "3", "--simulate", "20000", "--json")
+        assert odds.returncode == 0 and json.loads(odds.stdout)["simulation"]["flagged"] == [], odds.stderr[-2000:]
+        swept = cli("sweep", name, "--job", "evaluate", "--games", "4", "--out", str(tmp_path / "sweep"))
+        assert swept.returncode == 0, swept.stderr[-2000:]
+        assert len(list((tmp_path / "sweep" / "records").glob("*.json"))) >= 2
         own = subprocess.run(
             [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
             cwd=pkg,
