@@ -97,7 +97,13 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        png=_png_uri, signed=_signed, fixed=_fixed, interval=_interval, script_json=_tojson_script, pct=_pct
+        capitalize_first=lambda t: t[:1].upper() + t[1:],
+        png=_png_uri,
+        signed=_signed,
+        fixed=_fixed,
+        interval=_interval,
+        script_json=_tojson_script,
+        pct=_pct,
     )
     return env
 
@@ -600,6 +606,19 @@ def what_to_try(
     return out
 
 
+GAME_WIDE = ("seat_advantage", "resource_runaway", "non_termination", "snowball", "exploit")
+"""Kinds of finding about the game as a whole rather than one rule."""
+
+
+def rule_label(f: Mapping[str, Any], rule: Rule | None) -> str:
+    """ "Rule 14: Maneuvers", or why no rule is named."""
+    if rule is not None:
+        return f"Rule {rule.number}: {rule.title}"
+    if f["kind"] in GAME_WIDE:
+        return "no single rule: the game as a whole"
+    return "no rule number declared for it (rules.toml comment or Scenario.option_rules)"
+
+
 def _games_of(f: Mapping[str, Any], sections: Mapping[str, Any]) -> tuple[str, int | None]:
     """On how many games the finding's number stands, in words and as a count (the paired games, if known)."""
     if f["kind"] in ("fragile_rule", "dead_rule"):
@@ -642,6 +661,7 @@ def verdict_cards(
                 "kind": f["kind"].replace("_", " "),
                 "headline": headline(f),
                 "rule": rule,
+                "rule_label": rule_label(f, rule),
                 "quote": rule.quote(f["subject"]) if rule else "",
                 "words": plain_words(f, who, knob_row_of(f, sections)),
                 "number": f"{f['value']:+.3f} [{f['ci'][0]:+.3f}, {f['ci'][1]:+.3f}]",
@@ -1043,9 +1063,7 @@ def page_context(
                 "severity": f["severity"],
                 "kind": f["kind"].replace("_", " "),
                 "subject": f["subject"],
-                "rule": (lambda r: f"Rule {r.number}: {r.title}" if r else "the game as a whole")(
-                    refs.rule_for(f["subject"])
-                ),
+                "rule": rule_label(f, refs.rule_for(f["subject"])),
                 "summary": f.get("summary") or DASH,
                 "evidence": f.get("evidence") or "",
             }
