@@ -11,9 +11,10 @@ The search is Optuna's (a seeded TPE sampler), after every one-knob change has b
 from the current value (cheap changes first). On the local backend Optuna is driven directly (ask/tell) and
 candidates run in batches as local processes (:func:`training.backends.map_tasks`); on the Ray backend the
 same search space, first points and sampler go to Ray Tune's ``OptunaSearch`` (``ray.tune.Tuner`` with a
-``ConcurrencyLimiter`` of ``workers`` trials at a time), each candidate a Tune trial on the cluster. Tune
-keeps its experiment in ``<out>/tune/balance``: rerunning the same balance command with the same ``--out``
-restores it, and finished trials are not rerun.
+``ConcurrencyLimiter`` of ``workers`` trials at a time), each candidate a Tune trial on the cluster. Either way
+the search resumes: locally Optuna's journal ``<out>/study.journal``, on Ray Tune's experiment
+``<out>/tune/balance``; rerunning the same balance command with the same ``--out`` restores it, and finished
+trials are not rerun.
 """
 
 from __future__ import annotations
@@ -352,9 +353,11 @@ def balance(
     if backend == "ray":
         _search_tune(space, firsts, ctx, trials, workers, address, out_dir, done, progress)
     else:
-        study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
-        for point in firsts:
-            study.enqueue_trial(point)
+        settings = {"ruleset": ruleset, "scenario": scenario, "variant": variant, "fix": f"{kind}:{target['subject']}",
+                    "knobs": sorted(space), "games": games, "seed": seed}  # fmt: skip
+        study = _local_study(out_dir, seed, firsts, settings, done)
+        if progress and done:
+            progress(len(done))
         _search(study, space, ctx, trials, workers, retries, done, progress)
     fixes = sorted((t for t in done if t.removed), key=lambda t: (t.cost, t.number))[:top]
     base_overrides = read_toml(Path(rules)) if rules else {}
@@ -413,11 +416,56 @@ class TrialContext:
 NO_CHANGE = {"valid": False, "error": "no change, or a repeated change"}
 
 
+STUDY_FILE = "study.journal"
+"""The local search's Optuna journal in ``--out``: a rerun with the same ``--out`` resumes from it."""
+
+
+def _local_study(out_dir: Path | None, seed: int, firsts: list[dict[str, str]], settings: dict[str, Any],
+                 done: list[Trial]) -> Any:  # fmt: skip
+    """Optuna's study, journaled in ``out_dir/study.journal`` when there is an ``out_dir``: a rerun resumes it —
+    finished trials go back into ``done`` and are not rerun; a trial cut short is queued again."""
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+    from optuna.trial import TrialState
+
+    sampler = optuna.samplers.TPESampler(seed=seed)
+    if out_dir is None:
+        study = optuna.create_study(sampler=sampler)
+        for point in firsts:
+            study.enqueue_trial(point)
+        return study
+    out_dir.mkdir(parents=True, exist_ok=True)
+    storage = JournalStorage(JournalFileBackend(str(out_dir / STUDY_FILE)))
+    study = optuna.create_study(study_name="balance", storage=storage, sampler=sampler, load_if_exists=True)
+    if not study.trials:
+        study.set_user_attr("settings", settings)
+        for point in firsts:
+            study.enqueue_trial(point)
+        return study
+    if study.user_attrs.get("settings") != settings:
+        raise UserError(
+            f"--out {out_dir} holds a balance run with other settings ({study.user_attrs.get('settings')}); "
+            f"give another --out to start afresh"
+        )
+    for t in study.trials:
+        if t.state == TrialState.COMPLETE and "trial" in t.user_attrs:
+            f = json.loads(t.user_attrs["trial"])
+            ov = tuple((k, v) for k, v in f["overrides"])
+            cost = float(t.value) if t.value is not None else 2 * NOT_REMOVED
+            done.append(Trial(t.number, ov, cost, f["removed"], f["metric"], f["moves"], f["error"]))
+        elif t.state == TrialState.RUNNING:  # asked before the interruption, never told: run it again
+            study.enqueue_trial(t.params)
+            study.tell(t.number, state=TrialState.FAIL)
+    return study
+
+
 def _search(study: Any, space: dict[str, list[Any]], ctx: TrialContext, trials: int, workers: int, retries: int,
             done: list[Trial], progress: Callable[[int], None] | None) -> None:  # fmt: skip
-    """Optuna directly: ask for batches of ``workers`` trials, evaluate the new ones in processes, tell their costs."""
+    """Optuna directly: ask for batches of ``workers`` trials, evaluate the new ones in processes, tell their costs
+    (each trial's record kept as a user attribute, so a journaled study resumes with it)."""
     choices = _choices(space)
-    seen: set[tuple[Override, ...]] = set()
+    seen: set[tuple[Override, ...]] = {t.overrides for t in done if t.error != NO_CHANGE["error"]}
     while len(done) < trials:
         batch = []
         for _ in range(min(workers, trials - len(done))):
@@ -429,6 +477,7 @@ def _search(study: Any, space: dict[str, list[Any]], ctx: TrialContext, trials: 
         by_i = dict(zip(fresh, evs, strict=True))
         for i, (t, ov) in enumerate(batch):
             trial = ctx.trial(t.number, ov, by_i.get(i, NO_CHANGE))
+            t.set_user_attr("trial", json.dumps(_trial_fields(trial)))
             study.tell(t, trial.cost)
             if i in by_i:
                 seen.add(ov)

@@ -119,3 +119,30 @@ def test_fix_by_unknown_id_exits_2_naming_it_and_the_ids_there(
     assert r.code == 2 and "not a finding id" in r.err
     r = run_cli(capsys, "balance", RULESET, SCENARIO, "--fix", "F-123456", "--from", str(tmp_path / "nothing"))
     assert r.code == 2 and "no findings.json" in r.err
+
+
+def test_balance_resumes_from_its_journal_without_rerunning_finished_trials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A balance run with --out journals its trials; rerun with more trials, the finished ones come back as they
+    were and only the new ones are evaluated; other settings on the same --out are refused."""
+    import training.balance as B
+
+    args = (RULESET, SCENARIO, _windfall(), "resource_runaway:pool", ["pool.failure_bonus"])
+    first = balance(*args, trials=2, games=8, seed=0, workers=1, out_dir=tmp_path)
+    evaluated: list[tuple] = []  # type: ignore[type-arg]
+    real = B.map_tasks
+
+    def counting(fn, items, *a, **kw):  # type: ignore[no-untyped-def]
+        evaluated.extend(it.overrides for it in items)
+        return real(fn, items, *a, **kw)
+
+    monkeypatch.setattr(B, "map_tasks", counting)
+    again = balance(*args, trials=3, games=8, seed=0, workers=1, out_dir=tmp_path)
+    assert [(t.number, t.overrides, t.cost) for t in again.trials[:2]] == [
+        (t.number, t.overrides, t.cost) for t in first.trials
+    ]
+    assert len(again.trials) == 3 and len(evaluated) <= 1  # only the third trial (none if it repeats a change)
+    assert all(ov not in {t.overrides for t in first.trials} for ov in evaluated)
+    with pytest.raises(UserError, match="other settings"):
+        balance(*args, trials=3, games=12, seed=0, workers=1, out_dir=tmp_path)
