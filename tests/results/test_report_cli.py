@@ -40,3 +40,27 @@ def test_report_renders_a_sweep_folder(tmp_path):
     text = (tmp_path / "sweep.html").read_text(encoding="utf-8")
     assert "1 of 2 variant(s) changed the game (b)." in text
     assert text.index(">b</td>") < text.index(">a</td>")  # the sweep's own order
+
+
+def test_report_renders_each_scenario_of_a_whole_ruleset_run(tmp_path):
+    import shutil
+
+    from tests.results.test_report_render import DATA
+
+    for sc in ("duel", "session"):
+        d = tmp_path / sc
+        d.mkdir()
+        (d / "findings.json").write_text(json.dumps(DATA["findings"]), encoding="utf-8")
+        (d / "sections.json").write_text(json.dumps(DATA["sections"]), encoding="utf-8")
+    from training.cli import main
+
+    old = sys.argv
+    sys.argv = ["rulebreaker", "report", str(tmp_path), "--no-replays"]
+    try:
+        main()
+    except SystemExit as e:
+        assert e.code in (0, None)
+    finally:
+        sys.argv = old
+    assert (tmp_path / "duel" / "report.html").exists() and (tmp_path / "session" / "report.html").exists()
+    shutil.rmtree(tmp_path)

@@ -2,7 +2,8 @@
 
 A discovery run (``findings.json``, ``sections.json``, ``games.json``) gets its ``report.html`` and
 ``report.md`` again; example games without a step-through trace are traced first (the one thing played:
-:mod:`training.replays`). A sweep folder (``sweep.json`` and ``records/``) gets ``sweep.html``; a folder with
+:mod:`training.replays`). The folder of ``discover RULESET`` (one sub-folder per scenario) renders each. A sweep folder
+(``sweep.json`` and ``records/``) gets ``sweep.html``; a folder with
 a ``regress.json`` (the output of ``rulebreaker regress --json``) gets ``regress.html``.
 ``--screenshot`` keeps the first screen as ``<page>_screenshot.png`` beside the page when Chromium is there.
 """
@@ -92,8 +93,13 @@ def report_cmd(
     """Re-render a run's report page from its records (discover, sweep or regress), without playing."""
     if not run_dir.is_dir():
         raise UserError(f"{run_dir} is not a folder")
-    md, html = render_run(run_dir, replays=not no_replays)
-    say(console, f"report: {md}  ·  {html}")
-    if shot:
-        png = screenshot(html, html.with_name(f"{html.stem}_screenshot.png"))
-        say(console, f"screenshot: {png}" if png else "screenshot: skipped (no Chromium on this machine)")
+    folders = [run_dir]
+    if not any((run_dir / f).exists() for f in ("findings.json", "sweep.json", "regress.json")):
+        # `discover RULESET` without a scenario writes one sub-folder per scenario
+        folders = sorted(p.parent for p in run_dir.glob("*/findings.json")) or folders
+    for folder in folders:
+        md, html = render_run(folder, replays=not no_replays)
+        say(console, f"report: {md}  ·  {html}")
+        if shot:
+            png = screenshot(html, html.with_name(f"{html.stem}_screenshot.png"))
+            say(console, f"screenshot: {png}" if png else "screenshot: skipped (no Chromium on this machine)")
