@@ -193,3 +193,18 @@ def test_sweep_page(tmp_path):
     assert len(p.imgs) == 2 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
     assert re.search(r"Highest: b \(2\); lowest: a \(1\)", text)
     assert "| b | — | 1 | 2 | 3 |" in md.read_text(encoding="utf-8")
+
+
+def test_every_what_to_try_of_the_recorded_run_loads_as_a_blackbird_variant():
+    import tomllib
+
+    from envs.core.registry import get_ruleset
+    from results.report import RuleRefs, check_toml, verdict_cards
+
+    rs = get_ruleset("blackbird")
+    cards = verdict_cards(_result_with_extra_findings(), DATA["sections"], RuleRefs.load("blackbird", "duel"), set())
+    snippets = [t["toml"] for c in cards for t in c["tries"] if t["toml"]]
+    assert snippets
+    for text in snippets:
+        assert tomllib.loads(text)
+        check_toml(text, rs.config_model, rs.rules_path)
