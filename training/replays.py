@@ -122,6 +122,7 @@ def trace_game(job: GameJob, title: str = "", replay: str = "") -> dict[str, Any
         "agents": list(job.agents),
         "seed": job.seed,
         "forbid": [list(f) for f in job.forbid],
+        "config": job.config if isinstance(job.config, dict) else dict(job.config),
         "players": names,
         "outcome": {
             "winner": out.winner,

@@ -49,3 +49,13 @@ def test_wanted_games_follow_the_report_order_and_skip_unknown_ids():
     games = {"g1": {}, "g2": {}}
     assert [g for g, _ in wanted_games(findings, games, 5)] == ["g2", "g1"]
     assert wanted_games([], games, 5) == [("g1", "a round-robin game")]
+
+
+def test_a_trace_holds_its_job_so_it_replays_alone():
+    from training.replays import job_of
+
+    job = _job(3)
+    tr = trace_game(job)
+    again = job_of(tr)  # a trace file is a games.json entry too
+    assert again.seed == job.seed and again.agents == job.agents and dict(again.config) == dict(job.config)
+    assert play_game(again).log == play_game(job).log
