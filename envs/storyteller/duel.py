@@ -45,9 +45,8 @@ the rules above name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -77,8 +76,11 @@ DuelChance = int | tuple[int, ...]
 SEATS = (0, 1)
 
 
-@dataclass(frozen=True)
-class DuelRoll:
+# Hot-path aliases: in Python 3.11 every ``DPhase.PICK``-style member lookup is a descriptor call.
+COUNT, PICK, WILLPOWER, RESOLVE, TIEBREAK = DPhase.COUNT, DPhase.PICK, DPhase.WILLPOWER, DPhase.RESOLVE, DPhase.TIEBREAK
+
+
+class DuelRoll(NamedTuple):  # a NamedTuple: built on every roll, several times cheaper than a dataclass
     """A declared roll waiting to be resolved (a chance node)."""
 
     seat: int
@@ -87,7 +89,7 @@ class DuelRoll:
     difficulty: int
     willpower: int
     specialty: bool
-    index: int = 0  # the roll's place in its side's declared order (0-based)
+    index: int = 0  # type: ignore[assignment]  # (shadows tuple.index) the roll's place in its side's declared order (0-based)
     willpower_decided: bool = False  # Rule 8: the side's Willpower decision before this roll was made
 
 
@@ -182,19 +184,20 @@ class DuelState(State[DuelChance]):
     def current_player(self) -> int:
         if self._outcome is not None:
             return TERMINAL
-        if self.phase in (DPhase.RESOLVE, DPhase.TIEBREAK):
+        ph = self.phase
+        if ph is RESOLVE or ph is TIEBREAK:
             return CHANCE
         return self.seat
 
     def chance_outcomes(self) -> list[tuple[DuelChance, float]]:
-        if self.phase == DPhase.TIEBREAK:
+        if self.phase is TIEBREAK:
             p = self._tiebreak_odds()
             return [(0, p), (1, 1.0 - p)]
         r = self.queue[0]
         return [(k, p) for k, p in rules.roll_chance_outcomes(r.pool, r.difficulty, r.willpower, r.specialty, self.cfg)]
 
     def sample_chance(self, rng: Rng) -> DuelChance:
-        if self.phase == DPhase.TIEBREAK:
+        if self.phase is TIEBREAK:
             return 0 if rng.random() < self._tiebreak_odds() else 1
         r = self.queue[0]
         return sample_outcome(rng, r.pool, r.difficulty, r.willpower, self.prevents_botch, r.specialty)
@@ -206,7 +209,7 @@ class DuelState(State[DuelChance]):
         TIEBREAK: the winning seat.
         """
         self._legal = None
-        if self.phase == DPhase.TIEBREAK:
+        if self.phase is TIEBREAK:
             assert not isinstance(outcome, tuple)
             w = int(outcome)
             self.narrate(
@@ -256,11 +259,11 @@ class DuelState(State[DuelChance]):
         if self.current_player() < 0:
             return []
         s = self.seat
-        if self.phase == DPhase.COUNT:
+        if self.phase is COUNT:
             return self._declaration(s, 0, ())
-        if self.phase == DPhase.PICK:
+        if self.phase is PICK:
             return self._declaration(s, self.n_actions[s], tuple(self.plans[s]))
-        if self.phase == DPhase.WILLPOWER:
+        if self.phase is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
                 return [DAct.NO_WILLPOWER, DAct.WILLPOWER + self.queue[0].index]
             return [DAct.NO_WILLPOWER] + [DAct.WILLPOWER + k for k in range(len(self.plans[s]))]
@@ -271,18 +274,18 @@ class DuelState(State[DuelChance]):
             raise IllegalActionError(f"illegal duel action {action} in phase {self.phase.name}")
         self._legal = None
         s = self.seat
-        if self.phase == DPhase.COUNT:
+        if self.phase is COUNT:
             self.n_actions[s] = action - DAct.ONE_ACTION + 1
             self.plans[s] = []
             self.phase = DPhase.PICK
-        elif self.phase == DPhase.PICK:
+        elif self.phase is PICK:
             self.plans[s].append(picked_kind(action))
             if len(self.plans[s]) == self.n_actions[s]:
                 if not self.willpower_per_roll and rules.may_spend_willpower(self.willpower[s], 0, self.cfg):
                     self.phase = DPhase.WILLPOWER
                 else:
                     self._declared()
-        elif self.phase == DPhase.WILLPOWER:
+        elif self.phase is WILLPOWER:
             self.wp_action[s] = None if action == DAct.NO_WILLPOWER else action - DAct.WILLPOWER
             if self.willpower_per_roll:
                 self._willpower_on_next_roll(self.wp_action[s] is not None)
@@ -360,7 +363,7 @@ class DuelState(State[DuelChance]):
 
     def rolling(self) -> bool:
         """The turn's rolls are being made (a per-roll Willpower decision included)."""
-        return self.phase == DPhase.RESOLVE or (self.phase == DPhase.WILLPOWER and self.willpower_per_roll)
+        return self.phase is RESOLVE or (self.phase is WILLPOWER and self.willpower_per_roll)
 
     def attack_so_far(self, seat: int) -> tuple[int, bool]:
         """Rule 11: the seat's attack successes kept this turn so far, and whether a roll reset them."""

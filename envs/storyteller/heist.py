@@ -44,7 +44,6 @@ the rules above name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -91,8 +90,7 @@ class Pick(NamedTuple):
         return self.approach is None
 
 
-@dataclass(frozen=True)
-class PendingRoll:
+class PendingRoll(NamedTuple):  # a NamedTuple: built on every roll, several times cheaper than a dataclass
     """A declared action waiting to be resolved (a roll is a chance node)."""
 
     slot: int
@@ -102,8 +100,31 @@ class PendingRoll:
     specialty: bool
     ally: bool
     approach: int | None  # None: the automatic success (Rule 7)
-    index: int = 0  # the action's place in the turn's plan (0-based)
+    index: int = 0  # type: ignore[assignment]  # (shadows tuple.index) the action's place in the turn's plan (0-based)
     willpower_decided: bool = False  # Rule 8: the Willpower decision before this roll was made
+
+
+# Hot-path aliases: in Python 3.11 every ``Phase.PICK``-style member lookup is a descriptor call.
+SETUP, RETRY, COUNT, PICK, WILLPOWER = Phase.SETUP, Phase.RETRY, Phase.COUNT, Phase.PICK, Phase.WILLPOWER
+ALLY, RESOLVE = Phase.ALLY, Phase.RESOLVE
+
+_DERIVED: dict[int, tuple[StorytellerConfig, dict[tuple[int, int | None], tuple[Any, ...]]]] = {}
+_DERIVED_LIMIT = 64
+
+
+def _derived_table(cfg: StorytellerConfig) -> dict[tuple[int, int | None], tuple[Any, ...]]:
+    """The table of what each task spec allows at each attempt under ``cfg``.
+
+    The config is frozen; the table is keyed by its identity and the entry keeps it alive. Keys are
+    ``(id(spec), attempt)``, and ``(id(spec), None)`` for the spec's pools, difficulties and specialties;
+    each value starts with the spec itself (checked on a hit).
+    """
+    hit = _DERIVED.get(id(cfg))
+    if hit is None or hit[0] is not cfg:
+        if len(_DERIVED) >= _DERIVED_LIMIT:
+            _DERIVED.clear()
+        hit = _DERIVED[id(cfg)] = (cfg, {})
+    return hit[1]
 
 
 class Task:
@@ -128,15 +149,27 @@ class Task:
         "fits",
         "auto_fits",
         "obs_part",
+        "_derived",
     )
+    current_possible: tuple[bool, ...]
+    current_difficulty: tuple[int, ...]
+    capacity: tuple[int, ...]
+    fits: tuple[tuple[tuple[int, ...], ...], ...]
+    auto_fits: tuple[tuple[bool, ...], ...]
+    obs_part: list[float]
 
     def __init__(self, spec: TaskSpec, cfg: StorytellerConfig) -> None:
-        sheet = cfg.heist.character
         self.spec = spec
         self.cfg = cfg
-        self.pools = tuple(rules.dice_pool(sheet.get(a.attribute, 0), sheet.get(a.ability, 0)) for a in spec.approaches)
-        self.difficulties = tuple(rules.difficulty_of(a.difficulty, cfg) for a in spec.approaches)
-        self.specialty = tuple(cfg.specialties.enabled and a.ability in cfg.heist.specialties for a in spec.approaches)
+        self._derived = _derived_table(cfg)
+        fixed = self._derived.get((id(spec), None))
+        if fixed is None or fixed[0] is not spec:
+            sheet = cfg.heist.character
+            pools = tuple(rules.dice_pool(sheet.get(a.attribute, 0), sheet.get(a.ability, 0)) for a in spec.approaches)
+            difficulties = tuple(rules.difficulty_of(a.difficulty, cfg) for a in spec.approaches)
+            specialty = tuple(cfg.specialties.enabled and a.ability in cfg.heist.specialties for a in spec.approaches)
+            fixed = self._derived[(id(spec), None)] = (spec, pools, difficulties, specialty)
+        _, self.pools, self.difficulties, self.specialty = fixed
         self.progress = 0
         self.attempt = rules.FIRST_ATTEMPT
         self.status = Status.ACTIVE
@@ -149,6 +182,23 @@ class Task:
     @attempt.setter
     def attempt(self, n: int) -> None:
         self._attempt = n
+        hit = self._derived.get((id(self.spec), n))
+        if hit is None or hit[0] is not self.spec:
+            self._derive(n)
+            self._derived[(id(self.spec), n)] = (
+                self.spec,
+                self.current_possible,
+                self.current_difficulty,
+                self.capacity,
+                self.fits,
+                self.auto_fits,
+                self.obs_part,
+            )
+            return
+        _, self.current_possible, self.current_difficulty, self.capacity, self.fits, self.auto_fits, self.obs_part = hit
+
+    def _derive(self, n: int) -> None:
+        """Rules 7, 9-10: what attempt ``n`` of this task allows (a function of the config, spec and attempt)."""
         raised = tuple(rules.retry_difficulty(d, n, self.cfg) for d in self.difficulties)
         self.current_possible = tuple(d is not None for d in raised)
         self.current_difficulty = tuple(self.cfg.dice.max_difficulty if d is None else d for d in raised)
@@ -202,7 +252,7 @@ class Task:
             self.current_possible,
             self.capacity,
         )
-        t.fits, t.auto_fits, t.obs_part = self.fits, self.auto_fits, self.obs_part
+        t.fits, t.auto_fits, t.obs_part, t._derived = self.fits, self.auto_fits, self.obs_part, self._derived
         return t
 
     def possible(self, approach: int, cfg: StorytellerConfig | None = None) -> bool:
@@ -262,19 +312,20 @@ class HeistState(State[HeistChance]):
     def current_player(self) -> int:
         if self._outcome is not None:
             return TERMINAL
-        if self.phase in (Phase.SETUP, Phase.RESOLVE):
+        ph = self.phase
+        if ph is SETUP or ph is RESOLVE:
             return CHANCE
         return 0
 
     def chance_outcomes(self) -> list[tuple[HeistChance, float]]:
-        if self.phase == Phase.SETUP:
+        if self.phase is SETUP:
             combos = list(combinations(range(len(self.cfg.heist.tasks)), self.cfg.heist.draw))
             return [(c, 1.0 / len(combos)) for c in combos]
         r = self.queue[0]
         return [(k, p) for k, p in rules.roll_chance_outcomes(r.pool, r.difficulty, r.willpower, r.specialty, self.cfg)]
 
     def sample_chance(self, rng: Rng) -> HeistChance:
-        if self.phase == Phase.SETUP:
+        if self.phase is SETUP:
             outs = self.chance_outcomes()
             return outs[int(rng.random() * len(outs))][0]
         r = self.queue[0]
@@ -287,7 +338,7 @@ class HeistState(State[HeistChance]):
         faces (plus specialty rerolls after the pool's dice) for golden tests.
         """
         self._legal = None
-        if self.phase == Phase.SETUP:
+        if self.phase is SETUP:
             assert isinstance(outcome, tuple)
             self._deal(tuple(int(i) for i in outcome))
             return
@@ -311,17 +362,17 @@ class HeistState(State[HeistChance]):
         if self.current_player() != 0:
             return []
         ph = self.phase
-        if ph == Phase.RETRY:
+        if ph is RETRY:
             return [Act.RETRY, Act.ABANDON]
-        if ph == Phase.COUNT:
+        if ph is COUNT:
             return [count_action(n) for n in range(1, self.max_actions + 1) if self._feasible(n, 0, ())]
-        if ph == Phase.PICK:
+        if ph is PICK:
             return self._legal_picks()
-        if ph == Phase.WILLPOWER:
+        if ph is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
                 return [Act.NO_WILLPOWER, willpower_action(self.queue[0].index)]
             return [Act.NO_WILLPOWER] + [willpower_action(i) for i, p in enumerate(self.plan) if not p.auto]
-        if ph == Phase.ALLY:
+        if ph is ALLY:
             return [ally_action(s) for s, t in enumerate(self.tasks) if t.status == Status.ACTIVE] + [Act.ALLY_REST]
         return []
 
@@ -330,9 +381,9 @@ class HeistState(State[HeistChance]):
             raise IllegalActionError(f"illegal heist action {action} in phase {self.phase.name}")
         self._legal = None
         ph = self.phase
-        if ph == Phase.RETRY:
+        if ph is RETRY:
             self._retry_or_abandon(action == Act.RETRY)
-        elif ph == Phase.COUNT:
+        elif ph is COUNT:
             self.n_actions = declared_count(action)
             self.plan = []
             if self.n_actions > 1:
@@ -341,20 +392,20 @@ class HeistState(State[HeistChance]):
             else:
                 self.narrate("declare", f"Turn {self.turn + 1}: one action.", 0)
             self.phase = Phase.PICK
-        elif ph == Phase.PICK:
+        elif ph is PICK:
             if is_auto(action):
                 self.plan.append(Pick(action - Act.AUTO, None))
             else:
                 self.plan.append(Pick(*roll_target(action)))
             if len(self.plan) == self.n_actions:
                 self._after_picks()
-        elif ph == Phase.WILLPOWER:
+        elif ph is WILLPOWER:
             self.wp_action = None if action == Act.NO_WILLPOWER else action - Act.WILLPOWER
             if self.willpower_per_roll:
                 self._willpower_on_next_roll(self.wp_action is not None)
             else:
                 self._after_willpower()
-        elif ph == Phase.ALLY:
+        elif ph is ALLY:
             self.ally_slot = None if action == Act.ALLY_REST else action - Act.ALLY
             self._begin_resolve()
 

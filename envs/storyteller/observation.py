@@ -35,6 +35,8 @@ PLAN_SCALE = 3.0
 """Heist: actions declared and picked are divided by this."""
 AUTO_MARK = 0.5
 """Heist: a planned automatic success (a planned roll is 1)."""
+# hot-path aliases (a ``Phase.X`` lookup is a descriptor call in Python 3.11)
+_RETRY, _ALLY, _WILLPOWER, _D_WILLPOWER = int(Phase.RETRY), int(Phase.ALLY), Phase.WILLPOWER, DPhase.WILLPOWER
 
 
 def heist_task_part(task: Task) -> list[float]:
@@ -73,11 +75,12 @@ def encode_heist(state: HeistState, seat: int) -> np.ndarray:
     v[g] = min(state.turn / limit, 1.0)
     v[g + 1] = min(max(state.turn_limit - state.turn, 0) / limit, 1.0)
     v[g + 2] = min(state.willpower / DIFFICULTY_SCALE, 1.0)
-    if Phase.RETRY <= state.phase <= Phase.ALLY:
-        v[g + 3 + int(state.phase) - int(Phase.RETRY)] = 1.0
+    phase = state.phase
+    if _RETRY <= phase <= _ALLY:
+        v[g + 3 + phase - _RETRY] = 1.0
     v[g + 8] = state.n_actions / PLAN_SCALE
     v[g + 9] = len(state.plan) / PLAN_SCALE
-    if state.phase == Phase.WILLPOWER and state.willpower_per_roll:
+    if phase is _WILLPOWER and state.willpower_per_roll:
         r = state.queue[0]
         v[g + 10] = (r.index + 1) / PLAN_SCALE
         v[g + 11] = min(r.pool / POOL_SCALE, 1.0)
@@ -116,7 +119,7 @@ def encode_duel(state: DuelState, seat: int) -> np.ndarray:
     v[2] = min(state.willpower[seat] / DIFFICULTY_SCALE, 1.0)
     v[3] = min(state.willpower[o] / DIFFICULTY_SCALE, 1.0)
     v[4] = min(state.turn / state.cfg.duel.turns, 1.0)
-    if state.seat == seat and state.phase <= DPhase.WILLPOWER:
+    if state.seat == seat and state.phase <= _D_WILLPOWER:
         v[5 + int(state.phase)] = 1.0
         v[8] = state.n_actions[seat] / DUEL_PLAN_SCALE
         for k, kind in enumerate(state.plans[seat][:2]):
@@ -138,6 +141,6 @@ def encode_duel(state: DuelState, seat: int) -> np.ndarray:
             v[b + 2 * i + 1] = min(max(state.defence[who] or 0, 0) / DIFFICULTY_SCALE, 1.0)
             if i == 0:
                 v[b + 7] = float(reset)
-        if state.phase == DPhase.WILLPOWER and state.seat == seat:
+        if state.phase is _D_WILLPOWER and state.seat == seat:
             v[b + 4 + int(state.queue[0].kind)] = 1.0
     return np.array(v, dtype=np.float32)
