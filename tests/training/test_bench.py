@@ -111,6 +111,15 @@ def test_bare_bench_runs_every_table_figure_and_reports_positive_ratios(capsys):
     games = res["games"]
     assert all(_positive(g["games_per_s"]) for g in games["scenarios"].values())
     assert _positive(games["workers_2_speedup"]) and len(games["speedups"]) == 2
+    # the --workers figure comes with what the machine itself allowed at the time, and says when it is provisional
+    assert _positive(games["machine_capacity_2"]) and len(games["machine_capacity_2_before_after"]) == 2
+    assert games["workers_2_efficiency"] == pytest.approx(
+        games["workers_2_speedup"] / games["machine_capacity_2"], rel=0.02
+    )
+    assert isinstance(games["provisional"], bool) and len(games["load_average_before_after"]) == 2
+    assert games["workers_batch_serial_s"] > 0.5  # not a tiny batch that only times the pool's start-up
+    floor = envs["adapter_floor"]
+    assert _positive(floor["ratio"]) and floor["ratio_min"] <= floor["ratio"] <= floor["ratio_max"]
     assert _positive(res["train"]["ratio"]) and "Blackjack-v1" in res["train"]["reference"]
     assert _positive(res["inference"]["ratio"]) and res["inference"]["same_actions_as_predict"] == 1.0
     assert res["odds"]["median_ms_per_table"]
@@ -119,6 +128,8 @@ def test_bare_bench_runs_every_table_figure_and_reports_positive_ratios(capsys):
     for needle in (
         "steps/s ÷ Blackjack-v1",
         "clone() in env steps",
+        "adapter floor",
+        "machine's own 2-process speed-up",
         "decisions/s",
         "persona games/s",
         "--workers 2",
@@ -165,6 +176,23 @@ def test_summary_rows_judge_each_goal():
             "workers_2_cpu_s": 1.18,
         },
     }
+    loaded = {
+        **res["games"],
+        "workers_2_speedup": 0.95,
+        "machine_capacity_2": 1.0,
+        "machine_capacity_2_before_after": [0.98, 1.02],
+        "workers_2_efficiency": 0.95,
+        "pool_start_s": 0.1,
+        "workers_jobs": 500,
+        "workers_batch_serial_s": 6.0,
+        "load_average_before_after": [[9.5, 9.0, 8.0], [9.7, 9.1, 8.0]],
+        "provisional": True,
+    }
+    rows = {r.figure: r for r in summary_rows({"games": loaded})}
+    wall = rows["run_games --workers 2 ÷ --workers 1 (every scenario's persona jobs)"]
+    assert wall.met is False and "provisional" in wall.value
+    eff = next(r for f, r in rows.items() if "÷ the machine's 2-process speed-up" in f)
+    assert eff.met is True  # the machine gave 1.0x, run_games took 0.95 of it
     met = {r.figure: r.met for r in summary_rows(res)}
     assert met["x/Fast-v0 steps/s ÷ Blackjack-v1"] is True and met["x/Slow-v0 steps/s ÷ Blackjack-v1"] is False
     assert met["x/Fast-v0 clone() in env steps"] is True and met["x/Slow-v0 clone() in env steps"] is False

@@ -14,8 +14,17 @@ import numpy as np
 import pytest
 
 from envs.core.registry import get_ruleset
-from training.bench.speed import REFERENCE_ENV, _persona_jobs, _Stepper, clone_pool, scenario_ids
-from training.runner import play_game
+from training.bench.speed import (
+    ADAPTER_FLOOR,
+    REFERENCE_ENV,
+    _burn,
+    _persona_jobs,
+    _Stepper,
+    clone_pool,
+    scenario_ids,
+    trivial_env,
+)
+from training.runner import play_game, run_games
 
 IDS = scenario_ids()
 STEPS_PER_ROUND = 256
@@ -39,6 +48,14 @@ def test_env_steps(benchmark: Any, env_id: str) -> None:
     stepper.close()
 
 
+def test_adapter_floor_steps(benchmark: Any) -> None:
+    """256 steps of a trivial engine through GameEnv and gym's wrappers: the adapter's own cost."""
+    stepper = _Stepper(ADAPTER_FLOOR, 0, env=trivial_env())
+    benchmark.group = "env steps (256 per round)"
+    benchmark(_steps, stepper)
+    stepper.close()
+
+
 @pytest.mark.parametrize(("ruleset", "scenario"), [(i[0], i[1]) for i in IDS])
 def test_clone(benchmark: Any, ruleset: str, scenario: str) -> None:
     """clone() of 64 decision states of the scenario reached by random play."""
@@ -53,6 +70,26 @@ def test_persona_game(benchmark: Any, ruleset: str, scenario: str) -> None:
     job = _persona_jobs(ruleset, scenario, 1, 0)[0]
     benchmark.group = "persona game"
     benchmark(play_game, job)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_games_workers(benchmark: Any, workers: int) -> None:
+    """A mixed batch of persona games (every scenario's first matchups, 4 seeds each) with 1 and 2 workers."""
+    jobs = [j for r, s, _ in IDS for j in _persona_jobs(r, s, 4, 0)[:8]]
+    benchmark.group = "run_games batch"
+    benchmark.pedantic(run_games, args=(jobs,), kwargs={"workers": workers}, rounds=3)
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_machine_capacity(benchmark: Any, processes: int) -> None:
+    """The same CPU burner in 1 or 2 processes: what the machine gives a second process right now."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    work = [2_000_000 // processes] * processes
+    with ProcessPoolExecutor(max_workers=processes) as pool:
+        list(pool.map(_burn, [1] * processes))
+        benchmark.group = "machine capacity (same total work)"
+        benchmark.pedantic(lambda: list(pool.map(_burn, work)), rounds=3)
 
 
 @pytest.fixture(scope="module")

@@ -17,20 +17,24 @@ in the machine's load hits both sides alike:
 
 from __future__ import annotations
 
+import math
+import os
 import random
 import resource
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from agents.registry import agent_names
+from envs.core.config import RulesModel
 from envs.core.dice import Rng
-from envs.core.game import State
+from envs.core.game import TERMINAL, EndReason, Outcome, Ruleset, Scenario, State
 from envs.core.policy import UniformRandom, legal_mask
 from envs.core.registry import all_rulesets, get_ruleset
 from training.bench.registry import BenchOptions, register_benchmark
@@ -38,6 +42,8 @@ from training.evaluate import matchup_jobs
 from training.runner import run_games
 
 REFERENCE_ENV = "Blackjack-v1"
+WORKERS_SECONDS = (1.0, 6.0)  # (quick, full) one-core seconds of the --workers batch
+QUIET_LOAD_PER_CORE = 0.5  # above this 1-minute load per core the --workers figures are provisional
 BLOCK_SECONDS = (0.15, 0.4)  # (quick, full) length of one timed block
 ROUNDS = (3, 5)  # (quick, full) rounds of alternating blocks per env
 CLONE_POOL = 64  # states per scenario whose clone() is timed
@@ -73,8 +79,8 @@ def _tick(opts: BenchOptions, stage: str, done: int, total: int) -> None:
 class _Stepper:
     """One env stepped with uniformly random legal actions; episodes run on across timed blocks."""
 
-    def __init__(self, env_id: str, seed: int) -> None:
-        self.env = gym.make(env_id)
+    def __init__(self, env_id: str, seed: int, env: gym.Env[Any, Any] | None = None) -> None:
+        self.env = env if env is not None else gym.make(env_id)
         self.env.reset(seed=seed)
         base = self.env.unwrapped
         n = int(self.env.action_space.n)  # type: ignore[attr-defined]
@@ -102,6 +108,61 @@ class _Stepper:
 
     def close(self) -> None:
         self.env.close()
+
+
+ADAPTER_FLOOR = "adapter floor (a trivial engine through GameEnv)"
+"""The name of the trivial env the ``envs`` benchmark steps beside the real ones."""
+
+
+class _TrivialState(State):
+    """A game with no rules to speak of: two seats alternate picking one of three actions for 40 moves.
+
+    Stepped through :class:`~envs.core.gym_adapter.GameEnv` it shows what the adapter and the gym wrappers
+    cost on their own: the most any engine could reach through them.
+    """
+
+    MOVES = 40
+
+    def __init__(self) -> None:
+        super().__init__(2)
+        self.moves = 0
+        self._obs = np.zeros(8, dtype=np.float32)
+
+    def current_player(self) -> int:
+        return TERMINAL if self._outcome is not None else self.moves % 2
+
+    def legal_actions(self) -> list[int]:
+        return [] if self._outcome is not None else [0, 1, 2]
+
+    def apply_action(self, action: int) -> None:
+        self.moves += 1
+        if self.moves >= self.MOVES:
+            self._outcome = Outcome(0, EndReason.COMPLETED, (1.0, -1.0))
+
+    def action_label(self, action: int) -> str:
+        return str(action)
+
+    def apply_chance(self, outcome: Any) -> None:  # pragma: no cover - no chance nodes
+        raise ValueError("no chance in the trivial game")
+
+    def observation(self, seat: int) -> np.ndarray:
+        return self._obs.copy()
+
+
+class _TrivialRules(RulesModel):
+    pass
+
+
+def trivial_env() -> gym.Env[Any, Any]:
+    """The trivial game as an env, wrapped as ``gymnasium.make`` wraps the registered ones."""
+    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
+
+    from envs.core.gym_adapter import GameEnv
+
+    sc = Scenario("trivial", "Trivial", "bench only", 2, 3, 8, lambda _cfg: _TrivialState(), max_episode_steps=1000)
+    rs = Ruleset("bench_trivial", "BenchTrivial", "bench only", _TrivialRules, Path("/dev/null"), {"trivial": sc})
+    env = GameEnv(rs, "trivial", config=_TrivialRules())
+    return TimeLimit(OrderEnforcing(PassiveEnvChecker(env)), sc.max_episode_steps)
 
 
 def clone_pool(ruleset: str, scenario: str, size: int = CLONE_POOL, seed: int = 0) -> list[State]:
@@ -179,6 +240,16 @@ def bench_envs(opts: BenchOptions) -> dict[str, Any]:
             "clones_per_s": round(statistics.median(clone_rates), 1),
             "clone_in_steps": round(statistics.median(clone_steps), 3),
         }
+    # the adapter's own ceiling: a trivial engine through the same adapter and wrappers, same loop
+    floor = _Stepper(ADAPTER_FLOOR, opts.seed, env=trivial_env())
+    floor.rate(0.05)
+    floor_ratios, floor_rates = [], []
+    for _ in range(rounds):
+        r0 = ref.rate(block / 2)
+        r = floor.rate(block / 2)
+        floor_ratios.append(r / r0)
+        floor_rates.append(r)
+    floor.close()
     ref.close()
     _tick(opts, "envs", len(ids), len(ids))
     return {
@@ -187,6 +258,12 @@ def bench_envs(opts: BenchOptions) -> dict[str, Any]:
         "rounds": rounds,
         "block_seconds": block,
         "envs": per_env,
+        "adapter_floor": {
+            "steps_per_s": round(statistics.median(floor_rates), 1),
+            "ratio": round(statistics.median(floor_ratios), 3),
+            "ratio_min": round(min(floor_ratios), 3),
+            "ratio_max": round(max(floor_ratios), 3),
+        },
     }
 
 
@@ -235,11 +312,63 @@ def _cpu_seconds(jobs: list[Any], workers: int) -> float:
     return used() - before
 
 
+def _burn(iterations: int) -> int:
+    """A pure-Python CPU burner (no memory traffic, no I/O): what one core can do, for the capacity figure."""
+    x = 0
+    for i in range(iterations):
+        x = (x + i * i) % 1_000_003
+    return x
+
+
+def _burn_capacity(seconds: float) -> dict[str, float]:
+    """How much faster two processes burn the same work than one, right now: the machine's spare parallelism.
+
+    The same burner, the same total work, once in this process and once split over a two-process pool (its
+    start-up timed apart). On a free 2-core machine this is about 2; with other processes (or, with
+    ``sched_autogroup``, other sessions) taking the cores it falls toward 1, and no ``--workers 2`` can do
+    better than it. ``pool_start_s`` is the fixed cost of a two-process pool: fork, hand-over, shut down.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    n = 200_000
+    t0 = time.perf_counter()
+    _burn(n)
+    n = max(n, int(n * seconds / max(time.perf_counter() - t0, 1e-3)))
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        list(pool.map(_burn, [1, 1]))
+    pool_start = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    _burn(n)
+    _burn(n)
+    serial = time.perf_counter() - t0
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        list(pool.map(_burn, [1, 1]))  # workers up before the clock starts
+        t0 = time.perf_counter()
+        list(pool.map(_burn, [n, n]))
+        parallel = time.perf_counter() - t0
+    return {"capacity": serial / parallel, "pool_start_s": pool_start}
+
+
+def _load() -> list[float]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover - no load average on this platform
+        return []
+
+
+def _loaded(*loads: list[float]) -> bool:
+    """Whether other work shared the cores (1-minute load above QUIET_LOAD_PER_CORE per core at either end)."""
+    cores = os.cpu_count() or 1
+    return any(bool(load) and load[0] > QUIET_LOAD_PER_CORE * cores for load in loads)
+
+
 def bench_games(opts: BenchOptions) -> dict[str, Any]:
     target = 0.5 if opts.quick else 1.5  # seconds of one-core play per scenario
     ids = _selected(opts)
     per: dict[str, Any] = {}
     all_jobs: list[Any] = []
+    mix_seconds = 0.0  # one-core seconds of all_jobs, from each scenario's rate
     for i, (ruleset, scenario, _) in enumerate(ids):
         _tick(opts, f"games: {ruleset} {scenario}", i, len(ids) + 1)
         probe = _persona_jobs(ruleset, scenario, 1, opts.seed)
@@ -252,14 +381,25 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
         per[f"{ruleset} {scenario}"] = {"games": len(jobs), "games_per_s": round(rate, 1)}
         step = max(1, round(len(ids) / WORKERS_SPAN))  # every scenario's jobs, thinned
         all_jobs.extend(jobs[::step])
+        mix_seconds += len(jobs[::step]) / rate
     # The speed-up on every scenario's jobs at once (evaluate's batch shape, mixed lengths), indexed afresh.
+    # The batch is long enough (WORKERS_SECONDS of one-core play) that the pool's fixed start-up is a small
+    # share of it, and each round times 1 then 2 workers and then 2 then 1, so a load drift cancels out.
     _tick(opts, "games: --workers 2 vs 1", len(ids), len(ids) + 1)
-    jobs = [replace(j, index=k) for k, j in enumerate(all_jobs)]
+    seconds = WORKERS_SECONDS[0 if opts.quick else 1]
+    repeat = max(1, math.ceil(seconds / max(mix_seconds, 1e-3)))  # the mix replayed until it is long enough
+    jobs = [replace(j, index=k) for k, j in enumerate(all_jobs * repeat)]
+    load_before = _load()
+    cap_before = _burn_capacity(0.25 if opts.quick else 1.0)
     one, two = [], []
-    for _ in range(2):
-        one.append(_games_rate(jobs, 1))
-        two.append(_games_rate(jobs, 2))
+    for order in ((1, 2), (2, 1)):
+        got = {w: _games_rate(jobs, w) for w in order}
+        one.append(got[1])
+        two.append(got[2])
+    cap_after = _burn_capacity(0.25 if opts.quick else 1.0)
+    load_after = _load()
     r1, r2 = statistics.median(one), statistics.median(two)
+    capacity = statistics.mean([cap_before["capacity"], cap_after["capacity"]])
     # On a machine whose other processes take the cores (or where the scheduler gives each session one
     # share, as Linux's autogroup does) wall time cannot show the speed-up; CPU time shows the overhead:
     # with cores free, 2 workers finish in about (CPU of the parallel run) / 2 against the serial CPU time.
@@ -269,10 +409,17 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
         "agents": "every persona against every other (evaluate's matchups)",
         "scenarios": per,
         "workers_jobs": len(jobs),
+        "workers_batch_serial_s": round(len(jobs) / r1, 2),
         "workers_1_games_per_s": round(r1, 1),
         "workers_2_games_per_s": round(r2, 1),
         "workers_2_speedup": round(r2 / r1, 3),
         "speedups": [round(b / a, 3) for a, b in zip(one, two, strict=True)],
+        "machine_capacity_2": round(capacity, 3),
+        "machine_capacity_2_before_after": [round(cap_before["capacity"], 3), round(cap_after["capacity"], 3)],
+        "workers_2_efficiency": round((r2 / r1) / capacity, 3),
+        "pool_start_s": round(statistics.mean([cap_before["pool_start_s"], cap_after["pool_start_s"]]), 3),
+        "load_average_before_after": [load_before, load_after],
+        "provisional": _loaded(load_before, load_after),
         "serial_cpu_s": round(cpu1, 3),
         "workers_2_cpu_s": round(cpu2, 3),
         "workers_2_speedup_cpu_bound": round(2 * cpu1 / cpu2, 3),
