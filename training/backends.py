@@ -41,6 +41,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+def local_cpus(workers: int) -> int:
+    """``workers`` clamped to this machine's cores (a local pool or cluster never forks more processes)."""
+    return max(1, min(workers, os.cpu_count() or 1))
+
+
 def check_backend(backend: str) -> None:
     if backend not in BACKENDS:
         raise UserError(f"unknown backend '{backend}'; valid: {', '.join(BACKENDS)}")
@@ -78,7 +83,7 @@ def ray_session(address: str | None, workers: int) -> Iterator[Any]:
         finally:
             ray.shutdown()
         return
-    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(num_cpus=local_cpus(workers), include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         nodes = {n["NodeManagerAddress"] for n in ray.nodes()}
         if nodes != {"127.0.0.1"}:
@@ -147,7 +152,7 @@ def map_tasks(
 def _local_round(
     fn: Callable[[T], R], items: Sequence[T], todo: list[int], workers: int, done: Callable[[int, R], None]
 ) -> None:
-    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo)))) as pool:
+    with ProcessPoolExecutor(max_workers=max(1, min(local_cpus(workers), len(todo)))) as pool:
         futs: dict[Future[R], int] = {pool.submit(fn, items[i]): i for i in todo}
         waiting = set(futs)
         while waiting:

@@ -239,3 +239,8 @@ def test_ray_backend_without_ray_names_the_install_command(monkeypatch: pytest.M
     with pytest.raises(UserError, match=r"rulebreaker\[ray\]"):
         sweep(RULESET, _shipped(), "regress", tmp_path, "ray", 1, scenario=SCENARIO, max_games=MAX_GAMES)
     assert not list((tmp_path / "records").glob("*.json")) if (tmp_path / "records").exists() else True
+
+
+def test_local_workers_are_clamped_to_the_cores() -> None:
+    cores = os.cpu_count() or 1
+    assert backends.local_cpus(999) == cores and backends.local_cpus(0) == 1 and backends.local_cpus(1) == 1

@@ -18,7 +18,7 @@ from envs.core.errors import UserError
 from envs.core.registry import get_ruleset
 from results.records import new_run_dir
 from results.sweep_report import build_sweep_report
-from training.backends import TASK_RETRIES
+from training.backends import TASK_RETRIES, local_cpus
 from training.cli.common import err, out
 from training.cli.progress import progress_bar
 from training.sweep import BACKENDS, JOBS, sweep, variant_paths
@@ -42,9 +42,11 @@ def register(app: typer.Typer) -> None:
     app.command("balance")(balance_cmd)
 
 
-def _check_backend(backend: str) -> None:
+def _check_backend(backend: str, workers: int | None = None, address: str | None = None) -> None:
     if backend not in BACKENDS:
         raise UserError(f"unknown backend '{backend}'; valid: {', '.join(BACKENDS)}")
+    if workers is not None and not address and local_cpus(workers) < workers:
+        err.print(f"note: --workers {workers} clamped to this machine's {local_cpus(workers)} core(s)")
 
 
 def sweep_cmd(
@@ -70,7 +72,7 @@ def sweep_cmd(
     """Run one job for every variant; keep every record; write one comparison report. Exit: the worst exit code."""
     if job not in JOBS:
         raise UserError(f"unknown job '{job}'; valid: {', '.join(JOBS)}")
-    _check_backend(backend)
+    _check_backend(backend, workers, address)
     paths = variant_paths(ruleset, variants)
     root = out_dir or new_run_dir(ruleset, "variants", kind="sweep")
     with progress_bar(len(paths), f"sweep {ruleset} {job} ({backend})") as adv:
@@ -133,7 +135,7 @@ def balance_cmd(
     """Search the declared knobs for the smallest rule changes that remove a finding and move the rest least."""
     from training.balance import balance, proposal_toml, resolve_fix
 
-    _check_backend(backend)
+    _check_backend(backend, workers, address)
     get_ruleset(ruleset).scenario(scenario)
     target = resolve_fix(fix, ruleset, scenario, from_dir)
     if target != fix:
