@@ -857,7 +857,13 @@ def charts(out_dir: Path, result: Mapping[str, Any], sections: Mapping[str, Any]
     )
     if p:
         g, v, lo, hi = min(rows, key=lambda r: r[1])
-        left = ", ".join(f"{n} {why}" for why, n in sorted(skipped.items()))
+        why_words = {
+            "budget": "left out by the budget's cap",
+            "never chosen": "of options never chosen (nothing to forbid)",
+            "always chosen": "of options always chosen (nothing to force)",
+            "never legal": "of options never legal",
+        }
+        left = ", ".join(f"{n} {why_words.get(why, why)}" for why, n in sorted(skipped.items()))
         out["restricted"] = Chart(
             "Restricted play",
             p,
