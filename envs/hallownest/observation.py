@@ -91,6 +91,9 @@ def statics(st: DuelState) -> Statics:
 
 CONTEXT_ONE_HOT: dict[Phase, list[float]] = {phase: [1.0 if phase is c else 0.0 for c in CONTEXTS] for phase in Phase}
 NO_PENDING_ATTACK = [0.0] * PENDING_ATTACK_FEATURES
+_UPPER = np.ones(OBSERVATION_SIZE, dtype=np.float32)
+_LOWER = -_UPPER
+_UPPER.flags.writeable = _LOWER.flags.writeable = False
 
 
 def _bug_features(o: list[float], st: DuelState, b: Bug, seat: int, fixed: Statics) -> None:
@@ -160,6 +163,7 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     else:
         feats += NO_PENDING_ATTACK
     vec = np.array(feats, dtype=np.float32)
-    np.minimum(vec, 1.0, out=vec)  # clip to [-1, 1] (two ufuncs: cheaper than np.clip's wrapper)
-    np.maximum(vec, -1.0, out=vec)
+    # clip to [-1, 1]: two ufuncs against bound vectors (cheaper than np.clip's wrapper or scalar bounds)
+    np.minimum(vec, _UPPER, out=vec)
+    np.maximum(vec, _LOWER, out=vec)
     return vec
