@@ -7,7 +7,9 @@ goes on. Every finished record is written at once (``records/<variant>.json``), 
 where it stopped: a variant whose record exists is not rerun.
 
 The results do not depend on the backend: a task owns its seeds (the job's seed, the same for every variant,
-so variants are compared on common random numbers) and plays its games in one process.
+so variants are compared on common random numbers), and its games come back in job order wherever they ran —
+in the task's process, or, for a discover variant on Ray, as Ray tasks of their own (``batch_workers``; see
+:mod:`training.backends`, which also retries a task whose worker died).
 """
 
 from __future__ import annotations
