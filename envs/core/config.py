@@ -165,8 +165,8 @@ def read_data_table(key: str, path: Path, row_model: type[BaseModel], max_rows: 
             if err["type"] == "extra_forbidden":
                 problem = f"has a key that is not one of {fields}"
             elif field in row_model.model_fields:
-                problem = f"field '{field}' {err['msg'][0].lower()}{err['msg'][1:]}; allowed: "
-                problem += _allowed(row_model, tuple(err["loc"]))
+                said = "is missing" if err["type"] == "missing" else err["msg"][0].lower() + err["msg"][1:]
+                problem = f"field '{field}' {said}; allowed: {_allowed(row_model, tuple(err['loc']))}"
             else:
                 problem = err["msg"]
             raise ConfigError(f"{what} {path}: row {i} {problem}") from None
