@@ -94,6 +94,36 @@ EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
 """A sheet not (yet) shown: every die at 0."""
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 """Contexts below this one are decisions: ``node < _FIRST_CHANCE`` is ``node.is_decision`` without a property call."""
+# Reading an enum member (``Ctx.BUILD``) costs a fraction of a microsecond in Python 3.11, a module global a few
+# tens of nanoseconds: the comparisons that run at every step read these plain ints (IntEnum members equal them).
+_ACT_ACCEPT = int(Act.ACCEPT)
+_ACT_AVOID = int(Act.AVOID)
+_ACT_CASH_OWE = int(Act.CASH_OWE)
+_ACT_EXHAUST = int(Act.EXHAUST)
+_ACT_INJURE = int(Act.INJURE)
+_ACT_NO_STRENGTH = int(Act.NO_STRENGTH)
+_ACT_ROLL = int(Act.ROLL)
+_ACT_TAKE_DEFAULT = int(Act.TAKE_DEFAULT)
+_CTX_ANSWER_ROLL = int(Ctx.ANSWER_ROLL)
+_CTX_BUILD = int(Ctx.BUILD)
+_CTX_CASH_ROLL = int(Ctx.CASH_ROLL)
+_CTX_CHALLENGE = int(Ctx.CHALLENGE)
+_CTX_CONSEQ_DEFAULT = int(Ctx.CONSEQ_DEFAULT)
+_CTX_CONSEQ_OFFER = int(Ctx.CONSEQ_OFFER)
+_CTX_CONSEQ_RESPONSE = int(Ctx.CONSEQ_RESPONSE)
+_CTX_FORMS_DRAW = int(Ctx.FORMS_DRAW)
+_CTX_MOVER_ROLL = int(Ctx.MOVER_ROLL)
+_CTX_OFFER_FORM = int(Ctx.OFFER_FORM)
+_CTX_OFFER_RESPONSE = int(Ctx.OFFER_RESPONSE)
+_CTX_OFFER_TARGET = int(Ctx.OFFER_TARGET)
+_CTX_OPENING_ROLL = int(Ctx.OPENING_ROLL)
+_CTX_PICK_FORM = int(Ctx.PICK_FORM)
+_CTX_PICK_SECOND_FORM = int(Ctx.PICK_SECOND_FORM)
+_CTX_PICK_STRENGTH = int(Ctx.PICK_STRENGTH)
+_CTX_PRE_ROLL = int(Ctx.PRE_ROLL)
+_CTX_TIE_AVOID = int(Ctx.TIE_AVOID)
+_CTX_TIE_REROLL = int(Ctx.TIE_REROLL)
+_CTX_WINDOW = int(Ctx.WINDOW)
 
 
 class Stage(enum.IntEnum):
@@ -150,6 +180,25 @@ class Terms(enum.Enum):
     OFFERED = "offered"  # an offer (``terms_offer``) of ``terms_by`` awaits the other side's answer
     DEFAULT = "default"  # the winner picks exhausted or injured (or, once, proposes an offer of its own)
     AGREED = "agreed"  # the offer ``terms_offer`` was agreed: apply it
+
+
+_OPEN_CASH = int(OpenStep.CASH)
+_PICK_FIRST_FORM = int(PickStep.FIRST_FORM)
+_PICK_SECOND_FORM = int(PickStep.SECOND_FORM)
+_PICK_STRENGTH = int(PickStep.STRENGTH)
+_STAGE_BUILD = int(Stage.BUILD)
+_STAGE_DRAW = int(Stage.DRAW)
+_STAGE_OPEN = int(Stage.OPEN)
+_STAGE_PICK = int(Stage.PICK)
+_STAGE_SETTLE = int(Stage.SETTLE)
+_STAGE_TIE = int(Stage.TIE)
+_STAGE_TURN = int(Stage.TURN)
+_STAGE_WINDOW = int(Stage.WINDOW)
+_TIE_CASH = int(TieStep.CASH)
+_TIE_VOTE = int(TieStep.VOTE)
+_TURN_CHALLENGE = int(TurnStep.CHALLENGE)
+_TURN_REROLL = int(TurnStep.REROLL)
+_TURN_START = int(TurnStep.START)
 
 
 @dataclass(frozen=True)
@@ -299,7 +348,7 @@ class WickedAgeState(State):
 
     # -- setup helpers --------------------------------------------------------------------------
     def _begin(self) -> None:
-        if self.stage == Stage.DRAW:
+        if self.stage == _STAGE_DRAW:
             self._start_conflict()
         self._proceed()
 
@@ -314,7 +363,7 @@ class WickedAgeState(State):
     @property
     def in_turns(self) -> bool:
         """The conflict is in its turns (Rules 9-13)."""
-        return self.stage == Stage.TURN
+        return self.stage == _STAGE_TURN
 
     def strength_of(self, s: int) -> Strength | None:
         """The particular strength seat ``s`` rolls in this conflict, if any."""
@@ -355,35 +404,35 @@ class WickedAgeState(State):
     def _legal(self) -> list[int]:
         node, s = self.node, self.actor
         ch = self.chars[s]
-        if node == Ctx.BUILD:
+        if node == _CTX_BUILD:
             acts = NPC_FORM_ACTIONS if ch.npc else FORM_ACTIONS
             return [a for i, a in enumerate(acts) if not self.build_filled[i]]
-        if node == Ctx.PICK_FORM:
+        if node == _CTX_PICK_FORM:
             if ch.npc:
                 return list(NPC_FORM_ACTIONS)
             return [FORM_ACTIONS[f] for f in self.available[s]]
-        if node == Ctx.PICK_SECOND_FORM:
+        if node == _CTX_PICK_SECOND_FORM:
             return [FORM_ACTIONS[f] for f in self.available[s] if f != self.picks[s][0]]
-        if node == Ctx.PICK_STRENGTH:
+        if node == _CTX_PICK_STRENGTH:
             return [Act.STRENGTH_0 + i for i in self._usable_strengths(s)] + [Act.NO_STRENGTH]
-        if node == Ctx.WINDOW:
+        if node == _CTX_WINDOW:
             return [Act.ROLL, *self._offer_actions()]
-        if node == Ctx.OFFER_TARGET:
+        if node == _CTX_OFFER_TARGET:
             return [Act.TARGET_0 + t for t in self._opponents(s)]
-        if node in (Ctx.OFFER_RESPONSE, Ctx.CONSEQ_RESPONSE):
+        if node in (_CTX_OFFER_RESPONSE, _CTX_CONSEQ_RESPONSE):
             return [Act.ACCEPT, Act.INSIST]
-        if node == Ctx.OFFER_FORM:
+        if node == _CTX_OFFER_FORM:
             assert self.conseq is not None
             return self._form_loss_actions(self.conseq.loser)
-        if node == Ctx.PRE_ROLL:
+        if node == _CTX_PRE_ROLL:
             return [Act.ROLL, Act.CASH_OWE]
-        if node == Ctx.TIE_AVOID:
+        if node == _CTX_TIE_AVOID:
             return [Act.AVOID, Act.FIGHT]
-        if node == Ctx.CHALLENGE:
+        if node == _CTX_CHALLENGE:
             return sorted(challenge_action(c) for c in challenge_choices(self._opponents(s)))
-        if node == Ctx.CONSEQ_OFFER:
+        if node == _CTX_CONSEQ_OFFER:
             return [*self._offer_actions(), Act.TAKE_DEFAULT]
-        if node == Ctx.CONSEQ_DEFAULT:
+        if node == _CTX_CONSEQ_DEFAULT:
             neg = self.cfg.negotiation
             may_offer = winner_may_offer(neg.enabled, neg.after_absolute, neg.winner_offers, self.winner_offered)
             return [Act.EXHAUST, Act.INJURE, *(self._offer_actions() if may_offer else [])]
@@ -397,12 +446,12 @@ class WickedAgeState(State):
 
     def action_label(self, action: int) -> str:
         s = self.actor if self.node < _FIRST_CHANCE else 0
-        offer_form_npc = self.node == Ctx.OFFER_FORM and self.conseq is not None and self.chars[self.conseq.loser].npc
+        offer_form_npc = self.node == _CTX_OFFER_FORM and self.conseq is not None and self.chars[self.conseq.loser].npc
         return action_label(action, self.names, [st.spec for st in self.chars[s].strengths], offer_form_npc)
 
     def option_of(self, action: int) -> str | None:
         build_die: tuple[int, int] | None = None
-        if self.node == Ctx.BUILD and not self.chars[self.actor].npc:
+        if self.node == _CTX_BUILD and not self.chars[self.actor].npc:
             build_die = (self.build_dice[sum(self.build_filled)][0], self.build_dice[0][0])
         return option_of(action, self.node, [c.npc for c in self.chars], build_die)
 
@@ -494,17 +543,17 @@ class WickedAgeState(State):
     # == Chance ===================================================================================
     def chance_outcomes(self) -> list[tuple[Hashable, float]]:
         node, s = self.node, self.actor
-        if node == Ctx.FORMS_DRAW:
+        if node == _CTX_FORMS_DRAW:
             combos = list(itertools.combinations(PC_FORM_IDS, self.forms_available))
             return [(c, 1.0 / len(combos)) for c in combos]
-        if node == Ctx.TIE_REROLL:
+        if node == _CTX_TIE_REROLL:
             die = self.roll_dice[s][self._lowest_slot(s)]
             return [(f, 1.0 / die) for f in range(1, die + 1)]
-        if node == Ctx.CASH_ROLL:
+        if node == _CTX_CASH_ROLL:
             return [
                 (t, float(q)) for t, q in advantage_sum_distribution(self.fresh_adv[s], self.cfg.advantage.die_sides)
             ]
-        if node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
+        if node in (_CTX_OPENING_ROLL, _CTX_MOVER_ROLL, _CTX_ANSWER_ROLL):
             dice = self.roll_dice[s]
             total = 1
             for d in dice:
@@ -519,13 +568,13 @@ class WickedAgeState(State):
 
     def sample_chance(self, rng: Rng) -> Hashable:
         node, s = self.node, self.actor
-        if node == Ctx.FORMS_DRAW:
+        if node == _CTX_FORMS_DRAW:
             forms = list(PC_FORM_IDS)
             rng.shuffle(forms)
             return tuple(sorted(forms[: self.forms_available]))
-        if node == Ctx.TIE_REROLL:
+        if node == _CTX_TIE_REROLL:
             return rng.d(self.roll_dice[s][self._lowest_slot(s)])
-        if node == Ctx.CASH_ROLL:
+        if node == _CTX_CASH_ROLL:
             return sum(rng.roll(self.fresh_adv[s], self.cfg.advantage.die_sides))
         # the same roll `odds wicked_age --simulate` samples
         return roll_with_advantage(rng, self.roll_dice[s], self.advantage_dice(s), self.cfg.advantage.die_sides)
@@ -534,7 +583,7 @@ class WickedAgeState(State):
         node, s = self.node, self.actor
         if node < _FIRST_CHANCE or self._outcome is not None:
             raise ValueError("apply_chance at a decision node")
-        if node == Ctx.FORMS_DRAW:
+        if node == _CTX_FORMS_DRAW:
             forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[attr-defined]
             if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
                 raise ValueError(f"bad forms draw {outcome!r}")
@@ -548,10 +597,10 @@ class WickedAgeState(State):
                 forms=forms,
             )
             self.idx += 1
-        elif node == Ctx.TIE_REROLL:
+        elif node == _CTX_TIE_REROLL:
             self._reroll_lowest_die(s, int(outcome))  # type: ignore[call-overload]
             self.tie_idx += 1
-        elif node == Ctx.CASH_ROLL:
+        elif node == _CTX_CASH_ROLL:
             self._roll_fresh_advantage(s, int(outcome))  # type: ignore[call-overload]
         else:
             pair: Any = outcome
@@ -577,64 +626,64 @@ class WickedAgeState(State):
         if self._outcome is not None or self.node >= _FIRST_CHANCE or a not in self._legal_list():
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
         node, s = self.node, self.actor
-        if node == Ctx.BUILD:
+        if node == _CTX_BUILD:
             self._build_step(s, a)
-        elif node == Ctx.PICK_FORM:
+        elif node == _CTX_PICK_FORM:
             self.picks[s] = [a - Act.NPC_FORM_0 if self.chars[s].npc else a]
             self.pick_step = PickStep.SECOND_FORM
-        elif node == Ctx.PICK_SECOND_FORM:
+        elif node == _CTX_PICK_SECOND_FORM:
             self.picks[s].append(a)
             self.pick_step = PickStep.STRENGTH
-        elif node == Ctx.PICK_STRENGTH:
-            self.strength_used[s] = None if a == Act.NO_STRENGTH else a - Act.STRENGTH_0
+        elif node == _CTX_PICK_STRENGTH:
+            self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - Act.STRENGTH_0
             self.pick_step = PickStep.DONE
-        elif node == Ctx.WINDOW:
-            if a == Act.ROLL:
+        elif node == _CTX_WINDOW:
+            if a == _ACT_ROLL:
                 self.idx += 1
             else:
                 opp = self._opponents(s)
                 self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
-        elif node == Ctx.OFFER_TARGET:
+        elif node == _CTX_OFFER_TARGET:
             assert self.offer is not None
             self.offer = replace(self.offer, target=a - Act.TARGET_0)
-        elif node == Ctx.OFFER_RESPONSE:
-            self._answer_offer(a == Act.ACCEPT)
-        elif node == Ctx.OFFER_FORM:
+        elif node == _CTX_OFFER_RESPONSE:
+            self._answer_offer(a == _ACT_ACCEPT)
+        elif node == _CTX_OFFER_FORM:
             self._resolve_form_offer(a)
-        elif node == Ctx.PRE_ROLL:
-            simultaneous = self.stage in (Stage.OPEN, Stage.TIE)
-            if a == Act.CASH_OWE and simultaneous:
+        elif node == _CTX_PRE_ROLL:
+            simultaneous = self.stage in (_STAGE_OPEN, _STAGE_TIE)
+            if a == _ACT_CASH_OWE and simultaneous:
                 self.pending_cash[s] += 1  # shown to the others only when everyone has decided
-            elif a == Act.CASH_OWE:
+            elif a == _ACT_CASH_OWE:
                 self._cash_owe_entry(s)
             elif simultaneous:
-                if self.stage == Stage.OPEN:
+                if self.stage == _STAGE_OPEN:
                     self.idx += 1
                 else:
                     self.tie_idx += 1
             else:
                 self.cash_done = True
-        elif node == Ctx.TIE_AVOID:
-            self.avoid_votes.append(a == Act.AVOID)
+        elif node == _CTX_TIE_AVOID:
+            self.avoid_votes.append(a == _ACT_AVOID)
             self.narrate(
                 "tie_vote",
-                f"{self.names[s]} " + ("would avoid the conflict." if a == Act.AVOID else "decides to fight."),
+                f"{self.names[s]} " + ("would avoid the conflict." if a == _ACT_AVOID else "decides to fight."),
                 s,
             )
-        elif node == Ctx.CHALLENGE:
+        elif node == _CTX_CHALLENGE:
             named = challenge_targets(a, self.num_players)
             self._name_answerers(s, [t for t in self.order if t in named])
-        elif node == Ctx.CONSEQ_OFFER:
-            if a == Act.TAKE_DEFAULT:
+        elif node == _CTX_CONSEQ_OFFER:
+            if a == _ACT_TAKE_DEFAULT:
                 self.terms = Terms.DEFAULT
             else:
                 self._propose_terms(s, offer_of(a))
-        elif node == Ctx.CONSEQ_RESPONSE:
-            self._answer_conseq_offer(a == Act.ACCEPT)
-        elif node == Ctx.CONSEQ_DEFAULT:
+        elif node == _CTX_CONSEQ_RESPONSE:
+            self._answer_conseq_offer(a == _ACT_ACCEPT)
+        elif node == _CTX_CONSEQ_DEFAULT:
             assert self.conseq is not None
-            if a in (Act.EXHAUST, Act.INJURE):
-                self._apply_default_consequence(exhausted=(a == Act.EXHAUST))
+            if a in (_ACT_EXHAUST, _ACT_INJURE):
+                self._apply_default_consequence(exhausted=(a == _ACT_EXHAUST))
                 self._finish_consequence()
             else:
                 self.winner_offered = True
@@ -667,21 +716,21 @@ class WickedAgeState(State):
         if self.offer is not None:
             return self._offer_step()
         st = self.stage
-        if st == Stage.BUILD:
+        if st == _STAGE_BUILD:
             return self._decide(Ctx.BUILD, self.idx)
-        if st == Stage.DRAW:
+        if st == _STAGE_DRAW:
             return self._draw_step()
-        if st == Stage.PICK:
+        if st == _STAGE_PICK:
             return self._pick_step()
-        if st == Stage.WINDOW:
+        if st == _STAGE_WINDOW:
             return self._window_step()
-        if st == Stage.OPEN:
+        if st == _STAGE_OPEN:
             return self._open_step()
-        if st == Stage.TIE:
+        if st == _STAGE_TIE:
             return self._tie_step()
-        if st == Stage.TURN:
+        if st == _STAGE_TURN:
             return self._turn_step()
-        if st == Stage.SETTLE:
+        if st == _STAGE_SETTLE:
             return self._settle_step()
         raise AssertionError(f"stage {st!r}")  # pragma: no cover
 
@@ -726,7 +775,7 @@ class WickedAgeState(State):
 
     def sheet_seen_by(self, party: int, seat: int) -> Sequence[int]:
         """The sheet of ``party`` as ``seat`` sees it: during the (simultaneous) build only its own draft."""
-        if self.stage == Stage.BUILD:
+        if self.stage == _STAGE_BUILD:
             return self.drafts[party] if party == seat else EMPTY_SHEET
         return self.chars[party].dice
 
@@ -776,11 +825,11 @@ class WickedAgeState(State):
             self._start_round()
             return False
         ch = self.chars[s]
-        if self.pick_step == PickStep.FIRST_FORM:
+        if self.pick_step == _PICK_FIRST_FORM:
             return self._decide(Ctx.PICK_FORM, s)
-        if self.pick_step == PickStep.SECOND_FORM and not ch.npc:
+        if self.pick_step == _PICK_SECOND_FORM and not ch.npc:
             return self._decide(Ctx.PICK_SECOND_FORM, s)
-        if self.pick_step <= PickStep.STRENGTH:
+        if self.pick_step <= _PICK_STRENGTH:
             if self._usable_strengths(s):
                 return self._decide(Ctx.PICK_STRENGTH, s)
             self.strength_used[s] = None
@@ -858,7 +907,7 @@ class WickedAgeState(State):
 
     def _open_step(self) -> bool:
         """Rule 7: everyone still in rolls, simultaneously: all decide on cashing first (Rule 19), then all roll."""
-        if self.open_step == OpenStep.CASH:
+        if self.open_step == _OPEN_CASH:
             cursor = self._cash_round(self._parties(), self.idx, Ctx.OPENING_ROLL)
             if cursor is not None:
                 self.idx = cursor
@@ -892,7 +941,7 @@ class WickedAgeState(State):
         purpose = self.roll_purpose
         ch = self.chars[s]
         adv = self._adv_text(s)
-        if purpose == Ctx.OPENING_ROLL:
+        if purpose == _CTX_OPENING_ROLL:
             self.narrate(
                 "roll",
                 f"{ch.name} rolls {dice_text(self.roll_dice[s])}{adv}: {roll.text()}.",
@@ -902,7 +951,7 @@ class WickedAgeState(State):
                 key=roll.key,
             )
             self.idx += 1
-        elif purpose == Ctx.MOVER_ROLL:
+        elif purpose == _CTX_MOVER_ROLL:
             self.narrate(
                 "reroll",
                 f"{ch.name} rerolls{adv}: {roll.text()}.",
@@ -944,7 +993,7 @@ class WickedAgeState(State):
             )
             self._end_conflict(avoided=True)
             return False
-        if self.tie_step == TieStep.VOTE:
+        if self.tie_step == _TIE_VOTE:
             self.narrate(
                 "tie",
                 "An exact tie: "
@@ -952,7 +1001,7 @@ class WickedAgeState(State):
                 + ". They fight: each rerolls the die with the lowest value.",
             )
             self.tie_step, self.tie_idx = TieStep.CASH, 0
-        if self.tie_step == TieStep.CASH:
+        if self.tie_step == _TIE_CASH:
             cursor = self._cash_round(self.tied, self.tie_idx, Ctx.TIE_REROLL)
             if cursor is not None:
                 self.tie_idx = cursor
@@ -1018,7 +1067,7 @@ class WickedAgeState(State):
         if self.idx >= len(self.order):
             return self._end_round()
         s = self.order[self.idx]
-        if self.turn_step == TurnStep.START:
+        if self.turn_step == _TURN_START:
             if not self.in_conflict[s] or self.challenged[s]:
                 self.idx += 1
                 return False
@@ -1032,9 +1081,9 @@ class WickedAgeState(State):
                 )
                 self.turn_step = TurnStep.CHALLENGE
             return False
-        if self.turn_step == TurnStep.REROLL:  # reroll unless the dice stand (Rule 9)
+        if self.turn_step == _TURN_REROLL:  # reroll unless the dice stand (Rule 9)
             return self._roll_step(s, Ctx.MOVER_ROLL)
-        if self.turn_step == TurnStep.CHALLENGE:
+        if self.turn_step == _TURN_CHALLENGE:
             opp = self._opponents(s)
             if len(opp) == 1:
                 self._name_answerers(s, opp)
