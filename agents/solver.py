@@ -9,7 +9,10 @@ The solver explores every position reachable from a root state (merging position
   games);
 * at a decision node of a seat played by a fixed :class:`~envs.core.policy.Policy` (a persona), the
   value is the mean over that policy's action distribution (probed with fixed seeds; a persona that
-  answers the same on every probe is deterministic and exact);
+  answers the same on every probe is deterministic and exact; ``random`` is uniform over the legal
+  actions, exactly);
+* a finished game is merged with every other finished game of the same returns (and win), whatever
+  bookkeeping its engine state still carries;
 * a terminal node is worth ``returns()``.
 
 An acyclic position graph is solved by one backward pass in reverse topological order (exact
@@ -40,7 +43,7 @@ from pydantic import BaseModel
 from envs.core.dice import Rng
 from envs.core.errors import UserError
 from envs.core.game import CHANCE, TERMINAL, State
-from envs.core.policy import Policy
+from envs.core.policy import Policy, UniformRandom
 
 KeyFn = Callable[[State], Hashable]
 
@@ -324,6 +327,8 @@ class SolverPolicy:
 # ------------------------------------------------------------------------------------------------
 def _policy_distribution(policy: Policy, state: State, num_actions: int, probes: int) -> dict[int, float]:
     legal = state.legal_actions()
+    if isinstance(policy, UniformRandom):  # known exactly: no probing (probes would only estimate it)
+        return {a: 1.0 / len(legal) for a in legal}
     mask = np.zeros(max(num_actions, max(legal) + 1), dtype=bool)
     mask[legal] = True
     counts: dict[int, int] = {}
@@ -416,8 +421,8 @@ def _explore(
             if player in opponents:
                 node.fixed = True
                 dist = _policy_distribution(opponents[player], state, num_actions, probes)
-                if len(dist) > 1:
-                    stochastic += 1
+                if len(dist) > 1 and not isinstance(opponents[player], UniformRandom):
+                    stochastic += 1  # estimated from probes (a uniform policy's distribution is exact)
                 node.actions = legal
                 edges = [(a, dist.get(a, 0.0), False) for a in legal]
             else:
@@ -436,7 +441,9 @@ def _explore(
                 child.apply_chance(move)
             else:
                 child.apply_action(move)
-            k = key(child)
+            # a finished game is worth its returns (and whether the solved seat won): merge terminals by those,
+            # so engine bookkeeping that outlives the game (last rolls, spent movement) does not multiply them
+            k = _terminal_key(child, seat) if child.current_player() == TERMINAL else key(child)
             c = index.get(k)
             if c is None:
                 c = len(nodes)
@@ -455,6 +462,12 @@ def _explore(
             node.labels = [node.labels[i] for i in keep]
             node.options = [node.options[i] for i in keep]
     return nodes, index, stochastic
+
+
+def _terminal_key(state: State, seat: int) -> Hashable:
+    """The merge key of a finished game: everything the backup reads from it (returns, the seat's win)."""
+    out = state.outcome()
+    return ("terminal", tuple(float(r) for r in state.returns()), out is not None and out.winner == seat)
 
 
 class _Overflow(Exception):

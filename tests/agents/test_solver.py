@@ -29,12 +29,14 @@ def pig(target: int, max_turns: int, sides: int = 6) -> KeyedPig:
     return KeyedPig(PigConfig(game=PigRules(target=target, max_turns=max_turns, die_sides=sides)))
 
 
-def pig_oracle(target: int, max_turns: int, sides: int = 6, opponent_hold_at: int | None = None):
+def pig_oracle(
+    target: int, max_turns: int, sides: int = 6, opponent_hold_at: int | None = None, opponent_uniform: bool = False
+):
     """Independent recursive solution of the toy Pig, in exact fractions, from the rules text.
 
     Returns value(me, opp, turn_total, turns, mover_is_seat0) = expected return of seat 0. Seat 0
     maximises; seat 1 either minimises (zero-sum optimal) or holds once its turn total reaches
-    ``opponent_hold_at`` (a fixed persona).
+    ``opponent_hold_at`` (a fixed persona), or (``opponent_uniform``) rolls or holds with probability 1/2 each.
     """
     inv = Fraction(1, sides)
 
@@ -55,6 +57,8 @@ def pig_oracle(target: int, max_turns: int, sides: int = 6, opponent_hold_at: in
             return max(roll, hold)
         if opponent_hold_at is not None:
             return hold if tt >= opponent_hold_at else roll
+        if opponent_uniform:
+            return (roll + hold) / 2
         return min(roll, hold)
 
     return v
@@ -89,6 +93,20 @@ def test_pig_against_fixed_persona_matches_oracle() -> None:
     assert res.stochastic_fixed_nodes == 0
 
 
+def test_uniform_random_opponent_is_exact_and_terminals_merge() -> None:
+    """``random`` is evaluated as the uniform distribution over the legal actions, not from probes; finished
+    games are merged by their returns (Pig ends in a win, a loss or a draw: three terminal nodes)."""
+    from envs.core.policy import UniformRandom
+
+    res = solve(pig(6, 6), seat=0, opponents={1: UniformRandom()})
+    exact = pig_oracle(6, 6, opponent_uniform=True)(0, 0, 0, 0, 0)
+    assert res.value[0] == pytest.approx(float(exact), abs=1e-12)
+    assert res.stochastic_fixed_nodes == 0  # nothing was estimated
+    terminals = [k for k in res._index if k[0] == "terminal"]
+    assert sorted(k[1] for k in terminals) == [(-1.0, 1.0), (0.0, 0.0), (1.0, -1.0)]
+    assert all(res._nodes[res._index[k]].player == TERMINAL for k in terminals)
+
+
 def test_every_decision_value_matches_oracle() -> None:
     """Not only the root: the action values at every reachable decision agree with the oracle."""
     target, turns = 6, 8
@@ -96,6 +114,8 @@ def test_every_decision_value_matches_oracle() -> None:
     oracle = pig_oracle(target, turns)
     checked = 0
     for key, idx in res._index.items():
+        if key[0] == "terminal":  # finished games are merged by their returns
+            continue
         (s0, s1), tt, mover, t, rolling, over = key
         if over or rolling or mover != 0:
             continue
