@@ -206,14 +206,16 @@ class Exchange:
 class _DuelSetup:
     """What a duel reads on every step, worked out once per config object (the config is frozen).
 
-    Shared by every duel of the config and their clones: the fighters' short names, the starting pool,
-    the maneuvers open at each distance, and the dice of each kind of roll (in a duel a sheet gains only
-    perks, so a fighter's dice for a roll follow from its seat, the kind of roll, the base die, the perks
-    held for that kind, the pool dice spent and the maneuver dice).
+    Shared by every duel of the config and their clones: the fighters' sheets (each duel plays copies),
+    their short names, the starting pool, the observation scales, the maneuvers open at each distance,
+    and the dice of each kind of roll (in a duel a sheet gains only perks, so a fighter's dice for a roll
+    follow from its seat, the kind of roll, the base die, the perks held for that kind, the pool dice
+    spent and the maneuver dice).
     """
 
     def __init__(self, cfg: BlackbirdConfig) -> None:
-        self.names = tuple(create_character(s).short for s in cfg.duel.fighters)
+        self.characters = tuple(create_character(s) for s in cfg.duel.fighters)  # copied into each new duel
+        self.names = tuple(c.short for c in self.characters)
         self.pool0 = starting_pool(cfg.pool)
         c, d = cfg.combat, cfg.duel
         # observation scales (envs.blackbird.observation.duel_observation)
@@ -263,7 +265,7 @@ class DuelState(State):
         self.setup = setup = _setup(cfg)
         self._names = setup.names
         pool0 = setup.pool0
-        self.f = [Fighter(create_character(s), cfg.combat.hit_points, pool0) for s in cfg.duel.fighters]
+        self.f = [Fighter(c.copy(), setup.hit_points, pool0) for c in setup.characters]
         self.distance = cfg.duel.start_distance
         self.turn = 0
         self.active = 0

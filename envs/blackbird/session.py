@@ -139,19 +139,39 @@ class _Readings:
         self.obstacle_view: list[float] | None = None
 
 
-_READINGS: dict[int, tuple[BlackbirdConfig, dict[Hashable, _Readings]]] = {}
+class _SessionSetup:
+    """What a new session reads from its config, worked out once per config object (the config is frozen).
+
+    The starting sheet (each session plays a copy), the obstacle draw table, and the readings met so far.
+    """
+
+    def __init__(self, cfg: BlackbirdConfig) -> None:
+        s = cfg.session
+        self.character = create_character(s.character)
+        total_w = sum(o.weight for o in s.obstacles)
+        self.draw = tuple((i, o.weight / total_w) for i, o in enumerate(s.obstacles))
+        self.cum = tuple(np.cumsum([p for _, p in self.draw]).tolist())
+        self.readings: dict[Hashable, _Readings] = {}
+
+
+_SETUPS: dict[int, tuple[BlackbirdConfig, _SessionSetup]] = {}
 _READINGS_LIMIT = 4096  # readings kept per config before the table starts afresh
 _CONFIGS_LIMIT = 64
 
 
-def _readings(cfg: BlackbirdConfig, obstacle: int | None, conditions: tuple[str, ...], char: Character) -> _Readings:
-    """The readings of ``cfg`` for an obstacle, conditions and sheet (the config is frozen; keyed by identity)."""
-    hit = _READINGS.get(id(cfg))
+def _setup(cfg: BlackbirdConfig) -> _SessionSetup:
+    """The setup of ``cfg``, from the cache (keyed by identity; the entry keeps the config alive)."""
+    hit = _SETUPS.get(id(cfg))
     if hit is None or hit[0] is not cfg:
-        if len(_READINGS) >= _CONFIGS_LIMIT:
-            _READINGS.clear()
-        hit = _READINGS[id(cfg)] = (cfg, {})
-    table = hit[1]
+        if len(_SETUPS) >= _CONFIGS_LIMIT:
+            _SETUPS.clear()
+        hit = _SETUPS[id(cfg)] = (cfg, _SessionSetup(cfg))
+    return hit[1]
+
+
+def _readings(setup: _SessionSetup, obstacle: int | None, conditions: tuple[str, ...], char: Character) -> _Readings:
+    """The readings of a config's setup for an obstacle, conditions and sheet."""
+    table = setup.readings
     key = (obstacle, conditions, tuple(char.traits), char.flags, char.key())
     found = table.get(key)
     if found is None:
@@ -168,7 +188,8 @@ class SessionState(State):
         super().__init__(1)
         self.cfg = cfg
         s = cfg.session
-        self.char: Character = create_character(s.character)
+        self._setup = setup = _setup(cfg)
+        self.char: Character = setup.character.copy()
         self.pool = starting_pool(cfg.pool)
         self.helper_pool = s.helper_pool
         self.conditions: tuple[str, ...] = ()
@@ -188,9 +209,8 @@ class SessionState(State):
         self.at_stake = 0.0
         self.passed_count = 0
         self.failed_count = 0
-        total_w = sum(o.weight for o in s.obstacles)
-        self._draw = tuple((i, o.weight / total_w) for i, o in enumerate(s.obstacles))
-        self._cum = tuple(np.cumsum([p for _, p in self._draw]).tolist())
+        self._draw = setup.draw
+        self._cum = setup.cum
         # the config, resolved once into plain attributes (read on every step)
         self._obstacles = s.obstacles
         self._success_on = cfg.dice.success_on
@@ -207,7 +227,7 @@ class SessionState(State):
 
     def _invalidate(self) -> None:
         """Take the readings of the obstacle, the conditions and the sheet now held (any of them changed)."""
-        self._r = _readings(self.cfg, self.obstacle, self.conditions, self.char)
+        self._r = _readings(self._setup, self.obstacle, self.conditions, self.char)
 
     def obstacle_view(self, encode: Callable[[SessionState], list[float]]) -> list[float]:
         """The observation slots read off the obstacle, conditions and sheet, encoded once while they hold."""
