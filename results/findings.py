@@ -285,6 +285,13 @@ def provisional(findings: list[Finding], strength: dict[str, Any] | None) -> lis
     return out
 
 
+def _amount(metric: str, w: dict[str, float]) -> str:
+    """A metric's change in words: win rates and shares in points, returns per game."""
+    if metric.startswith("return["):
+        return f"{w['change']:+.3f} [{w['low']:+.3f}, {w['high']:+.3f}] per game"
+    return f"{100 * w['change']:+.1f} points [{100 * w['low']:+.1f}, {100 * w['high']:+.1f}]"
+
+
 def sensitivity_findings(knob_rows: list[dict[str, Any]], t: Thresholds) -> list[Finding]:
     """Rule sensitivity: a key no perturbation moves is dead; one that moves a primary metric is fragile.
 
@@ -338,8 +345,8 @@ def sensitivity_findings(knob_rows: list[dict[str, Any]], t: Thresholds) -> list
                         (w["low"], w["high"]),
                         row["example"],
                         f"'{key}' is fragile: changing it from {json.dumps(row['was'])} to {json.dumps(row['value'])} "
-                        f"({row['description']}) moves {m} by {100 * w['change']:+.1f} points "
-                        f"[{100 * w['low']:+.1f}, {100 * w['high']:+.1f}].",
+                        f"({row['description']}) moves {m} by {_amount(m, w)}"
+                        + (f" (over {w['games']} paired games)." if "games" in w else "."),
                     )
                 )
                 break

@@ -150,3 +150,19 @@ def test_search_work_cap_shrinks_long_scenarios_only(tmp_path):
     d.sections["round_robin"] = {"mean_length": 30.0}  # 450 per game
     assert deal_count(d) == 9  # 30000 / 3150 = 9.5
     assert restriction_cap(d, 9) == 4  # 30000 / 4050 = 7.4 -> 7 - 3
+
+
+def test_fragile_rule_on_a_return_is_worded_per_game():
+    from results.findings import sensitivity_findings
+
+    row = {
+        "key": "pool.cap",
+        "value": 15,
+        "was": 10,
+        "description": "a looser cap",
+        "example": "g",
+        "metrics": {"return[search:greedy@16 adapting]": {"change": -0.5, "low": -0.8, "high": -0.2, "games": 8}},
+    }
+    (f,) = sensitivity_findings([row], Thresholds())
+    assert f.kind == Kind.FRAGILE_RULE
+    assert "by -0.500 [-0.800, -0.200] per game (over 8 paired games)" in f.summary and "points" not in f.summary

@@ -352,24 +352,36 @@ def best_response(d: Discovery) -> dict[str, Any] | None:
 
 
 def adapting_rows(d: Discovery, configs: list[BaseModel]) -> list[dict[str, dict[str, float]]]:
-    """For each perturbed config: the subject's return change on the first deals of the verdict stage."""
+    """For each perturbed config: the subject's return change on the first deals of the verdict stage.
+
+    Each row rests on ``sensitivity_search_games`` games, fewer where ``search_work`` runs short on a long
+    scenario, never fewer than ``min_search_deals`` (a pair of games that both flip gives a zero-width
+    interval, i.e. a confident verdict out of two games). When the work cannot pay for that many games per
+    perturbed rule, only the first configs that fit are replayed; the others get no adapting row.
+    """
     sec = d.sections.get("verdicts")
     base_recs = d.verdict_records
     if not sec or base_recs is None or not configs:
         return [{} for _ in configs]
     n = d.num_players
     k = min(d.budget.sensitivity_search_games, len(base_recs))
+    played = len(configs)
     w = game_work(d)
-    if d.budget.search_work is not None and w:  # long scenarios: fewer adapting games per perturbed rule
-        k = max(2, min(k, int(d.budget.search_work / (4 * w * len(configs)))))
+    if d.budget.search_work is not None and w:  # long scenarios: fewer adapting games, then fewer rules
+        floor = min(k, d.budget.min_search_deals)
+        share = d.budget.search_work / (4 * w)  # adapting games the work pays for, in all
+        k = max(floor, min(k, int(share / len(configs))))
+        played = min(len(configs), int(share // k))
+    if played == 0:
+        return [{} for _ in configs]
     deals = seeds(d.seed + VERDICT_SEED, sec["deals"])[:k]
     jobs: list[GameJob] = []
-    for cfg in configs:
+    for cfg in configs[:played]:
         jobs.extend(_jobs(d, sec["subject"], sec["base"], deals, config_dict(cfg)))
     recs = d.play("sensitivity_adapting", jobs)
-    out = []
+    out: list[dict[str, dict[str, float]]] = []
     name = f"return[{sec['subject']} adapting]"
-    for p in range(len(configs)):
+    for p in range(played):
         chunk = recs[p * k : (p + 1) * k]
         iv, _ = _paired(base_recs[:k], chunk, n)
         b = sum(_value(r, g, n) for g, r in enumerate(base_recs[:k])) / k
@@ -385,7 +397,7 @@ def adapting_rows(d: Discovery, configs: list[BaseModel]) -> list[dict[str, dict
                 }
             }
         )
-    return out
+    return out + [{} for _ in configs[played:]]
 
 
 # -- builds ------------------------------------------------------------------------------------------
