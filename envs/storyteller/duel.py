@@ -146,13 +146,38 @@ def declaration_table(
     )
 
 
+class _DuelSetup:
+    """What a new duel reads from its config, worked out once per config object (the config is frozen)."""
+
+    def __init__(self, cfg: StorytellerConfig) -> None:
+        self.sides = tuple(Side(f, cfg) for f in cfg.duel.fighters)
+        self.max_actions = min(rules.max_actions(cfg), DUEL_MAX_ACTIONS)
+        self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
+        self.fighters_part: tuple[list[float], list[float]] | None = None  # filled by the first duel
+
+
+_SETUPS: dict[int, tuple[StorytellerConfig, _DuelSetup]] = {}
+_SETUPS_LIMIT = 64
+
+
+def _setup(cfg: StorytellerConfig) -> _DuelSetup:
+    """The setup of ``cfg``, from the cache (keyed by identity; the entry keeps the config alive)."""
+    hit = _SETUPS.get(id(cfg))
+    if hit is None or hit[0] is not cfg:
+        if len(_SETUPS) >= _SETUPS_LIMIT:
+            _SETUPS.clear()
+        hit = _SETUPS[id(cfg)] = (cfg, _DuelSetup(cfg))
+    return hit[1]
+
+
 class DuelState(State[DuelChance]):
     """A duel in progress (the module docstring is its rules card)."""
 
     def __init__(self, cfg: StorytellerConfig) -> None:
         super().__init__(2)
         self.cfg = cfg
-        self.sides = [Side(f, cfg) for f in cfg.duel.fighters]
+        setup = _setup(cfg)
+        self.sides = list(setup.sides)  # a Side is never changed: every duel of the config shares them
         self.target = cfg.duel.target
         self.progress = [0, 0]
         self.willpower = [cfg.willpower.points, cfg.willpower.points]
@@ -167,13 +192,15 @@ class DuelState(State[DuelChance]):
         self.attack: list[list[int]] = [[], []]  # this turn's attack outcomes per seat
         self.defence: list[int | None] = [None, None]
         self.last = (0, 0, 0, 0)  # last turn: gains and defence nets, for observations
-        self.max_actions = min(rules.max_actions(cfg), DUEL_MAX_ACTIONS)
-        self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
+        self.max_actions = setup.max_actions
+        self.willpower_per_roll = setup.willpower_per_roll
         # the config keys read on every step, resolved once into plain attributes
         self.one_roll_per_task = cfg.extended.one_roll_per_task
         self.prevents_botch = cfg.willpower.prevents_botch
         self._legal: list[int] | None = None  # this decision's legal actions, until the state moves
-        self.fighters_part = (duel_fighters_part(self, 0), duel_fighters_part(self, 1))
+        if setup.fighters_part is None:
+            setup.fighters_part = (duel_fighters_part(self, 0), duel_fighters_part(self, 1))
+        self.fighters_part = setup.fighters_part
         self.narrate(
             "setup",
             f"{self.sides[0].name} and {self.sides[1].name} struggle: first to {self.target} "
