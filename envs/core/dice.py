@@ -41,12 +41,12 @@ class Rng:
     def roll(self, n: int, sides: int) -> tuple[int, ...]:
         """``n`` dice with ``sides`` faces each."""
         rnd = self._random
-        return tuple(int(rnd() * sides) + 1 for _ in range(n))
+        return tuple([int(rnd() * sides) + 1 for _ in range(n)])  # a list comprehension: no generator frames
 
     def roll_dice(self, dice: Iterable[int]) -> tuple[int, ...]:
         """One die of each given size (e.g. ``(12, 10)`` rolls a d12 and a d10)."""
         rnd = self._random
-        return tuple(int(rnd() * s) + 1 for s in dice)
+        return tuple([int(rnd() * s) + 1 for s in dice])
 
     def integers(self, low: int, high: int) -> int:
         """An integer in ``[low, high)``."""
