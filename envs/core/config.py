@@ -108,23 +108,28 @@ def trust_rules_dir(folder: Path) -> None:
 def resolve_data_path(key: str, value: str, ruleset_dir: Path, data_dir: Path, rules_dir: Path | None) -> str:
     """A data path of a rules file, checked and normalised (``key`` names it in every error).
 
-    A relative path resolves against ``ruleset_dir`` and must stay inside ``data_dir`` (it is kept as
-    written), or else against ``rules_dir``, the folder of the rules file that names it, and must stay
-    inside it (it is kept as an absolute path). An absolute path must lie inside ``data_dir`` or inside
-    the folder of a rules file loaded in this process. ``..`` and links cannot leave these folders.
+    A relative path resolves against ``ruleset_dir`` (``data/weapons.toml``) and must stay inside it (it is
+    kept as written), or else against ``rules_dir``, the folder of the rules file that names it, and must
+    stay inside that (it is kept relative to ``ruleset_dir`` when it lies there, as a variant's file does,
+    so the config hash does not depend on the checkout; else as an absolute path). An absolute path must
+    lie inside ``data_dir`` or inside the folder of a rules file loaded in this process. ``..`` and links
+    cannot leave these folders.
     """
     if not value or "\0" in value or len(value) > 4096:
         raise ConfigError(f"key '{key}' has bad value {_show(value)}: allowed: a .toml file path")
     data_dir = data_dir.resolve()
+    home = ruleset_dir.resolve()
     given = Path(value)
     if not given.is_absolute():
-        in_data = (ruleset_dir / given).resolve()
-        if _inside(in_data, data_dir) and in_data.exists():
+        in_data = (home / given).resolve()
+        if _inside(in_data, home) and in_data.exists():
             return value
         if rules_dir is not None:
             here = rules_dir.resolve()
             beside = (here / given).resolve()
             if _inside(beside, here) and beside.exists():
+                if _inside(beside, home):
+                    return beside.relative_to(home).as_posix()
                 _TRUSTED_DIRS.add(here)
                 return str(beside)
         if _inside(in_data, data_dir):

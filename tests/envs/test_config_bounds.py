@@ -328,3 +328,18 @@ def test_bad_template_row(tmp_path: Path) -> None:
     v.write_text('[data]\ntemplates = "t.toml"\n')
     msg = _error("hallownest", v)
     assert "data.templates" in msg and "heart" in msg and "≤ 30" in msg
+
+
+def test_data_path_next_to_a_variant_inside_the_ruleset_stays_relative(tmp_path: Path) -> None:
+    """A variant's own data file inside the ruleset folder is kept relative to it: the hash is checkout-free."""
+    from envs.core.config import resolve_data_path
+
+    home = tmp_path / "ruleset"
+    (home / "data").mkdir(parents=True)
+    (home / "variants").mkdir()
+    (home / "variants" / "w.toml").write_text(WEAPONS)
+    got = resolve_data_path("data.weapons", "w.toml", home, home / "data", home / "variants")
+    assert got == "variants/w.toml"
+    assert resolve_data_path("data.weapons", got, home, home / "data", None) == got  # validates again
+    with pytest.raises(ConfigError, match="data.weapons"):
+        resolve_data_path("data.weapons", "../../etc/hostname", home, home / "data", home / "variants")
