@@ -155,8 +155,8 @@ class _SessionSetup:
 
 
 _SETUPS: dict[int, tuple[BlackbirdConfig, _SessionSetup]] = {}
-_READINGS_LIMIT = 4096  # readings kept per config before the table starts afresh
-_CONFIGS_LIMIT = 64
+_READINGS_LIMIT = 2048  # readings kept per config before the table starts afresh (a few KB each)
+_CONFIGS_LIMIT = 8  # configs whose setup is kept (a sweep plays many configs one after another)
 
 
 def _setup(cfg: BlackbirdConfig) -> _SessionSetup:
