@@ -136,6 +136,12 @@ def trace_game(job: GameJob, title: str = "", replay: str = "") -> dict[str, Any
     }
 
 
+def _same_game(trace: Mapping[str, Any], game: Mapping[str, Any]) -> bool:
+    """Whether a stored trace is of this ``games.json`` entry (a re-run may reuse a game id for another game)."""
+    keys = ("ruleset", "scenario", "agents", "seed", "config")
+    return all(trace.get(k) == game.get(k) for k in keys) and trace.get("forbid", []) == game.get("forbid", [])
+
+
 def wanted_games(findings: Sequence[Mapping[str, Any]], games: Mapping[str, Any], limit: int) -> list[tuple[str, str]]:
     """(game id, title) of the example games to trace: each finding's evidence once, else the first game."""
     wanted: list[tuple[str, str]] = []
@@ -160,13 +166,15 @@ def write_replays(
     traces = []
     for gid, title in wanted_games(findings, games, limit):
         path = folder / f"{gid}.json"
+        g = games[gid]
         if only_missing and path.exists():
             try:
-                traces.append(json.loads(path.read_text(encoding="utf-8")))
-                continue
+                old = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):
-                pass  # a damaged trace is traced again
-        g = games[gid]
+                old = None  # a damaged trace is traced again
+            if isinstance(old, dict) and _same_game(old, g):
+                traces.append(old)
+                continue
         who = " vs ".join(g["agents"]) + (f", forbidding {g['forbid']}" if g.get("forbid") else "")
         tr = trace_game(job_of(g), f"{title} — {who}", f"rulebreaker play --replay {run_dir / gid}")
         tr["id"] = gid

@@ -59,3 +59,29 @@ def test_a_trace_holds_its_job_so_it_replays_alone():
     again = job_of(tr)  # a trace file is a games.json entry too
     assert again.seed == job.seed and again.agents == job.agents and dict(again.config) == dict(job.config)
     assert play_game(again).log == play_game(job).log
+
+
+def test_a_stale_trace_is_traced_again(tmp_path):
+    import json
+
+    from envs.core.config import config_dict
+    from training.replays import write_replays
+
+    cfg = config_dict(get_ruleset("toy_pig").default_config())
+    games = {
+        "g": {
+            "ruleset": "toy_pig",
+            "scenario": "race",
+            "config": cfg,
+            "agents": ["random", "random"],
+            "seed": 1,
+            "forbid": [],
+        }
+    }
+    finding = [{"kind": "dead_rule", "subject": "k", "severity": "low", "value": 0.0, "evidence": "g"}]
+    first = write_replays(tmp_path, finding, games)[0]
+    assert write_replays(tmp_path, finding, games)[0] == first  # kept: the same game
+    games["g"]["seed"] = 2  # a re-run recorded another game under the same id
+    again = write_replays(tmp_path, finding, games)[0]
+    assert again["seed"] == 2 and again["log"] == play_game(_job(2)).log
+    assert json.loads((tmp_path / "replays" / "g.json").read_text(encoding="utf-8"))["seed"] == 2
