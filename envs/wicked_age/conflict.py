@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import comb
 from typing import Any, NamedTuple
 
@@ -103,6 +103,7 @@ _ACT_EXHAUST = int(Act.EXHAUST)
 _ACT_INJURE = int(Act.INJURE)
 _ACT_NO_STRENGTH = int(Act.NO_STRENGTH)
 _ACT_ROLL = int(Act.ROLL)
+_ACT_TARGET_0 = int(Act.TARGET_0)
 _ACT_TAKE_DEFAULT = int(Act.TAKE_DEFAULT)
 _CTX_ANSWER_ROLL = int(Ctx.ANSWER_ROLL)
 _CTX_BUILD = int(Ctx.BUILD)
@@ -241,11 +242,16 @@ class Character:
         return Character(self.name, self.npc, list(self.dice), self.strengths)
 
     def sheet(self) -> str:
+        dice = self.dice
         if self.npc:
-            return ", ".join(
-                f"{FORM_TITLES[f.key]} {_d(self.dice[f.slots[0]])}+{_d(self.dice[f.slots[1]])}" for f in NpcForm
-            )
-        return ", ".join(f"{FORM_TITLES[f.key]} {_d(self.dice[f])}" for f in PcForm)
+            return ", ".join([f"{title} {_d(dice[a])}+{_d(dice[b])}" for title, a, b in _NPC_SHEET])
+        return ", ".join([f"{title} {_d(dice[slot])}" for title, slot in _PC_SHEET])
+
+
+_PC_SHEET: tuple[tuple[str, int], ...] = tuple((FORM_TITLES[f.key], int(f)) for f in PcForm)
+"""A PC sheet in reading order: each form's title and slot (read once, not per narration)."""
+_NPC_SHEET: tuple[tuple[str, int, int], ...] = tuple((FORM_TITLES[f.key], *f.slots) for f in NpcForm)
+"""An NPC sheet in reading order: each form's title and its two dice's slots."""
 
 
 def _d(size: int) -> str:
@@ -279,6 +285,7 @@ class WickedAgeState(State):
         self.cfg = cfg
         self.chars = characters
         self._names: list[str] | None = None
+        self._keep_advantage = cfg.advantage.keep_when_opponent_out  # Rule 13, read at every observation
         self._offer_ids = tuple(offer_action(o) for o in offer_menu(cfg.negotiation.offers))  # Rule 17's menu
         n = len(characters)
         self.max_conflicts = max_conflicts
@@ -645,7 +652,8 @@ class WickedAgeState(State):
                 self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
         elif node == _CTX_OFFER_TARGET:
             assert self.offer is not None
-            self.offer = replace(self.offer, target=a - Act.TARGET_0)
+            offer = self.offer
+            self.offer = PendingOffer(offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced)
         elif node == _CTX_OFFER_RESPONSE:
             self._answer_offer(a == _ACT_ACCEPT)
         elif node == _CTX_OFFER_FORM:
@@ -1306,7 +1314,7 @@ class WickedAgeState(State):
                 f"{self._offer_text(offer.kind, offer.proposer, offer.target)}.",
                 offer.proposer,
             )
-            self.offer = replace(offer, announced=True)
+            self.offer = PendingOffer(offer.proposer, offer.kind, offer.target, announced=True)
         return self._decide(Ctx.OFFER_RESPONSE, offer.target)
 
     def _answer_offer(self, accept: bool) -> None:
@@ -1464,7 +1472,7 @@ class WickedAgeState(State):
     # == Observation ==============================================================================
     def advantage_dice(self, s: int) -> int:
         """Rules 13 and 19: one die per opponent s holds the advantage over, plus cashed owe entries."""
-        return advantage_dice(self.adv[s], self.in_conflict, self.cfg.advantage.keep_when_opponent_out, self.cashed[s])
+        return advantage_dice(self.adv[s], self.in_conflict, self._keep_advantage, self.cashed[s])
 
     def observation(self, seat: int) -> np.ndarray:
         return encode_observation(self, seat)
