@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import importlib
+import math
 from typing import Any
 
 from agents.rl import load_rl_policy
-from agents.search import is_search_spec, make_search_agent
+from agents.search import is_search_spec, make_search_agent, parse_search_spec
 from envs.core.errors import UserError
 from envs.core.policy import Policy, UniformRandom
 from envs.core.registry import all_rulesets
+
+MAX_SIMULATIONS = 100_000
+"""The largest search budget an agent name may ask for (simulations per decision)."""
 
 
 def personas(ruleset: str) -> dict[str, Any]:
@@ -47,6 +51,13 @@ def make_agent(ruleset: str, spec: str, scenario: str | None = None, **kwargs: A
     """Build a policy from its CLI name. Unknown names raise :class:`UserError` listing the valid ones."""
     spec = spec.strip()
     if is_search_spec(spec):
+        parsed = parse_search_spec(spec)
+        if parsed.simulations > MAX_SIMULATIONS:
+            raise UserError(
+                f"search budget '{spec}' is above {MAX_SIMULATIONS:,} simulations per decision (a game would not end)"
+            )
+        if not math.isfinite(parsed.c) or parsed.c < 0:
+            raise UserError(f"bad search spec '{spec}': c= must be a finite number >= 0")
         return make_search_agent(ruleset, spec, scenario)
     if spec == "random":
         return UniformRandom()

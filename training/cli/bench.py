@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from envs.core.errors import UserError
+from envs.core.registry import get_ruleset
 from training.bench import (
     BENCHMARKS,
     TABLE_BENCHMARKS,
@@ -64,6 +66,13 @@ def bench(
         for b in BENCHMARKS.values():
             out.print(f"{b.name}: {b.description}")
         return
+    unknown = [n for n in names or [] if n not in BENCHMARKS]
+    if unknown:  # before the banner: a bad name is one line
+        raise UserError(f"unknown benchmark(s): {', '.join(unknown)}; valid: {', '.join(BENCHMARKS)}")
+    if ruleset is not None:
+        rs = get_ruleset(ruleset)
+        if scenario is not None:
+            rs.scenario(scenario)
     if quick:
         steps, decisions = min(steps, QUICK_STEPS), min(decisions, QUICK_DECISIONS)
     machine = machine_info()

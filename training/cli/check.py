@@ -15,6 +15,9 @@ from envs.core.check import DEFAULT_ALPHA, DEFAULT_STEPS, failures, run_checks
 from envs.core.registry import get_ruleset
 from training.cli.common import SeedOpt, out
 
+MAX_STEPS = 10_000_000
+"""The most random decisions ``check`` plays per scenario (a bound on its work)."""
+
 
 def register(app: typer.Typer) -> None:
     app.command("check")(check)
@@ -22,7 +25,9 @@ def register(app: typer.Typer) -> None:
 
 def check(
     ruleset: Annotated[str, typer.Argument(help="Ruleset name (shipped or a plugin's).")],
-    steps: Annotated[int, typer.Option("--steps", min=1, help="Random masked decisions per scenario.")] = DEFAULT_STEPS,
+    steps: Annotated[
+        int, typer.Option("--steps", min=1, max=MAX_STEPS, help="Random masked decisions per scenario (<= 10,000,000).")
+    ] = DEFAULT_STEPS,
     scenario: Annotated[
         list[str] | None, typer.Option("--scenario", help="Check only this scenario (repeatable).")
     ] = None,

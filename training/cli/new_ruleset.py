@@ -85,6 +85,9 @@ def new_ruleset(
 ) -> None:
     """Write a small, working ruleset package NAME (its own pyproject.toml, entry point, engine, persona, tests)."""
     target = directory if directory is not None else Path(name)
-    files = write_template(name, target)
+    try:
+        files = write_template(name, target)
+    except OSError as e:
+        raise UserError(f"cannot write the new ruleset to {e.filename or target}: {e.strerror or e}") from None
     say(out, f"wrote {len(files)} files to {target}")
     say(out, f"next: pip install -e {target} && rulebreaker check {name} && rulebreaker play {name} contest")

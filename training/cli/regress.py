@@ -31,6 +31,9 @@ from training.regress import (
     save_baseline,
 )
 
+MAX_BASELINE_BYTES = 512 * 2**20
+"""A baseline file larger than this is refused before it is read."""
+
 
 def register(app: typer.Typer) -> None:
     app.command("regress")(regress_cmd)
@@ -111,6 +114,10 @@ def regress_cmd(
         path = baseline or baseline_path(rs.name, sc)
         if path.is_dir():
             raise UserError(f"--baseline {path} is a folder; give the baseline's .json file")
+        if path.exists() and not path.is_file():
+            raise UserError(f"--baseline {path} is not a regular file (a device, FIFO or socket)")
+        if path.exists() and path.stat().st_size > MAX_BASELINE_BYTES:
+            raise UserError(f"--baseline {path} is larger than {MAX_BASELINE_BYTES // 2**20} MiB: not a baseline")
         b = load_baseline(path, rs, sc)
         with progress_bar(max_games or len(b.jobs), f"regress {rs.name} {sc}") as adv:
             results.append(regress(rs, sc, config, b, alpha, beta, min_effect, max_games, workers, adv))

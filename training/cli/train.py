@@ -54,7 +54,10 @@ def train(
         ),
     ] = None,
     n_envs: Annotated[
-        int | None, typer.Option("--n-envs", min=1, help="Vectorised envs (default from the hyperparameter file: 4).")
+        int | None,
+        typer.Option(
+            "--n-envs", min=1, max=64, help="Vectorised envs, 1..64 (default from the hyperparameter file: 4)."
+        ),
     ] = None,
     vec: Annotated[
         str, typer.Option("--vec", help="dummy (in-process, the measured default) | subproc.")

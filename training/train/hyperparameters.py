@@ -45,7 +45,8 @@ def parse_hp_overrides(items: list[str] | None) -> dict[str, Any]:
         try:
             out[key.strip()] = yaml.safe_load(value)
         except yaml.YAMLError as e:
-            raise UserError(f"--hp {key}: cannot parse '{value}': {e}") from None
+            why = " ".join(str(e).split())
+            raise UserError(f"--hp {key}: cannot parse '{value}' as YAML: {why}") from None
     return out
 
 
@@ -191,6 +192,8 @@ def policy_kwargs(pk: dict[str, Any] | None) -> dict[str, Any] | None:
 
     out = dict(pk)
     act = out.get("activation_fn")
+    if act is not None and not isinstance(act, str):
+        raise UserError(f"policy_kwargs.activation_fn {act!r:.40} unknown; valid: {', '.join(_ACT_FNS)}")
     if isinstance(act, str):
         if act not in _ACT_FNS:
             raise UserError(f"policy_kwargs.activation_fn '{act}' unknown; valid: {', '.join(_ACT_FNS)}")

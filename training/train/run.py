@@ -208,8 +208,8 @@ def train(cfg: TrainConfig) -> TrainResult:
         if target < 1:
             raise UserError(f"--steps must be positive, got {target}")
         n_envs = int(cfg.n_envs or hp.get("n_envs", 4))
-        if n_envs < 1:
-            raise UserError(f"--n-envs must be positive, got {n_envs}")
+        if not 1 <= n_envs <= 64:
+            raise UserError(f"--n-envs must be 1..64, got {n_envs}")
         vec = cfg.vec
         if vec not in VEC_KINDS:
             raise UserError(f"unknown --vec '{vec}'; valid: {', '.join(VEC_KINDS)}")
