@@ -141,7 +141,11 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             self._ended_by_illegal = True
             return self._obs(), self.illegal_action_penalty, True, False, info
         state.apply_action(a)
-        self._advance()
+        advance(state, self._rng, self._policies, self.num_actions, stop_at=self.seat)
+        if state.current_player() == self.seat:  # the common case, without _info's checks
+            mask = self._mask = legal_mask(state, self.num_actions)
+            return self._obs(), 0.0, False, False, {"illegal_action": False, "action_mask": mask.copy()}
+        self._mask = np.ones(self.num_actions, dtype=bool)
         terminated = state.current_player() == TERMINAL
         reward = state.returns()[self.seat] if terminated else 0.0
         return self._obs(), float(reward), terminated, False, self._info()
