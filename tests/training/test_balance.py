@@ -146,3 +146,21 @@ def test_balance_resumes_from_its_journal_without_rerunning_finished_trials(
     assert all(ov not in {t.overrides for t in first.trials} for ov in evaluated)
     with pytest.raises(UserError, match="other settings"):
         balance(*args, trials=3, games=12, seed=0, workers=1, out_dir=tmp_path)
+
+
+@pytest.mark.slow  # a quick discovery of the blackbird session (search subject included) takes minutes
+def test_the_proposed_fix_passes_a_fresh_discover_run(tmp_path: Path) -> None:
+    """Issue 19's must-show: the balance proposal for the windfall, run through discover (quick, no RL) from
+    scratch, no longer shows the pool runaway that the windfall variant shows."""
+    from training.discover import BUDGETS, make_discovery, run_discovery
+
+    res = balance(RULESET, SCENARIO, _windfall(), "resource_runaway:pool", ["pool.failure_bonus"], trials=2,
+                  games=GAMES, seed=0, workers=2, out_dir=tmp_path / "balance")  # fmt: skip
+    fix = res.paths[res.proposals[0].number]
+    rs = get_ruleset(RULESET)
+    found = {}
+    for name, rules in (("windfall", _windfall()), ("fix", fix)):
+        d = make_discovery(rs, SCENARIO, rules, BUDGETS["quick"], 0, 2, tmp_path / name, rl=False)
+        found[name] = {(f["kind"], f["subject"]) for f in run_discovery(d, None)["findings"]}
+    assert ("resource_runaway", "pool") in found["windfall"]
+    assert ("resource_runaway", "pool") not in found["fix"], found["fix"]
