@@ -1,6 +1,10 @@
 """The typed config of Blackbird Pie: every [decision] of docs/rules/blackbird.md is a named key.
 
 Rule numbers in the field descriptions refer to ``docs/rules/blackbird.md``.
+
+Bounds: a number the rules fix or limit keeps the rules' own range (cited in its description); where the
+rules name no limit, its range is a generous [decision] that keeps play finite (any config inside the
+ranges loads and plays: tests/envs/test_config_fuzz.py). The models are strict (envs/core/config.py).
 """
 
 from __future__ import annotations

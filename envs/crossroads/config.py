@@ -1,6 +1,10 @@
 """The typed config of Crossroads. Every [decision] of docs/rules/crossroads.md is a named key.
 
 Rule numbers in the descriptions refer to ``docs/rules/crossroads.md``.
+
+Bounds: a number the rules fix or limit keeps the rules' own range (cited in its description); where the
+rules name no limit, its range is a generous [decision] that keeps play finite (any config inside the
+ranges loads and plays: tests/envs/test_config_fuzz.py). The models are strict (envs/core/config.py).
 """
 
 from __future__ import annotations
@@ -178,7 +182,12 @@ class SetupRules(RulesModel):
 class EpisodeRules(RulesModel):
     """Rules 9 and 13: the table, the room for new entities and the end of the episode."""
 
-    players: int = Field(default=3, ge=2, le=MAX_SEATS, description="seats at the table")
+    players: int = Field(
+        default=3,
+        ge=2,
+        le=MAX_SEATS,
+        description="seats at the table; 2..5 [decision] (the rules name no table size; seats size the observation)",
+    )
     exits_to_end: int = Field(default=3, ge=1, le=10, description="Rule 13: exits (write-offs) that end the episode")
     max_scenes: int = Field(
         default=40, ge=1, le=200, description="Rule 13 [decision]: scene limit (ends with time_limit)"

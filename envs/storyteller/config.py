@@ -2,6 +2,10 @@
 
 Every [decision] of the rules reference is a named key here; each field's description cites its rule.
 ``rules.toml`` holds the rules as written; variants override any subset of keys.
+
+Bounds: a number the rules fix or limit keeps the rules' own range (cited in its description); where the
+rules name no limit, its range is a generous [decision] that keeps play finite (any config inside the
+ranges loads and plays: tests/envs/test_config_fuzz.py). The models are strict (envs/core/config.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""The typed rules config of In a Wicked Age (every [decision] of docs/rules/wicked_age.md is a key)."""
+"""The typed rules config of In a Wicked Age (every [decision] of docs/rules/wicked_age.md is a key).
+
+Bounds: a number the rules fix or limit keeps the rules' own range (cited in its description); where the
+rules name no limit, its range is a generous [decision] that keeps play finite (any config inside the
+ranges loads and plays: tests/envs/test_config_fuzz.py). The models are strict (envs/core/config.py).
+"""
 
 from __future__ import annotations
 
