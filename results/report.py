@@ -330,6 +330,13 @@ def knob_row_of(f: Mapping[str, Any], sections: Mapping[str, Any]) -> Mapping[st
     return rows[0] if rows else None
 
 
+def _metric_of(f: Mapping[str, Any]) -> str:
+    """The metric a finding's number is on (``"largest change of win[a vs b]"`` reads as ``win[a vs b]``)."""
+    m = str(f.get("metric") or "")
+    found = re.search(r"(\w+\[.*\])$", m)
+    return found.group(1) if found else m
+
+
 def plain_words(f: Mapping[str, Any], who: str, row: Mapping[str, Any] | None = None) -> str:
     """One or two sentences a designer reads, with the finding's number (``row``: its sensitivity row)."""
     kind, subj = f["kind"], f["subject"]
@@ -339,11 +346,15 @@ def plain_words(f: Mapping[str, Any], who: str, row: Mapping[str, Any] | None = 
     if kind == "dominant_strategy":
         share = f" (it chooses it in {_pct(usage)} of such decisions)" if usage is not None else ""
         return (
-            f"Players should almost always choose '{_words(subj)}': banning it costs the strongest player "
+            f"Players should almost always choose '{_words(subj)}': banning it costs the strongest player ({who}) "
             f"{-f['value']:.3f} of value per game [{-hi:.3f}, {-lo:.3f}], even after it re-plans around the ban{share}."
         )
     if kind == "dominated_option":
-        share = f" and the strongest player picks it in only {_pct(usage)} of its chances" if usage is not None else ""
+        share = (
+            f" and the strongest player ({who}) picks it in only {_pct(usage)} of its chances"
+            if usage is not None
+            else ""
+        )
         return (
             f"'{_words(subj).capitalize()}' is a trap: playing it whenever it is allowed costs {-f['value']:.3f} of "
             f"value per game [{-hi:.3f}, {-lo:.3f}]{share}."
@@ -356,7 +367,8 @@ def plain_words(f: Mapping[str, Any], who: str, row: Mapping[str, Any] | None = 
     if kind == "dead_rule":
         return (
             f"Changing {subj} changes nothing a player can feel: no win rate or return moves by more than "
-            f"{100 * f['threshold']:.0f} points (largest {100 * f['value']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}])."
+            f"{f['threshold']:.2f} (largest: {metric_words(_metric_of(f))} by "
+            f"{metric_change(_metric_of(f), {'change': f['value'], 'low': lo, 'high': hi})})."
         )
     if kind == "fragile_rule":
         change = metric_change(f["metric"], {"change": f["value"], "low": lo, "high": hi})

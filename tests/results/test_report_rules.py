@@ -223,3 +223,17 @@ def test_hallownest_defences_quote_their_own_bullet():
     assert refs.rule_for("parry").quote("parry").startswith("Parry: Might + shield Quality")
     assert refs.rule_for("dodge").quote("dodge").startswith("Dodge: Grace + invested")
     assert refs.rule_for("deaths_door").quote("deaths_door").startswith("A player bug or important NPC chooses")
+
+
+def test_plain_words_of_a_dead_rule_name_its_metric_in_words():
+    from results.report import plain_words
+
+    f = {
+        "kind": "dead_rule",
+        "subject": "pool.cap",
+        "value": 0.004,
+        "ci": [-0.006, 0.008],
+        "threshold": 0.01,
+        "metric": "largest change of win[a vs b]",
+    }
+    assert plain_words(f, "x").endswith("(largest: a's win rate against b by +0.4 points [-0.6, +0.8]).")
