@@ -136,6 +136,21 @@ def trace_game(job: GameJob, title: str = "", replay: str = "") -> dict[str, Any
     }
 
 
+def plain_agent(spec: str) -> str:
+    """An agent spec in words: ``search:greedy@16#force=aim`` is "search:greedy@16, forced to aim wherever legal"."""
+    base, *parts = spec.split("#")
+    phrases = []
+    for part in parts:
+        mode, _, group = part.partition("=")
+        if mode == "force":
+            phrases.append(f"forced to {group.replace('_', ' ')} wherever legal")
+        elif mode == "forbid":
+            phrases.append(f"never allowed to {group.replace('_', ' ')}")
+        else:
+            base += f"#{part}"
+    return ", ".join([base, *phrases])
+
+
 def _same_game(trace: Mapping[str, Any], game: Mapping[str, Any]) -> bool:
     """Whether a stored trace is of this ``games.json`` entry (a re-run may reuse a game id for another game)."""
     keys = ("ruleset", "scenario", "agents", "seed", "config")
@@ -175,7 +190,9 @@ def write_replays(
             if isinstance(old, dict) and _same_game(old, g):
                 traces.append(old)
                 continue
-        who = " vs ".join(g["agents"]) + (f", forbidding {g['forbid']}" if g.get("forbid") else "")
+        who = " vs ".join(plain_agent(a) for a in g["agents"]) + (
+            f", forbidding {', '.join(str(o) for _, o in g['forbid'])}" if g.get("forbid") else ""
+        )
         tr = trace_game(job_of(g), f"{title} — {who}", f"rulebreaker play --replay {run_dir / gid}")
         tr["id"] = gid
         atomic_write_json(path, tr)

@@ -85,3 +85,14 @@ def test_a_stale_trace_is_traced_again(tmp_path):
     again = write_replays(tmp_path, finding, games)[0]
     assert again["seed"] == 2 and again["log"] == play_game(_job(2)).log
     assert json.loads((tmp_path / "replays" / "g.json").read_text(encoding="utf-8"))["seed"] == 2
+
+
+def test_plain_agent_names_the_restriction():
+    from training.replays import plain_agent
+
+    assert plain_agent("search:greedy@16#force=all_out_defense") == (
+        "search:greedy@16, forced to all out defense wherever legal"
+    )
+    assert plain_agent("search:flurry@16#forbid=dodge") == "search:flurry@16, never allowed to dodge"
+    assert plain_agent("greedy") == "greedy"
+    assert plain_agent("search:x@8#maxn#forbid=aim") == "search:x@8#maxn, never allowed to aim"
