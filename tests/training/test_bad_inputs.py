@@ -176,6 +176,10 @@ def _prepare(d: Path) -> None:
         shutil.copytree(d / "trained", d / name)
     (d / "nomodel" / "model.zip").unlink()
     (d / "nothing" / "model.zip").unlink()
+    (d / "[red]m[").mkdir()
+    shutil.copytree(d / "trained", d / "[red]m[" / "bold]")  # an rl: agent named rl:{d}/[red]m[/bold]
+    (d / "training").mkdir()  # a run in progress: no record yet
+    shutil.copy(d / "trained" / "train_state.json", d / "training" / "train_state.json")
     shutil.rmtree(d / "nothing" / "checkpoints")
     # Crafted model zips.
     model = d / "trained" / "model.zip"
@@ -290,6 +294,7 @@ ROWS = [
         ["train", "record.json"],
         check=_train_record_intact,
     ),
+    Row("evaluate --out a run being trained", ["evaluate", *E, "--out", "{d}/training"], 2, ["train"]),
     Row("train --out an evaluate run", ["train", "toy_pig", "race", "--out", "{d}/evalrun"], 2, ["evaluate"]),
     Row(
         "resume a finished run --no-final-eval",
@@ -338,6 +343,12 @@ ROWS = [
         ["evaluate", *E, "--out", "{d}/[red]x[/bold]"],
         0,
         out_words=["[red]x[/bold]"],
+    ),
+    Row(
+        "rl: agent path with [red] and [/bold]",
+        ["evaluate", *E, "--agents", "rl:{d}/[red]m[/bold],random", "--out", "{d}/mk"],
+        0,
+        out_words=["rl:{d}/[red]m[/bold]"],
     ),
     Row(
         "play --rules missing with [/bold]",
@@ -508,6 +519,7 @@ def verdict(row: Row, r: CliResult, d: Path) -> list[str]:
             problems.append(f"no {w!r} in the message")
     squeezed = "".join(r.out.split())  # a table may wrap a long path
     for w in row.out_words:
+        w = w.replace("{d}", str(d))
         if "".join(w.split()) not in squeezed:
             problems.append(f"no {w!r} in stdout")
     for w in row.absent:

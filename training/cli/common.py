@@ -26,6 +26,8 @@ err = Console(stderr=True)
 
 SEED_MAX = 2**64 - 1
 """Seeds are 64-bit (``envs.core.dice.seed_for`` reads them modulo 2**64): larger or negative ones are refused."""
+TRAIN_STATE = "train_state.json"
+"""The file that marks a training run folder (training.train.config.STATE_NAME; jobs are not imported here)."""
 TRAIN_SEED_MAX = 2**31 - 1
 """Training seeds go to numpy's legacy seeding (below 2**32) with offsets added: kept below 2**31."""
 
@@ -91,9 +93,11 @@ def check_out_dir(path: Path, command: str, option: str = "--out") -> Path:
     if path.exists() and not path.is_dir():
         raise UserError(f"{option} {path} is a file, not a folder; give a folder for the run")
     holder = record_command(path) if path.is_dir() else None
+    if holder is None and command != "train" and (path / TRAIN_STATE).exists():
+        holder = "train"
     if holder is not None and holder != command:
         raise UserError(
-            f"{option} {path} holds a `{holder}` run (its {RECORD_NAME}); {command} will not overwrite it: "
+            f"{option} {path} holds a `{holder}` run; {command} will not write its {RECORD_NAME} there: "
             "give another folder"
         )
     try:

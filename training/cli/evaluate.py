@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -92,7 +92,8 @@ def evaluate(
             )
         )
     else:
-        print_evaluation(out, metrics, names, title=shown(title))
+        shown_metrics, shown_names = _escaped_names(metrics, names)
+        print_evaluation(out, shown_metrics, shown_names, title=shown(title))
     try:
         path = write_record(
             run_dir,
@@ -112,3 +113,13 @@ def evaluate(
     if ev.interrupted:
         say(err, f"interrupted: {len(ev.records)} of {total} games finished; they are summarised and written above")
         sys.exit(130)
+
+
+def _escaped_names(metrics: dict[str, Any], names: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The metrics and agent names with every name escaped for rich (an ``rl:`` path may hold ``[/bold]``)."""
+    m = dict(metrics)
+    if "agents" in m:
+        m["agents"] = {shown(a): v for a, v in m["agents"].items()}
+    if "matrix" in m:
+        m["matrix"] = {shown(a): {shown(b): c for b, c in row.items()} for a, row in m["matrix"].items()}
+    return m, [shown(n) for n in names]
