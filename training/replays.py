@@ -182,19 +182,25 @@ def write_replays(
     for gid, title in wanted_games(findings, games, limit):
         path = folder / f"{gid}.json"
         g = games[gid]
+        who = " vs ".join(plain_agent(a) for a in g["agents"]) + (
+            f", forbidding {', '.join(str(o) for _, o in g['forbid'])}" if g.get("forbid") else ""
+        )
+        heading = f"{title} — {who}"  # the finding it shows may differ from the run that traced it
+        old = None
         if only_missing and path.exists():
             try:
                 old = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):
                 old = None  # a damaged trace is traced again
-            if isinstance(old, dict) and _same_game(old, g):
-                traces.append(old)
-                continue
-        who = " vs ".join(plain_agent(a) for a in g["agents"]) + (
-            f", forbidding {', '.join(str(o) for _, o in g['forbid'])}" if g.get("forbid") else ""
-        )
-        tr = trace_game(job_of(g), f"{title} — {who}", f"rulebreaker play --replay {run_dir / gid}")
-        tr["id"] = gid
+        if isinstance(old, dict) and _same_game(old, g):
+            tr = old
+        else:
+            tr = trace_game(job_of(g), heading, f"rulebreaker play --replay {run_dir / gid}")
+            tr["id"] = gid
+        if tr is old and tr.get("title") == heading:
+            traces.append(tr)
+            continue
+        tr["title"] = heading
         atomic_write_json(path, tr)
         traces.append(tr)
     atomic_write_json(folder / "index.json", [t["id"] for t in traces])
