@@ -19,12 +19,14 @@ import enum
 import json
 import math
 import signal
+import tempfile
 import threading
 import time
 import types
 import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -362,3 +364,54 @@ def test_any_accepted_config_plays(ruleset: str, scenario: str, data: st.DataObj
 @given(data=st.data())
 def test_any_accepted_config_plays_many(ruleset: str, scenario: str, data: st.DataObject) -> None:
     _fuzz(ruleset, scenario, data)
+
+
+def _fuzz_hallownest_tables(data: st.DataObject, tmp: Path) -> None:
+    """Hallownest's data files are rules too: draw every row of the shipped templates and weapons tables."""
+    from envs.core.config import load_config
+    from envs.hallownest.config import TemplateRow, WeaponRow, load_table
+
+    rs = envs.get_ruleset("hallownest")
+    written: dict[str, str] = {}
+    for kind, row_model in (("templates", TemplateRow), ("weapons", WeaponRow)):
+        rows = {k: row_model.model_validate(v).model_dump() for k, v in load_table(f"data/{kind}.toml", kind).items()}
+        drawn = data.draw(st.fixed_dictionaries({k: _strategy(row_model, [], v) for k, v in rows.items()}), label=kind)
+        lines = [
+            f"[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in row.items()) for name, row in drawn.items()
+        ]
+        (tmp / f"{kind}.toml").write_text("".join(lines))
+        written[kind] = f"{kind}.toml"
+    variant = tmp / "variant.toml"
+    variant.write_text("[data]\n" + "".join(f'{k} = "{v}"\n' for k, v in written.items()))
+    try:
+        cfg = load_config(rs, variant)
+    except ConfigError as e:  # a drawn table that breaks a tied rule (a two-handed weapon with a shield)
+        assert "two-handed" in str(e), e
+        return
+    play_random_games("hallownest", "duel", cfg, games=GAMES, seed=data.draw(st.integers(0, 2**32 - 1)))
+
+
+@settings(
+    max_examples=FAST_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_any_accepted_hallownest_data_tables_play(data: st.DataObject) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        _fuzz_hallownest_tables(data, Path(tmp))
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=SLOW_EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_any_accepted_hallownest_data_tables_play_many(data: st.DataObject) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        _fuzz_hallownest_tables(data, Path(tmp))
