@@ -425,6 +425,13 @@ ROWS = [
         ["folder"],
     ),
     # 10: lenient or aliased inputs
+    Row("evaluate --agents twice", ["evaluate", *E, "--agents", "random,random"], 2, ["random", "once"]),
+    Row(
+        "resume with --hp (ignored)",
+        ["train", "--resume", "{d}/keepfe", "--no-final-eval", "--hp", "n_steps=32"],
+        0,
+        ["--hp ignored"],
+    ),
     Row("evaluate --seed 2**64", ["evaluate", *E, "--seed", str(2**64)], 2, ["--seed"]),
     Row("evaluate --seed -1", ["evaluate", *E, "--seed", "-1"], 2, ["--seed"]),
     Row("play --seed 2**70", ["play", "toy_pig", "race", "--seed", str(2**70)], 2, ["--seed"]),

@@ -56,6 +56,9 @@ def evaluate(
     rs, cfg = ruleset_and_config(ruleset, rules)
     sc = rs.scenario(scenario)
     names = split_agents(agents) if agents is not None else agent_names(rs.name)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # a matchup of an agent with itself would be counted under one name twice
+        raise UserError(f"--agents names {', '.join(twice)} more than once; give each agent once")
     for n in names:
         make_agent(rs.name, n, scenario)  # validates names before any game is played
     check_games(sc.players(cfg), len(names), games)

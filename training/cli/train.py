@@ -87,6 +87,23 @@ def train(
         raise UserError("train needs RULESET and SCENARIO (or --resume DIR)")
     if resume is not None and (out_dir is not None and Path(out_dir) != Path(resume)):
         raise UserError("--resume continues the run in its own directory; drop --out")
+    if resume is not None:
+        given = [
+            flag
+            for flag, value, default in (
+                ("--algo", algo, "maskable-ppo"),
+                ("--opponent", opponent, "random"),
+                ("--seed", seed, 0),
+                ("--n-envs", n_envs, None),
+                ("--vec", vec, DEFAULT_VEC),
+                ("--hp", hp, None),
+                ("--rules", rules, None),
+                ("RULESET SCENARIO", ruleset or scenario, ""),
+            )
+            if value != default
+        ]
+        if given:
+            say(err, f"note: {', '.join(given)} ignored: --resume continues the run with its stored settings")
     if out_dir is not None and resume is None:
         check_out_dir(out_dir, "train")
     if resume is not None and Path(resume).is_dir():
