@@ -608,8 +608,8 @@ def what_to_try(
     out.append(
         {
             "toml": "",
-            "reading": "Search for the smallest change that removes it: "
-            f"rulebreaker balance {ruleset} {scenario} --fix "
+            "reading": "Search for the smallest change that removes it:",
+            "command": f"rulebreaker balance {ruleset} {scenario} --fix "
             + (fix if f.get("id") else f"'{fix}'")
             + (f" --knobs {','.join(keys)}" if keys else ""),
             "measured": False,

@@ -161,7 +161,7 @@ def test_what_to_try_is_toml_the_rules_accept(finding):
     refs = RuleRefs.load("blackbird", "duel")
     tries = what_to_try(finding, SECTIONS, refs, "blackbird", "duel")
     assert tries[-1]["reading"].startswith("Search for the smallest change")
-    assert f"--fix '{finding['kind']}:{finding['subject']}'" in tries[-1]["reading"]
+    assert f"--fix '{finding['kind']}:{finding['subject']}'" in tries[-1]["command"]
     for t in tries:
         if t["toml"]:
             data = tomllib.loads(t["toml"])
@@ -175,7 +175,7 @@ def test_what_to_try_for_an_option_uses_the_knobs_of_its_rule():
     pasted = [tomllib.loads(t["toml"]) for t in tries if t["toml"]]
     # rule 14's knob, the perturbation that moved the adapting player most first; pool.cap (rule 5) is not offered
     assert pasted == [{"combat": {"aim_max": 5}}, {"combat": {"aim_max": 1}}]
-    assert "--knobs combat.aim_max" in tries[-1]["reading"]
+    assert "--knobs combat.aim_max" in tries[-1]["command"]
 
 
 def test_what_to_try_for_a_fragile_rule_offers_the_calm_value_and_the_written_one():
@@ -214,7 +214,7 @@ def test_a_finding_with_an_id_is_fixed_by_its_id_from_its_run():
     f = dict(_finding("dominated_option", "aim"), id="F-3fa9c1")
     tries = what_to_try(f, SECTIONS, refs, "blackbird", "duel", "runs/x")
     assert (
-        "rulebreaker balance blackbird duel --fix F-3fa9c1 --from runs/x --knobs combat.aim_max" in tries[-1]["reading"]
+        "rulebreaker balance blackbird duel --fix F-3fa9c1 --from runs/x --knobs combat.aim_max" in tries[-1]["command"]
     )
 
 
