@@ -240,6 +240,13 @@ def _write_fails(mp: pytest.MonkeyPatch) -> None:
     mp.setattr("training.cli.evaluate.write_record", fail)
 
 
+def _plot_fails(mp: pytest.MonkeyPatch) -> None:
+    def fail(run_dir: Path, *a: Any, **kw: Any) -> None:
+        raise PermissionError(13, "Permission denied", str(run_dir / "curves.png"))
+
+    mp.setattr("training.train.run.plot_curves", fail)
+
+
 def _ctrl_c_after_3(mp: pytest.MonkeyPatch) -> None:
     import training.runner as runner
 
@@ -327,6 +334,14 @@ ROWS = [
         ["could not be written", "record.json"],
         out_words=["win rate"],
         patch=_write_fails,
+    ),
+    Row(
+        "train: the curves cannot be written at the end",
+        ["train", "--resume", "{d}/keepfe", "--no-final-eval"],
+        2,
+        ["could not all be written", "curves.png"],
+        out_words=["run:"],
+        patch=_plot_fails,
     ),
     Row(
         "evaluate: Ctrl-C after 3 games",

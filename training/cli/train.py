@@ -172,6 +172,8 @@ def train(
         out.print(table)
         say(out, "beats every persona" if fe["beats_all"] else f"does not beat: {', '.join(fe['not_beaten'])}")
     say(out, f"run: {result.run_dir}")
+    if result.write_error:
+        raise UserError(f"the results above could not all be written: {result.write_error}")
 
 
 def _ci(ci: list[float]) -> str:

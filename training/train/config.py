@@ -49,6 +49,7 @@ class TrainResult:
     num_timesteps: int
     target: int
     metrics: dict[str, Any]
+    write_error: str | None = None  # the last record/plot could not be written (the path and why)
 
 
 def load_state(run_dir: Path) -> dict[str, Any]:

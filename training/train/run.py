@@ -373,9 +373,13 @@ def train(cfg: TrainConfig) -> TrainResult:
         if num_players == 1:
             baselines = {k: v["persona_mean_return"] for k, v in fe["vs"].items()}
     against = f"vs {cfg.opponent}" if num_players > 1 else "one seat"
-    plot_curves(run_dir, f"{env_id} {cfg.algo} {against} (seed {cfg.seed})", baselines)
-    _write_run_record(run_dir, state, metrics)
-    return TrainResult(run_dir, status, done, target, metrics)
+    write_error = None
+    try:
+        plot_curves(run_dir, f"{env_id} {cfg.algo} {against} (seed {cfg.seed})", baselines)
+        _write_run_record(run_dir, state, metrics)
+    except OSError as e:  # the results are returned all the same; the command reports the path
+        write_error = f"{e.filename or run_dir}: {e.strerror or e}"
+    return TrainResult(run_dir, status, done, target, metrics, write_error)
 
 
 def _step_of(name: str) -> int:
