@@ -95,6 +95,9 @@ def _kind(value: object) -> str:
 def _job_of(g: object, where: str) -> GameJob:
     if not isinstance(g, dict):
         raise UserError(f"{where} is a {_kind(g)}, not a recorded game (an object with {', '.join(REPLAY_KEYS)})")
+    config = g.get("config")
+    if isinstance(config, list) and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in config):
+        g = {**g, "config": dict(config)}  # a config recorded as its (key, value) items
     missing = [k for k in REPLAY_KEYS if k not in g]
     if missing:
         raise UserError(f"{where} lacks {', '.join(missing)}; a recorded game has {', '.join(REPLAY_KEYS)}")
