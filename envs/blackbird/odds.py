@@ -58,4 +58,5 @@ ODDS = OddsProvider(
         OddsParam("difficulty", "Successes needed to pass (1-20)."),
     ),
     odds=odds_query,
+    examples=({"dice": 4, "difficulty": 2},),
 )

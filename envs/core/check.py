@@ -26,6 +26,9 @@ And once per ruleset:
 
 - ``config``: ``rules.toml`` and every variant in ``variants/`` load; an unknown key and a bad value of
   each scalar key (where the type refuses it) give a :class:`~envs.core.errors.ConfigError` naming the key.
+- ``odds`` (when the ruleset's odds provider gives ``examples``): each example query's exact table has
+  non-negative probabilities whose ``partition`` sums to exactly 1, and the provider's sampler (the engine's
+  own roll) falls into exactly one partition outcome per roll and fits the table by the chi-square test.
 """
 
 from __future__ import annotations
@@ -413,6 +416,44 @@ def check_chance(
     return f"{len(nodes)} nodes, {draws} draws each, smallest p = {worst:.3g} (alpha {alpha:g}){skipped}"
 
 
+def check_odds(ruleset: Ruleset, config: Any, seed: int = 0, alpha: float = DEFAULT_ALPHA,
+               draws: int = CHI_SQUARE_DRAWS) -> str:  # fmt: skip
+    """The odds provider's example queries: exact tables that are distributions, and samplers that follow them."""
+    provider = ruleset.odds
+    examples = list(getattr(provider, "examples", ()))
+    rng = Rng(seed)
+    worst = 1.0
+    for args in examples:
+        odds = provider.odds(config, dict(args))
+        if any(p < 0 for p in odds.probabilities.values()):
+            raise CheckFailure(f"odds {dict(args)}: a negative probability")
+        missing = [o for o in odds.partition if o not in odds.probabilities]
+        if missing:
+            raise CheckFailure(f"odds {dict(args)}: partition outcomes {missing} have no probability")
+        total = sum(odds.probabilities[o] for o in odds.partition)
+        if total != 1:
+            raise CheckFailure(f"odds {dict(args)}: the partition sums to {total}, not 1")
+        counts: Counter[Hashable] = Counter()
+        for _ in range(draws):
+            labels = list(odds.sampler(rng))
+            unknown = [lab for lab in labels if lab not in odds.probabilities]
+            if unknown:
+                raise CheckFailure(f"odds {dict(args)}: the sampler rolled {unknown}, which the table does not list")
+            inside = [lab for lab in labels if lab in odds.partition]
+            if len(inside) != 1:
+                raise CheckFailure(f"odds {dict(args)}: a roll fell into {len(inside)} partition outcomes: {labels}")
+            counts[inside[0]] += 1
+        table = {o: float(odds.probabilities[o]) for o in odds.partition}
+        statistic, dof, p_value = chi_square_test(dict(counts), table)
+        worst = min(worst, p_value)
+        if p_value < alpha / len(examples):
+            raise CheckFailure(
+                f"odds {dict(args)}: the sampler does not follow the exact table: chi-square {statistic:.1f} on "
+                f"{dof} dof, p = {p_value:.2g} ({draws} rolls)"
+            )
+    return f"{len(examples)} example queries, {draws} rolls each, smallest p = {worst:.3g}"
+
+
 def _scalar_keys(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> Iterable[tuple[str, ...]]:
     for k, v in data.items():
         if isinstance(v, dict):
@@ -512,6 +553,8 @@ def run_checks(
             results.append(CheckResult("clone", name, True, clones))
         results.append(_run("masks", name, check_masks, ruleset, name, config, max(200, steps // 10), seed))
         results.append(_run("chance", name, check_chance, ruleset, name, config, seed, alpha))
+    if getattr(ruleset.odds, "examples", ()):
+        results.append(_run("odds", None, check_odds, ruleset, config, seed, alpha))
     return results
 
 

@@ -66,6 +66,7 @@ class OddsProvider:
     summary: str  # one line: the help of ``odds <ruleset>``
     params: tuple[OddsParam, ...]
     odds: Callable[[BaseModel, Mapping[str, Any]], Odds]
+    examples: tuple[Mapping[str, Any], ...] = ()  # queries the contract kit (``rulebreaker check``) cross-checks
 
 
 # -- argument checks (each problem is one UserError line; the CLI exits 2) ----------------------------------------

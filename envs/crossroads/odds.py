@@ -73,4 +73,5 @@ ODDS = OddsProvider(
         OddsParam("influence", "A faction check at this Influence."),
     ),
     odds=odds_query,
+    examples=({"stats": "3,5,7"}, {"influence": 4}),
 )

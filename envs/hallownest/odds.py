@@ -51,4 +51,5 @@ ODDS = OddsProvider(
         OddsParam("success_on", "Success face (default: rules, 5)."),
     ),
     odds=odds_query,
+    examples=({"dice": 4, "rerolls": 2},),
 )

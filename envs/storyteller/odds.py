@@ -76,4 +76,5 @@ ODDS = OddsProvider(
         OddsParam("willpower", "Spend a Willpower point (+1 auto success).", kind=bool),
     ),
     odds=odds_query,
+    examples=({"pool": 4, "difficulty": 6}, {"pool": 3, "difficulty": 8, "willpower": True}),
 )

@@ -94,4 +94,5 @@ ODDS = OddsProvider(
         OddsParam("last_round", "Round 3: advantage results are absolute.", kind=bool),
     ),
     odds=odds_query,
+    examples=({"dice": "d12,d8", "vs": "d10,d6", "advantage": 1},),
 )

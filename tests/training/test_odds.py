@@ -367,3 +367,30 @@ def test_unwritable_plot_prints_the_results_and_exits_2_naming_the_path(capsys, 
     lines = [ln for ln in r.err.splitlines() if ln.strip()]
     assert len(lines) == 1 and str(target) in lines[0].replace("\n", "") and lines[0].startswith("error:")
     assert blocker.read_text() == "x"
+
+
+def test_the_contract_kit_cross_checks_every_shipped_odds_provider_and_catches_a_wrong_sampler() -> None:
+    import dataclasses
+
+    from envs.core.check import CheckFailure, check_odds
+    from envs.core.dice import Rng
+    from envs.core.odds import Odds
+    from envs.core.registry import RULESET_NAMES, get_ruleset
+
+    for name in RULESET_NAMES:
+        rs = get_ruleset(name)
+        assert rs.odds.examples, name
+        assert "example queries" in check_odds(rs, rs.default_config()), name
+    bb = get_ruleset("blackbird")
+
+    def buggy(config, args):  # type: ignore[no-untyped-def]
+        right = bb.odds.odds(config, args)
+
+        def sampler(rng: Rng) -> list[str]:  # a 1 counted as a success
+            return [str(sum(1 for f in rng.roll(args["dice"], 6) if f >= 4 or f == 1))]
+
+        return Odds(right.probabilities, right.partition, right.title, right.query, sampler)
+
+    wrong = dataclasses.replace(bb, odds=dataclasses.replace(bb.odds, odds=buggy, examples=({"dice": 3},)))
+    with pytest.raises(CheckFailure, match="does not follow the exact table"):
+        check_odds(wrong, bb.default_config())

@@ -126,7 +126,8 @@ def test_new_ruleset_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_generated_template_passes_the_contract_kit_in_process(generated: tuple[str, Path]) -> None:
     name, _ = generated
     results = assert_checks(name, steps=1000)
-    assert {r.check for r in results} >= {"config", "env_checkers", "determinism", "random_play", "clone", "chance"}
+    assert {r.check for r in results} >= {"config", "env_checkers", "determinism", "random_play", "clone", "chance",
+                                          "odds"}  # fmt: skip
 
 
 def test_generated_template_personas_env_ids_and_cli(
@@ -336,7 +337,7 @@ def test_template_installed_editable_runs_every_command(tmp_path: Path) -> None:
         assert listed.returncode == 0 and name in listed.stdout
         checked = cli("check", name, "--steps", "2000")
         assert checked.returncode == 0, checked.stdout + checked.stderr
-        assert "all 7 checks passed" in checked.stdout
+        assert "all 8 checks passed" in checked.stdout  # the 7 per scenario and odds
         played = cli("play", name, "contest", "--agents", "bruiser,careful", "--seed", "4")
         assert played.returncode == 0 and "Game over" in played.stdout, played.stderr
         evaluated = cli("evaluate", name, "contest", "--games", "20", "--json", "--out", str(tmp_path / "eval"))
