@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from envs.core.config import config_dict, config_hash
@@ -107,6 +107,8 @@ def evaluate(
 ) -> Evaluation:
     """Play every matchup; after a Ctrl-C, the evaluation of the games that finished (``interrupted`` set)."""
     jobs, meta = matchup_jobs(ruleset, scenario, config, agents, games, seed, trace)
+    if not trace:  # nothing here reads the actions: up to MAX_GAMES records stay small
+        jobs = [replace(j, keep_actions=False) for j in jobs]
     interrupted = False
     try:
         records = run_games(jobs, workers=workers, progress=progress)

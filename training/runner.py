@@ -45,6 +45,7 @@ class GameJob:
     forbid: tuple[tuple[int, str], ...] = ()  # (seat, option group) masked out: restricted play
     build: tuple[int, ...] = ()  # the actions seat ``build_seat`` plays at its decisions in context "build"
     build_seat: int = 0
+    keep_actions: bool = True  # False: run_games drops the (seat, action) list of the record (evaluate)
 
 
 class RestrictedPolicy:
@@ -158,8 +159,16 @@ def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRec
     return rec
 
 
+def _batch_game(job: GameJob) -> GameRecord:
+    """A game of a batch; without ``keep_actions`` its action list is dropped (large batches stay small)."""
+    rec = play_game(job)
+    if not job.keep_actions:
+        rec.actions = []
+    return rec
+
+
 def _play_chunk(jobs: list[GameJob]) -> list[GameRecord]:
-    return [play_game(j) for j in jobs]
+    return [_batch_game(j) for j in jobs]
 
 
 def default_workers() -> int:
@@ -196,7 +205,7 @@ def run_games(
         out: list[GameRecord] = []
         try:
             for j in jobs:
-                out.append(play_game(j))
+                out.append(_batch_game(j))
                 if progress:
                     progress(1)
         except KeyboardInterrupt:
