@@ -21,11 +21,12 @@ ALL_FORMS = PC_FORMS + NPC_FORMS
 
 MAX_DIE = 30
 """Rules 1-3 [decision]: the largest die size a config may name (the rules use d4..d12; a designer's d20 or
-d30 plays); 0 is the ladder's "no die"."""
+d30 plays)."""
 MAX_STRENGTHS = 8
 """Rule 5 [decision]: the most particular strengths one seat's sheet may list (the seed's sheets hold 1-2)."""
-DieSize = Annotated[int, Field(ge=0, le=MAX_DIE)]
-"""Rules 1-3: a die size, 0..30 (0 = no die)."""
+DieSize = Annotated[int, Field(ge=1, le=MAX_DIE)]
+"""Rules 1-3: a die size, 1..30. Every form starts with a real die (Rule 1: one die to each form; Rule 2: two to
+each NPC form) and the ladder lists real dice (Rule 3: below its last is 0, the only "no die")."""
 Strengths = Annotated[list[str], Field(max_length=MAX_STRENGTHS)]
 """Rule 5: one seat's particular strengths."""
 
@@ -86,7 +87,7 @@ class FormsRules(RulesModel):
     ladder: list[DieSize] = Field(
         default=[12, 10, 8, 6, 4],
         min_length=1,
-        max_length=MAX_DIE + 1,
+        max_length=MAX_DIE,
         description="Rule 3: the die ladder, largest first; below the last is 0",
     )
 
