@@ -322,6 +322,12 @@ ROWS = [
         ["cannot be written"],
     ),
     Row(
+        "regress --update-baseline over a run record",
+        ["regress", "toy_pig", "--scenario", "race", "--update-baseline", "--baseline", "{d}/evalrun/record.json"],
+        2,
+        ["not a baseline"],
+    ),
+    Row(
         "regress --update-baseline a folder",
         ["regress", "toy_pig", "--scenario", "race", "--update-baseline", "--baseline", "{d}/folder"],
         2,

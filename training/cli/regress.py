@@ -19,6 +19,7 @@ from training.cli.common import SEED_MAX, check_finite, check_out_file, clamp_wo
 from training.cli.progress import progress_bar
 from training.evaluate import MAX_GAMES
 from training.regress import (
+    BASELINE_KIND,
     DEFAULT_ALPHA,
     DEFAULT_BETA,
     DEFAULT_GAMES,
@@ -98,6 +99,8 @@ def regress_cmd(
                 f"--games {games} asks for up to {total:,} baseline games per scenario; at most {MAX_GAMES:,}"
             )
         paths = {sc: check_out_file(baseline or baseline_path(rs.name, sc), "--baseline") for sc in scenarios}
+        for p in paths.values():
+            _refuse_foreign(p)
         for sc in scenarios:
             path = paths[sc]
             with progress_bar(total, f"baseline {rs.name} {sc}") as adv:
@@ -128,6 +131,18 @@ def regress_cmd(
         for r in results:
             _print(r)
     sys.exit(code)
+
+
+def _refuse_foreign(path: Path) -> None:
+    """Refuse to overwrite an existing file that is not a baseline (a run record, a rules file…)."""
+    if not path.exists():
+        return
+    try:
+        kind = json.loads(path.read_text(encoding="utf-8")).get("kind") if path.stat().st_size < 2**28 else None
+    except (OSError, ValueError, AttributeError):
+        kind = None
+    if kind != BASELINE_KIND:
+        raise UserError(f"--baseline {path} exists and is not a baseline; regress will not overwrite it")
 
 
 def _print(r: RegressResult) -> None:
