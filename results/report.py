@@ -537,7 +537,7 @@ def what_to_try(
         persona = None
         if prim:
             m, r = max(prim.items(), key=lambda kv: abs(kv[1]["change"]))
-            persona = f"{m} by {metric_change(m, r)}"
+            persona = f"{metric_words(m)} by {metric_change(m, r)}"
         adapt = f"the adapting player's value by {metric_change(*ad)}" if ad else None
         parts = [p for p in ((adapt, persona) if adapting_first else (persona, adapt)) if p]
         return ("moves " + " and ".join(parts)) if parts else "moves nothing measured"
