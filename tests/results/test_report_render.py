@@ -208,3 +208,18 @@ def test_every_what_to_try_of_the_recorded_run_loads_as_a_blackbird_variant():
     for text in snippets:
         assert tomllib.loads(text)
         check_toml(text, rs.config_model, rs.rules_path)
+
+
+def test_every_chart_has_its_reading(discovery_page):
+    _, _, html = discovery_page
+    text = html.read_text(encoding="utf-8")
+    captions = re.findall(r"<figcaption><strong>([^<]+)</strong>([^<]*)</figcaption>", text)
+    assert {t for t, _ in captions} >= {
+        "Matchups.",
+        "Restricted play.",
+        "Option usage.",
+        "Rule sensitivity.",
+        "Resource trajectories.",
+    }
+    assert all(len(reading.strip()) > 20 for _, reading in captions), captions
+    assert text.count("<figure>") == len(captions)
