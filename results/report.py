@@ -624,8 +624,8 @@ GAME_WIDE = ("seat_advantage", "resource_runaway", "non_termination", "snowball"
 
 def rule_label(f: Mapping[str, Any], rule: Rule | None) -> str:
     """ "Rule 14: Maneuvers", or why no rule is named."""
-    if rule is not None:
-        return f"Rule {rule.number}: {rule.title}"
+    if rule is not None:  # without docs/rules (an installed wheel) only the number is known
+        return f"Rule {rule.number}" + (f": {rule.title}" if rule.title != f"Rule {rule.number}" else "")
     if f["kind"] in GAME_WIDE:
         return "no single rule: the game as a whole"
     return "no rule number declared for it (rules.toml comment or Scenario.option_rules)"

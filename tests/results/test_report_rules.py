@@ -237,3 +237,13 @@ def test_plain_words_of_a_dead_rule_name_its_metric_in_words():
         "metric": "largest change of win[a vs b]",
     }
     assert plain_words(f, "x").endswith("(largest: a's win rate against b by +0.4 points [-0.6, +0.8]).")
+
+
+def test_without_the_rulebook_only_the_number_is_named():
+    from results.report import Rule, rule_label
+
+    f = _finding("dominated_option", "aim")
+    assert rule_label(f, Rule("14", "Rule 14", "")) == "Rule 14"
+    assert rule_label(f, Rule("14", "Maneuvers", "…")) == "Rule 14: Maneuvers"
+    assert rule_label(dict(f, kind="seat_advantage"), None) == "no single rule: the game as a whole"
+    assert rule_label(f, None).startswith("no rule number declared")
