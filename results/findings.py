@@ -157,13 +157,17 @@ def verdict_of(row: dict[str, Any], t: Thresholds) -> str:
     an option it never chose, forcing one it always chose when legal). Verdicts: ``never_legal``,
     ``essential`` (forbidding it costs, whole interval beyond ``dominant_loss``), ``dominated`` (forcing it
     costs and the subject rarely chooses it), ``dead`` (both intervals inside ``dead_option_band``),
-    ``not_played`` (a restriction the budget's cap left out, and nothing else decides), ``inconclusive``
+    ``not_played`` (a restriction the budget's cap left out, and nothing else decides), ``not_met`` (never
+    chosen, and forcing it never made the subject take it: it was not legal for the subject in those games,
+    so nothing was measured), ``inconclusive``
     (no interval clears a threshold at this budget), ``matters`` (some restriction moves
     value, but not in a way that makes it essential or dominated).
     """
     if not row.get("available", False):
         return "never_legal"
     fb, fc = row.get("forbid"), row.get("force")
+    if fb is None and fc is not None and row.get("forced_uses") == 0 and not row.get("chosen"):
+        return "not_met"  # never chosen, and never legal for the subject even when forced: nothing was measured
     if _moves(fb, t.dominant_loss) < 0:
         return "essential"
     if _moves(fc, t.dominant_loss) < 0 and row.get("usage_in_context", 0.0) < t.dominated_usage:

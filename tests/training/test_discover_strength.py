@@ -166,3 +166,12 @@ def test_fragile_rule_on_a_return_is_worded_per_game():
     (f,) = sensitivity_findings([row], Thresholds())
     assert f.kind == Kind.FRAGILE_RULE
     assert "by -0.500 [-0.800, -0.200] per game (over 8 paired games)" in f.summary and "points" not in f.summary
+
+
+def test_forcing_an_option_the_subject_never_meets_is_no_dead_verdict():
+    from results.findings import verdict_of
+
+    zero = {"value": 0.0, "low": 0.0, "high": 0.0}
+    row = {"available": True, "chosen": 0, "usage_in_context": 0.0, "forbid": None, "force": zero}
+    assert verdict_of({**row, "forced_uses": 0}, Thresholds()) == "not_met"  # it never came up for the subject
+    assert verdict_of({**row, "forced_uses": 5}, Thresholds()) == "dead"  # taken 5 times, and nothing moved

@@ -203,6 +203,10 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
         row[mode] = interval_dict(iv)
         worst = min(range(k), key=lambda g: diffs[g])
         row[f"example_{mode}"] = d.game_id("verdict", jobs[p * k + worst], p * k + worst)
+        if mode == "force":  # how often the forced option came up for the subject (0: forcing measured nothing)
+            row["forced_uses"] = sum(
+                1 for g, r in enumerate(chunk) for seat, _, opt in r.decisions if seat == _seat(g, n) and opt == grp
+            )
         if mode == "forbid":  # what the subject does instead, in the contexts where it used the option
             ctxs = [c for c, u in usage.items() if u.get(grp, 0.0) > 0]
             under = _usage(chunk, n)
