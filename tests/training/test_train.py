@@ -135,6 +135,55 @@ def test_resume_refuses_a_plain_directory(tmp_path):
         train(TrainConfig("", "", resume=tmp_path))
 
 
+def test_resume_without_model_zip_continues_from_the_newest_valid_checkpoint(tmp_path, toy):
+    """Issue 21 item 4: model.zip gone and the newest checkpoint damaged: the run continues from the newest valid
+    one, its later curve points and checkpoints dropped (one model's history), and ends at the same total."""
+    from sb3_contrib import MaskablePPO
+
+    hp = {"eval_freq": 512, "checkpoint_freq": 512, "keep_checkpoints": 4}
+    res = train(_cfg(tmp_path, "run", 2048, final_eval=False, hp=hp))
+    run = res.run_dir
+    assert json.loads((run / "train_state.json").read_text())["checkpoints"] == [
+        "step_512.zip",
+        "step_1024.zip",
+        "step_1536.zip",
+        "step_2048.zip",
+    ]
+    state = json.loads((run / "train_state.json").read_text())
+    state["target"] = 2560  # one more rollout to train after the resume
+    (run / "train_state.json").write_text(json.dumps(state))
+    (run / "model.zip").unlink()
+    (run / "checkpoints" / "step_2048.zip").write_bytes(b"damaged")
+    notes: list[str] = []
+    again = train(TrainConfig("", "", resume=run, final_eval=False, log=notes.append))
+    assert any("step_2048.zip" in n and "skipping" in n for n in notes)
+    assert any("newest valid checkpoint" in n and "step_1536.zip" in n for n in notes)
+    assert again.status == "completed" and again.num_timesteps == 2560
+    assert again.metrics["timesteps_this_session"] == 2560 - 1536
+    steps = [p["step"] for p in json.loads((run / "curves.json").read_text())["points"]]
+    assert steps == [0, 512, 1024, 1536, 2048, 2560]
+    assert any(n.startswith("eval at 2048 steps") for n in notes)  # the lost model's point replaced, not kept
+    assert MaskablePPO.load(run / "model.zip", device="cpu").num_timesteps == 2560
+
+
+def test_resume_without_any_model_is_refused_naming_the_missing_file(tmp_path, toy):
+    import shutil
+
+    res = train(_cfg(tmp_path, "run", 512, final_eval=False))
+    (res.run_dir / "model.zip").unlink()
+    shutil.rmtree(res.run_dir / "checkpoints")
+    with pytest.raises(UserError, match=r"model\.zip is missing"):
+        train(TrainConfig("", "", resume=res.run_dir))
+
+
+def test_resuming_a_finished_run_without_final_evaluation_keeps_the_old_one(tmp_path, toy):
+    res = train(_cfg(tmp_path, "run", 512))
+    before = read_record(res.run_dir)["metrics"]["final_evaluation"]
+    assert before["games"] == FAST_HP["final_eval_games"]
+    train(TrainConfig("", "", resume=res.run_dir, final_eval=False))
+    assert read_record(res.run_dir)["metrics"]["final_evaluation"] == before
+
+
 def test_out_dir_holding_a_run_is_not_overwritten(tmp_path, toy):
     train(_cfg(tmp_path, "run", 512, final_eval=False))
     with pytest.raises(UserError, match="--resume"):

@@ -276,6 +276,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     model_zip = run_dir / MODEL_NAME
     source = _resume_source(run_dir, state, rs.name, sc_name, cfg.log) if resumed else None
     from_checkpoint = source is not None and source != model_zip
+    last_saved = int(state.get("num_timesteps", 0))  # replay_buffer.pkl was written with the model of this step
     if source is not None:
         state["num_timesteps"] = int(read_meta(source)["num_timesteps"])
     if from_checkpoint:  # later checkpoints (invalid, or the list of a lost model) are dropped
@@ -299,8 +300,9 @@ def train(cfg: TrainConfig) -> TrainResult:
             except Exception as e:  # noqa: BLE001 - a checkpoint that does not load is bad input
                 raise UserError(f"cannot load checkpoint {source}: {type(e).__name__}: {e}") from None
             model.num_timesteps = int(state["num_timesteps"])
-            # The replay buffer (a pickle, see docs/training.md) belongs to model.zip: not to an older checkpoint.
-            if cfg.algo == "dqn" and not from_checkpoint and (run_dir / "replay_buffer.pkl").exists():
+            # The replay buffer (a pickle, see docs/training.md) belongs to the last save: not to an older checkpoint.
+            same_model = not from_checkpoint or state["num_timesteps"] == last_saved
+            if cfg.algo == "dqn" and same_model and (run_dir / "replay_buffer.pkl").exists():
                 model.load_replay_buffer(run_dir / "replay_buffer.pkl")
             model.set_random_seed(cfg.seed + model.num_timesteps)  # fresh games, not a replay of the first ones
         else:
