@@ -87,6 +87,46 @@ def test_clone_and_key_are_faithful():
         assert twin.key() == state.key()
 
 
+def _finish(state, rng: Rng) -> list:
+    """Play to the end with `rng`, recording each observation; return the trajectory."""
+    seen = []
+    while state.current_player() != TERMINAL:
+        if state.current_player() == CHANCE:
+            state.apply_chance(state.sample_chance(rng))
+            continue
+        seen.append(state.observation(state.current_player()).tobytes())
+        legal = state.legal_actions()
+        state.apply_action(legal[int(rng.random() * len(legal))])
+    return seen
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**31), scenario=st.sampled_from(["duel", "melee"]), cut=st.integers(0, 40))
+def test_structural_clone_continues_like_a_deep_copy_and_leaves_the_original_alone(seed, scenario, cut):
+    import copy
+
+    state = RULESET.new_game(RULESET.default_config(), scenario)
+    rng = Rng(seed)
+    for _ in range(cut):
+        if state.current_player() == TERMINAL:
+            break
+        if state.current_player() == CHANCE:
+            state.apply_chance(state.sample_chance(rng))
+        else:
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.random() * len(legal))])
+    key, log = state.key(), [e.text for e in state.log]
+    obs = [state.observation(s).tobytes() for s in range(state.num_players)]
+    twin, deep = state.clone(), copy.deepcopy(state)
+    a, b = _finish(twin, Rng(seed + 1)), _finish(deep, Rng(seed + 1))
+    assert a == b
+    assert twin.key() == deep.key() and [e.text for e in twin.log] == [e.text for e in deep.log]
+    assert twin.returns() == deep.returns()
+    # the original is untouched by playing its clone to the end
+    assert state.key() == key and [e.text for e in state.log] == log
+    assert [state.observation(s).tobytes() for s in range(state.num_players)] == obs
+
+
 def test_one_conflict_duel_is_possible_and_scored():
     cfg = config(duel={"max_conflicts": 1, "conflict_win_bonus": 1.0})
     state = RULESET.new_game(cfg, "duel")
