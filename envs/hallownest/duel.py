@@ -176,10 +176,12 @@ class _Setup:
         self.profiles = tuple(R.build_profile(cfg, spec) for spec in cfg.duel.bugs)
         self.starts: tuple[Cell, ...] = tuple((c[0], c[1]) for c in cfg.arena.start[: len(self.profiles)])
         self.obs_statics: Statics | None = None  # filled by the first duel (observation.statics reads a state)
+        self.turn_options: dict[tuple[int | bool, ...], tuple[int, ...]] = {}  # DuelState._legal_turn, memoised
 
 
 _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
-_SETUPS_LIMIT = 64
+_SETUPS_LIMIT = 16  # configs whose setup is kept (a sweep plays many configs one after another)
+_TURN_OPTIONS_LIMIT = 16384  # memoised turn option lists per config (~300 bytes each) before the table starts afresh
 
 
 def _setup(cfg: HallownestConfig) -> _Setup:
@@ -401,6 +403,7 @@ class DuelState(State[int]):
         if setup.obs_statics is None:
             setup.obs_statics = statics(self)
         self.obs_statics = setup.obs_statics  # observation.py: the part of the encoding that never changes
+        self._turn_options = setup.turn_options
         self.narrate(
             "start",
             f"{self.bugs[0].name} ({self.bugs[0].p.weapon.label}) faces "
@@ -490,7 +493,7 @@ class DuelState(State[int]):
     def _compute_legal(self) -> list[int]:
         ph = self.phase
         if ph is TURN:
-            return self._legal_turn()
+            return self._memo_legal_turn()
         if ph is DEFENSE:
             return self._legal_defense()
         if ph is HEART_ZERO:
@@ -513,6 +516,46 @@ class DuelState(State[int]):
             b = self.bugs[self.decider]
             return invest_ids(Kind.RESIST, 0, min(MAX_SMALL_INVEST, b.stamina))
         return []
+
+    def _memo_legal_turn(self) -> list[int]:
+        """:meth:`_legal_turn`, memoised per config on everything it reads.
+
+        The config, the arena, the cover and each seat's profile are fixed for the setup; what else
+        :meth:`_legal_turn` reads of the two bugs is in the key (amounts it only compares with zero as
+        those comparisons).
+        """
+        seat = self.active
+        me, foe = self.bugs[seat], self.bugs[1 - seat]
+        key = (
+            seat,
+            me.stamina,
+            me.attacks_made,
+            me.x,
+            me.y,
+            me.dead,
+            me.jumped,
+            me.over_target,
+            me.grappled_by,
+            me.speed_left > 0,
+            me.free_move > 0,
+            me.imbalance > 0,
+            me.delayed > 0,
+            me.status > 0,
+            me.focus_pending == 0,
+            me.soul,
+            foe.x,
+            foe.y,
+            foe.dead,
+            foe.unconscious,
+            foe.grappled_by,
+        )
+        table = self._turn_options
+        found = table.get(key)
+        if found is None:
+            if len(table) >= _TURN_OPTIONS_LIMIT:
+                table.clear()
+            found = table[key] = tuple(self._legal_turn())
+        return list(found)
 
     def _legal_turn(self) -> list[int]:
         """The active bug's options, in increasing action id (the table's order)."""
