@@ -100,3 +100,39 @@ def test_a_clone_is_independent_of_its_original() -> None:
         else:
             twin.apply_action(twin.legal_actions()[0])
     assert st.key() == key and st.log == log and (st.observation(0) == obs).all()
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {
+            "arena": {
+                "kind": "grid",
+                "width": 5,
+                "height": 5,
+                "start": [[0, 0], [4, 4]],
+                "cover": [[2, 2, 2], [1, 3, 4]],
+            }
+        },
+        {"stamina": {"tax_per_attack": 0}, "pogo": {"needs_pass_over": False}},
+        {"unconscious": {"targetable": True}, "deaths_door": {"enabled": False}},
+    ],
+)
+def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
+    """The turn options memoised per config (their key) equal _legal_turn computed afresh, state by state."""
+    cfg = config(**sections)
+    checked = 0
+    for seed in range(40):
+        st = DuelState(cfg)
+        rng = Rng(100 + seed)
+        while not st.is_terminal():
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+                continue
+            legal = st.legal_actions()
+            if st.phase == Phase.TURN:
+                assert legal == st._legal_turn()
+                checked += 1
+            st.apply_action(legal[int(rng.random() * len(legal))])
+    assert checked > 500
