@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
@@ -47,6 +47,9 @@ GAME_SECONDS = 10.0
 """Wall-time bound of one game (generous: the machine is shared)."""
 FAST_EXAMPLES = 3
 SLOW_EXAMPLES = 25
+SLOW_PHASES = (Phase.explicit, Phase.reuse, Phase.generate)
+"""No shrinking in the slow run: a failure prints the drawn config at once (shrinking 200-game examples takes
+many minutes)."""
 
 Cfg = Any
 
@@ -353,12 +356,22 @@ def test_any_accepted_config_plays(ruleset: str, scenario: str, data: st.DataObj
     _fuzz(ruleset, scenario, data)
 
 
+EMPTY_ROLL_TIE = pytest.mark.xfail(
+    raises=IndexError,
+    strict=False,
+    reason="known engine bug (test_wicked_age_tie_between_empty_rolls): a tie between empty rolls",
+)
+SLOW_CASES = [pytest.param(r, s, marks=EMPTY_ROLL_TIE) if r == "wicked_age" else (r, s) for r, s in CASES]
+"""The slow draws reach wicked_age's empty-roll tie; any other exception there still fails."""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("ruleset", "scenario"), CASES)
+@pytest.mark.parametrize(("ruleset", "scenario"), SLOW_CASES)
 @settings(
     max_examples=SLOW_EXAMPLES,
     deadline=None,
     database=None,
+    phases=SLOW_PHASES,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(data=st.data())
@@ -409,6 +422,7 @@ def test_any_accepted_hallownest_data_tables_play(data: st.DataObject) -> None:
     max_examples=SLOW_EXAMPLES,
     deadline=None,
     database=None,
+    phases=SLOW_PHASES,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(data=st.data())
