@@ -44,6 +44,7 @@ the rules above name.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -124,6 +125,20 @@ def _derived_table(cfg: StorytellerConfig) -> dict[tuple[int, int | None], tuple
         if len(_DERIVED) >= _DERIVED_LIMIT:
             _DERIVED.clear()
         hit = _DERIVED[id(cfg)] = (cfg, {})
+    return hit[1]
+
+
+_DECLARATIONS: dict[int, tuple[StorytellerConfig, dict[Hashable, tuple[int, ...]]]] = {}
+_DECLARATIONS_LIMIT = 16384  # memoised declarations per config before the table starts afresh
+
+
+def _declaration_table(cfg: StorytellerConfig) -> dict[Hashable, tuple[int, ...]]:
+    """The memo of :meth:`HeistState._memo_declaration` for ``cfg`` (keyed by identity; keeps it alive)."""
+    hit = _DECLARATIONS.get(id(cfg))
+    if hit is None or hit[0] is not cfg:
+        if len(_DECLARATIONS) >= _DERIVED_LIMIT:
+            _DECLARATIONS.clear()
+        hit = _DECLARATIONS[id(cfg)] = (cfg, {})
     return hit[1]
 
 
@@ -291,6 +306,7 @@ class HeistState(State[HeistChance]):
         self.one_roll_per_task = cfg.extended.one_roll_per_task
         self.prevents_botch = cfg.willpower.prevents_botch
         self._legal: list[int] | None = None  # this decision's legal actions, until the state moves
+        self._declarations = _declaration_table(cfg)
         if cfg.heist.draw == 0:
             self._deal(tuple(range(len(cfg.heist.tasks))))
 
@@ -364,10 +380,8 @@ class HeistState(State[HeistChance]):
         ph = self.phase
         if ph is RETRY:
             return [Act.RETRY, Act.ABANDON]
-        if ph is COUNT:
-            return [count_action(n) for n in range(1, self.max_actions + 1) if self._feasible(n, 0, ())]
-        if ph is PICK:
-            return self._legal_picks()
+        if ph is COUNT or ph is PICK:
+            return list(self._memo_declaration())
         if ph is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
                 return [Act.NO_WILLPOWER, willpower_action(self.queue[0].index)]
@@ -497,6 +511,27 @@ class HeistState(State[HeistChance]):
             return bool(caps) and caps[0] >= n
         places = n - k0
         return len(caps) >= places and all(caps[i] >= n - i for i in range(places))
+
+    def _memo_declaration(self) -> tuple[int, ...]:
+        """The legal counts (COUNT) or picks (PICK), memoised per config on everything they read.
+
+        Rules 9-11 read each task's spec, attempt and status, the turn's action count and the slots
+        already picked (the plan's order and automatic successes do not matter to them).
+        """
+        used = tuple(p.slot for p in self.plan) if self.phase is PICK else None
+        tasks = tuple((t.spec.key, t._attempt, t.status) for t in self.tasks)  # specs come from CATALOGUE by key
+        key = (self.n_actions, used, tasks)
+        table = self._declarations
+        found = table.get(key)
+        if found is None:
+            if len(table) >= _DECLARATIONS_LIMIT:
+                table.clear()
+            if used is None:
+                legal = [count_action(n) for n in range(1, self.max_actions + 1) if self._feasible(n, 0, ())]
+            else:
+                legal = self._legal_picks()
+            found = table[key] = tuple(legal)
+        return found
 
     def _legal_picks(self) -> list[int]:
         n, k0 = self.n_actions, len(self.plan)
