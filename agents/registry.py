@@ -13,7 +13,7 @@ from envs.core.errors import UserError
 from envs.core.policy import Policy, UniformRandom
 from envs.core.registry import all_rulesets
 
-MAX_SIMULATIONS = 100_000
+MAX_SIMULATIONS = 10_000
 """The largest search budget an agent name may ask for (simulations per decision)."""
 
 
