@@ -2,8 +2,9 @@
 
 The agent needs no per-ruleset code. At each decision of its seat it runs ``simulations`` playouts from
 a copy of the position through the game protocol only (``clone``, ``current_player``, ``legal_actions``,
-``apply_action``, ``sample_chance``/``apply_chance``, ``returns``, ``option_of``) and picks the most
-visited root action. The algorithm (see ``docs/search.md`` for the sources):
+``apply_action``, ``sample_chance``/``apply_chance``, ``returns``, ``option_of``) and plays the most
+visited root action (``final="value"``: the best value among the well-visited ones).
+The algorithm (see ``docs/search.md`` for the sources):
 
 * **Tree.** Closed-loop UCT (Kocsis & Szepesvári 2006) with explicit chance nodes: a chance node's
   children are keyed by the sampled outcome (``sample_chance``), so values are expectations over the
@@ -75,6 +76,7 @@ most-visited child's visits (a child seen once or twice is not trusted as the ma
 RestrictionMode = Literal["forbid", "force"]
 OpponentModel = Literal["base", "maxn"]
 Backup = Literal["max", "mean"]
+FinalChoice = Literal["value", "visits"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -296,6 +298,8 @@ class SearchAgent:
         prior_weight: float | None = None,
         backup: Backup = "max",
         crn: bool = True,
+        final: FinalChoice = "visits",
+        final_share: float = ROBUST_SHARE,
         name: str | None = None,
     ) -> None:
         if simulations < 1:
@@ -313,6 +317,8 @@ class SearchAgent:
         self.prior_weight = prior_weight
         self.backup = backup
         self.crn = crn
+        self.final = final
+        self.final_share = final_share
         self.name = name or f"search:{self.base.name}@{simulations}"
         self.last = SearchStats()
         self._source: tuple[str, str, str | None] | None = None  # (ruleset, spec, scenario) when built from a spec
@@ -361,12 +367,23 @@ class SearchAgent:
         assert root.actions is not None
         visits = {a: (root.children[a].n if a in root.children else 0) for a in root.actions}
         values = {a: root.children[a].v[me] for a in root.actions if a in root.children and root.children[a].n}
-        best_n = max(visits.values())
-        best = [a for a in root.actions if visits[a] == best_n]
         prior = dict(zip(root.actions, root.prior, strict=True))
-        choice = max(best, key=lambda a: (values.get(a, -math.inf), prior[a]))
+        choice = self._final_choice(root.actions, visits, values, prior)
         self.last = SearchStats(self.simulations, visits, values, time.perf_counter() - t0)
         return int(choice)
+
+    def _final_choice(
+        self, actions: list[int], visits: dict[int, int], values: dict[int, float], prior: dict[int, float]
+    ) -> int:
+        """The root action played: the most visited (ties: the higher value, then the prior), or with
+        ``final="value"`` the best value among the actions with at least ``final_share`` of the most visits."""
+        most = max(visits.values())
+        if self.final == "visits":
+            best = [a for a in actions if visits[a] == most]
+            return max(best, key=lambda a: (values.get(a, -math.inf), prior[a]))
+        threshold = max(1.0, self.final_share * most)
+        trusted = [a for a in actions if visits[a] >= threshold and a in values]
+        return max(trusted, key=lambda a: (values[a], visits[a], prior[a]))
 
     # -- internals ------------------------------------------------------------------------------------
     def _base_act(self, state: State, allowed: list[int], num_actions: int, rng: Rng) -> int:
