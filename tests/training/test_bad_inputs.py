@@ -240,6 +240,26 @@ def _write_fails(mp: pytest.MonkeyPatch) -> None:
     mp.setattr("training.cli.evaluate.write_record", fail)
 
 
+def _sigterm_after_3(mp: pytest.MonkeyPatch) -> None:
+    import training.runner as runner
+
+    real = runner.play_game
+    played = [0]
+
+    def play(job: Any, policies: Any = None) -> Any:
+        if played[0] == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+        played[0] += 1
+        return real(job, policies)
+
+    mp.setattr(runner, "play_game", play)
+
+
+def _sigterm_record(d: Path) -> None:
+    rec = json.loads((d / "term" / "record.json").read_text())
+    assert rec["metrics"]["interrupted"] is True and rec["metrics"]["games_played"] == 3
+
+
 def _plot_fails(mp: pytest.MonkeyPatch) -> None:
     def fail(run_dir: Path, *a: Any, **kw: Any) -> None:
         raise PermissionError(13, "Permission denied", str(run_dir / "curves.png"))
@@ -340,6 +360,14 @@ ROWS = [
         ["could not be written", "record.json"],
         out_words=["win rate"],
         patch=_write_fails,
+    ),
+    Row(
+        "evaluate: SIGTERM after 3 games",
+        ["evaluate", "toy_pig", "race", "--agents", "random", "--games", "10", "--out", "{d}/term"],
+        143,
+        ["interrupted", "3 of 10"],
+        patch=_sigterm_after_3,
+        check=_sigterm_record,
     ),
     Row(
         "train: the curves cannot be written at the end",

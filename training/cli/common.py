@@ -3,10 +3,14 @@ the checks made before any work (the output folder, the number of workers, the a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -137,3 +141,22 @@ def fresh_run_dir(ruleset: str, scenario: str, kind: str) -> Path:
         return new_run_dir(ruleset, scenario, kind=kind)
     except OSError as e:
         raise UserError(f"cannot create a run folder under runs/: {e.strerror or e}") from None
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[list[int]]:
+    """Within the block SIGTERM interrupts like Ctrl-C (so finished work is kept); yields ``[signal]`` once hit."""
+    hit: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield hit
+        return
+
+    def on_term(signum: int, frame: object) -> None:
+        hit.append(signum)
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield hit
+    finally:
+        signal.signal(signal.SIGTERM, old)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +26,7 @@ from training.cli.common import (
     ruleset_and_config,
     say,
     shown,
+    sigterm_as_ctrl_c,
     split_agents,
 )
 from training.cli.progress import progress_bar
@@ -51,7 +53,7 @@ def evaluate(
 ) -> None:
     """Matchup matrix with Wilson 95% intervals, seat advantage, game lengths, reasons games ended.
 
-    Ctrl-C stops the games: the finished ones are summarised and written (exit 130).
+    Ctrl-C or SIGTERM stops the games: the finished ones are summarised and written (exit 130 / 143).
     """
     rs, cfg = ruleset_and_config(ruleset, rules)
     sc = rs.scenario(scenario)
@@ -67,11 +69,12 @@ def evaluate(
         check_out_dir(out_dir, "evaluate") if out_dir is not None else fresh_run_dir(rs.name, scenario, "evaluate")
     )
     total = total_games(sc.players(cfg), len(names), games)
-    with progress_bar(total, f"{rs.name} {scenario}") as advance:
+    with sigterm_as_ctrl_c() as term, progress_bar(total, f"{rs.name} {scenario}") as advance:
         ev = run_eval(rs, scenario, cfg, names, games, seed, workers=workers, progress=advance)
+    stop_code = 128 + (term[0] if term else signal.SIGINT)  # 130 after Ctrl-C, 143 after SIGTERM
     if not ev.records:
         say(err, "interrupted before any game finished: nothing to summarise or write")
-        sys.exit(130)
+        sys.exit(stop_code)
     metrics = ev.metrics()
     if ev.interrupted:
         metrics["interrupted"] = True
@@ -115,7 +118,7 @@ def evaluate(
     say(err if as_json else out, f"record: {path}")
     if ev.interrupted:
         say(err, f"interrupted: {len(ev.records)} of {total} games finished; they are summarised and written above")
-        sys.exit(130)
+        sys.exit(stop_code)
 
 
 def _escaped_names(metrics: dict[str, Any], names: list[str]) -> tuple[dict[str, Any], list[str]]:
