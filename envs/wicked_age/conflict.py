@@ -1016,6 +1016,12 @@ class WickedAgeState(State):
                 return self._decide(Ctx.PRE_ROLL, self.tied[cursor])
             self._apply_pending_cash(fresh=True)
             self.tie_step, self.tie_idx = TieStep.REROLL, 0
+        while (
+            self.tie_idx < len(self.tied)
+            and not self.roll_dice[self.tied[self.tie_idx]]
+            and not self.fresh_adv[self.tied[self.tie_idx]]
+        ):
+            self.tie_idx += 1  # Rule 8: a tied party with no dice to roll keeps its empty roll (nothing to reroll)
         if self.tie_idx < len(self.tied):
             s = self.tied[self.tie_idx]
             self.node, self.actor = (Ctx.CASH_ROLL if self.fresh_adv[s] else Ctx.TIE_REROLL), s

@@ -304,14 +304,8 @@ def test_every_scenario_has_a_step_bound() -> None:
     assert builtin == set(STEP_BOUNDS)
 
 
-@pytest.mark.xfail(
-    raises=IndexError,
-    strict=False,
-    reason="engine (envs/wicked_age/conflict.py sample_chance, TIE_REROLL): a tied party whose roll is empty "
-    "(two forms at 0, allowed while consequences.pc_out_zero_forms > 2) has no lowest die to reroll",
-)
 def test_wicked_age_tie_between_empty_rolls() -> None:
-    """Found by the fuzz test: a PC still in with two forms at 0 can roll nothing and tie."""
+    """Found by the fuzz test: a PC still in with two forms at 0 can roll nothing and tie (Rule 8)."""
     rs = envs.get_ruleset("wicked_age")
     data = config_dict(rs.default_config())
     data["consequences"]["pc_out_zero_forms"] = 5
@@ -356,17 +350,8 @@ def test_any_accepted_config_plays(ruleset: str, scenario: str, data: st.DataObj
     _fuzz(ruleset, scenario, data)
 
 
-EMPTY_ROLL_TIE = pytest.mark.xfail(
-    raises=IndexError,
-    strict=False,
-    reason="known engine bug (test_wicked_age_tie_between_empty_rolls): a tie between empty rolls",
-)
-SLOW_CASES = [pytest.param(r, s, marks=EMPTY_ROLL_TIE) if r == "wicked_age" else (r, s) for r, s in CASES]
-"""The slow draws reach wicked_age's empty-roll tie; any other exception there still fails."""
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(("ruleset", "scenario"), SLOW_CASES)
+@pytest.mark.parametrize(("ruleset", "scenario"), CASES)
 @settings(
     max_examples=SLOW_EXAMPLES,
     deadline=None,

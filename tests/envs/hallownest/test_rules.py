@@ -15,7 +15,7 @@ from envs.hallownest import RULESET
 from envs.hallownest import rules as R
 from envs.hallownest.actions import Kind, Phase, action_id
 from envs.hallownest.duel import DuelState
-from tests.envs.hallownest.helpers import act, config, duel, force
+from tests.envs.hallownest.helpers import act, duel, force
 
 
 # -- Rules 2, 5, 7: characteristics ------------------------------------------------------------------
@@ -45,7 +45,9 @@ def test_templates_need_no_bug_weight(tmp_path) -> None:  # type: ignore[no-unty
     templates.write_text(
         "[medium]\nmight = 3\ngrace = 3\nshell = 3\ninsight = 3\nheart = 7\nstamina = 3\nsoul = 3\nspeed = 6\n"
     )
-    st = DuelState(config(data={"templates": str(templates)}))
+    variant = tmp_path / "variant.toml"
+    variant.write_text('[data]\ntemplates = "templates.toml"\n')
+    st = DuelState(load_config(RULESET, variant))
     assert [b.p.heart for b in st.bugs] == [7, 7]
     assert "weight" not in R.Profile.__dataclass_fields__
 
