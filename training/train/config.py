@@ -66,7 +66,39 @@ def load_state(run_dir: Path) -> dict[str, Any]:
     need = ("ruleset", "scenario", "algo", "target", "hyperparameters", "config", "rules_hash")
     if not isinstance(state, dict) or any(k not in state for k in need):
         raise UserError(f"{p} is not a rulebreaker training state")
+    for key, kind, required in STATE_FIELDS:
+        if key not in state:
+            if required:
+                raise UserError(f"{p} lacks '{key}': not a complete training state")
+            continue
+        value = state[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise UserError(f"{p}: '{key}' is {value!r:.40}, not a valid value (a damaged training state)")
+        if isinstance(value, int) and value < (1 if key in ("target", "n_envs") else 0):
+            raise UserError(f"{p}: '{key}' is {value}, out of range (a damaged training state)")
+    if not all(isinstance(c, str) for c in state.get("checkpoints", [])):
+        raise UserError(f"{p}: 'checkpoints' must list file names (a damaged training state)")
     return state
+
+
+STATE_FIELDS: tuple[tuple[str, type, bool], ...] = (
+    ("ruleset", str, True),
+    ("scenario", str, True),
+    ("algo", str, True),
+    ("target", int, True),
+    ("hyperparameters", dict, True),
+    ("config", dict, True),
+    ("rules_hash", str, True),
+    ("seed", int, True),
+    ("n_envs", int, True),
+    ("opponent", str, True),
+    ("num_timesteps", int, False),
+    ("vec", str, False),
+    ("checkpoints", list, False),
+    ("pool", dict, False),
+    ("status", str, False),
+)
+"""The fields of ``train_state.json``, their JSON types, and whether a resume needs them."""
 
 
 def write_state(run_dir: Path, state: dict[str, Any]) -> None:

@@ -49,6 +49,7 @@ from training.train.config import (
 from training.train.evaluation import PersonaEvaluator, final_evaluation, plot_curves, read_curves, write_curves
 from training.train.hyperparameters import (
     DEFAULT_TORCH_THREADS,
+    check_hyperparams,
     load_hyperparams,
     policy_kwargs,
     set_torch_threads,
@@ -193,6 +194,7 @@ def train(cfg: TrainConfig) -> TrainResult:
         cfg.ruleset, cfg.scenario, cfg.algo = state["ruleset"], sc_name, state["algo"]
         cfg.opponent, cfg.seed = state["opponent"], int(state["seed"])
         hp = dict(state["hyperparameters"])
+        check_hyperparams(hp)
         target = int(state["target"])
         n_envs = int(state["n_envs"])
         vec = state.get("vec", DEFAULT_VEC)
