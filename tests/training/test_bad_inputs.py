@@ -172,12 +172,14 @@ def _prepare(d: Path) -> None:
     # A finished training run (with its final evaluation), copied for the rows that damage it.
     r = _cli("train", "toy_pig", "race", *TINY_TRAIN, "--out", str(d / "trained"))
     assert r.code == 0, r.err
-    for name in ("nomodel", "nothing", "keepfe", "evalinto", "badtarget"):
+    for name in ("nomodel", "nothing", "keepfe", "evalinto", "badtarget", "ckfile"):
         shutil.copytree(d / "trained", d / name)
     (d / "nomodel" / "model.zip").unlink()
     (d / "nothing" / "model.zip").unlink()
     state = json.loads((d / "badtarget" / "train_state.json").read_text())
     (d / "badtarget" / "train_state.json").write_text(json.dumps({**state, "target": "abc"}))
+    shutil.rmtree(d / "ckfile" / "checkpoints")
+    (d / "ckfile" / "checkpoints").write_text("a file where the run keeps its checkpoints\n")
     (d / "[red]m[").mkdir()
     shutil.copytree(d / "trained", d / "[red]m[" / "bold]")  # an rl: agent named rl:{d}/[red]m[/bold]
     (d / "training").mkdir()  # a run in progress: no record yet
@@ -315,6 +317,7 @@ ROWS = [
     ),
     Row("resume: no model.zip, no checkpoint", ["train", "--resume", "{d}/nothing"], 2, ["model.zip", "missing"]),
     Row("resume: a damaged train_state.json", ["train", "--resume", "{d}/badtarget"], 2, ["target", "damaged"]),
+    Row("resume: checkpoints/ is a file", ["train", "--resume", "{d}/ckfile"], 2, ["checkpoints", "is a file"]),
     Row("resume: not a run", ["train", "--resume", "{d}/folder"], 2, ["train_state.json"]),
     # 5: never another command's record
     Row(

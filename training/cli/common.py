@@ -99,6 +99,8 @@ def check_out_dir(path: Path, command: str, option: str = "--out") -> Path:
     holder = record_command(path) if path.is_dir() else None
     if holder is None and command != "train" and (path / TRAIN_STATE).exists():
         holder = "train"
+    if holder == "?" and command == "train" and (path / TRAIN_STATE).exists():
+        holder = None  # a training run whose record is damaged: its own record, rewritten at the end
     if holder is not None and holder != command:
         raise UserError(
             f"{option} {path} holds a `{holder}` run; {command} will not write its {RECORD_NAME} there: "

@@ -98,7 +98,11 @@ class _Run:
         self.stop = StopFlag()
         self.boundary = int(state.get("num_timesteps", 0))
         # A curve point past the model being continued belongs to a model that was lost: never mix the two.
-        self.curves: list[dict[str, Any]] = [c for c in read_curves(run_dir) if int(c["step"]) <= self.boundary]
+        self.curves: list[dict[str, Any]] = [
+            c
+            for c in read_curves(run_dir)
+            if isinstance(c, dict) and type(c.get("step")) is int and c["step"] <= self.boundary and "vs" in c
+        ]
         self.pool: list[NumpyNet] = []
         self.self_play = state["opponent"] in ("self", "mix")
         self.next_eval = self._next(self.curves[-1]["step"] if self.curves else -1, "eval_freq")
@@ -224,6 +228,9 @@ def train(cfg: TrainConfig) -> TrainResult:
             run_dir = new_run_dir(rs.name, sc_name, kind="train")
         state = {}
 
+    for folder in ("checkpoints", "tb"):  # a file in the way would stop the run after its first rollout
+        if (run_dir / folder).exists() and not (run_dir / folder).is_dir():
+            raise UserError(f"{run_dir / folder} is a file; the run keeps a folder there: move the file away")
     sc = rs.scenario(sc_name)
     num_players = sc.players(config)
     env_id = rs.env_id(sc_name)
