@@ -38,6 +38,8 @@ META_NAME = "rulebreaker.json"
 """The metadata entry added to every model zip: ruleset, scenario, sizes, algorithm, architecture."""
 MODEL_NAME = "model.zip"
 META_VERSION = 1
+MAX_ZIP_BYTES = 2**30
+"""A model zip that unpacks to more than this is refused before it is read (a zip bomb, not a small MLP)."""
 
 META_KEYS = {"ruleset": str, "scenario": str, "observation_size": int, "num_actions": int, "architecture": dict}
 """The entries of ``rulebreaker.json`` a model cannot be played without, and their JSON types."""
@@ -254,6 +256,9 @@ def read_meta(path: Path | str) -> dict[str, Any]:
         raise UserError(f"{p} is not a valid model zip (truncated or corrupt)")
     try:
         with zipfile.ZipFile(p) as z:
+            size = sum(info.file_size for info in z.infolist())
+            if size > MAX_ZIP_BYTES:
+                raise UserError(f"{p} unpacks to {size:,} bytes, more than a model ({MAX_ZIP_BYTES:,}); refusing it")
             bad = z.testzip()
             if bad is not None:
                 raise UserError(f"{p} is corrupt (bad CRC in {bad})")

@@ -172,7 +172,7 @@ def _prepare(d: Path) -> None:
     # A finished training run (with its final evaluation), copied for the rows that damage it.
     r = _cli("train", "toy_pig", "race", *TINY_TRAIN, "--out", str(d / "trained"))
     assert r.code == 0, r.err
-    for name in ("nomodel", "nothing", "keepfe", "evalinto", "badtarget", "ckfile"):
+    for name in ("nomodel", "nothing", "keepfe", "evalinto", "badtarget", "ckfile", "bomb"):
         shutil.copytree(d / "trained", d / name)
     (d / "nomodel" / "model.zip").unlink()
     (d / "nothing" / "model.zip").unlink()
@@ -262,6 +262,10 @@ def _sigterm_after_3(mp: pytest.MonkeyPatch) -> None:
 def _sigterm_record(d: Path) -> None:
     rec = json.loads((d / "term" / "record.json").read_text())
     assert rec["metrics"]["interrupted"] is True and rec["metrics"]["games_played"] == 3
+
+
+def _tiny_zip_limit(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr("agents.rl.MAX_ZIP_BYTES", 1000)  # the model zip now "unpacks to more than a model"
 
 
 def _plot_fails(mp: pytest.MonkeyPatch) -> None:
@@ -463,6 +467,13 @@ ROWS = [
         2,
         ["policy.pth"],
         absent=["weights_only", "Traceback"],
+    ),
+    Row(
+        "rl zip unpacking too large",
+        ["evaluate", *E, "--agents", "rl:{d}/bomb,random"],
+        2,
+        ["unpacks to"],
+        patch=_tiny_zip_limit,
     ),
     Row("rl: a folder without a model", ["evaluate", *E, "--agents", "rl:{d}/folder,random"], 2, ["no trained model"]),
     Row("replay: a good game", ["play", "--replay", "{d}/run/ok"], 0, out_words=["winner"]),
