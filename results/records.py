@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import os
 import platform
 import tempfile
@@ -90,8 +91,21 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def finite_json(data: Any) -> Any:
+    """``data`` with every non-finite float (NaN, ±inf) replaced by ``None``: standard JSON, readable anywhere."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite_json(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [finite_json(v) for v in data]
+    return data
+
+
 def atomic_write_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    """Write ``data`` as standard JSON (no ``NaN``/``Infinity``: see :func:`finite_json`), atomically."""
+    text = json.dumps(finite_json(data), indent=2, sort_keys=False, default=str, allow_nan=False)
+    atomic_write_text(path, text + "\n")
 
 
 def new_run_dir(ruleset: str, scenario: str, root: Path | str = "runs", kind: str = "") -> Path:

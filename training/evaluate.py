@@ -128,6 +128,8 @@ def evaluation_metrics(ev: Evaluation) -> dict[str, Any]:
         per: dict[str, Any] = {}
         for a in ev.agents:
             rs = [r for r in recs if r.agents[0] == a]
+            if not rs:  # interrupted before this agent played: no figure rather than NaN
+                continue
             mi = mean_interval([r.returns[0] for r in rs])
             wins = sum(1 for r in rs if r.winner == 0)
             wi = wilson(wins, len(rs))

@@ -237,6 +237,14 @@ def _interrupted_record(d: Path) -> None:
     assert len(rec["games_detail"]) == 3
 
 
+def _strict_json_record(d: Path) -> None:
+    def refuse(name: str) -> None:
+        raise AssertionError(f"record.json holds {name}, not standard JSON")
+
+    rec = json.loads((d / "solo-cut" / "record.json").read_text(), parse_constant=refuse)
+    assert rec["metrics"]["games_played"] == 3 and set(rec["metrics"]["agents"]) == {"random"}
+
+
 def _write_fails(mp: pytest.MonkeyPatch) -> None:
     def fail(run_dir: Path, **kw: Any) -> Path:
         raise PermissionError(13, "Permission denied", str(run_dir / "record.json"))
@@ -378,6 +386,14 @@ ROWS = [
         ["interrupted", "3 of 10"],
         patch=_sigterm_after_3,
         check=_sigterm_record,
+    ),
+    Row(
+        "evaluate one seat: Ctrl-C before the 2nd agent plays",
+        ["evaluate", "blackbird", "session", "--agents", "random,greedy", "--games", "5", "--out", "{d}/solo-cut"],
+        130,
+        ["3 of 10"],
+        patch=_ctrl_c_after_3,
+        check=_strict_json_record,
     ),
     Row(
         "train: the curves cannot be written at the end",
@@ -640,6 +656,15 @@ def test_a_second_sigterm_abandons_a_stuck_step() -> None:
             os.kill(os.getpid(), signal.SIGTERM)
             for _ in range(10**8):  # a step that would not end on its own
                 pass
+
+
+def test_records_are_standard_json_without_nan_or_infinity(tmp_path: Path) -> None:
+    from results.records import atomic_write_json
+
+    atomic_write_json(tmp_path / "r.json", {"a": float("nan"), "b": [1.5, float("inf"), (float("-inf"), 2)], "c": "x"})
+    text = (tmp_path / "r.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text) == {"a": None, "b": [1.5, None, [None, 2]], "c": "x"}
 
 
 def count_table(d: Path) -> dict[str, int]:
