@@ -69,8 +69,7 @@ def main() -> None:
     by a command becomes one ``error:`` line and exit 2; Ctrl-C exits 130."""
     try:
         code = app(standalone_mode=False)
-    except click.NoArgsIsHelpError as e:  # `rulebreaker` alone: the help, as click shows it
-        e.show()
+    except click.NoArgsIsHelpError as e:  # `rulebreaker` alone: typer has printed the help already
         sys.exit(e.exit_code)
     except click.UsageError as e:  # one line, like a UserError, with where to look
         cmd = e.ctx.command_path if e.ctx is not None else "rulebreaker"
