@@ -36,8 +36,23 @@ def cli(*args: str) -> None:
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("html")
     cli("discover", "toy_pig", "race", "--out", str(out), "--no-rl", "--workers", "1")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    WRITTEN_BY_DISCOVER.update(
+        replays=(out / "replays" / "index.json").exists(),
+        stepper='class="replay"' in html and '"resources"' in html,
+        screenshot=(out / "report_screenshot.png").exists(),
+    )
     cli("report", str(out), "--screenshot")  # re-render from the records, tracing the example games
     return out
+
+
+WRITTEN_BY_DISCOVER: dict[str, bool] = {}
+
+
+def test_discover_itself_writes_the_replays_and_the_step_through_page(run_dir):
+    assert WRITTEN_BY_DISCOVER["replays"] and WRITTEN_BY_DISCOVER["stepper"]
+    if CHROMIUM is not None:
+        assert WRITTEN_BY_DISCOVER["screenshot"]
 
 
 def test_report_rerenders_from_records_with_replays(run_dir):

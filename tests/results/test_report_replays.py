@@ -96,3 +96,20 @@ def test_plain_agent_names_the_restriction():
     assert plain_agent("search:flurry@16#forbid=dodge") == "search:flurry@16, never allowed to dodge"
     assert plain_agent("greedy") == "greedy"
     assert plain_agent("search:x@8#maxn#forbid=aim") == "search:x@8#maxn, never allowed to aim"
+
+
+def test_play_replay_reads_a_trace_file_of_the_report(tmp_path, capsys):
+    from envs.core.config import config_dict
+    from tests.cli_helpers import run_cli
+    from training.replays import write_replays
+
+    cfg = config_dict(get_ruleset("toy_pig").default_config())
+    games = {"g": {"ruleset": "toy_pig", "scenario": "race", "config": cfg, "agents": ["random", "random"], "seed": 4}}
+    finding = [{"kind": "dead_rule", "subject": "k", "severity": "low", "value": 0.0, "evidence": "g"}]
+    write_replays(tmp_path, finding, games)
+    r = run_cli(capsys, "play", "--replay", str(tmp_path / "replays" / "g.json"))
+    assert r.code == 0, r.err
+    assert all(line in r.out for line in play_game(_job(4)).log[-3:])
+    (tmp_path / "replays" / "bad.json").write_text("[1]")
+    bad = run_cli(capsys, "play", "--replay", str(tmp_path / "replays" / "bad.json"))
+    assert bad.code == 2 and "not a recorded game" in bad.err and "Traceback" not in bad.err

@@ -146,3 +146,23 @@ def test_bad_input_exits_2_with_a_clear_line(capsys, baseline, tmp_path, setup, 
     assert r.code == 2, (r.out, r.err)
     assert needle in r.err
     assert "Traceback" not in r.err
+
+
+def test_out_writes_the_comparison_page_beside_the_printed_verdict(capsys, baseline, tmp_path):
+    out = tmp_path / "page"
+    r = regress(capsys, baseline, variant(tmp_path, "[game]\ntarget = 35\n"), "--out", str(out))
+    assert r.code == 1
+    printed = json.loads(r.out)
+    saved = json.loads((out / "regress.json").read_text())
+    assert saved["exit_code"] == printed["exit_code"] == 1
+    html = (out / "regress.html").read_text()
+    assert "length" in html and "toy_pig" in html
+    assert "report:" in r.err
+
+
+def test_out_that_is_a_file_is_refused_before_any_game(capsys, baseline, tmp_path):
+    blocker = tmp_path / "taken"
+    blocker.write_text("x")
+    r = regress(capsys, baseline, variant(tmp_path, "[game]\ntarget = 35\n"), "--out", str(blocker))
+    assert r.code == 2 and r.out == ""
+    assert str(blocker) in r.err and "Traceback" not in r.err

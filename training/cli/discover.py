@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -13,7 +13,7 @@ from envs.core.config import config_dict, load_config
 from envs.core.errors import UserError
 from envs.core.registry import get_ruleset
 from results.records import atomic_write_json, write_record
-from results.report import build_report
+from results.report import TOP_FINDINGS, build_report, screenshot
 from training.cli.common import (
     SEED_MAX,
     TRAIN_SEED_MAX,
@@ -24,8 +24,8 @@ from training.cli.common import (
     say,
 )
 from training.cli.progress import stage_progress
-from training.discover import BUDGETS, Discovery, make_discovery, rl_stage, run_discovery
-from training.runner import GameJob, play_game
+from training.discover import BUDGETS, make_discovery, rl_stage, run_discovery
+from training.replays import write_replays
 
 SEVERITIES = ("info", "low", "medium", "high")
 
@@ -36,32 +36,6 @@ def register(app: typer.Typer) -> None:
 
 def replay_command(run_dir: Path, gid: str) -> str:
     return f"rulebreaker play --replay {run_dir / gid}"
-
-
-def _examples(d: Discovery, run_dir: Path, limit: int) -> list[dict[str, Any]]:
-    wanted: list[tuple[str, str]] = []
-    for f in d.findings:
-        if f.evidence and f.evidence not in [w[0] for w in wanted]:
-            wanted.append((f.evidence, f"{f.kind.value}: {f.subject}"))
-    if not wanted and d.games:
-        gid = next(iter(d.games))
-        wanted.append((gid, "a round-robin game"))
-    exs = []
-    for gid, title in wanted[:limit]:
-        g = d.games[gid]
-        job = GameJob(
-            g["ruleset"],
-            g["scenario"],
-            g["config"],
-            tuple(g["agents"]),
-            g["seed"],
-            narrate=True,
-            forbid=tuple((int(s), str(o)) for s, o in g["forbid"]),
-        )
-        rec = play_game(job)
-        who = " vs ".join(g["agents"]) + (f", forbidding {g['forbid']}" if g["forbid"] else "")
-        exs.append({"id": gid, "title": f"{title} — {who}", "replay": replay_command(run_dir, gid), "log": rec.log})
-    return exs
 
 
 def discover_cmd(
@@ -112,8 +86,10 @@ def discover_cmd(
             atomic_write_json(run_dir / "findings.json", result)
             atomic_write_json(run_dir / "games.json", d.games)
             atomic_write_json(run_dir / "sections.json", d.sections)
-            examples = _examples(d, run_dir, BUDGETS[budget].example_games)
-            md, html = build_report(run_dir, result, d.sections, examples, d.timings)
+            n_replays = max(BUDGETS[budget].example_games, TOP_FINDINGS)
+            replays = write_replays(run_dir, result["findings"], d.games, n_replays)
+            md, html = build_report(run_dir, result, d.sections, [], d.timings, replays=replays)
+            screenshot(html, run_dir / "report_screenshot.png")  # None without Chromium
             write_record(
                 run_dir,
                 command="discover",

@@ -68,6 +68,14 @@ REPLAY_KEYS = {"ruleset": str, "scenario": str, "config": dict, "agents": list, 
 def replay_job(replay: str) -> GameJob:
     """The narrated job of ``RUN_DIR/GAME_ID``, read from the run's ``games.json``; a malformed entry is refused."""
     path = Path(replay)
+    if path.suffix == ".json" and path.is_file() and path.parent.name == "replays":  # a report's trace file
+        if path.stat().st_size > MAX_GAMES_FILE:
+            raise UserError(f"{path} is larger than {MAX_GAMES_FILE // 2**20} MiB; not a replay trace")
+        try:
+            trace = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+            raise UserError(f"{path} is corrupt: {e}") from None
+        return replace(_job_of(trace, f"replay trace {path}"), narrate=True)
     games_file, gid = path.parent / "games.json", path.name
     if not games_file.is_file():
         raise UserError(f"no recorded games at {games_file} (expected RUN_DIR/GAME_ID)")

@@ -15,7 +15,7 @@ from agents.registry import agent_names
 from envs.core.config import load_config
 from envs.core.errors import UserError
 from envs.core.registry import get_ruleset
-from training.cli.common import SEED_MAX, check_finite, check_out_file, clamp_workers, err, out, say
+from training.cli.common import SEED_MAX, check_finite, check_out_dir, check_out_file, clamp_workers, err, out, say
 from training.cli.progress import progress_bar
 from training.evaluate import MAX_GAMES
 from training.regress import (
@@ -30,6 +30,7 @@ from training.regress import (
     make_baseline,
     regress,
     save_baseline,
+    write_regress_run,
 )
 
 MAX_BASELINE_BYTES = 512 * 2**20
@@ -79,6 +80,9 @@ def regress_cmd(
         int, typer.Option("--games", min=10, help="Games per matchup when writing a baseline.")
     ] = DEFAULT_GAMES,
     seed: Annotated[int, typer.Option("--seed", min=0, max=SEED_MAX, help="Seed when writing a baseline.")] = 20261129,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Also write regress.json and the comparison page regress.html here.")
+    ] = None,
 ) -> None:
     """Did this rule change move the balance? Exit 0 no significant change, 1 significant change, 2 bad input."""
     for name, value in (("--alpha", alpha), ("--beta", beta), ("--min-effect", min_effect)):
@@ -91,6 +95,8 @@ def regress_cmd(
         raise UserError("--rules VARIANT.toml is required (or --update-baseline to write the baseline)")
     config = load_config(rs, rules)
     workers = clamp_workers(workers)
+    if out_dir is not None and not update_baseline:
+        out_dir = check_out_dir(out_dir, "regress")
     if update_baseline:
         names = agent_names(rs.name)
         total = len(names) * (len(names) - 1) * games  # upper bound for the bar
@@ -130,6 +136,12 @@ def regress_cmd(
     else:
         for r in results:
             _print(r)
+    if out_dir is not None:  # after the verdict is printed: a failed write loses nothing
+        try:
+            page = write_regress_run(out_dir, results)[1]
+        except OSError as e:
+            raise UserError(f"the comparison page could not be written to {out_dir}: {e.strerror or e}") from None
+        say(err, f"report: {page}")
     sys.exit(code)
 
 
