@@ -1,4 +1,8 @@
-"""Rich tables for evaluation metrics."""
+"""Rich tables for evaluation metrics.
+
+Agent names and titles are user strings (an ``rl:`` path may hold ``[/bold]``): they are shown as plain
+``Text``, never read as rich markup.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def _pct(x: float, ci: list[float]) -> str:
@@ -14,25 +19,25 @@ def _pct(x: float, ci: list[float]) -> str:
 
 def print_evaluation(console: Console, m: dict[str, Any], agents: list[str], title: str) -> None:
     if "agents" in m:
-        t = Table(title=title)
+        t = Table(title=Text(title))
         for c in ("agent", "games", "mean return [95% CI]", "success rate [95% CI]"):
             t.add_column(c)
         for a, r in m["agents"].items():
             ci = r["return_ci"]
             t.add_row(
-                a,
+                Text(a),
                 str(r["games"]),
                 f"{r['mean_return']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]",
                 _pct(r["success_rate"], r["success_ci"]),
             )
         console.print(t)
     else:
-        t = Table(title=title + " — win rate of row vs column")
+        t = Table(title=Text(title + " — win rate of row vs column"))
         t.add_column("row \\ col")
         for b in agents:
-            t.add_column(b)
+            t.add_column(Text(b))
         for a in agents:
-            row = [a]
+            row: list[str | Text] = [Text(a)]
             for b in agents:
                 cell = m["matrix"].get(a, {}).get(b)
                 row.append("—" if cell is None else _pct(cell["win_rate"], cell["win_ci"]))

@@ -6,7 +6,7 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -25,7 +25,6 @@ from training.cli.common import (
     out,
     ruleset_and_config,
     say,
-    shown,
     sigterm_as_ctrl_c,
     split_agents,
 )
@@ -98,8 +97,7 @@ def evaluate(
             )
         )
     else:
-        shown_metrics, shown_names = _escaped_names(metrics, names)
-        print_evaluation(out, shown_metrics, shown_names, title=shown(title))
+        print_evaluation(out, metrics, names, title=title)  # names and title shown as plain text
     try:
         path = write_record(
             run_dir,
@@ -119,13 +117,3 @@ def evaluate(
     if ev.interrupted:
         say(err, f"interrupted: {len(ev.records)} of {total} games finished; they are summarised and written above")
         sys.exit(stop_code)
-
-
-def _escaped_names(metrics: dict[str, Any], names: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """The metrics and agent names with every name escaped for rich (an ``rl:`` path may hold ``[/bold]``)."""
-    m = dict(metrics)
-    if "agents" in m:
-        m["agents"] = {shown(a): v for a, v in m["agents"].items()}
-    if "matrix" in m:
-        m["matrix"] = {shown(a): {shown(b): c for b, c in row.items()} for a, row in m["matrix"].items()}
-    return m, [shown(n) for n in names]
