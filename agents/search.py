@@ -77,6 +77,7 @@ RestrictionMode = Literal["forbid", "force"]
 OpponentModel = Literal["base", "maxn"]
 Backup = Literal["max", "mean"]
 FinalChoice = Literal["value", "visits"]
+SearchMode = Literal["mcts", "rollout"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -508,6 +509,7 @@ class SearchSpec:
     restriction: Restriction | None
     opponents: OpponentModel
     c: float
+    mode: SearchMode = "mcts"
 
     def text(self) -> str:
         """The canonical spec string (what :func:`parse_search_spec` reads back)."""
@@ -518,6 +520,8 @@ class SearchSpec:
             out += "#maxn"
         if self.c != DEFAULT_C:
             out += f"#c={self.c:g}"
+        if self.mode == "rollout":
+            out += "#rollout"
         return out
 
 
@@ -550,6 +554,7 @@ def parse_search_spec(spec: str) -> SearchSpec:
     restriction: Restriction | None = None
     opponents: OpponentModel = "base"
     c = DEFAULT_C
+    mode: SearchMode = "mcts"
     for opt in options:
         if opt.startswith(("forbid=", "force=")):
             if restriction is not None:
@@ -557,14 +562,20 @@ def parse_search_spec(spec: str) -> SearchSpec:
             restriction = parse_restriction(opt)
         elif opt == "maxn":
             opponents = "maxn"
+        elif opt == "rollout":
+            mode = "rollout"
         elif opt.startswith("c="):
             try:
                 c = float(opt[2:])
             except ValueError:
                 raise UserError(f"bad search spec '{spec}': c= needs a number") from None
         else:
-            raise UserError(f"bad search option '{opt}' in '{spec}'; valid: forbid=<group>, force=<group>, maxn, c=<x>")
-    return SearchSpec(base, simulations, restriction, opponents, c)
+            raise UserError(
+                f"bad search option '{opt}' in '{spec}'; valid: forbid=<group>, force=<group>, maxn, c=<x>, rollout"
+            )
+    if mode == "rollout" and opponents == "maxn":
+        raise UserError(f"bad search spec '{spec}': #rollout models the other seats by the base (no #maxn)")
+    return SearchSpec(base, simulations, restriction, opponents, c, mode)
 
 
 def make_search_agent(
@@ -587,9 +598,16 @@ def make_search_agent(
             Restriction("forbid", forbid) if forbid is not None else Restriction("force", str(force)),
             parsed.opponents,
             parsed.c,
+            parsed.mode,
         )
     base = make_agent(ruleset, parsed.base, scenario)
     canonical = parsed.text()
+    if parsed.mode == "rollout":
+        from agents.rollout import RolloutAgent
+
+        rollout = RolloutAgent(base, parsed.simulations, restriction=parsed.restriction, name=canonical)
+        rollout._source = (ruleset, canonical, scenario)
+        return rollout
     agent = SearchAgent(
         base, parsed.simulations, restriction=parsed.restriction, opponents=parsed.opponents, c=parsed.c, name=canonical
     )
