@@ -75,7 +75,6 @@ def _budget(games: int) -> Budget:
     return Budget(
         name="balance",
         round_robin_games=games,
-        restricted_deals=0,
         sensitivity_games=0,
         rl_steps=0,
         rl_eval_games=0,

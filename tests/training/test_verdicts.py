@@ -209,8 +209,13 @@ def test_planted_dead_and_dominated_options(dash, tmp_path):
     sec = _verdicts(tmp_path, 16, 30)
     assert sec["subject"] == "search:roller@16"  # the persona itself is never the subject of a verdict
     opts = sec["options"]
-    for dead in ("wave", "nod"):  # identical and effect-free: forbidding or forcing changes no game at all
-        assert opts[dead]["verdict"] == "dead", (dead, opts[dead])
+    for dead in ("wave", "nod"):  # identical and effect-free: forbidding or forcing changes no game at all ...
+        row = opts[dead]
+        iv = row["forbid"] or row["force"]
+        assert iv["value"] == 0.0
+        # ... but 30 unchanged pairs cannot show a change rarer than 3 in 30 games (the rule of three), so the
+        # interval keeps that width and the verdict waits for more games (test_effect_free_options_are_dead)
+        assert iv["high"] - iv["low"] > 2 * 0.01 and row["verdict"] != "dead", (dead, row)
     assert opts["gift"]["verdict"] == "dominated", opts["gift"]
     assert opts["gift"]["chosen"] == 0 and opts["gift"]["forbid"] is None  # never chosen: not replayed forbidden
     exact_gift = _exact(RestrictedState(DashState(DashConfig()), 0, Restriction("force", "gift"))) - _exact(
@@ -220,6 +225,15 @@ def test_planted_dead_and_dominated_options(dash, tmp_path):
     assert exact_gift < -0.05  # the truth: giving away the start and a turn costs value (exactly -0.0597)
     assert fc["low"] - 0.05 <= exact_gift <= fc["high"] + 0.05, (fc, exact_gift)
     assert opts["roll"]["verdict"] == "essential"
+
+
+@pytest.mark.slow
+def test_effect_free_options_are_dead(dash, tmp_path):
+    """With enough unchanged pairs (320: the rule of three's bound falls inside the 0.01 band) the two
+    identical, effect-free options are dead: forbidding and forcing both change nothing."""
+    opts = _verdicts(tmp_path, 16, 320, groups=("wave", "nod"))["options"]
+    for dead in ("wave", "nod"):
+        assert opts[dead]["verdict"] == "dead", (dead, opts[dead])
 
 
 def test_bad_fallback_base_measures_the_true_worth(dash, tmp_path):

@@ -43,7 +43,7 @@ def discover_cmd(
     scenario: Annotated[str | None, typer.Argument(help="One scenario; default every scenario.")] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="A variant TOML to examine.")] = None,
     budget: Annotated[
-        str, typer.Option("--budget", help="quick (≤2 min per scenario), standard (≤15), deep.")
+        str, typer.Option("--budget", help="quick (≤3 min per scenario), standard (≤15), deep.")
     ] = "quick",
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/<stamp>-<ruleset>-discover.")

@@ -15,9 +15,6 @@ class Budget(BaseModel):
 
     name: str
     round_robin_games: int = Field(description="games per matchup in the persona round-robin")
-    restricted_deals: int = Field(
-        0, description="unused: the persona restricted play it sized is gone (kept so that old callers validate)"
-    )
     sensitivity_games: int = Field(description="games per matchup per knob value in rule sensitivity")
     rl_steps: int = Field(description="training steps per RL run (0: no RL)")
     rl_eval_games: int = Field(description="games per matchup for the RL agent against each persona")

@@ -57,8 +57,20 @@ def subject_spec(base: str, simulations: int, restriction: str | None = None) ->
     return f"{spec}#{restriction}" if restriction else spec
 
 
-def _iv(values: list[float]) -> Interval:
-    return Interval(0.0, 0.0, 0.0) if all(v == 0 for v in values) else mean_interval(values)
+def _iv(values: list[float], span: float = 1.0) -> Interval:
+    """Mean paired change with its 95% interval; never zero-width from a handful of identical pairs.
+
+    When every pair changed by the same amount (most often: not at all), the normal interval has no width,
+    yet a change that happens in fewer than 3 games in ``n`` goes unseen with 95% odds (the rule of three):
+    the interval is then the mean ± ``span`` × 3/n, ``span`` being the range of the seat's returns.
+    """
+    if not values:
+        return mean_interval(values)
+    m = sum(values) / len(values)
+    if any(v != values[0] for v in values):
+        return mean_interval(values)
+    half = span * min(1.0, 3 / len(values))
+    return Interval(m, m - half, m + half)
 
 
 def _seat(g: int, n: int) -> int:
@@ -94,7 +106,9 @@ def _usage(records: list[GameRecord], n: int) -> dict[str, dict[str, float]]:
 
 def _paired(base: list[GameRecord], other: list[GameRecord], n: int) -> tuple[Interval, list[float]]:
     diffs = [_value(o, g, n) - _value(b, g, n) for g, (b, o) in enumerate(zip(base, other, strict=True))]
-    return _iv(diffs), diffs
+    seen = [_value(r, g, n) for recs in (base, other) for g, r in enumerate(recs)]
+    span = (max(seen) - min(seen)) if seen else 0.0
+    return _iv(diffs, span if span > 0 else 1.0), diffs
 
 
 def game_work(d: Discovery) -> float | None:
