@@ -218,7 +218,11 @@ class ParryRules(RulesModel):
     )
     ranged_penalty: int = Field(default=1, ge=0, le=3, description="Rule 12: dice lost parrying a ranged attack")
     max_shield_investment: int = Field(
-        default=6, ge=0, le=6, description="Rule 12: most Stamina invested in a shield parry"
+        default=6,
+        ge=0,
+        le=6,
+        description="Rule 12: most Stamina invested in a shield parry; [decision] at most 6: the action "
+        "table holds investments 0..6 (the rules set no maximum)",
     )
 
 
@@ -233,7 +237,13 @@ class DodgeRules(RulesModel):
     imbalance_only_if_moved: bool = Field(
         default=True, description="Rule 12 [decision]: the Imbalance comes with the dodge move, not with every dodge"
     )
-    max_investment: int = Field(default=6, ge=0, le=6, description="Rule 12: most Stamina invested in a dodge")
+    max_investment: int = Field(
+        default=6,
+        ge=0,
+        le=6,
+        description="Rule 12: most Stamina invested in a dodge; [decision] at most 6: the action table holds "
+        "investments 0..6 (the rules set no maximum)",
+    )
 
 
 class DamageRules(RulesModel):

@@ -104,7 +104,13 @@ class MultipleActionRules(RulesModel):
     """Rule 9: multiple actions in one turn."""
 
     enabled: bool = Field(default=True, description="Rule 9: several actions may be declared in one turn")
-    max_actions: int = Field(default=3, ge=1, le=3, description="Rule 9: most actions a character may declare per turn")
+    max_actions: int = Field(
+        default=3,
+        ge=1,
+        le=3,
+        description="Rule 9: most actions a character may declare per turn; [decision] at most 3: the heist's "
+        "action table declares 1..3 (the rules set no maximum)",
+    )
 
 
 class RetryRules(RulesModel):

@@ -298,7 +298,13 @@ class DuelSetup(RulesModel):
 class MeleeSetup(RulesModel):
     """The melee scenario: 3-4 parties, the last of them an NPC."""
 
-    parties: int = Field(default=3, ge=3, le=4, description="number of parties (the last one is the NPC)")
+    parties: int = Field(
+        default=3,
+        ge=3,
+        le=4,
+        description="number of parties (the last one is the NPC); [decision] at most 4: the melee's action table "
+        "and observation hold four parties (the rules set no maximum)",
+    )
     build_phase: bool = Field(
         default=True,
         description="Rule 1: each seat assigns its dice to its forms as its first decisions (simultaneous builds); "
