@@ -79,6 +79,7 @@ class Case:
     simulations: int  # the search subject's budget in the reach test
     games: int  # paired games of the reach estimate
     sets: tuple[tuple[str, Any], ...] = ()
+    mode: str = "#rollout"  # the search mode of the subject ("" for the MCTS of agents/search.py)
 
     @property
     def name(self) -> str:
@@ -302,9 +303,9 @@ round-robin ranks first there."""
 CASES = {
     c.name: c
     for c in (
-        Case("storyteller", "heist", "spender", 64, 100),
-        Case("blackbird", "session", "defender", 32, 100),
-        Case("hallownest", "duel", "balanced", 32, 100),
+        Case("storyteller", "heist", "spender", 128, 100),
+        Case("blackbird", "session", "defender", 64, 100),
+        Case("hallownest", "duel", "balanced", 64, 100),
         Case("wicked_age", "duel", "highest", 32, 100),
     )
 }
@@ -322,11 +323,13 @@ def test_small_variants_load_and_stay_out_of_variants() -> None:
 
 
 SHORT_OF_97 = {
-    # measured 2026-12-01 on the loaded 2-core machine with this file's cases (reach above random; V/O):
-    "storyteller-heist": "search:spender@64 0.8128 ± 0.0075 of 0.8576 (random 0.5539, spender 0.8252): 85.2%",
-    "blackbird-session": "search:defender@32 0.8511 ± 0.0071 of 0.8783 (random 0.4577, defender 0.8598): 93.5%",
-    "hallownest-duel": "search:balanced@32 -0.0185 ± 0.0140 of 0.0267 (random -0.6171, balanced 0.0): 93.0%",
-    "wicked_age-duel": "search:highest@32 0.3800 ± 0.0421 of 0.5000 (random -0.2308, highest 0.0): 83.6%",
+    # measured 2026-12-01 11:39 on the loaded 2-core machine with this file's cases, rollout mode (reach above
+    # random; V/O). Before it (MCTS search:<base>@n): heist @64 85.2%, blackbird @32 93.5%, hallownest @32 93.0%,
+    # wicked_age @32 83.6%. blackbird session now passes: search:defender@64#rollout 0.8671 ± 0.0020, 97.3%.
+    "storyteller-heist": "search:spender@128#rollout 0.8368 ± 0.0026 of 0.8576 (random 0.5539, spender 0.8252): "
+    "93.2% (@256, 40 games: 93.7%: the one-step improvement of spender tops out here)",
+    "hallownest-duel": "search:balanced@64#rollout 0.0031 ± 0.0073 of 0.0267 (random -0.6171, balanced 0.0): 96.3%",
+    "wicked_age-duel": "search:highest@32#rollout 0.4750 ± 0.0215 of 0.5000 (random -0.2308, highest 0.0): 96.6%",
 }
 """Cases where the search subject was measured short of 97% (an honest xfail: the bar is not lowered; an
 XPASS means the agent got there)."""
@@ -342,7 +345,7 @@ def _reach_param(name: str) -> Any:
 @pytest.mark.parametrize("name", [_reach_param(n) for n in CASES])
 def test_exact_reach(name: str) -> None:
     case = CASES[name]
-    spec = f"search:{case.base}@{case.simulations}"
+    spec = f"search:{case.base}@{case.simulations}{case.mode}"
     r = measure_reach(case, spec, case.games)
     print(f"{case.name}: " + r.line(spec))
     assert r.reach >= REACH, r
