@@ -35,12 +35,13 @@ spec and is rebuilt in a worker process.
 Spec grammar (the CLI name)::
 
     search[:<base>][@<simulations>][#<option>]...
-    <option> := forbid=<group> | force=<group> | maxn | c=<float>
+    <option> := forbid=<group> | force=<group> | maxn | c=<float> | rollout
 
 ``<base>`` is any agent spec of :func:`agents.registry.make_agent` (a persona, ``random``, ``rl:<run dir>``;
 default ``random``); ``<simulations>`` is the budget per decision (default :data:`DEFAULT_SIMULATIONS`).
 Examples: ``search``, ``search:greedy``, ``search:greedy@64``, ``search:flurry@200#forbid=dodge``,
-``search:rl:runs/x@32#maxn``.
+``search:rl:runs/x@32#maxn``. ``#rollout`` selects :class:`agents.rollout.RolloutAgent` (rollout policy
+improvement over the base) instead of the tree.
 """
 
 from __future__ import annotations
@@ -632,8 +633,10 @@ def measure_decisions_per_second(
     cfg = rs.default_config()
     scen = rs.scenario(scenario)
     n_actions = scen.action_count(cfg)
+    from agents.rollout import RolloutAgent
+
     agent = make_search_agent(ruleset, spec, scenario)
-    assert isinstance(agent, SearchAgent)
+    assert isinstance(agent, (SearchAgent, RolloutAgent))
     searched = decisions = games = 0
     spent = 0.0
     t0 = time.perf_counter()
