@@ -305,7 +305,7 @@ CASES = {
     for c in (
         Case("storyteller", "heist", "spender", 128, 100),
         Case("blackbird", "session", "defender", 64, 100),
-        Case("hallownest", "duel", "balanced", 64, 100),
+        Case("hallownest", "duel", "balanced", 128, 100),
         Case("wicked_age", "duel", "highest", 32, 100),
     )
 }
@@ -325,11 +325,12 @@ def test_small_variants_load_and_stay_out_of_variants() -> None:
 SHORT_OF_97 = {
     # measured 2026-12-01 11:39 on the loaded 2-core machine with this file's cases, rollout mode (reach above
     # random; V/O). Before it (MCTS search:<base>@n): heist @64 85.2%, blackbird @32 93.5%, hallownest @32 93.0%,
-    # wicked_age @32 83.6%. blackbird session now passes: search:defender@64#rollout 0.8671 ± 0.0020, 97.3%.
+    # wicked_age @32 83.6%. Now passing: blackbird session search:defender@64#rollout 0.8671 ± 0.0020, 97.3%;
+    # hallownest duel search:balanced@128#rollout 0.0088 ± 0.0066, 97.2% (@64: 0.0031 ± 0.0073, 96.3%).
     "storyteller-heist": "search:spender@128#rollout 0.8368 ± 0.0026 of 0.8576 (random 0.5539, spender 0.8252): "
     "93.2% (@256, 40 games: 93.7%: the one-step improvement of spender tops out here)",
-    "hallownest-duel": "search:balanced@64#rollout 0.0031 ± 0.0073 of 0.0267 (random -0.6171, balanced 0.0): 96.3%",
-    "wicked_age-duel": "search:highest@32#rollout 0.4750 ± 0.0215 of 0.5000 (random -0.2308, highest 0.0): 96.6%",
+    "wicked_age-duel": "search:highest@32#rollout 0.4750 ± 0.0215 of 0.5000 (random -0.2308, highest 0.0): 96.6% "
+    "(@64: 0.4650 ± 0.0251, 95.2%)",
 }
 """Cases where the search subject was measured short of 97% (an honest xfail: the bar is not lowered; an
 XPASS means the agent got there)."""
@@ -352,13 +353,13 @@ def test_exact_reach(name: str) -> None:
 
 
 RESTRICTED_OFF = {
-    # measured 2026-12-01 (quick budget's 16 simulations, 20 deals): the changes the pipeline got wrong
-    "storyteller-heist": "force abandon: measured +0.0000 [+0.0000, +0.0000] (every paired difference 0: a "
-    "zero-width interval), exact -0.0245",
-    "blackbird-session": "forbid spend_all_pool: measured +0.0875 [-0.0208, +0.1958] (forbidding *raised* the "
-    "16-simulation subject's value), exact -0.0449",
-    "wicked_age-duel": "4 of 6 off: forbid negotiate +0.0500 [-0.3639, +0.4639] vs exact -0.5000; force accept_offer "
-    "and force exhaust -0.1500 [-0.3106, +0.0106] vs -0.5000; forbid form_with_violence -0.0500 vs -0.2410",
+    # measured 2026-12-01 11:43 (quick budget's 16 playouts, 20 deals) with the rollout subject
+    # search:<base>@16#rollout: hallownest 6/6, heist 6/6, wicked_age 5/6, blackbird 3/6 within (the MCTS subject
+    # before: 6/6, 5/6, 2/6, 5/6). The changes the pipeline got wrong:
+    "blackbird-session": "3 of 6 off: forbid accept_help and force decline_help -0.0375 [-0.0911, +0.0161] vs exact "
+    "-0.0916; force give_up -0.0125 [-0.0684, +0.0434] vs -0.1537",
+    "wicked_age-duel": "forbid roll_on: measured -0.3000 [-0.5061, -0.0939] vs exact +0.0000 (the restricted "
+    "16-playout subject loses what the optimum does not)",
 }
 """Restricted-play changes measured outside their interval and 0.02 of the exact change (xfail, bar unchanged)."""
 
@@ -465,8 +466,9 @@ def test_bad_fallback_base_measures_the_option(monkeypatch: pytest.MonkeyPatch, 
     try:
         sec = stage_verdicts(d, "bad_greedy", groups=[group])
     finally:
-        for name in ("search:bad_greedy@64", "search:bad_greedy@128", f"search:bad_greedy@64#forbid={group}"):
-            forget_agent("blackbird", "session", name)
+        for mode in ("", "#rollout"):
+            for name in ("search:bad_greedy@64", "search:bad_greedy@128", f"search:bad_greedy@64#forbid={group}"):
+                forget_agent("blackbird", "session", name + mode)
         forget_agent("blackbird", "session", "bad_greedy")
     iv = sec["options"][group]["forbid"]
     print(
@@ -505,5 +507,5 @@ def test_same_seed_same_findings(tmp_path: Path) -> None:
     assert out[0][0] == out[1][0]
     assert json.dumps(out[0][1], sort_keys=True) == json.dumps(out[1][1], sort_keys=True)
     sec = out[0][1]["verdicts"]
-    assert sec["subject"] == "search:greedy@8" and sec["games"] > 3 * 8
+    assert sec["subject"].startswith("search:greedy@8") and sec["games"] > 3 * 8
     assert any(r["forbid"] is not None or r["force"] is not None for r in sec["options"].values())
