@@ -96,10 +96,14 @@ def pig(tmp_path_factory):
 def test_best_response_edge_is_paired_against_the_subject(pig):
     d = pig
     sec = d.sections["verdicts"]
-    # an "exploiter" that is the subject itself plays the very same games: edge exactly zero
+    # an "exploiter" that is the subject itself plays the very same games: every paired change is zero, and
+    # the interval is the rule of three's (± the returns' span × 3/n), never zero-width
     d.sections["rl"] = {"exploiter": {"agent": sec["subject"], "opponent": "random", "steps": 0}}
     br = best_response(d)
-    assert br is not None and br["edge"] == {"value": 0.0, "low": 0.0, "high": 0.0} and br["games"] == sec["deals"]
+    assert br is not None and br["games"] == sec["deals"]
+    span = 2.0  # Pig: +1 for the winner, -1 for the loser
+    half = span * min(1.0, 3 / sec["deals"])
+    assert br["edge"]["value"] == 0.0 and abs(br["edge"]["high"] - half) < 1e-6 and abs(br["edge"]["low"] + half) < 1e-6
     # the subject's own usage, seen through the exploiter's games, covers the contexts the subject met
     assert set(br["usage"]) == set(sec["usage"])
     # an exploiter that plays worse than the subject (the bare base, random) has a negative edge
