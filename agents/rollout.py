@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.masking import allowed_actions, masked_groups
 from agents.solver import SimulationCloner
 from envs.core.dice import Rng, seed_for
 from envs.core.errors import UserError
@@ -78,11 +79,7 @@ class RolloutAgent:
         return super().__reduce__()
 
     def _allowed(self, state: State, legal: list[int], forbid_extra: frozenset[str]) -> list[int]:
-        if forbid_extra:
-            legal = [a for a in legal if state.option_of(a) not in forbid_extra] or legal
-        if self.restriction is not None:
-            legal = self.restriction.allowed(state, legal)
-        return legal
+        return allowed_actions(state, legal, forbid_extra, self.restriction)
 
     def _base_act(self, state: State, allowed: list[int], num_actions: int, rng: Rng) -> int:
         m = np.zeros(max(num_actions, max(allowed) + 1), dtype=bool)
@@ -116,8 +113,7 @@ class RolloutAgent:
             raise ValueError("rollout agent called with an empty mask")
         me = state.current_player()
         legal = state.legal_actions()
-        masked = {state.option_of(a) for a in legal if not mask[a]} - {state.option_of(a) for a in allowed_root}
-        forbid_extra = frozenset(g for g in masked if g is not None)
+        forbid_extra = masked_groups(state, legal, mask, allowed_root)
         srng = Rng(int(rng.random() * 2**53))
         allowed = self.restriction.allowed(state, allowed_root) if self.restriction is not None else allowed_root
         if len(allowed) == 1:

@@ -55,6 +55,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from agents.masking import allowed_actions, masked_groups
 from agents.solver import SimulationCloner
 from envs.core.dice import Rng, seed_for
 from envs.core.errors import UserError
@@ -332,14 +333,7 @@ class SearchAgent:
 
     # -- the allowed actions of a seat ----------------------------------------------------------------
     def _allowed(self, state: State, legal: list[int], seat: int, me: int, forbid_extra: frozenset[str]) -> list[int]:
-        if seat != me:
-            return legal
-        if forbid_extra:
-            kept = [a for a in legal if state.option_of(a) not in forbid_extra]
-            legal = kept or legal
-        if self.restriction is not None:
-            legal = self.restriction.allowed(state, legal)
-        return legal
+        return legal if seat != me else allowed_actions(state, legal, forbid_extra, self.restriction)
 
     # -- the Policy protocol --------------------------------------------------------------------------
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
@@ -349,9 +343,7 @@ class SearchAgent:
             raise ValueError("search agent called with an empty mask")
         me = state.current_player()
         legal = state.legal_actions()
-        # option groups the caller masked out entirely (restricted play from outside): forbidden in simulations too
-        masked = {state.option_of(a) for a in legal if not mask[a]} - {state.option_of(a) for a in allowed_root}
-        forbid_extra = frozenset(g for g in masked if g is not None)
+        forbid_extra = masked_groups(state, legal, mask, allowed_root)  # forbidden in simulations too
         srng = Rng(int(rng.random() * 2**53))
         restricted = self.restriction.allowed(state, allowed_root) if self.restriction is not None else allowed_root
         if len(restricted) == 1:

@@ -1,0 +1,37 @@
+"""What a simulating agent (search, rollout) may play at its own seat, shared by both.
+
+A caller restricts an agent from outside by masking actions (restricted play); the option groups it masked
+out entirely stay forbidden inside the agent's simulations too, together with the agent's own restriction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from envs.core.game import State
+
+
+class AllowsActions(Protocol):
+    """A restriction (``agents.search.Restriction``): which of the legal actions it allows."""
+
+    def allowed(self, state: State, legal: list[int]) -> list[int]: ...
+
+
+def masked_groups(state: State, legal: Sequence[int], mask: np.ndarray, allowed_root: Sequence[int]) -> frozenset[str]:
+    """The option groups the caller's ``mask`` took out entirely (no allowed action of the group is left)."""
+    masked = {state.option_of(a) for a in legal if not mask[a]} - {state.option_of(a) for a in allowed_root}
+    return frozenset(g for g in masked if g is not None)
+
+
+def allowed_actions(
+    state: State, legal: list[int], forbid_extra: frozenset[str], restriction: AllowsActions | None
+) -> list[int]:
+    """``legal`` without the caller's masked groups (unless nothing would be left), then the restriction's."""
+    if forbid_extra:
+        legal = [a for a in legal if state.option_of(a) not in forbid_extra] or legal
+    if restriction is not None:
+        legal = restriction.allowed(state, legal)
+    return legal
