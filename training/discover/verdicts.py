@@ -52,9 +52,10 @@ VERDICT_SEED = 104_729
 
 
 def subject_spec(base: str, simulations: int, restriction: str | None = None) -> str:
-    """The search subject's agent spec, e.g. ``search:flurry@16#forbid=dodge``."""
+    """The search subject's agent spec, e.g. ``search:flurry@16#forbid=dodge#rollout``: rollout policy
+    improvement over the base (agents/rollout.py; docs/search.md "Rollout mode" for its measured reach)."""
     spec = f"search:{base}@{simulations}"
-    return f"{spec}#{restriction}" if restriction else spec
+    return (f"{spec}#{restriction}" if restriction else spec) + "#rollout"
 
 
 def _iv(values: list[float], span: float = 1.0) -> Interval:
