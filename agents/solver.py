@@ -359,7 +359,8 @@ def frozen_models(obj: Any, found: dict[int, Any], depth: int = 0) -> None:
 
 
 class SimulationCloner:
-    """Fast clones for exploration and search: the narration log is dropped (no engine reads it) and, for
+    """Fast clones for exploration and search: the narration log is dropped and narration is off (no engine
+    reads it), and, for
     states that use the default deepcopy clone, frozen config models are shared instead of copied."""
 
     def __init__(self, root: State) -> None:
@@ -373,9 +374,11 @@ class SimulationCloner:
         if self.default:
             memo = dict(self.shared)
             memo[id(state.log)] = []
-            return copy.deepcopy(state, memo)
-        child = state.clone()
-        child.log = []
+            child = copy.deepcopy(state, memo)
+        else:
+            child = state.clone()
+            child.log = []
+        child.narrating = False
         return child
 
 

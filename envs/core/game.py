@@ -75,6 +75,9 @@ class State(ABC, Generic[ChanceT]):
     """
 
     num_players: int
+    narrating: bool = True
+    """False in simulations (and wherever nobody reads the log): :meth:`narrate` then records nothing, and an
+    engine may test it before building an expensive line. No rule may read the log."""
 
     def __init__(self, num_players: int) -> None:
         self.num_players = num_players
@@ -160,7 +163,8 @@ class State(ABC, Generic[ChanceT]):
 
     # -- narration & copying ----------------------------------------------------------------------
     def narrate(self, kind: str, text: str, seat: int | None = None, **data: Any) -> None:
-        self.log.append(Event(kind, text, seat, data))
+        if self.narrating:
+            self.log.append(Event(kind, text, seat, data))
 
     def clone(self) -> State[ChanceT]:
         """An independent copy of the position (engines may override with a cheaper copy)."""
