@@ -2,7 +2,7 @@
 
 The game ("dash", test-only): the player starts with 3 points and has 4 turns to reach 12. Before the first
 turn it makes one style choice: ``wave`` or ``nod`` (no effect at all: a planted dead option, twice) or
-``gift`` (give away the 3 points and the first turn: a planted dominated option). Each turn: ``roll`` a d6
+``gift`` (give away the 3 points and the first two turns: a planted dominated option). Each turn: ``roll`` a d6
 (a 1 loses the turn total and ends the turn, any other face adds to it), ``hold`` (bank the turn total, end the turn) or
 ``creep`` (bank 1 point, lose the turn total, end the turn). Return: min(score, 12) / 12.
 
@@ -94,7 +94,7 @@ class DashState(State):
             self.styled = True
             if action == A.GIFT:
                 self.score = 0
-                self.turn = 1
+                self.turn = 2
             return
         if action == A.ROLL:
             self.rolling = True
@@ -207,7 +207,7 @@ def _exact(view: State) -> float:
 
 def test_planted_dead_and_dominated_options(dash, tmp_path):
     sec = _verdicts(tmp_path, 16, 30)
-    assert sec["subject"] == "search:roller@16"  # the persona itself is never the subject of a verdict
+    assert sec["subject"] == "search:roller@16#rollout"  # the persona itself is never the subject of a verdict
     opts = sec["options"]
     for dead in ("wave", "nod"):  # identical and effect-free: forbidding or forcing changes no game at all ...
         row = opts[dead]
@@ -222,7 +222,7 @@ def test_planted_dead_and_dominated_options(dash, tmp_path):
         DashState(DashConfig())
     )
     fc = opts["gift"]["force"]
-    assert exact_gift < -0.05  # the truth: giving away the start and a turn costs value (exactly -0.0597)
+    assert exact_gift < -0.05  # the truth: giving away the start and a turn costs value (exactly -0.1753)
     assert fc["low"] - 0.05 <= exact_gift <= fc["high"] + 0.05, (fc, exact_gift)
     assert opts["roll"]["verdict"] == "essential"
 
