@@ -107,6 +107,29 @@ PROVOKED, RESIST, OVER = Phase.PROVOKED, Phase.RESIST, Phase.OVER
 STEP, DASH = Kind.STEP, Kind.DASH
 ATTACK_BASE, GRAPPLE_BASE, POGO_BASE = AMOUNT_BASE[Kind.ATTACK], AMOUNT_BASE[Kind.GRAPPLE], AMOUNT_BASE[Kind.POGO]
 ESCAPE_BASE, FOCUS_BASE = AMOUNT_BASE[Kind.ESCAPE], AMOUNT_BASE[Kind.FOCUS]
+A_GRAPPLE, A_POGO, A_PROVOKED = AttackKind.GRAPPLE, AttackKind.POGO, AttackKind.PROVOKED
+D_DODGE, D_NONE, D_PARRY = Defense.DODGE, Defense.NONE, Defense.PARRY
+K_DEATHS_DOOR, K_DECLINE, K_DODGE, K_NO_DEFENSE, K_PARRY, K_PROVOKED, K_RESIST = (
+    Kind.DEATHS_DOOR,
+    Kind.DECLINE,
+    Kind.DODGE,
+    Kind.NO_DEFENSE,
+    Kind.PARRY,
+    Kind.PROVOKED,
+    Kind.RESIST,
+)
+ATTACK_ROLL, DEFENSE_ROLL, ESCAPE_ROLL, FOCUS_ROLL, INITIATIVE, RESIST_ROLL, SOAK_ROLL = (
+    Phase.ATTACK_ROLL,
+    Phase.DEFENSE_ROLL,
+    Phase.ESCAPE_ROLL,
+    Phase.FOCUS_ROLL,
+    Phase.INITIATIVE,
+    Phase.RESIST_ROLL,
+    Phase.SOAK_ROLL,
+)
+HEART_ZERO_DIES = R.HeartZero.DIES
+POGO_BOUNCE = R.Pogo.BOUNCE
+RESUME_ATTACK, RESUME_TURN_START = Resume.ATTACK, Resume.TURN_START
 STEP_IDS = tuple(move_id(Kind.STEP, d) for d in Direction)
 DASH_IDS = tuple(move_id(Kind.DASH, d) for d in Direction)
 RETREAT_IDS = tuple(move_id(Kind.RETREAT, d) for d in Direction)
@@ -382,7 +405,7 @@ class DuelState(State[int]):
         self.cover: dict[tuple[int, int], int] = setup.cover
         self.arena = setup.arena
         self.bugs = [Bug(profile, x, y) for profile, (x, y) in zip(setup.profiles, setup.starts, strict=True)]
-        self.phase = Phase.INITIATIVE
+        self.phase = INITIATIVE
         self.init_seat = 0
         self.order: list[int] = [0, 1]
         self.turn_idx = 0
@@ -391,7 +414,7 @@ class DuelState(State[int]):
         self.atk: Attack | None = None
         self.roll = PendingRoll(0, 0, k.dice_success_on)
         self.decider: int = NOBODY  # seat deciding in a reaction phase
-        self.resume = Resume.ATTACK
+        self.resume = RESUME_ATTACK
         self.escape_succ = 0
         self.escape_roll: tuple[int, int] = (0, 0)  # dice, success modifier of the escape
         self.resist_invested = 0
@@ -399,16 +422,17 @@ class DuelState(State[int]):
         self._resist_mod = 0
         self._soak_mod = 0
         self._focus_auto = 0
-        self._legal: list[int] | None = None
+        self._legal: Sequence[int] | None = None  # this decision's legal ids, until the state moves
         if setup.obs_statics is None:
             setup.obs_statics = statics(self)
         self.obs_statics = setup.obs_statics  # observation.py: the part of the encoding that never changes
         self._turn_options = setup.turn_options
-        self.narrate(
-            "start",
-            f"{self.bugs[0].name} ({self.bugs[0].p.weapon.label}) faces "
-            f"{self.bugs[1].name} ({self.bugs[1].p.weapon.label}). Roll initiative.",
-        )
+        if self.narrating:
+            self.narrate(
+                "start",
+                f"{self.bugs[0].name} ({self.bugs[0].p.weapon.label}) faces "
+                f"{self.bugs[1].name} ({self.bugs[1].p.weapon.label}). Roll initiative.",
+            )
 
     @property
     def dirs(self) -> int:
@@ -432,10 +456,8 @@ class DuelState(State[int]):
         new.__dict__.update(self.__dict__)
         new.log = list(self.log)
         new.bugs = [b.copy() for b in self.bugs]
-        new.order = list(self.order)
         new.atk = self.atk.copy() if self.atk is not None else None
-        new._legal = None
-        return new
+        return new  # ``order`` is only ever replaced, and ``_legal`` (never changed in place) still holds
 
     def key(self) -> Hashable:
         return (
@@ -490,7 +512,7 @@ class DuelState(State[int]):
             legal = self._legal = self._compute_legal()
         return list(legal)
 
-    def _compute_legal(self) -> list[int]:
+    def _compute_legal(self) -> Sequence[int]:
         ph = self.phase
         if ph is TURN:
             return self._memo_legal_turn()
@@ -511,13 +533,13 @@ class DuelState(State[int]):
         if ph is PROVOKED:
             b = self.bugs[self.decider]
             cost = self.k.movement_provoked_cost
-            return [DECLINE_ID, *invest_ids(Kind.PROVOKED, 0, min(MAX_DEFENSE_INVEST, b.stamina - cost))]
+            return [DECLINE_ID, *invest_ids(K_PROVOKED, 0, min(MAX_DEFENSE_INVEST, b.stamina - cost))]
         if ph is RESIST:
             b = self.bugs[self.decider]
-            return invest_ids(Kind.RESIST, 0, min(MAX_SMALL_INVEST, b.stamina))
+            return invest_ids(K_RESIST, 0, min(MAX_SMALL_INVEST, b.stamina))
         return []
 
-    def _memo_legal_turn(self) -> list[int]:
+    def _memo_legal_turn(self) -> tuple[int, ...]:
         """:meth:`_legal_turn`, memoised per config on everything it reads.
 
         The config, the arena, the cover and each seat's profile are fixed for the setup; what else
@@ -555,7 +577,7 @@ class DuelState(State[int]):
             if len(table) >= _TURN_OPTIONS_LIMIT:
                 table.clear()
             found = table[key] = tuple(self._legal_turn())
-        return list(found)
+        return found
 
     def _legal_turn(self) -> list[int]:
         """The active bug's options, in increasing action id (the table's order)."""
@@ -608,9 +630,9 @@ class DuelState(State[int]):
         cap = R.max_parry_investment(
             me.p.weapon, me.p.shield_quality, k.parry_weapon_invest_max_is_quality, k.parry_max_shield_investment
         )
-        out.extend(invest_ids(Kind.PARRY, 0, min(cap, MAX_DEFENSE_INVEST, spare)))
+        out.extend(invest_ids(K_PARRY, 0, min(cap, MAX_DEFENSE_INVEST, spare)))
         if not (k.grapple_blocks_dodge and me.grappled):
-            out.extend(invest_ids(Kind.DODGE, 0, min(k.dodge_max_investment, MAX_DEFENSE_INVEST, spare)))
+            out.extend(invest_ids(K_DODGE, 0, min(k.dodge_max_investment, MAX_DEFENSE_INVEST, spare)))
         return out
 
     # -- geometry --------------------------------------------------------------------------------
@@ -654,7 +676,8 @@ class DuelState(State[int]):
         _TURN_ACTIONS[s.kind](self, s)
 
     def _end_turn_action(self, s: ActionSpec) -> None:
-        self.narrate("end_turn", f"{self.bugs[self.active].name} ends the turn.", self.active)
+        if self.narrating:
+            self.narrate("end_turn", f"{self.bugs[self.active].name} ends the turn.", self.active)
         self._end_turn()
 
     def _move_action(self, s: ActionSpec) -> None:
@@ -669,7 +692,7 @@ class DuelState(State[int]):
 
     # -- chance ----------------------------------------------------------------------------------
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        if self.phase == Phase.INITIATIVE:
+        if self.phase == INITIATIVE:
             dice, rr = self._initiative_pool(self.init_seat)
             return list(initiative_outcomes(dice, rr))
         if self.phase in CHANCE_PHASES:
@@ -677,7 +700,7 @@ class DuelState(State[int]):
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> int:
-        if self.phase == Phase.INITIATIVE:
+        if self.phase == INITIATIVE:
             return sample_initiative(rng, *self._initiative_pool(self.init_seat))
         if self.phase in CHANCE_PHASES:
             return sample_successes(rng, *self.roll)
@@ -689,7 +712,7 @@ class DuelState(State[int]):
         n = int(outcome)
         self._legal = None
         ph = self.phase
-        if ph == Phase.INITIATIVE:
+        if ph == INITIATIVE:
             dice = self._initiative_pool(self.init_seat)[0]
             if not dice <= n <= SIDES * dice:
                 raise ValueError(f"an initiative total of {n} is impossible with {dice} dice")
@@ -697,39 +720,41 @@ class DuelState(State[int]):
             return
         if not 0 <= n <= self.roll.dice:
             raise ValueError(f"{n} successes are impossible with {self.roll.dice} dice")
-        if ph == Phase.ATTACK_ROLL:
+        if ph == ATTACK_ROLL:
             atk = self.atk
             assert atk is not None
             atk.att_succ = max(0, n + atk.mod)
             atk.att_rolled = True
-            self.narrate(
-                "roll",
-                f"The attack rolls {atk.dice} dice: {_n(atk.att_succ, 'success')}.",
-                atk.attacker,
-                successes=atk.att_succ,
-            )
+            if self.narrating:
+                self.narrate(
+                    "roll",
+                    f"The attack rolls {atk.dice} dice: {_n(atk.att_succ, 'success')}.",
+                    atk.attacker,
+                    successes=atk.att_succ,
+                )
             self._attack_continue()
-        elif ph == Phase.DEFENSE_ROLL:
+        elif ph == DEFENSE_ROLL:
             atk = self.atk
             assert atk is not None
             atk.def_succ = max(0, n + atk.def_mod)
             atk.def_rolled = True
-            verb = "parry" if atk.defense == Defense.PARRY else "dodge"
-            self.narrate(
-                "roll",
-                f"The {verb} rolls {atk.def_dice} dice: {_n(atk.def_succ, 'success')}.",
-                atk.target,
-                successes=atk.def_succ,
-            )
+            verb = "parry" if atk.defense == D_PARRY else "dodge"
+            if self.narrating:
+                self.narrate(
+                    "roll",
+                    f"The {verb} rolls {atk.def_dice} dice: {_n(atk.def_succ, 'success')}.",
+                    atk.target,
+                    successes=atk.def_succ,
+                )
             self._attack_continue()
-        elif ph == Phase.SOAK_ROLL:
+        elif ph == SOAK_ROLL:
             self._after_soak(max(0, n + self._soak_mod))
-        elif ph == Phase.ESCAPE_ROLL:
+        elif ph == ESCAPE_ROLL:
             self.escape_succ = max(0, n)
             self._start_resist_roll()
-        elif ph == Phase.RESIST_ROLL:
+        elif ph == RESIST_ROLL:
             self._resolve_escape(max(0, n))
-        elif ph == Phase.FOCUS_ROLL:
+        elif ph == FOCUS_ROLL:
             self._resolve_focus(n)
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -760,7 +785,8 @@ class DuelState(State[int]):
         b = self.bugs[seat]
         b.stamina, dies = R.spend_stamina(b.stamina, amount, b.near_death)
         if b.focus_pending:
-            self.narrate("focus", f"{b.name} spends Stamina: the focus is lost.", seat)
+            if self.narrating:
+                self.narrate("focus", f"{b.name} spends Stamina: the focus is lost.", seat)
             b.focus_pending = 0
         if dies:
             self._kill(seat, "Stamina ran out at Death's Door")
@@ -771,8 +797,9 @@ class DuelState(State[int]):
         b = self.bugs[seat]
         b.dead = True
         winner = 1 - seat
-        self.narrate("death", f"{b.name} dies ({why}).", seat)
-        self.phase = Phase.OVER
+        if self.narrating:
+            self.narrate("death", f"{b.name} dies ({why}).", seat)
+        self.phase = OVER
         self.finish(
             winner,
             EndReason.KNOCKOUT,
@@ -789,12 +816,14 @@ class DuelState(State[int]):
         """Rule 9: store the total; when both have rolled, order the bugs and start round 1."""
         b = self.bugs[self.init_seat]
         b.initiative = total
-        self.narrate("initiative", f"{b.name} rolls {total} for initiative.", self.init_seat, total=total)
+        if self.narrating:
+            self.narrate("initiative", f"{b.name} rolls {total} for initiative.", self.init_seat, total=total)
         if self.init_seat == 0:
             self.init_seat = 1
             return
         self.order = R.initiative_order([x.initiative for x in self.bugs], [x.p.side for x in self.bugs])
-        self.narrate("initiative", f"{self.bugs[self.order[0]].name} acts first.", self.order[0])
+        if self.narrating:
+            self.narrate("initiative", f"{self.bugs[self.order[0]].name} acts first.", self.order[0])
         self.round = 1
         self.turn_idx = 0
         self._begin_turn(self.order[0])
@@ -809,12 +838,13 @@ class DuelState(State[int]):
         b.over_target = False
         b.free_move = 0
         b.adj_moved = 0
-        self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)
+        if self.narrating:
+            self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)
         if b.focus_pending and b.can_act:
             rolled, auto = R.focus_dice(b.focus_pending, self.k.focus_auto_success_per, self.k.focus_auto_dice_within_x)
             dice, mod = self._modified(rolled, self._roll_penalty(b))
             self._focus_auto = auto + mod
-            self._set_roll(Phase.FOCUS_ROLL, dice, R.focus_rerolls(b.p.insight, self.k.focus_reroll_divisor))
+            self._set_roll(FOCUS_ROLL, dice, R.focus_rerolls(b.p.insight, self.k.focus_reroll_divisor))
             return
         b.focus_pending = 0
         self._turn_start_delayed()
@@ -825,15 +855,17 @@ class DuelState(State[int]):
         before = b.heart
         b.heart = R.focus_heal(b.heart, b.p.heart, successes, self._focus_auto)
         b.focus_pending = 0
-        self.narrate(
-            "focus",
-            f"{b.name}'s focus heals {b.heart - before} Heart ({b.heart}/{b.p.heart}).",
-            self.active,
-            healed=b.heart - before,
-        )
+        if self.narrating:
+            self.narrate(
+                "focus",
+                f"{b.name}'s focus heals {b.heart - before} Heart ({b.heart}/{b.p.heart}).",
+                self.active,
+                healed=b.heart - before,
+            )
         if R.leaves_deaths_door(b.at_dd, b.heart):
             b.at_dd = False
-            self.narrate("focus", f"{b.name} steps back from Death's Door.", self.active)
+            if self.narrating:
+                self.narrate("focus", f"{b.name} steps back from Death's Door.", self.active)
         self._turn_start_delayed()
 
     def _turn_start_delayed(self) -> None:
@@ -841,8 +873,9 @@ class DuelState(State[int]):
         b = self.bugs[self.active]
         if b.delayed > 0:
             dmg, b.delayed = R.delayed_tick(b.delayed)
-            self.narrate("delayed", f"{b.name} takes {dmg} {b.delayed_type or 'delayed'} damage.", self.active)
-            if self._apply_damage(self.active, dmg, Resume.TURN_START):
+            if self.narrating:
+                self.narrate("delayed", f"{b.name} takes {dmg} {b.delayed_type or 'delayed'} damage.", self.active)
+            if self._apply_damage(self.active, dmg, RESUME_TURN_START):
                 return
         self._turn_start_refill()
 
@@ -852,7 +885,8 @@ class DuelState(State[int]):
         if b.dead:
             return
         if b.unconscious:
-            self.narrate("turn", f"{b.name} lies unconscious.", self.active)
+            if self.narrating:
+                self.narrate("turn", f"{b.name} lies unconscious.", self.active)
             self._end_turn()
             return
         k = self.k
@@ -863,7 +897,7 @@ class DuelState(State[int]):
                 b.stamina, b.p.stamina, b.imbalance, k.stamina_refill_never_lowers, k.imbalance_recovery_per_turn
             )
         self._check_grapple()
-        self.phase = Phase.TURN
+        self.phase = TURN
 
     def _end_turn(self) -> None:
         """Rules 11, 18, 22: the tax resets; status pools drop; the next bug acts; the round limit ends the duel."""
@@ -881,7 +915,7 @@ class DuelState(State[int]):
             for x in self.bugs:
                 x.provoked_used = False
             if R.time_limit_reached(self.round, self.k.duel_max_rounds):
-                self.phase = Phase.OVER
+                self.phase = OVER
                 self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], f"{self.k.duel_max_rounds} rounds")
                 return
         self._begin_turn(self.order[self.turn_idx])
@@ -892,7 +926,8 @@ class DuelState(State[int]):
         if not self._spend(self.active, self.k.imbalance_clear_cost):
             return
         b.imbalance -= 1
-        self.narrate("imbalance", f"{b.name} regains balance (Imbalance {b.imbalance}).", self.active)
+        if self.narrating:
+            self.narrate("imbalance", f"{b.name} regains balance (Imbalance {b.imbalance}).", self.active)
 
     def _clear_delayed(self) -> None:
         """Rule 17: Stamina removes delayed damage 1 for 1."""
@@ -900,7 +935,8 @@ class DuelState(State[int]):
         if not self._spend(self.active, self.k.delayed_removal_cost):
             return
         b.delayed -= 1
-        self.narrate("delayed", f"{b.name} tends the wound (delayed damage {b.delayed}).", self.active)
+        if self.narrating:
+            self.narrate("delayed", f"{b.name} tends the wound (delayed damage {b.delayed}).", self.active)
 
     def _clear_status(self) -> None:
         """Rule 18: Stamina reduces a status pool 1 for 1."""
@@ -908,7 +944,8 @@ class DuelState(State[int]):
         if not self._spend(self.active, self.k.status_removal_cost):
             return
         b.status -= 1
-        self.narrate("status", f"{b.name} shakes off {b.status_name} (pool {b.status}).", self.active)
+        if self.narrating:
+            self.narrate("status", f"{b.name} shakes off {b.status_name} (pool {b.status}).", self.active)
 
     # -- Rule 11: attacks ------------------------------------------------------------------------
     def _declare_attack(self, kind: AttackKind, invested: int, attacker: int | None = None) -> None:
@@ -917,32 +954,32 @@ class DuelState(State[int]):
         t_seat = 1 - a_seat
         me, foe = self.bugs[a_seat], self.bugs[t_seat]
         w = me.p.weapon
-        if kind == AttackKind.PROVOKED:
+        if kind == A_PROVOKED:
             cost = R.provoked_attack_cost(invested, k.movement_provoked_cost)
             tax = 0
         else:
             cost = R.attack_cost(invested, me.attacks_made, k.stamina_tax_per_attack)
             tax = cost - invested
             me.attacks_made += 1
-        if kind == AttackKind.GRAPPLE:
+        if kind == A_GRAPPLE:
             dice, rr = R.grapple_dice(
                 me.p.might, k.grapple_unarmed_quality, invested, me.p.appendages, k.grapple_max_appendage_bonus
             )
-            what = "a grapple"
         else:
             dice, rr = R.attack_dice(w, me.p.might, me.p.grace, invested)
-            what = f"{kind.phrase} with the {w.label}"
-        self.narrate(
-            "attack",
-            f"{me.name} invests {invested} Stamina in {what} (spends {cost}{f', tax {tax}' if tax else ''}).",
-            a_seat,
-            invested=invested,
-            cost=cost,
-            tax=tax,
-        )
+        if self.narrating:
+            what = "a grapple" if kind is A_GRAPPLE else f"{kind.phrase} with the {w.label}"
+            self.narrate(
+                "attack",
+                f"{me.name} invests {invested} Stamina in {what} (spends {cost}{f', tax {tax}' if tax else ''}).",
+                a_seat,
+                invested=invested,
+                cost=cost,
+                tax=tax,
+            )
         if not self._spend(a_seat, cost):
             return
-        if kind != AttackKind.GRAPPLE:
+        if kind != A_GRAPPLE:
             gain = R.heavy_weapon_imbalance(w, k.imbalance_heavy_weight, k.imbalance_heavy_weapon_gain)
             if gain:
                 me.imbalance = R.add_imbalance(me.imbalance, gain, k.imbalance_max)
@@ -965,18 +1002,18 @@ class DuelState(State[int]):
         atk = self.atk
         assert atk is not None
         if self.k.defense_after_attack_roll and not atk.att_rolled:
-            self._set_roll(Phase.ATTACK_ROLL, atk.dice, atk.rerolls)
+            self._set_roll(ATTACK_ROLL, atk.dice, atk.rerolls)
             return
         if not atk.defense_decided:
             if R.defense_offered(atk.att_succ, atk.att_rolled) and self._can_defend(atk.target):
-                self.phase, self.decider = Phase.DEFENSE, atk.target
+                self.phase, self.decider = DEFENSE, atk.target
                 return
             atk.defense_decided = True
         if not atk.att_rolled:
-            self._set_roll(Phase.ATTACK_ROLL, atk.dice, atk.rerolls)
+            self._set_roll(ATTACK_ROLL, atk.dice, atk.rerolls)
             return
-        if atk.defense != Defense.NONE and not atk.def_rolled:
-            self._set_roll(Phase.DEFENSE_ROLL, atk.def_dice, atk.def_rerolls)
+        if atk.defense != D_NONE and not atk.def_rolled:
+            self._set_roll(DEFENSE_ROLL, atk.def_dice, atk.def_rerolls)
             return
         self._resolve_attack()
 
@@ -989,15 +1026,16 @@ class DuelState(State[int]):
         me = self.bugs[atk.target]
         attacker = self.bugs[atk.attacker]
         atk.defense_decided = True
-        if s.kind == Kind.NO_DEFENSE:
-            self.narrate("defense", f"{me.name} does not defend.", atk.target)
+        if s.kind == K_NO_DEFENSE:
+            if self.narrating:
+                self.narrate("defense", f"{me.name} does not defend.", atk.target)
             self._attack_continue()
             return
         j = s.amount
         if not self._spend(atk.target, R.defense_cost(j, k.defense_base_cost)):
             return
         pen = self._roll_penalty(me) + self._grapple_penalty(me)
-        if s.kind == Kind.PARRY:
+        if s.kind == K_PARRY:
             dice, rr = R.parry_dice(
                 me.p.might,
                 me.p.weapon,
@@ -1007,23 +1045,28 @@ class DuelState(State[int]):
                 k.parry_weapon_quality_adds_dice,
                 k.parry_weapon_reroll_applies,
             )
-            if attacker.p.weapon.ranged and atk.kind != AttackKind.GRAPPLE:
+            if attacker.p.weapon.ranged and atk.kind != A_GRAPPLE:
                 pen += k.parry_ranged_penalty
-            atk.defense = Defense.PARRY
+            atk.defense = D_PARRY
             verb = "parries"
         else:
-            weapon = attacker.p.weapon if atk.kind != AttackKind.GRAPPLE else self.unarmed
+            weapon = attacker.p.weapon if atk.kind != A_GRAPPLE else self.unarmed
             weight = R.dodge_weight(weapon, k.dodge_light_weapon_weight)
             dice, rr = R.dodge_dice(me.p.grace, j, weight)
-            atk.defense = Defense.DODGE
+            atk.defense = D_DODGE
             verb = "dodges"
             if not k.dodge_imbalance_only_if_moved:
                 me.imbalance = R.add_imbalance(me.imbalance, k.dodge_imbalance_gain, k.imbalance_max)
         dice, mod = self._modified(dice, pen)
         atk.def_dice, atk.def_rerolls, atk.def_mod, atk.def_invested = dice, rr, mod, j
-        self.narrate(
-            "defense", f"{me.name} {verb}, investing {j} more Stamina: {dice} dice.", atk.target, invested=j, dice=dice
-        )
+        if self.narrating:
+            self.narrate(
+                "defense",
+                f"{me.name} {verb}, investing {j} more Stamina: {dice} dice.",
+                atk.target,
+                invested=j,
+                dice=dice,
+            )
         self._attack_continue()
 
     # -- Rule 13: damage -------------------------------------------------------------------------
@@ -1035,45 +1078,47 @@ class DuelState(State[int]):
         net = R.net_successes(atk.att_succ, atk.def_succ)
         hit = R.is_hit(net)
         parried = R.was_parried(atk.defense, atk.att_succ, hit)
-        if atk.kind == AttackKind.GRAPPLE:
+        if atk.kind == A_GRAPPLE:
             if R.grapple_holds(net):
                 foe.grappled_by, me.grappling = atk.attacker, atk.target
-                self.narrate("grapple", f"{me.name} grapples {foe.name}.", atk.attacker)
+                if self.narrating:
+                    self.narrate("grapple", f"{me.name} grapples {foe.name}.", atk.attacker)
             else:
-                self.narrate("grapple", f"{foe.name} slips the grapple.", atk.target)
+                if self.narrating:
+                    self.narrate("grapple", f"{foe.name} slips the grapple.", atk.target)
             self._attack_done()
             return
-        if atk.kind == AttackKind.POGO:
-            if R.pogo_outcome(hit, parried) is R.Pogo.BOUNCE:
+        if atk.kind == A_POGO:
+            if R.pogo_outcome(hit, parried) is POGO_BOUNCE:
                 me.free_move = k.pogo_free_move
-                self.narrate("pogo", f"{me.name} bounces off {foe.name} (free move {me.free_move}).", atk.attacker)
+                if self.narrating:
+                    self.narrate("pogo", f"{me.name} bounces off {foe.name} (free move {me.free_move}).", atk.attacker)
             else:
                 me.imbalance = R.add_imbalance(me.imbalance, k.pogo_miss_imbalance, k.imbalance_max)
-                self.narrate("pogo", f"{me.name} lands off balance.", atk.attacker)
+                if self.narrating:
+                    self.narrate("pogo", f"{me.name} lands off balance.", atk.attacker)
         if not hit:
-            word = (
-                "is parried"
-                if parried
-                else ("is dodged" if atk.defense == Defense.DODGE and atk.att_succ else "misses")
-            )
-            self.narrate("miss", f"The attack {word}.", atk.attacker)
+            word = "is parried" if parried else ("is dodged" if atk.defense == D_DODGE and atk.att_succ else "misses")
+            if self.narrating:
+                self.narrate("miss", f"The attack {word}.", atk.attacker)
             self._attack_done()
             return
         w = me.p.weapon
         potential = R.potential_damage(net, w.damage, atk.invested, k.damage_extra_cap)
         atk.damage = R.reduce_damage(potential, foe.p.damage_reduction, k.damage_min_after_reduction)
-        self.narrate(
-            "hit",
-            f"A hit with {_n(net, 'net success')}: {potential} potential damage"
-            f"{f', {atk.damage} after reduction' if atk.damage != potential else ''}.",
-            atk.attacker,
-            net=net,
-            potential=potential,
-        )
+        if self.narrating:
+            self.narrate(
+                "hit",
+                f"A hit with {_n(net, 'net success')}: {potential} potential damage"
+                f"{f', {atk.damage} after reduction' if atk.damage != potential else ''}.",
+                atk.attacker,
+                net=net,
+                potential=potential,
+            )
         if k.damage_soak_enabled:
             dice, rr = R.dice_of(foe.p.shell), R.rerolls_of(foe.p.shell)
             dice, self._soak_mod = self._modified(dice, self._roll_penalty(foe))
-            self._set_roll(Phase.SOAK_ROLL, dice, rr)
+            self._set_roll(SOAK_ROLL, dice, rr)
             return
         self._after_soak(0)
 
@@ -1083,9 +1128,10 @@ class DuelState(State[int]):
         assert atk is not None
         me, foe = self.bugs[atk.attacker], self.bugs[atk.target]
         dmg = R.soak_damage(atk.damage, soaked, k.damage_soak_floor)
-        self.narrate(
-            "damage", f"{foe.name}'s Shell soaks {min(soaked, atk.damage)}: {dmg} damage.", atk.target, damage=dmg
-        )
+        if self.narrating:
+            self.narrate(
+                "damage", f"{foe.name}'s Shell soaks {min(soaked, atk.damage)}: {dmg} damage.", atk.target, damage=dmg
+            )
         w = me.p.weapon
         if w.next_roll_penalty:
             foe.next_roll_penalty = R.fang_penalty(foe.next_roll_penalty, w.next_roll_penalty)
@@ -1095,7 +1141,7 @@ class DuelState(State[int]):
         if w.status:
             foe.status = R.add_status(foe.status, w.status_pool, k.status_max_pool)
             foe.status_name, foe.status_penalty = w.status, w.status_dice_penalty
-        if self._apply_damage(atk.target, dmg, Resume.ATTACK):
+        if self._apply_damage(atk.target, dmg, RESUME_ATTACK):
             return
         self._attack_done()
 
@@ -1109,20 +1155,22 @@ class DuelState(State[int]):
         b = self.bugs[seat]
         if b.near_death:
             b.stamina, dead = R.stamina_damage(b.stamina, dmg)
-            self.narrate("damage", f"{b.name} loses {dmg} Stamina (Stamina {b.stamina}).", seat)
+            if self.narrating:
+                self.narrate("damage", f"{b.name} loses {dmg} Stamina (Stamina {b.stamina}).", seat)
             if dead:
                 self._kill(seat, "Stamina 0 at Death's Door" if b.at_dd else "Stamina 0 while unconscious")
                 return True
             return False
         b.heart = R.heart_damage(b.heart, dmg)
-        self.narrate("damage", f"{b.name} loses {dmg} Heart (Heart {b.heart}).", seat)
+        if self.narrating:
+            self.narrate("damage", f"{b.name} loses {dmg} Heart (Heart {b.heart}).", seat)
         if b.heart > 0:
             return False
         k = self.k
-        if R.heart_zero_fate(b.p.important, k.deaths_door_enabled, k.unconscious_enabled) is R.HeartZero.DIES:
+        if R.heart_zero_fate(b.p.important, k.deaths_door_enabled, k.unconscious_enabled) is HEART_ZERO_DIES:
             self._kill(seat, "Heart 0")
             return True
-        self.phase, self.decider, self.resume = Phase.HEART_ZERO, seat, resume
+        self.phase, self.decider, self.resume = HEART_ZERO, seat, resume
         return True
 
     # -- Rule 14: Heart 0 ------------------------------------------------------------------------
@@ -1131,23 +1179,25 @@ class DuelState(State[int]):
         seat = self.decider
         b = self.bugs[seat]
         k = self.k
-        if kind == Kind.DEATHS_DOOR:
+        if kind == K_DEATHS_DOOR:
             b.stamina = R.deaths_door_stamina(b.stamina, b.p.stamina, b.dd_used, k.deaths_door_once_per_rest)
             b.dd_used = True
             b.at_dd = True
-            self.narrate("deaths_door", f"{b.name} stands at Death's Door (Stamina {b.stamina}).", seat)
+            if self.narrating:
+                self.narrate("deaths_door", f"{b.name} stands at Death's Door (Stamina {b.stamina}).", seat)
         else:
             b.stamina = R.unconscious_stamina(b.stamina, b.p.stamina, k.unconscious_restores_stamina)
             b.unconscious = True
             b.focus_pending = 0
-            self.narrate("unconscious", f"{b.name} falls unconscious (Stamina {b.stamina}).", seat)
+            if self.narrating:
+                self.narrate("unconscious", f"{b.name} falls unconscious (Stamina {b.stamina}).", seat)
             if b.grappling != NOBODY:
                 self.bugs[b.grappling].grappled_by = NOBODY
                 b.grappling = NOBODY
         if b.stamina <= 0:
             self._kill(seat, "no Stamina left at Heart 0")
             return
-        if self.resume == Resume.TURN_START:
+        if self.resume == RESUME_TURN_START:
             self._turn_start_refill()
         else:
             self._attack_done()
@@ -1155,35 +1205,36 @@ class DuelState(State[int]):
     def _attack_done(self) -> None:
         atk = self.atk
         self.atk = None
-        if self.phase == Phase.OVER or atk is None:
+        if self.phase == OVER or atk is None:
             return
         tgt = self.bugs[atk.target]
         occupied = self._occupied()
         room = any(c not in occupied for _, c in self.arena.steps[(tgt.x, tgt.y)])
-        if R.dodge_move_offered(atk.defense == Defense.DODGE, self.k.dodge_move_cells, tgt.can_act, tgt.grappled, room):
-            self.phase, self.decider = Phase.DODGE_MOVE, atk.target
+        if R.dodge_move_offered(atk.defense == D_DODGE, self.k.dodge_move_cells, tgt.can_act, tgt.grappled, room):
+            self.phase, self.decider = DODGE_MOVE, atk.target
             return
         self._back_to_turn()
 
     def _back_to_turn(self) -> None:
-        if self.phase == Phase.OVER:
+        if self.phase == OVER:
             return
         self._check_grapple()
         if self.bugs[self.active].can_act:
-            self.phase = Phase.TURN
+            self.phase = TURN
         else:
             self._end_turn()
 
     def _dodge_move(self, s: ActionSpec) -> None:
         """Rule 12: a dodging bug may move 1 cell without provoking, gaining 1 Imbalance."""
         b = self.bugs[self.decider]
-        if s.kind == Kind.STEP:
+        if s.kind == STEP:
             assert s.direction is not None
             dx, dy = s.direction.delta
             b.x, b.y = b.x + dx, b.y + dy
             if self.k.dodge_imbalance_only_if_moved:
                 b.imbalance = R.add_imbalance(b.imbalance, self.k.dodge_imbalance_gain, self.k.imbalance_max)
-            self.narrate("move", f"{b.name} dodges {s.direction.label} (Imbalance {b.imbalance}).", self.decider)
+            if self.narrating:
+                self.narrate("move", f"{b.name} dodges {s.direction.label} (Imbalance {b.imbalance}).", self.decider)
         self._back_to_turn()
 
     # -- Rule 15: movement -----------------------------------------------------------------------
@@ -1191,10 +1242,14 @@ class DuelState(State[int]):
         """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes."""
         me = self.bugs[seat]
         foe = self.bugs[1 - seat]
-        me.adj_moved += R.adjacent_cells_entered(cells, foe.pos)
+        foe_cell = (foe.x, foe.y)
+        me.adj_moved += R.adjacent_cells_entered(cells, foe_cell)
+        provoking = R.provoking_move(me.adj_moved, R.maneuverability(me.p.grace), R.passes_through(cells, foe_cell))
+        if not provoking:  # the common case: provoked_attack_offered needs a provoking move
+            return
         k = self.k
         if R.provoked_attack_offered(
-            R.provoking_move(me.adj_moved, R.maneuverability(me.p.grace), R.passes_through(cells, foe.pos)),
+            provoking,
             k.movement_provoked_attacks,
             foe.can_act,
             foe.provoked_used,
@@ -1202,8 +1257,9 @@ class DuelState(State[int]):
             k.movement_provoked_cost,
         ):
             foe.provoked_used = True
-            self.narrate("provoke", f"{me.name} moves past {foe.name} and provokes an attack.", seat)
-            self.phase, self.decider = Phase.PROVOKED, 1 - seat
+            if self.narrating:
+                self.narrate("provoke", f"{me.name} moves past {foe.name} and provokes an attack.", seat)
+            self.phase, self.decider = PROVOKED, 1 - seat
 
     def _step(self, d: Direction) -> None:
         me = self.bugs[self.active]
@@ -1211,11 +1267,13 @@ class DuelState(State[int]):
         me.x, me.y = me.x + dx, me.y + dy
         if me.free_move > 0:
             me.free_move -= 1
-            self.narrate("move", f"{me.name} bounces {d.label}.", self.active)
+            if self.narrating:
+                self.narrate("move", f"{me.name} bounces {d.label}.", self.active)
         else:
             me.speed_left -= 1
-            self.narrate("move", f"{me.name} moves {d.label}.", self.active)
-            self._moved_through(self.active, [me.pos])
+            if self.narrating:
+                self.narrate("move", f"{me.name} moves {d.label}.", self.active)
+            self._moved_through(self.active, ((me.x, me.y),))
         self._check_grapple()
 
     def _dash(self, d: Direction) -> None:
@@ -1228,7 +1286,8 @@ class DuelState(State[int]):
         me.x, me.y = path[-1]
         me.jumped = True
         me.over_target = R.passes_through(path, self.bugs[1 - self.active].pos)
-        self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
+        if self.narrating:
+            self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
         self._moved_through(self.active, path)
         self._check_grapple()
 
@@ -1248,18 +1307,20 @@ class DuelState(State[int]):
             me.x, me.y = line[moved - 1]
         me.speed_left -= moved
         me.imbalance = R.add_imbalance(me.imbalance, k.movement_retreat_imbalance, k.imbalance_max)
-        self.narrate(
-            "move", f"{me.name} retreats {_n(moved, 'cell')} {d.label} (Imbalance {me.imbalance}).", self.active
-        )
+        if self.narrating:
+            self.narrate(
+                "move", f"{me.name} retreats {_n(moved, 'cell')} {d.label} (Imbalance {me.imbalance}).", self.active
+            )
         self._check_grapple()
 
     def _provoked_choice(self, s: ActionSpec) -> None:
         seat = self.decider
-        if s.kind == Kind.DECLINE:
-            self.narrate("provoke", f"{self.bugs[seat].name} lets it pass.", seat)
+        if s.kind == K_DECLINE:
+            if self.narrating:
+                self.narrate("provoke", f"{self.bugs[seat].name} lets it pass.", seat)
             self._back_to_turn()
             return
-        self._declare_attack(AttackKind.PROVOKED, s.amount, attacker=seat)
+        self._declare_attack(A_PROVOKED, s.amount, attacker=seat)
 
     # -- Rule 16: grapple ------------------------------------------------------------------------
     def _check_grapple(self) -> None:
@@ -1273,7 +1334,8 @@ class DuelState(State[int]):
                 if not R.grapple_persists(gb.can_act, R.chebyshev(b.pos, gb.pos)):
                     b.grappled_by = NOBODY
                     gb.grappling = NOBODY
-                    self.narrate("grapple", f"{b.name} is free of the grapple.", i)
+                    if self.narrating:
+                        self.narrate("grapple", f"{b.name} is free of the grapple.", i)
 
     def _attempt_escape(self, invested: int) -> None:
         """Rule 16: 1 Stamina (+ invested) to break free, Might or Grace against the grappler's Might."""
@@ -1284,8 +1346,9 @@ class DuelState(State[int]):
         dice, rr = R.escape_dice(me.p.might, me.p.grace, invested)
         dice, mod = self._modified(dice, self._roll_penalty(me))
         self.escape_roll = (dice, mod)
-        self.narrate("escape", f"{me.name} struggles to break free ({dice} dice).", self.active)
-        self.phase, self.decider = Phase.RESIST, me.grappled_by
+        if self.narrating:
+            self.narrate("escape", f"{me.name} struggles to break free ({dice} dice).", self.active)
+        self.phase, self.decider = RESIST, me.grappled_by
         self._escape_rerolls = rr
 
     def _resist_escape(self, invested: int) -> None:
@@ -1293,14 +1356,14 @@ class DuelState(State[int]):
         if not self._spend(seat, invested):
             return
         self.resist_invested = invested
-        self._set_roll(Phase.ESCAPE_ROLL, self.escape_roll[0], self._escape_rerolls)
+        self._set_roll(ESCAPE_ROLL, self.escape_roll[0], self._escape_rerolls)
 
     def _start_resist_roll(self) -> None:
         g = self.bugs[self.decider]
         dice, rr = R.resist_dice(g.p.might, self.resist_invested, g.p.appendages, self.k.grapple_max_appendage_bonus)
         dice, self._resist_mod = self._modified(dice, self._roll_penalty(g))
         self.escape_succ = max(0, self.escape_succ + self.escape_roll[1])
-        self._set_roll(Phase.RESIST_ROLL, dice, rr)
+        self._set_roll(RESIST_ROLL, dice, rr)
 
     def _resolve_escape(self, resist: int) -> None:
         me = self.bugs[self.active]
@@ -1309,9 +1372,11 @@ class DuelState(State[int]):
             g = self.bugs[me.grappled_by]
             g.grappling = NOBODY
             me.grappled_by = NOBODY
-            self.narrate("escape", f"{me.name} breaks free ({self.escape_succ} vs {resist}).", self.active)
+            if self.narrating:
+                self.narrate("escape", f"{me.name} breaks free ({self.escape_succ} vs {resist}).", self.active)
         else:
-            self.narrate("escape", f"{me.name} stays grappled ({self.escape_succ} vs {resist}).", self.active)
+            if self.narrating:
+                self.narrate("escape", f"{me.name} stays grappled ({self.escape_succ} vs {resist}).", self.active)
         self._back_to_turn()
 
     # -- Rule 20: focus --------------------------------------------------------------------------
@@ -1320,7 +1385,8 @@ class DuelState(State[int]):
         me = self.bugs[self.active]
         me.soul -= soul
         me.focus_pending = soul
-        self.narrate("focus", f"{me.name} focuses {soul} Soul.", self.active, soul=soul)
+        if self.narrating:
+            self.narrate("focus", f"{me.name} focuses {soul} Soul.", self.active, soul=soul)
         self._end_turn()
 
 

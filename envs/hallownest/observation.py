@@ -6,6 +6,7 @@ scale (the most it usually reaches) and the vector is clipped to [-1, 1].
 
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -89,17 +90,22 @@ def statics(st: DuelState) -> Statics:
     )
 
 
-CONTEXT_ONE_HOT: dict[Phase, list[float]] = {phase: [1.0 if phase is c else 0.0 for c in CONTEXTS] for phase in Phase}
-NO_PENDING_ATTACK = [0.0] * PENDING_ATTACK_FEATURES
+CONTEXT_ONE_HOT: dict[Phase, tuple[float, ...]] = {
+    phase: tuple(1.0 if phase is c else 0.0 for c in CONTEXTS) for phase in Phase
+}
+NO_PENDING_ATTACK = (0.0,) * PENDING_ATTACK_FEATURES
 _UPPER = np.ones(OBSERVATION_SIZE, dtype=np.float32)
 _LOWER = -_UPPER
 _UPPER.flags.writeable = _LOWER.flags.writeable = False
+_PACK = struct.Struct(f"={OBSERVATION_SIZE}f").pack
+"""Packs the 80 features as float32 (the C cast numpy makes too) into one bytes buffer in a single call."""
 
 
-def _bug_features(o: list[float], st: DuelState, b: Bug, seat: int, fixed: Statics) -> None:
-    """Append the 30 features of bug ``b`` (of ``seat``) to ``o``."""
+def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> tuple[float, ...]:
+    """The 30 features of bug ``b`` (of ``seat``)."""
     f = fixed.bugs[seat]
-    o += (
+    x, y = b.x, b.y
+    return (
         b.heart / f.heart_span,
         f.heart,
         b.stamina / POOL,
@@ -113,57 +119,60 @@ def _bug_features(o: list[float], st: DuelState, b: Bug, seat: int, fixed: Stati
         b.delayed / POOL_TEN,
         b.status / POOL_TEN,
         b.next_roll_penalty / PENALTY,
-        1.0 if b.grappled else 0.0,
-        1.0 if b.holds else 0.0,
-    )
-    o += f.profile
-    o += (
+        0.0 if b.grappled_by < 0 else 1.0,  # NOBODY is -1
+        0.0 if b.grappling < 0 else 1.0,
+        *f.profile,
         b.attacks_made / ATTACKS,
         b.speed_left / SPEED,
         1.0 if R.pogo_allowed(b.jumped, b.over_target, fixed.pogo_needs_pass_over, b.p.weapon) else 0.0,
         b.free_move / FREE_MOVE,
-        b.x / fixed.x_span,
-        b.y / fixed.y_span,
-        (st.cover.get((b.x, b.y), 0) / QUARTERS) if st.cover else 0.0,
+        x / fixed.x_span,
+        y / fixed.y_span,
+        (st.cover.get((x, y), 0) / QUARTERS) if st.cover else 0.0,
         1.0 if st.order[0] == seat else 0.0,
     )
 
 
 def encode_observation(st: DuelState, seat: int) -> np.ndarray:
-    """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1]."""
+    """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1].
+
+    The features are packed as float32 into one bytes buffer (a single C call), read as an array and
+    clipped by two ufuncs: the first writes the fresh array the caller gets, the second clips it in place.
+    """
     fixed = st.obs_statics
-    me, foe = st.bugs[seat], st.bugs[1 - seat]
+    other = 1 - seat
+    me, foe = st.bugs[seat], st.bugs[other]
     span = fixed.span
     dx, dy = foe.x - me.x, foe.y - me.y
-    feats: list[float] = []
-    _bug_features(feats, st, me, seat, fixed)
-    _bug_features(feats, st, foe, 1 - seat, fixed)
-    feats += (
-        dx / span,
-        dy / span,
-        R.chebyshev((me.x, me.y), (foe.x, foe.y)) / span,
-        st.round / fixed.round_span,
-        1.0 if st.active == seat else 0.0,
-    )
-    feats += CONTEXT_ONE_HOT[st.phase]
     atk = st.atk
     if atk is not None:
         aw = st.bugs[atk.attacker].p.weapon
-        feats += (
+        kind = atk.kind
+        pending: tuple[float, ...] = (
             atk.att_succ / POOL_TEN,
             atk.invested / POOL,
             atk.dice / ATTACK_DICE,
             aw.weight / WEAPON_WEIGHT,
             1.0 if aw.ranged else 0.0,
-            1.0 if atk.kind is POGO else 0.0,
-            1.0 if atk.kind is GRAPPLE else 0.0,
+            1.0 if kind is POGO else 0.0,
+            1.0 if kind is GRAPPLE else 0.0,
             1.0 if atk.attacker == seat else 0.0,
             1.0 if atk.att_rolled else 0.0,
         )
     else:
-        feats += NO_PENDING_ATTACK
-    vec = np.array(feats, dtype=np.float32)
+        pending = NO_PENDING_ATTACK
+    raw = _PACK(
+        *_bug_features(st, me, seat, fixed),
+        *_bug_features(st, foe, other, fixed),
+        dx / span,
+        dy / span,
+        R.chebyshev((me.x, me.y), (foe.x, foe.y)) / span,
+        st.round / fixed.round_span,
+        1.0 if st.active == seat else 0.0,
+        *CONTEXT_ONE_HOT[st.phase],
+        *pending,
+    )
     # clip to [-1, 1]: two ufuncs against bound vectors (cheaper than np.clip's wrapper or scalar bounds)
-    np.minimum(vec, _UPPER, out=vec)
+    vec = np.minimum(np.frombuffer(raw, dtype=np.float32), _UPPER)
     np.maximum(vec, _LOWER, out=vec)
     return vec
