@@ -64,8 +64,18 @@ from envs.crossroads.actions import (
 )
 from envs.crossroads.config import CrossroadsConfig, settings_of
 from envs.crossroads.dice import CHANCE_OUTCOMES, STATS, crossroads_of, optimal_permutations, roll_check_dice
-from envs.crossroads.observation import encode
-from envs.crossroads.rules import ALL_STATS, NO_FLAGS, STAT_COUNT, EntryKind, Flags, MinusC, SetupStep, Stat
+from envs.crossroads.observation import encoder_of
+from envs.crossroads.rules import (
+    ALL_STATS,
+    NO_FLAGS,
+    STAT_COUNT,
+    EntryKind,
+    Flags,
+    MinusC,
+    SetupStep,
+    Stat,
+    fast_members,
+)
 
 if TYPE_CHECKING:
     from envs.core.dice import Rng
@@ -78,6 +88,19 @@ _ORDERED_OUTCOMES: list[tuple[Hashable, float]] = [
 """Rule 3 with ``check.assignment = "in_order"``: every ordered 3d10 roll."""
 
 _MINUS_C_LABELS = {MinusC.WOUNDED: '-C "wounded"', MinusC.DYING: '-C "dying"', MinusC.PLAIN: "-C"}
+
+
+def _ints(a: object, b: object, c: object) -> bool:
+    """Whether three dice are plain ``int`` faces (not bools, floats or numpy scalars)."""
+    return type(a) is int and type(b) is int and type(c) is int
+
+
+def _sorted3(d: Dice) -> Dice:
+    """Three dice in ascending order (the tuple itself when already sorted: no new tuple per roll)."""
+    a, b, c = d
+    if a <= b <= c:
+        return d
+    return tuple(sorted(d))
 
 
 class Character:
@@ -222,23 +245,24 @@ class CrossroadsState(State[Hashable]):
 
     def __init__(self, cfg: CrossroadsConfig) -> None:
         self.settings = settings_of(cfg)
+        self.encoder = encoder_of(self.settings)  # observation encoding (resolved once per config)
         super().__init__(self.settings.players)
         self.cfg = cfg
         self.chars: list[Character] = []
         self.factions: list[Faction] = []
-        self.phase = Phase.FIRST_PLAYER
+        self.phase = _Phase.FIRST_PLAYER
         self.actor = 0
         self.first = 0
         self.admin = 0
         self.scene_no = 0
-        self.scene = Scene.SETUP
+        self.scene = _Scene.SETUP
         self.exits = 0
         self.setup_queue: list[SetupStep] = []
         self.goal_pending: list[int] = []  # characters whose goal check is still to be rolled (Rule 12)
         # the current check (Rules 3-6, 12); a confrontation side's roll lives in its Side
         self.chk_eid: int | None = None
         self.chk_seat = 0
-        self.purpose = Purpose.SPEND
+        self.purpose = _Purpose.SPEND
         self.dice: Dice = ()
         self.perm = 0
         self.flags: Flags = NO_FLAGS
@@ -459,25 +483,25 @@ class CrossroadsState(State[Hashable]):
     # protocol: chance
     # ------------------------------------------------------------------------------------------
     def chance_outcomes(self) -> list[tuple[Hashable, float]]:
-        if self.phase == Phase.FIRST_PLAYER:
+        if self.phase == _Phase.FIRST_PLAYER:
             n = self.num_players
             return [(s, 1.0 / n) for s in range(n)]
-        if self.phase == Phase.ROLL:
+        if self.phase == _Phase.ROLL:
             if not self.settings.one_each and self._roller_is_char():
                 return list(_ORDERED_OUTCOMES)
             return list(CHANCE_OUTCOMES)
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> Hashable:
-        if self.phase == Phase.FIRST_PLAYER:
+        if self.phase == _FIRST_PLAYER:
             return rng.integers(0, self.num_players)
         d = roll_check_dice(rng)  # the same roll `odds crossroads --simulate` samples
         if self.settings.one_each or not self._roller_is_char():
-            return tuple(sorted(d))
+            return _sorted3(d)
         return d
 
     def _roller_is_char(self) -> bool:
-        eid = self.sides[self.side_i].eid if self.purpose == Purpose.CONFRONT else self.chk_eid
+        eid = self.sides[self.side_i].eid if self.purpose == _Purpose.CONFRONT else self.chk_eid
         assert eid is not None
         return not is_faction(eid)
 
@@ -487,19 +511,22 @@ class CrossroadsState(State[Hashable]):
         self._legal = None
 
     def _apply_chance(self, outcome: Hashable) -> None:
-        if self.phase == Phase.FIRST_PLAYER:
+        if self.phase == _FIRST_PLAYER:
             seat = int(outcome)  # type: ignore[call-overload]
             if not 0 <= seat < self.num_players:
                 raise ValueError(f"no seat {seat}")
             self._begin_setup(seat)
             return
-        if self.phase != Phase.ROLL:
+        if self.phase != _ROLL:
             raise ValueError("not a chance node")
-        dice = tuple(int(d) for d in outcome)  # type: ignore[attr-defined]
+        if type(outcome) is tuple and len(outcome) == STAT_COUNT and _ints(*outcome):
+            dice: Dice = outcome  # the common case: the tuple sample_chance / chance_outcomes gave
+        else:
+            dice = tuple(int(d) for d in outcome)  # type: ignore[attr-defined]
         if len(dice) != STAT_COUNT or not all(1 <= d <= 10 for d in dice):
             raise ValueError(f"3d10 outcome expected, got {outcome!r}")
         if self.settings.one_each or not self._roller_is_char():
-            dice = tuple(sorted(dice))
+            dice = _sorted3(dice)
         self._rolled(dice)
 
     # ------------------------------------------------------------------------------------------
@@ -509,7 +536,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 7: players in turn from the first, passing left, introduce characters, then factions."""
         self.first = first
         self.setup_queue = rules.setup_order(first, self.num_players, self.settings.factions_per_player)
-        self.narrate("setup", f"Player {first + 1} goes first.", first)
+        if self.narrating:
+            self.narrate("setup", f"Player {first + 1} goes first.", first)
         self._next_setup()
 
     def _next_setup(self) -> None:
@@ -518,7 +546,7 @@ class CrossroadsState(State[Hashable]):
             self._start_scene()
             return
         step = self.setup_queue.pop(0)
-        if step.kind is EntryKind.CHARACTER:
+        if step.kind is _EntryKind.CHARACTER:
             self.create_character(step.seat, personal=True)
         else:
             self.create_faction(step.seat)
@@ -532,7 +560,7 @@ class CrossroadsState(State[Hashable]):
         self.chars.append(Character(idx, seat, personal, [0, 0, 0]))
         self.chk_eid = idx
         self.build_step = 0
-        self.phase = Phase.BUILD
+        self.phase = _Phase.BUILD
         self.actor = seat
 
     def create_faction(self, seat: int) -> None:
@@ -540,24 +568,26 @@ class CrossroadsState(State[Hashable]):
         idx = len(self.factions)
         f = Faction(idx, seat, self.settings.start_influence)
         self.factions.append(f)
-        self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
-        self.begin_check(FACTION_BASE + idx, seat, Purpose.SPEND)
+        if self.narrating:
+            self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
+        self.begin_check(FACTION_BASE + idx, seat, _Purpose.SPEND)
 
     def _build(self, value: int) -> None:
         c = self.chars[self._checker_id()]
         c.stats[self.build_step] = value
         self.build_step += 1
-        if self.build_step == Stat.M:
-            c.stats[Stat.M] = rules.last_stat(self.settings.creation_points, c.stats[: Stat.M])
+        if self.build_step == _Stat.M:
+            c.stats[_Stat.M] = rules.last_stat(self.settings.creation_points, c.stats[: _Stat.M])
             kind = "personal" if c.personal else "common"
-            self.narrate(
-                "character",
-                f"Player {self.actor + 1} introduces {c.name} ({kind}): "
-                f"G {c.stats[0]} | KH {c.stats[1]} | M {c.stats[2]}.",
-                self.actor,
-                stats=list(c.stats),
-            )
-            self.begin_check(c.idx, self.actor, Purpose.SPEND)
+            if self.narrating:
+                self.narrate(
+                    "character",
+                    f"Player {self.actor + 1} introduces {c.name} ({kind}): "
+                    f"G {c.stats[0]} | KH {c.stats[1]} | M {c.stats[2]}.",
+                    self.actor,
+                    stats=list(c.stats),
+                )
+            self.begin_check(c.idx, self.actor, _Purpose.SPEND)
 
     # ------------------------------------------------------------------------------------------
     # Rules 3-5: checks
@@ -567,21 +597,23 @@ class CrossroadsState(State[Hashable]):
         self.chk_eid = eid
         self.chk_seat = seat
         self.purpose = purpose
-        self.phase = Phase.ROLL
+        self.phase = _Phase.ROLL
 
     def _rolled(self, dice: Dice) -> None:
-        if self.purpose == Purpose.CONFRONT:
+        if self.purpose == _Purpose.CONFRONT:
             s = self.sides[self.side_i]
             s.dice = dice
             e = self.entity(s.eid)
-            self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", s.seat, dice=dice)
+            if self.narrating:
+                self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", s.seat, dice=dice)
             self._confront_next_roll()
             return
         self.dice = dice
         e = self.checker()
-        self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", self.chk_seat, dice=dice)
+        if self.narrating:
+            self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", self.chk_seat, dice=dice)
         if e.is_char and self.settings.one_each:
-            self.phase = Phase.ASSIGN
+            self.phase = _Phase.ASSIGN
             self.actor = self.chk_seat
         else:
             self._assigned(0)
@@ -592,22 +624,23 @@ class CrossroadsState(State[Hashable]):
         self.flags, succ = self.read_check(e, self.dice, perm)
         advantage = self.use_advantage(e)
         self.succ = rules.check_successes(succ, 0, 0, advantage, self.crossroads(e, self.dice, perm, self.flags))
-        self.narrate(
-            "successes",
-            f"{e.name}: {self.succ} success{'es' if self.succ != 1 else ''}.",
-            self.chk_seat,
-            successes=self.succ,
-        )
-        if self.purpose == Purpose.BEAUTY:
+        if self.narrating:
+            self.narrate(
+                "successes",
+                f"{e.name}: {self.succ} success{'es' if self.succ != 1 else ''}.",
+                self.chk_seat,
+                successes=self.succ,
+            )
+        if self.purpose == _Purpose.BEAUTY:
             self._beauty_rolled(perm)
             return
-        if not e.alive and self.purpose != Purpose.GOAL:  # written off by the crossroads (Rule 12)
+        if not e.alive and self.purpose != _Purpose.GOAL:  # written off by the crossroads (Rule 12)
             self._check_done()
             return
-        if self.purpose == Purpose.GOAL:
+        if self.purpose == _Purpose.GOAL:
             self.left = self.succ
             if self.left > 0 and any(f.alive for f in self.factions):
-                self.phase = Phase.LOWER_INFLUENCE
+                self.phase = _Phase.LOWER_INFLUENCE
                 self.actor = self.chk_seat
                 return
             self._check_done()
@@ -626,7 +659,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.4: an Advantage token adds its bonus to the holder's next roll and is spent."""
         if e.advantage:
             e.advantage = False
-            self.narrate("advantage", f"{e.name} uses its Advantage.", None)
+            if self.narrating:
+                self.narrate("advantage", f"{e.name} uses its Advantage.", None)
             return self.settings.advantage_bonus
         return 0
 
@@ -639,9 +673,10 @@ class CrossroadsState(State[Hashable]):
         times = rules.crossroads_times(cr, self.settings.triple_twice)
         if times == 0:
             return 0
-        self.narrate(
-            "crossroads", f"Crossroads! {e.name} rolled a {cr.name.lower()}.", None, crossroads=cr.name.lower()
-        )
+        if self.narrating:
+            self.narrate(
+                "crossroads", f"Crossroads! {e.name} rolled a {cr.name.lower()}.", None, crossroads=cr.name.lower()
+            )
         effect = self.settings.crossroads_effect
         delta = 0
         for _ in range(times):
@@ -649,7 +684,7 @@ class CrossroadsState(State[Hashable]):
             if effect == "gain_plus_c":
                 self.gain_plus_c(e)
             elif effect == "gain_minus_c":
-                self.add_minus_c(e, MinusC.PLAIN)  # nobody names it: another condition
+                self.add_minus_c(e, _MinusC.PLAIN)  # nobody names it: another condition
             elif effect == "goal_box_on_miss" and isinstance(e, Character):
                 for s in rules.missed_matching_stats(dice, perm, flags):
                     if not e.goals[s] and e.alive:
@@ -662,7 +697,7 @@ class CrossroadsState(State[Hashable]):
     def _next_spend(self) -> None:
         e = self.checker()
         if self.left > 0 and e.alive:
-            self.phase = Phase.SPEND
+            self.phase = _Phase.SPEND
             self.actor = self.chk_seat
             return
         self._check_done()
@@ -670,29 +705,31 @@ class CrossroadsState(State[Hashable]):
     def apply_self_op(self, e: Entity, a: int) -> None:
         """Rules 6 and 11.7: a spend or outcome on the roller itself."""
         if isinstance(e, Character):
-            if (i := stat_of(a, Act.STAT_UP_G)) is not None:
+            if (i := stat_of(a, _Act.STAT_UP_G)) is not None:
                 self.raise_stat(e, i, 1)
-            elif (i := stat_of(a, Act.STAT_UP2_G)) is not None:
+            elif (i := stat_of(a, _Act.STAT_UP2_G)) is not None:
                 self.raise_stat_twice(e, i)
-            elif (i := stat_of(a, Act.MARK_G)) is not None:
+            elif (i := stat_of(a, _Act.MARK_G)) is not None:
                 self.mark_goal(e, i)
-        if a == Act.GAIN_PLUS_C:
+        if a == _Act.GAIN_PLUS_C:
             self.gain_plus_c(e)
-        elif a == Act.REMOVE_MINUS_C:
+        elif a == _Act.REMOVE_MINUS_C:
             self.remove_minus_c(e)
-        elif a == Act.INFLUENCE_UP and isinstance(e, Faction):
+        elif a == _Act.INFLUENCE_UP and isinstance(e, Faction):
             self.change_influence(e, 1)
 
     def raise_stat(self, c: Character, i: int, by: int) -> None:
         """Rule 6: +1 to a stat (up to ``character.stat_cap``)."""
         c.stats[i] = rules.raised_stat(c.stats[i], by, self.settings.stat_cap)
-        self.narrate("stat", f"{c.name}: +{by} {STATS[i]} (now {c.stats[i]}).", None)
+        if self.narrating:
+            self.narrate("stat", f"{c.name}: +{by} {STATS[i]} (now {c.stats[i]}).", None)
 
     def raise_stat_twice(self, c: Character, i: int) -> None:
         """Rules 6/11.7: +2 to a stat while also removing a condition (``spend.double_step``)."""
         if self.settings.double_step == "same_sign":
             c.plus -= 1
-            self.narrate("condition", f"{c.name} removes a +C to make it +2.", None)
+            if self.narrating:
+                self.narrate("condition", f"{c.name} removes a +C to make it +2.", None)
         else:
             self.remove_minus_c(c)
         self.raise_stat(c, i, 2)
@@ -701,7 +738,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 6: gain a +C (at most ``character.max_conditions``)."""
         if rules.may_gain(e.plus, self.settings.max_conditions):
             e.plus += 1
-            self.narrate("condition", f"{e.name} gains a +C ({e.plus}).", None)
+            if self.narrating:
+                self.narrate("condition", f"{e.name} gains a +C ({e.plus}).", None)
 
     def remove_minus_c(self, e: Entity) -> None:
         """Rule 6: remove a -C (a plain one first, then "dying", then "wounded")."""
@@ -709,12 +747,13 @@ class CrossroadsState(State[Hashable]):
             return
         if isinstance(e, Character):
             shed = rules.shed_minus_c(e.minus, e.wounded, e.dying)
-            if shed is MinusC.DYING:
+            if shed is _MinusC.DYING:
                 e.dying = False
-            elif shed is MinusC.WOUNDED:
+            elif shed is _MinusC.WOUNDED:
                 e.wounded = False
         e.minus -= 1
-        self.narrate("condition", f"{e.name} sheds a -C ({e.minus} left).", None)
+        if self.narrating:
+            self.narrate("condition", f"{e.name} sheds a -C ({e.minus} left).", None)
 
     def _minus_c_actions(self, e: Entity) -> list[int]:
         """Rule 12: the "give -C" actions against ``e``: the names a giver may choose."""
@@ -734,21 +773,23 @@ class CrossroadsState(State[Hashable]):
             kind = rules.minus_c_taken(named, automatic, True, e.wounded, e.dying)
             if kind is None:  # it already holds that one
                 return
-            if kind is MinusC.WOUNDED:
+            if kind is _MinusC.WOUNDED:
                 e.wounded = True
-            elif kind is MinusC.DYING:
+            elif kind is _MinusC.DYING:
                 e.dying = True
         else:
-            kind = MinusC.PLAIN
+            kind = _MinusC.PLAIN
         e.minus += 1
-        self.narrate("condition", f"{e.name} takes a {_MINUS_C_LABELS[kind]}.", None)
+        if self.narrating:
+            self.narrate("condition", f"{e.name} takes a {_MINUS_C_LABELS[kind]}.", None)
 
     def mark_goal(self, c: Character, i: int) -> None:
         """Rule 11.7: mark a goal box; all three marked achieves the goal (Rule 12)."""
         if c.goals[i]:
             return
         c.goals[i] = True
-        self.narrate("goal", f"{c.name} marks the {STATS[i]} box of its goal.", None)
+        if self.narrating:
+            self.narrate("goal", f"{c.name} marks the {STATS[i]} box of its goal.", None)
         if rules.goal_achieved(c.goals) and c.alive:
             c.achieved = True
             self.write_off(c, "goal achieved")
@@ -758,7 +799,8 @@ class CrossroadsState(State[Hashable]):
     def change_influence(self, f: Faction, by: int) -> None:
         """Rules 10/11.7/12: change a faction's Influence; 0 or 8 writes it off."""
         f.influence += by
-        self.narrate("influence", f"{f.name}: Influence {'+' if by > 0 else ''}{by} (now {f.influence}).", None)
+        if self.narrating:
+            self.narrate("influence", f"{f.name}: Influence {'+' if by > 0 else ''}{by} (now {f.influence}).", None)
         st = self.settings
         reason = rules.influence_exit(f.influence, st.writeoff_low, st.writeoff_high)
         if f.alive and reason is not None:
@@ -767,7 +809,8 @@ class CrossroadsState(State[Hashable]):
     def lower_stat(self, c: Character, i: int, by: int) -> None:
         """Rules 11.7/12: -1 (or -2) to a stat; a stat at 0 writes the character off."""
         c.stats[i] = rules.lowered_stat(c.stats[i], by)
-        self.narrate("stat", f"{c.name}: -{by} {STATS[i]} (now {c.stats[i]}).", None)
+        if self.narrating:
+            self.narrate("stat", f"{c.name}: -{by} {STATS[i]} (now {c.stats[i]}).", None)
         if c.stats[i] == 0 and c.alive:
             self.write_off(c, f"{STATS[i]} fell to 0")
 
@@ -776,10 +819,11 @@ class CrossroadsState(State[Hashable]):
         e.alive = False
         e.exit = reason
         self.exits += 1
-        self.narrate("exit", f"{e.name} is written off: {reason} (exit {self.exits}).", None, reason=reason)
+        if self.narrating:
+            self.narrate("exit", f"{e.name} is written off: {reason} (exit {self.exits}).", None, reason=reason)
 
     def _check_done(self) -> None:
-        if self.scene == Scene.SETUP:
+        if self.scene == _Scene.SETUP:
             self._next_setup()
         else:
             self._end_scene()
@@ -791,14 +835,14 @@ class CrossroadsState(State[Hashable]):
         """Rules 8 and 13: the Admin picks a scene, unless three exits happened or the scene limit is hit."""
         ep = self.settings
         end = rules.episode_end(self.exits, ep.exits_to_end, self.scene_no, ep.max_scenes)
-        if end is EndReason.COMPLETED:
+        if end is _EndReason.COMPLETED:
             self._finish(end, f"{self.exits} exits")
             return
-        if end is EndReason.TIME_LIMIT:
+        if end is _EndReason.TIME_LIMIT:
             self._finish(end, f"scene limit {ep.max_scenes}")
             return
         self.scene_no += 1
-        self.phase = Phase.ADMIN_SCENE
+        self.phase = _Phase.ADMIN_SCENE
         self.actor = self.admin
         self.sides = []
 
@@ -807,8 +851,9 @@ class CrossroadsState(State[Hashable]):
         if self.goal_pending:
             c = self.chars[self.goal_pending.pop(0)]
             seat = c.owner if c.personal else self.admin
-            self.narrate("goal_check", f"{c.name} achieved its goal: a check to lower factions' Influence.", seat)
-            self.begin_check(c.idx, seat, Purpose.GOAL)
+            if self.narrating:
+                self.narrate("goal_check", f"{c.name} achieved its goal: a check to lower factions' Influence.", seat)
+            self.begin_check(c.idx, seat, _Purpose.GOAL)
             return
         self.admin = rules.next_admin(self.admin, self.num_players)
         self._start_scene()
@@ -816,26 +861,31 @@ class CrossroadsState(State[Hashable]):
     def choose_scene(self, a: int) -> None:
         """Rule 8: the Admin chooses introduction, deal or confrontation."""
         admin = self.admin
-        if a == Act.SCENE_INTRO_CHARACTER:
-            self.scene = Scene.INTRO_CHARACTER
-            self.narrate("scene", f"Admin (player {admin + 1}): introduction of a new character.", admin)
+        if a == _Act.SCENE_INTRO_CHARACTER:
+            self.scene = _Scene.INTRO_CHARACTER
+            if self.narrating:
+                self.narrate("scene", f"Admin (player {admin + 1}): introduction of a new character.", admin)
             self.introduce_character()
-        elif a == Act.SCENE_INTRO_FACTION:
-            self.scene = Scene.INTRO_FACTION
-            self.narrate("scene", f"Admin (player {admin + 1}): introduction of a new faction.", admin)
+        elif a == _Act.SCENE_INTRO_FACTION:
+            self.scene = _Scene.INTRO_FACTION
+            if self.narrating:
+                self.narrate("scene", f"Admin (player {admin + 1}): introduction of a new faction.", admin)
             self.create_faction(admin)
-        elif a == Act.SCENE_DEAL:
-            self.scene = Scene.DEAL
-            self.narrate("scene", f"Admin (player {admin + 1}): a deal with a faction.", admin)
-            self.phase = Phase.DEAL_FACTION
-        elif a == Act.SCENE_CONFRONT:
-            self.scene = Scene.CONFRONT
-            self.narrate("scene", f"Admin (player {admin + 1}): a confrontation.", admin)
+        elif a == _Act.SCENE_DEAL:
+            self.scene = _Scene.DEAL
+            if self.narrating:
+                self.narrate("scene", f"Admin (player {admin + 1}): a deal with a faction.", admin)
+            self.phase = _Phase.DEAL_FACTION
+        elif a == _Act.SCENE_CONFRONT:
+            self.scene = _Scene.CONFRONT
+            if self.narrating:
+                self.narrate("scene", f"Admin (player {admin + 1}): a confrontation.", admin)
             self.sides = [Side(None, admin), Side(None, admin)]
-            self.phase = Phase.ADMIN_TARGET
+            self.phase = _Phase.ADMIN_TARGET
         else:
-            self.scene = Scene.SKIPPED
-            self.narrate("scene", f"Admin (player {admin + 1}) has no scene to frame.", admin)
+            self.scene = _Scene.SKIPPED
+            if self.narrating:
+                self.narrate("scene", f"Admin (player {admin + 1}) has no scene to frame.", admin)
             self._end_scene()
 
     def introduce_character(self) -> None:
@@ -850,7 +900,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 10: the Admin's character makes a job deal with a faction, against another character if any."""
         self.deal_faction = faction
         if self._deal_against_options():
-            self.phase = Phase.DEAL_AGAINST
+            self.phase = _Phase.DEAL_AGAINST
             return
         self.close_deal(None)
 
@@ -862,9 +912,10 @@ class CrossroadsState(State[Hashable]):
         assert mine is not None
         c = self.chars[mine]
         vs = f" against {self.chars[against].name}" if against is not None else ""
-        self.narrate("deal", f"{c.name} strikes a deal with {f.name}{vs}.", self.admin, against=against)
+        if self.narrating:
+            self.narrate("deal", f"{c.name} strikes a deal with {f.name}{vs}.", self.admin, against=against)
         self.change_influence(f, self.settings.deal_gain)
-        self.begin_check(c.idx, self.admin, Purpose.SPEND)
+        self.begin_check(c.idx, self.admin, _Purpose.SPEND)
 
     # ------------------------------------------------------------------------------------------
     # Rule 11: confrontation
@@ -872,26 +923,30 @@ class CrossroadsState(State[Hashable]):
     def set_opposition(self, a: int) -> None:
         """Rules 11.1/11.2: the Admin opposes the target with its character, a common one, a faction or nobody."""
         target = self.chars[self._target_id()]
-        if a == Act.NO_OPPOSITION:
-            self.narrate("confront", f"Nobody stands against {target.name}.", self.admin)
+        if a == _Act.NO_OPPOSITION:
+            if self.narrating:
+                self.narrate("confront", f"Nobody stands against {target.name}.", self.admin)
             self.sides = [self.sides[1]]
             self.begin_beauty()
             return
-        self.sides[0].eid = a - Act.TARGET_0
+        self.sides[0].eid = a - _Act.TARGET_0
         opp = self.entity(self.sides[0].eid)
-        self.narrate("confront", f"{opp.name} stands against {target.name}.", self.admin)
-        self.phase = Phase.ADMIN_AIM
+        if self.narrating:
+            self.narrate("confront", f"{opp.name} stands against {target.name}.", self.admin)
+        self.phase = _Phase.ADMIN_AIM
         self.actor = self.admin
 
     def begin_beauty(self) -> None:
         """Rule 11.2: no counteraction, a scene for beauty: no scene goal; every side rolls (for gating)."""
-        if len(self.sides) > 1:
+        if len(self.sides) > 1 and self.narrating:
             self.narrate(
-                "beauty", f"{self.entity(self.sides[0].eid).name} does not counteract: a scene for beauty.", self.admin
+                "beauty",
+                f"{self.entity(self.sides[0].eid).name} does not counteract: a scene for beauty.",
+                self.admin,
             )
         self.side_i = 0
         first = self.sides[0]
-        self.begin_check(self._side_id(first), first.seat, Purpose.BEAUTY)
+        self.begin_check(self._side_id(first), first.seat, _Purpose.BEAUTY)
 
     def _beauty_rolled(self, perm: int) -> None:
         """Rule 11.2: a side's beauty check is read; when every side has rolled, each buys its outcomes."""
@@ -900,11 +955,14 @@ class CrossroadsState(State[Hashable]):
         if self.side_i + 1 < len(self.sides):
             self.side_i += 1
             nxt = self.sides[self.side_i]
-            self.begin_check(self._side_id(nxt), nxt.seat, Purpose.BEAUTY)
+            self.begin_check(self._side_id(nxt), nxt.seat, _Purpose.BEAUTY)
             return
         self.side_i = 0
         n = self.settings.beauty_outcomes
-        self.narrate("beauty", f"A scene for beauty: each side gets {n} outcome{'s' if n != 1 else ''}.", self.admin)
+        if self.narrating:
+            self.narrate(
+                "beauty", f"A scene for beauty: each side gets {n} outcome{'s' if n != 1 else ''}.", self.admin
+            )
         self.left = self._allotment(self.sides[0])
         self._next_outcome()
 
@@ -931,7 +989,7 @@ class CrossroadsState(State[Hashable]):
 
     def _begin_burns(self) -> None:
         self.side_i = 0
-        self.phase = Phase.BURN_BEFORE
+        self.phase = _Phase.BURN_BEFORE
         self.actor = self.sides[0].seat
 
     def burn_before(self, s: Side) -> None:
@@ -939,7 +997,8 @@ class CrossroadsState(State[Hashable]):
         e = self.entity(s.eid)
         e.plus -= 1
         s.burned += 1
-        self.narrate("burn", f"{e.name} burns a +C for a success before the roll.", s.seat)
+        if self.narrating:
+            self.narrate("burn", f"{e.name} burns a +C for a success before the roll.", s.seat)
 
     def _next_burn_before(self) -> None:
         if self.side_i == 0:
@@ -947,9 +1006,9 @@ class CrossroadsState(State[Hashable]):
             self.actor = self.sides[1].seat
             return
         self.side_i = 0
-        self.purpose = Purpose.CONFRONT
+        self.purpose = _Purpose.CONFRONT
         self.initial_rolls = True
-        self.phase = Phase.ROLL
+        self.phase = _Phase.ROLL
 
     def _confront_next_roll(self) -> None:
         """Rule 11.3: all participants roll; then each side in turn may burn +C to reroll."""
@@ -959,7 +1018,7 @@ class CrossroadsState(State[Hashable]):
         if self.initial_rolls:
             self.initial_rolls = False
             self.side_i = 0
-        self.phase = Phase.BURN_AFTER
+        self.phase = _Phase.BURN_AFTER
         self.actor = self.sides[self.side_i].seat
 
     def burn_after(self, s: Side) -> None:
@@ -967,8 +1026,9 @@ class CrossroadsState(State[Hashable]):
         e = self.entity(s.eid)
         e.plus -= 1
         s.rerolls += 1
-        self.narrate("burn", f"{e.name} burns a +C to reroll.", s.seat)
-        self.phase = Phase.ROLL
+        if self.narrating:
+            self.narrate("burn", f"{e.name} burns a +C to reroll.", s.seat)
+        self.phase = _Phase.ROLL
 
     def _next_burn_after(self) -> None:
         if self.side_i == 0:
@@ -982,7 +1042,7 @@ class CrossroadsState(State[Hashable]):
         while self.side_i < len(self.sides):
             s = self.sides[self.side_i]
             if not is_faction(self._side_id(s)) and self.settings.one_each:
-                self.phase = Phase.ASSIGN
+                self.phase = _Phase.ASSIGN
                 self.actor = s.seat
                 return
             self._side_assigned(s, 0)
@@ -995,7 +1055,10 @@ class CrossroadsState(State[Hashable]):
         burn_bonus = self.settings.burn_bonus
         advantage = self.use_advantage(e)
         s.succ = rules.check_successes(n, s.burned, burn_bonus, advantage, self.crossroads(e, s.dice, perm, s.flags))
-        self.narrate("successes", f"{e.name}: {s.succ} success{'es' if s.succ != 1 else ''}.", s.seat, successes=s.succ)
+        if self.narrating:
+            self.narrate(
+                "successes", f"{e.name}: {s.succ} success{'es' if s.succ != 1 else ''}.", s.seat, successes=s.succ
+            )
         self.side_i += 1
 
     def resolve_confrontation(self) -> None:
@@ -1007,19 +1070,22 @@ class CrossroadsState(State[Hashable]):
             s.lost = not won
         self.degree = res.degree
         if res.tie:
-            self.narrate("result", f"A tie: a shared win (degree {self.degree}).", None)
+            if self.narrating:
+                self.narrate("result", f"A tie: a shared win (degree {self.degree}).", None)
         else:
             w = a if a.won else b
-            self.narrate("result", f"{self.entity(w.eid).name} wins with degree {self.degree}.", w.seat)
+            if self.narrating:
+                self.narrate("result", f"{self.entity(w.eid).name} wins with degree {self.degree}.", w.seat)
         for s in self.sides:
             e = self.entity(s.eid)
             personal = isinstance(e, Character) and e.personal
             if rules.earns_advantage(self.settings.advantage, s.won, e.alive, personal):
                 e.advantage = True
-                self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
+                if self.narrating:
+                    self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
         if not res.tie and self.settings.loser_trade:
             loser = b if a.won else a
-            self.phase = Phase.LOSER_TRADE
+            self.phase = _Phase.LOSER_TRADE
             self.actor = loser.seat
             return
         self._award_goals()
@@ -1029,7 +1095,8 @@ class CrossroadsState(State[Hashable]):
         w = self._winner_side()
         self.remove_minus_c(self.entity(w.eid))
         self.degree -= 1
-        self.narrate("trade", f"The loser cuts the degree to {self.degree}.", self.actor)
+        if self.narrating:
+            self.narrate("trade", f"The loser cuts the degree to {self.degree}.", self.actor)
 
     def _award_goals(self) -> None:
         """Rule 11.7: winners get their scene goal free, then buy outcomes with the degree."""
@@ -1050,13 +1117,13 @@ class CrossroadsState(State[Hashable]):
             return
         a = s.aim
         assert a is not None
-        unmark = stat_of(a, Act.UNMARK_G)
-        mark = stat_of(a, Act.MARK_G)
+        unmark = stat_of(a, _Act.UNMARK_G)
+        mark = stat_of(a, _Act.MARK_G)
         if a in MINUS_C_ACTIONS and o.alive:
             self.add_minus_c(o, MINUS_C_ACTIONS[a])
         elif unmark is not None and o.alive and s.flags[unmark] and isinstance(o, Character):
             self.unmark_goal(o, unmark)
-        elif a == Act.GAIN_PLUS_C:
+        elif a == _Act.GAIN_PLUS_C:
             self.gain_plus_c(e)
         elif mark is not None and s.flags[mark] and isinstance(e, Character):
             self.mark_goal(e, mark)
@@ -1065,13 +1132,14 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.7: unmark a goal box of a character."""
         if c.goals[i]:
             c.goals[i] = False
-            self.narrate("goal", f"{c.name} loses the {STATS[i]} mark of its goal.", None)
+            if self.narrating:
+                self.narrate("goal", f"{c.name} loses the {STATS[i]} mark of its goal.", None)
 
     def _next_outcome(self) -> None:
         while self.side_i < len(self.sides):
             s = self.sides[self.side_i]
             if self.left > 0 and self.entity(s.eid).alive:
-                self.phase = Phase.BUY_OUTCOME
+                self.phase = _Phase.BUY_OUTCOME
                 self.actor = s.seat
                 return
             self.side_i += 1
@@ -1081,35 +1149,36 @@ class CrossroadsState(State[Hashable]):
 
     def _allotment(self, s: Side) -> int:
         """Rules 11.2/11.7: the outcomes a side buys: one per degree for a winner, the beauty outcomes for each."""
-        if self.purpose == Purpose.BEAUTY:
+        if self.purpose == _Purpose.BEAUTY:
             return self.settings.beauty_outcomes
         return self.degree if s.won else 0
 
     def apply_opp_op(self, o: Entity, a: int) -> None:
         """Rule 11.7: an outcome against the other side."""
         if isinstance(o, Character):
-            if (i := stat_of(a, Act.HARM_G)) is not None:
+            if (i := stat_of(a, _Act.HARM_G)) is not None:
                 self.lower_stat(o, i, 1)
-            elif (i := stat_of(a, Act.HARM2_G)) is not None:
+            elif (i := stat_of(a, _Act.HARM2_G)) is not None:
                 if self.settings.double_step == "same_sign":
                     self.remove_minus_c(o)
                 else:
                     o.plus -= 1
                 self.lower_stat(o, i, 2)
-            elif (i := stat_of(a, Act.UNMARK_G)) is not None:
+            elif (i := stat_of(a, _Act.UNMARK_G)) is not None:
                 self.unmark_goal(o, i)
-            elif a == Act.KILL:
+            elif a == _Act.KILL:
                 self.kill(o)
         else:
-            if a == Act.INFLUENCE_DOWN:
+            if a == _Act.INFLUENCE_DOWN:
                 self.change_influence(o, -1)
-            elif a == Act.PUSH_INFLUENCE:
+            elif a == _Act.PUSH_INFLUENCE:
                 self.change_influence(o, 1)
         if a in MINUS_C_ACTIONS:
             self.add_minus_c(o, MINUS_C_ACTIONS[a])
-        elif a == Act.REMOVE_PLUS_C:
+        elif a == _Act.REMOVE_PLUS_C:
             o.plus -= 1
-            self.narrate("condition", f"{o.name} loses a +C ({o.plus}).", None)
+            if self.narrating:
+                self.narrate("condition", f"{o.name} loses a +C ({o.plus}).", None)
 
     def kill(self, c: Character) -> None:
         """Rule 12: an outcome spent to kill a character that is "wounded" and "dying"."""
@@ -1123,7 +1192,7 @@ class CrossroadsState(State[Hashable]):
                     c = self.chars[self._side_id(s)]
                     if c.alive and c.plus > 0 and rules.markable_boxes(s.flags, c.goals):
                         self.side_i = i
-                        self.phase = Phase.LOSER_MARK
+                        self.phase = _Phase.LOSER_MARK
                         self.actor = s.seat
                         return
         self._end_scene()
@@ -1165,7 +1234,7 @@ class CrossroadsState(State[Hashable]):
     def _do_target(self, a: int) -> None:
         self.sides[1].eid = a - _TARGET_0
         self.sides[1].seat = self.chars[a - _TARGET_0].owner
-        self.phase = Phase.ADMIN_OPPOSITION
+        self.phase = _Phase.ADMIN_OPPOSITION
 
     def _do_admin_aim(self, a: int) -> None:
         if a == _NO_OPPOSITION:
@@ -1173,13 +1242,15 @@ class CrossroadsState(State[Hashable]):
             return
         self.sides[0].aim = a
         target = self.chars[self._target_id()]
-        self.narrate("aim", f"The Admin's aim: {self.action_label(a)} ({target.name}).", self.actor)
-        self.phase = Phase.TARGET_AIM
+        if self.narrating:
+            self.narrate("aim", f"The Admin's aim: {self.action_label(a)} ({target.name}).", self.actor)
+        self.phase = _Phase.TARGET_AIM
         self.actor = self.sides[1].seat
 
     def _do_target_aim(self, a: int) -> None:
         self.sides[1].aim = a
-        self.narrate("aim", f"{self.chars[self._target_id()].name}'s aim: {self.action_label(a)}.", self.actor)
+        if self.narrating:
+            self.narrate("aim", f"{self.chars[self._target_id()].name}'s aim: {self.action_label(a)}.", self.actor)
         self._begin_burns()
 
     def _do_deal_faction(self, a: int) -> None:
@@ -1239,8 +1310,9 @@ class CrossroadsState(State[Hashable]):
         s = self.sides[self.side_i]
         c = self.chars[self._side_id(s)]
         c.plus -= 1
-        self.narrate("burn", f"{c.name} burns a +C to mark its goal.", self.actor)
-        mark = stat_of(a, Act.MARK_G)
+        if self.narrating:
+            self.narrate("burn", f"{c.name} burns a +C to mark its goal.", self.actor)
+        mark = stat_of(a, _Act.MARK_G)
         assert mark is not None
         self.mark_goal(c, mark)
         if not (c.alive and c.plus > 0 and rules.markable_boxes(s.flags, c.goals)):
@@ -1266,7 +1338,7 @@ class CrossroadsState(State[Hashable]):
 
     def _finish(self, reason: EndReason, detail: str) -> None:
         rets = [self.seat_return(s) for s in range(self.num_players)]
-        self.phase = Phase.OVER
+        self.phase = _Phase.OVER
         self.finish(rules.winner_of(rets), reason, rets, detail)
 
     # ------------------------------------------------------------------------------------------
@@ -1285,67 +1357,67 @@ class CrossroadsState(State[Hashable]):
     def option_of(self, action: int) -> str | None:
         a = int(action)
         p = self.phase
-        if p == Phase.ASSIGN:
-            return "optimal_assignment" if self._assignment_is_optimal(a - Act.ASSIGN_0) else "suboptimal_assignment"
-        if p == Phase.BUILD:
+        if p == _Phase.ASSIGN:
+            return "optimal_assignment" if self._assignment_is_optimal(a - _Act.ASSIGN_0) else "suboptimal_assignment"
+        if p == _Phase.BUILD:
             return "build"
-        if a == Act.PASS:
+        if a == _Act.PASS:
             return "pass"
-        if p == Phase.SPEND or p == Phase.BUY_OUTCOME:
-            return self._outcome_option(a, p == Phase.SPEND)
-        if p == Phase.ADMIN_SCENE:
-            if a in (Act.SCENE_INTRO_CHARACTER, Act.SCENE_INTRO_FACTION):
+        if p == _Phase.SPEND or p == _Phase.BUY_OUTCOME:
+            return self._outcome_option(a, p == _Phase.SPEND)
+        if p == _Phase.ADMIN_SCENE:
+            if a in (_Act.SCENE_INTRO_CHARACTER, _Act.SCENE_INTRO_FACTION):
                 return "introduce"
-            return "deal" if a == Act.SCENE_DEAL else "confront"
-        if p == Phase.ADMIN_TARGET:
-            return "target_leader" if self.chars[a - Act.TARGET_0].owner == self.leader() else "target_other"
-        if p == Phase.ADMIN_OPPOSITION:
-            if a == Act.NO_OPPOSITION:
+            return "deal" if a == _Act.SCENE_DEAL else "confront"
+        if p == _Phase.ADMIN_TARGET:
+            return "target_leader" if self.chars[a - _Act.TARGET_0].owner == self.leader() else "target_other"
+        if p == _Phase.ADMIN_OPPOSITION:
+            if a == _Act.NO_OPPOSITION:
                 return "no_opposition"
-            e = self.entity(a - Act.TARGET_0)
+            e = self.entity(a - _Act.TARGET_0)
             if not isinstance(e, Character):
                 return "oppose_faction"
             return "oppose_own_character" if e.personal else "oppose_common"
-        if p == Phase.ADMIN_AIM or p == Phase.TARGET_AIM:
-            if a == Act.NO_OPPOSITION:
+        if p == _Phase.ADMIN_AIM or p == _Phase.TARGET_AIM:
+            if a == _Act.NO_OPPOSITION:
                 return "no_opposition"
             if a in MINUS_C_ACTIONS:
                 return "aim_minus_c"
-            if a == Act.GAIN_PLUS_C:
+            if a == _Act.GAIN_PLUS_C:
                 return "aim_plus_c"
             return "aim_goal"
-        if p == Phase.DEAL_FACTION:
-            owner = self.factions[a - Act.TARGET_0 - FACTION_BASE].owner
+        if p == _Phase.DEAL_FACTION:
+            owner = self.factions[a - _Act.TARGET_0 - FACTION_BASE].owner
             return "deal_own_faction" if owner == self.actor else "deal_other_faction"
         return _PHASE_OPTIONS.get(p)
 
     @staticmethod
     def _outcome_option(a: int, spend: bool) -> str:
-        if Act.STAT_UP_G <= a < Act.GAIN_PLUS_C:
+        if _Act.STAT_UP_G <= a < _Act.GAIN_PLUS_C:
             return "spend_stat" if spend else "outcome_stat"
-        if a == Act.GAIN_PLUS_C:
+        if a == _Act.GAIN_PLUS_C:
             return "spend_plus_c" if spend else "outcome_plus_c"
-        if a == Act.REMOVE_MINUS_C:
+        if a == _Act.REMOVE_MINUS_C:
             return "spend_remove_minus_c" if spend else "outcome_remove_minus_c"
-        if stat_of(a, Act.MARK_G) is not None:
+        if stat_of(a, _Act.MARK_G) is not None:
             return "outcome_goal"
-        if Act.HARM_G <= a < Act.ADD_MINUS_C:
+        if _Act.HARM_G <= a < _Act.ADD_MINUS_C:
             return "outcome_harm_stat"
-        if a in (Act.ADD_MINUS_C, Act.REMOVE_PLUS_C):
+        if a in (_Act.ADD_MINUS_C, _Act.REMOVE_PLUS_C):
             return "outcome_harm_condition"
         if a in MINUS_C_ACTIONS:
             return "outcome_named_minus_c"
-        if stat_of(a, Act.UNMARK_G) is not None:
+        if stat_of(a, _Act.UNMARK_G) is not None:
             return "outcome_unmark"
-        if a == Act.KILL:
+        if a == _Act.KILL:
             return "outcome_kill"
         return "outcome_influence"
 
     def current_roll(self) -> tuple[Dice, tuple[int, int, int]] | None:
         """The dice to assign and the roller's stats, at an assign decision."""
-        if self.phase != Phase.ASSIGN:
+        if self.phase != _Phase.ASSIGN:
             return None
-        if self.purpose == Purpose.CONFRONT:
+        if self.purpose == _Purpose.CONFRONT:
             s = self.sides[self.side_i]
             g, kh, m = self.chars[self._side_id(s)].stats
             return s.dice, (g, kh, m)
@@ -1381,7 +1453,7 @@ class CrossroadsState(State[Hashable]):
     # observation, key, clone
     # ------------------------------------------------------------------------------------------
     def observation(self, seat: int) -> np.ndarray:
-        return encode(self, seat)
+        return self.encoder.encode(self, seat)
 
     def key(self) -> Hashable:
         return (
@@ -1415,7 +1487,7 @@ class CrossroadsState(State[Hashable]):
     def clone(self) -> CrossroadsState:
         new = CrossroadsState.__new__(CrossroadsState)
         new.__dict__.update(self.__dict__)
-        new.log = list(self.log)
+        new.log = list(self.log) if self.log else []
         new.chars = [c.copy() for c in self.chars]
         new.factions = [f.copy() for f in self.factions]
         new.sides = [s.copy() for s in self.sides]
@@ -1436,6 +1508,14 @@ _PHASE_OPTIONS = {
 
 
 # -- hot-path constants and dispatch tables --------------------------------------------------------
+_Phase = fast_members(Phase)
+_Purpose = fast_members(Purpose)
+_Scene = fast_members(Scene)
+_Act = fast_members(Act)
+_MinusC = fast_members(MinusC)
+_Stat = fast_members(Stat)
+_EndReason = fast_members(EndReason)
+_EntryKind = fast_members(EntryKind)
 # Reading an enum member (``Act.PASS``) costs about a microsecond in Python 3.11, a module global a few
 # tens of nanoseconds: the code that runs at every decision reads these plain ints instead.
 _VALUE_1 = int(Act.VALUE_1)
@@ -1467,6 +1547,7 @@ _AGAINST_OTHER = frozenset(range(Act.HARM_G, Act.PUSH_INFLUENCE + 1)) - {_INFLUE
 """Rule 11.7: the outcome ids that act on the other side."""
 _ROLL = Phase.ROLL
 _OVER = Phase.OVER
+_FIRST_PLAYER = Phase.FIRST_PLAYER
 _CONFRONT = Purpose.CONFRONT
 _BEAUTY = Purpose.BEAUTY
 

@@ -1,55 +1,67 @@
 """Crossroads observation encoding: what one seat sees of the episode, as a flat vector in [0, 1].
 
-Layout (``OBS_SIZE`` = 304): ``GLOBAL_SIZE`` global features, then ``MAX_CHARACTER_SLOTS`` character
-slots of ``CHAR_FEATURES`` and ``MAX_FACTION_SLOTS`` faction slots of ``FACTION_FEATURES``.
+Layout (:class:`Layout`; ``OBS_SIZE`` = 304 for the rules as written): ``global_size`` global features,
+then ``char_slots`` character slots of ``CHAR_FEATURES`` and ``faction_slots`` faction slots of
+``FACTION_FEATURES``. The slot counts follow the config (:func:`layout_of`): at least ``MAX_SEATS``
+seats, ``MAX_CHARACTER_SLOTS`` and ``MAX_FACTION_SLOTS`` slots, more when ``episode.players``,
+``episode.max_characters`` or ``episode.max_factions`` ask for more.
+
+Speed: an entity's slot is a function of a handful of small values, so each slot's float32 bytes are
+memoised by those values (a bounded table per layout); an observation is the packed global features
+joined with the slots' bytes, copied once into a fresh writable array.
 """
 
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.crossroads.actions import FACTION_BASE, NUM_CONTEXTS, Phase, Purpose
+from envs.crossroads.actions import NUM_CONTEXTS, Phase, Purpose
 from envs.crossroads.config import MAX_CHARACTER_SLOTS, MAX_FACTION_SLOTS, MAX_SEATS
 
 if TYPE_CHECKING:
-    from envs.crossroads.episode import CrossroadsState
+    from envs.crossroads.config import Settings
+    from envs.crossroads.episode import Character, CrossroadsState, Faction
 
-GLOBAL_SIZE = 52
 CHAR_FEATURES = 18
 FACTION_FEATURES = 9
-OBS_SIZE = GLOBAL_SIZE + MAX_CHARACTER_SLOTS * CHAR_FEATURES + MAX_FACTION_SLOTS * FACTION_FEATURES
 
-# global features
+# global features: the context one-hot and "to move" first, then the Admin one-hot over the seat slots,
+# then the rest (offsets relative to the end of the Admin one-hot)
 _CONTEXT = 0  # one-hot over the NUM_CONTEXTS decision phases
 _TO_MOVE = 16  # the seat is the one to move
-_ADMIN = 17  # one-hot: the Admin's seat relative to the observer (MAX_SEATS)
-_SCENE = 22  # scene number / scene limit
-_EXITS = 23  # exits / exits that end the episode
-_DICE = 24  # the three dice being assigned or spent
-_SUCCESSES = 27
-_LEFT = 28  # spends / outcomes / cuts still to make
-_DEGREE = 29
-_SIDES = 30  # two confrontation sides x (mine, three dice, burns, successes)
+_ADMIN = 17  # one-hot: the Admin's seat relative to the observer (seat_slots)
+_SCENE = 0  # scene number / scene limit
+_EXITS = 1  # exits / exits that end the episode
+_DICE = 2  # the three dice being assigned or spent
+_SUCCESSES = 5
+_LEFT = 6  # spends / outcomes / cuts still to make
+_DEGREE = 7
+_SIDES = 8  # two confrontation sides x (mine, three dice, burns, successes)
 _SIDE_FEATURES = 6
-_FLAGS = 42  # two x three success flags
-_SECOND_SIDE = 48  # the second side is the one acting
-_BUILD_STEP = 49
-_GOAL_CHECK = 50
-_BEAUTY = 51
+_FLAGS = 20  # two x three success flags
+_SECOND_SIDE = 26  # the second side is the one acting
+_BUILD_STEP = 27
+_GOAL_CHECK = 28
+_BEAUTY = 29
+_AFTER_ADMIN = 30
 _SCALE = 6  # counts are scaled by 1/6 and clipped at 1
 _DIE = 10  # a d10 face is scaled by 1/10
 
+GLOBAL_SIZE = _ADMIN + MAX_SEATS + _AFTER_ADMIN
+OBS_SIZE = GLOBAL_SIZE + MAX_CHARACTER_SLOTS * CHAR_FEATURES + MAX_FACTION_SLOTS * FACTION_FEATURES
+"""The observation length under the rules as written (and any config within the default slot counts)."""
 
 _TENTHS = tuple(k / _DIE for k in range(_DIE + 1))
 """A d10 face or a stat (0-10) scaled by 1/10 (the same floats as dividing)."""
 _SIXTHS = tuple(min(1.0, k / _SCALE) for k in range(_SCALE + 1))
-_SEAT_OFFSETS = tuple(k / (MAX_SEATS - 1) for k in range(MAX_SEATS))
 _FLAG = (0.0, 1.0)
-_PACK = struct.Struct(f"{OBS_SIZE}f").pack
+_ROW_CACHE_LIMIT = 1 << 15
+"""Memoised slots per layout and kind before the table is cleared (bounds the memory)."""
 # phases and purposes as module globals (an enum member lookup costs about a microsecond in Python 3.11)
 _BUILD, _ASSIGN, _SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE = (
     Phase.BUILD,
@@ -61,70 +73,66 @@ _BUILD, _ASSIGN, _SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE = (
 _CONFRONT, _GOAL, _BEAUTY_CHECK = Purpose.CONFRONT, Purpose.GOAL, Purpose.BEAUTY
 
 
-@lru_cache(maxsize=64)
-def _fractions(cap: int) -> tuple[float, ...]:
-    """Condition counts 0..cap scaled by 1/cap (an entity never holds more than cap, Rule 1)."""
-    return tuple(k / cap for k in range(cap + 1))
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The observation's shape under a config: seat, character and faction slots."""
+
+    seat_slots: int
+    char_slots: int
+    faction_slots: int
+
+    @property
+    def global_size(self) -> int:
+        return _ADMIN + self.seat_slots + _AFTER_ADMIN
+
+    @property
+    def size(self) -> int:
+        return self.global_size + self.char_slots * CHAR_FEATURES + self.faction_slots * FACTION_FEATURES
 
 
-def encode(st: CrossroadsState, seat: int) -> np.ndarray:
-    """The observation of ``seat`` (see the rules card in ``episode.py``)."""
-    n = st.num_players
-    settings = st.settings
-    fractions = _fractions(settings.max_conditions)
-    high = settings.writeoff_high
-    tenths = _TENTHS
-    flag = _FLAG
-    obs = [0.0] * OBS_SIZE
-    p = st.phase
-    if p < NUM_CONTEXTS:
-        obs[_CONTEXT + p] = 1.0
-        obs[_TO_MOVE] = flag[st.actor == seat]
-    obs[_ADMIN + (st.admin - seat) % n] = 1.0
-    obs[_SCENE] = st.scene_no / settings.max_scenes
-    obs[_EXITS] = min(1.0, st.exits / settings.exits_to_end)
-    roll = None
-    if p in (_ASSIGN, _SPEND, _LOWER_INFLUENCE):
-        roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
-    if roll:
-        obs[_DICE : _DICE + 3] = tenths[roll[0]], tenths[roll[1]], tenths[roll[2]]
-    sixths = _SIXTHS  # counts are never negative; at 6 and above the feature is 1
-    obs[_SUCCESSES] = sixths[st.succ] if st.succ <= _SCALE else 1.0
-    obs[_LEFT] = sixths[st.left] if st.left <= _SCALE else 1.0
-    obs[_DEGREE] = sixths[st.degree] if st.degree <= _SCALE else 1.0
-    sides = st.sides
-    if len(sides) == 2 and sides[0].eid is not None:
-        for k, s in enumerate(sides):
-            base = _SIDES + _SIDE_FEATURES * k
-            obs[base] = flag[s.seat == seat]
-            if s.dice:
-                d = s.dice
-                obs[base + 1 : base + 4] = tenths[d[0]], tenths[d[1]], tenths[d[2]]
-            obs[base + 4] = sixths[s.burned] if s.burned <= _SCALE else 1.0
-            obs[base + 5] = sixths[s.succ] if s.succ <= _SCALE else 1.0
-            f0, f1, f2 = s.flags  # no flags (all false) until the side's dice are assigned
-            obs[_FLAGS + 3 * k : _FLAGS + 3 * k + 3] = flag[f0], flag[f1], flag[f2]
-        obs[_SECOND_SIDE] = flag[st.side_i == 1]
-    elif p in (_SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE):
-        f0, f1, f2 = st.flags
-        obs[_FLAGS : _FLAGS + 3] = flag[f0], flag[f1], flag[f2]
-    obs[_BUILD_STEP] = st.build_step / 2 if p == _BUILD else 0.0
-    purpose = st.purpose
-    obs[_GOAL_CHECK] = flag[purpose == _GOAL]
-    obs[_BEAUTY] = flag[purpose == _BEAUTY_CHECK]
-    target = sides[-1].eid if sides else None
-    opp = sides[0].eid if len(sides) == 2 else None
-    offsets = _SEAT_OFFSETS
-    for c in st.chars:
-        o = GLOBAL_SIZE + c.idx * CHAR_FEATURES
-        s0, s1, s2 = c.stats
-        g0, g1, g2 = c.goals
-        idx = c.idx
+def layout_of(players: int, max_characters: int, max_factions: int) -> Layout:
+    """The :class:`Layout` of a config: the default slot counts, or more where the config needs more."""
+    return Layout(
+        max(MAX_SEATS, players), max(MAX_CHARACTER_SLOTS, max_characters), max(MAX_FACTION_SLOTS, max_factions)
+    )
+
+
+class Encoder:
+    """Encodes observations for one config: its layout, seats, condition cap and Influence write-off.
+
+    Slot bytes are memoised per observing seat, keyed by the entity's own values (owner as a seat, not
+    relative); the confrontation's target and opposition markers are added to at most two slots per call.
+    """
+
+    def __init__(self, layout: Layout, players: int, max_conditions: int, writeoff_high: int) -> None:
+        self.layout = layout
+        self.players = players
+        self.global_size = g = layout.global_size
+        self.size = layout.size
+        self.after = _ADMIN + layout.seat_slots  # start of the features after the Admin one-hot
+        self.pack_global = struct.Struct(f"{g}f").pack
+        self.pack_char = struct.Struct(f"{CHAR_FEATURES}f").pack
+        self.pack_faction = struct.Struct(f"{FACTION_FEATURES}f").pack
+        self.empty_char = bytes(4 * CHAR_FEATURES)
+        self.empty_faction = bytes(4 * FACTION_FEATURES)
+        self.offsets = tuple(k / (layout.seat_slots - 1) for k in range(layout.seat_slots))
+        self.fractions = tuple(k / max_conditions for k in range(max_conditions + 1))
+        """Condition counts 0..cap scaled by 1/cap (an entity never holds more than cap, Rule 1)."""
+        self.high = writeoff_high
+        self.char_rows: list[dict[tuple[int, ...], bytes]] = [{} for _ in range(players)]
+        self.faction_rows: list[dict[tuple[int, ...], bytes]] = [{} for _ in range(players)]
+
+    def char_bytes(self, c: Character, seat: int, is_target: bool, is_opp: bool) -> bytes:
+        """The float32 bytes of a character's slot as ``seat`` sees it."""
+        flag, tenths, fractions = _FLAG, _TENTHS, self.fractions
         if c.personal:
-            mine, common, owner = (flag[c.owner == seat], 0.0, offsets[(c.owner - seat) % n])
+            rel = (c.owner - seat) % self.players
+            mine, common, owner = flag[rel == 0], 0.0, self.offsets[rel]
         else:
             mine, common, owner = 0.0, 1.0, 0.0
-        obs[o : o + CHAR_FEATURES] = (
+        s0, s1, s2 = c.stats
+        g0, g1, g2 = c.goals
+        return self.pack_char(
             1.0,
             flag[c.alive],
             mine,
@@ -141,22 +149,150 @@ def encode(st: CrossroadsState, seat: int) -> np.ndarray:
             flag[g1],
             flag[g2],
             flag[c.advantage],
-            flag[idx == target],
-            flag[idx == opp],
+            flag[is_target],
+            flag[is_opp],
         )
-    base = GLOBAL_SIZE + MAX_CHARACTER_SLOTS * CHAR_FEATURES
-    for f in st.factions:
-        o = base + f.idx * FACTION_FEATURES
-        obs[o : o + FACTION_FEATURES] = (
+
+    def faction_bytes(self, f: Faction, seat: int, is_opp: bool) -> bytes:
+        """The float32 bytes of a faction's slot as ``seat`` sees it."""
+        flag, fractions = _FLAG, self.fractions
+        rel = (f.owner - seat) % self.players
+        return self.pack_faction(
             1.0,
             flag[f.alive],
-            flag[f.owner == seat],
-            offsets[(f.owner - seat) % n],
-            max(0.0, min(1.0, f.influence / high)),
+            flag[rel == 0],
+            self.offsets[rel],
+            max(0.0, min(1.0, f.influence / self.high)),
             fractions[f.plus],
             fractions[f.minus],
             flag[f.advantage],
-            flag[FACTION_BASE + f.idx == opp],
+            flag[is_opp],
         )
-    # struct packs Python floats to float32 (the same C cast numpy uses) in a fraction of np.array's time
-    return np.frombuffer(bytearray(_PACK(*obs)), dtype=np.float32)
+
+    def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
+        """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array."""
+        parts = [self.pack_global(*self.global_features(st, seat))]
+        append = parts.append
+        chars = st.chars
+        rows = self.char_rows[seat]
+        for c in chars:
+            s0, s1, s2 = c.stats
+            g0, g1, g2 = c.goals
+            key = (
+                c.alive,
+                c.personal,
+                c.owner,
+                s0,
+                s1,
+                s2,
+                c.plus,
+                c.minus,
+                c.wounded,
+                c.dying,
+                g0,
+                g1,
+                g2,
+                c.advantage,
+            )
+            row = rows.get(key)
+            if row is None:
+                if len(rows) >= _ROW_CACHE_LIMIT:
+                    rows.clear()
+                row = rows[key] = self.char_bytes(c, seat, False, False)
+            append(row)
+        layout = self.layout
+        empty = layout.char_slots - len(chars)
+        if empty:
+            append(self.empty_char * empty)
+        first_faction = len(parts)
+        frows = self.faction_rows[seat]
+        for f in st.factions:
+            fkey = (f.alive, f.owner, f.influence, f.plus, f.minus, f.advantage)
+            row = frows.get(fkey)
+            if row is None:
+                if len(frows) >= _ROW_CACHE_LIMIT:
+                    frows.clear()
+                row = frows[fkey] = self.faction_bytes(f, seat, False)
+            append(row)
+        empty = layout.faction_slots - len(st.factions)
+        if empty:
+            append(self.empty_faction * empty)
+        sides = st.sides
+        if sides:  # the confrontation's markers: its target (a character) and the opposition
+            target = sides[-1].eid
+            opp = sides[0].eid if len(sides) == 2 else None
+            for eid in (target, opp):
+                if eid is None:
+                    continue
+                if eid < layout.char_slots:
+                    parts[1 + eid] = self.char_bytes(chars[eid], seat, eid == target, eid == opp)
+                else:
+                    k = eid - layout.char_slots
+                    parts[first_faction + k] = self.faction_bytes(st.factions[k], seat, eid == opp)
+        # struct packs Python floats to float32 (the same C cast numpy uses); one copy makes the array writable
+        return np.frombuffer(bytearray(b"".join(parts)), dtype=np.float32)
+
+    def global_features(self, st: CrossroadsState, seat: int) -> list[float]:
+        """The global features of ``seat``'s observation (context, Admin, scene, the roll, the confrontation)."""
+        n = self.players
+        flag = _FLAG
+        tenths = _TENTHS
+        sixths = _SIXTHS  # counts are never negative; at 6 and above the feature is 1
+        settings = st.settings
+        obs = [0.0] * self.global_size
+        p = st.phase
+        if p < NUM_CONTEXTS:
+            obs[_CONTEXT + p] = 1.0
+            obs[_TO_MOVE] = flag[st.actor == seat]
+        obs[_ADMIN + (st.admin - seat) % n] = 1.0
+        a = self.after
+        obs[a + _SCENE] = st.scene_no / settings.max_scenes
+        obs[a + _EXITS] = min(1.0, st.exits / settings.exits_to_end)
+        roll = None
+        if p in (_ASSIGN, _SPEND, _LOWER_INFLUENCE):
+            roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
+        if roll:
+            d = a + _DICE
+            obs[d : d + 3] = tenths[roll[0]], tenths[roll[1]], tenths[roll[2]]
+        if st.succ:
+            obs[a + _SUCCESSES] = sixths[st.succ] if st.succ <= _SCALE else 1.0
+        if st.left:
+            obs[a + _LEFT] = sixths[st.left] if st.left <= _SCALE else 1.0
+        if st.degree:
+            obs[a + _DEGREE] = sixths[st.degree] if st.degree <= _SCALE else 1.0
+        sides = st.sides
+        if len(sides) == 2 and sides[0].eid is not None:
+            for k, s in enumerate(sides):
+                base = a + _SIDES + _SIDE_FEATURES * k
+                obs[base] = flag[s.seat == seat]
+                if s.dice:
+                    d3 = s.dice
+                    obs[base + 1 : base + 4] = tenths[d3[0]], tenths[d3[1]], tenths[d3[2]]
+                obs[base + 4] = sixths[s.burned] if s.burned <= _SCALE else 1.0
+                obs[base + 5] = sixths[s.succ] if s.succ <= _SCALE else 1.0
+                f0, f1, f2 = s.flags  # no flags (all false) until the side's dice are assigned
+                fl = a + _FLAGS + 3 * k
+                obs[fl : fl + 3] = flag[f0], flag[f1], flag[f2]
+            obs[a + _SECOND_SIDE] = flag[st.side_i == 1]
+        elif p in (_SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE):
+            f0, f1, f2 = st.flags
+            fl = a + _FLAGS
+            obs[fl : fl + 3] = flag[f0], flag[f1], flag[f2]
+        if p == _BUILD:
+            obs[a + _BUILD_STEP] = st.build_step / 2
+        purpose = st.purpose
+        obs[a + _GOAL_CHECK] = flag[purpose == _GOAL]
+        obs[a + _BEAUTY] = flag[purpose == _BEAUTY_CHECK]
+        return obs
+
+
+@lru_cache(maxsize=64)
+def encoder_of(settings: Settings) -> Encoder:
+    """The :class:`Encoder` of a resolved config (built once per config)."""
+    layout = layout_of(settings.players, settings.max_characters, settings.max_factions)
+    return Encoder(layout, settings.players, settings.max_conditions, settings.writeoff_high)
+
+
+def encode(st: CrossroadsState, seat: int) -> np.ndarray:
+    """The observation of ``seat`` (see the rules card in ``episode.py``)."""
+    return encoder_of(st.settings).encode(st, seat)

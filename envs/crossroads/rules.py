@@ -8,10 +8,22 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar, cast
 
 from envs.core.game import EndReason
 from envs.crossroads.dice import PERMUTATIONS, Crossroads, faction_successes, success_flags
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def fast_members(enum_cls: type[E]) -> type[E]:
+    """A plain class holding the members of ``enum_cls`` as class attributes (typed as the enum).
+
+    Reading a member from an enum class (``Phase.SPEND``) costs about 0.4 us in Python 3.11, from a plain
+    class about 40 ns; the value read is the enum member itself, so nothing else changes. Hot paths read
+    ``_Phase.SPEND`` from ``_Phase = fast_members(Phase)``.
+    """
+    return cast(type[E], type(f"{enum_cls.__name__}Members", (), dict(enum_cls.__members__)))
 
 
 class Stat(enum.IntEnum):
@@ -74,6 +86,11 @@ class Resolution(NamedTuple):
         return self.won[0] and self.won[1]
 
 
+_MinusC = fast_members(MinusC)
+_EntryKind = fast_members(EntryKind)
+_EndReason = fast_members(EndReason)
+
+
 # -- Rule 1: characters ---------------------------------------------------------------------------
 def stat_values(points_left: int, stats_after: int, stat_min: int, stat_max: int) -> range:
     """Rule 1: the values a stat may take so that the stats still to fill fit in ``stat_min..stat_max``."""
@@ -91,7 +108,7 @@ def last_stat(creation_points: int, chosen: Sequence[int]) -> int:
 def stat_check(dice: Sequence[int], perm: int, stats: Sequence[int]) -> Check:
     """Rule 3: with assignment ``perm`` (see ``dice.PERMUTATIONS``) a die at or below its stat succeeds."""
     flags = success_flags(dice, PERMUTATIONS[perm], stats)
-    return Check(flags, flags[Stat.G] + flags[Stat.KH] + flags[Stat.M])
+    return Check(flags, sum(flags))
 
 
 def faction_check(dice: Sequence[int], influence: int, rolls: bool, bonus: int, gate_on_any: bool) -> Check:
@@ -114,9 +131,9 @@ def check_successes(successes: int, burned: int, burn_bonus: int, advantage: int
 # -- Rule 5: crossroads ---------------------------------------------------------------------------
 def crossroads_times(kind: Crossroads, triple_twice: bool) -> int:
     """Rule 5: how often a crossroads' effect applies: once, twice for a triple if ``crossroads.triple_twice``."""
-    if kind is Crossroads.NONE:
+    if not kind:  # Crossroads.NONE is 0
         return 0
-    return 2 if kind is Crossroads.TRIPLE and triple_twice else 1
+    return 2 if triple_twice and kind is Crossroads.TRIPLE else 1
 
 
 def crossroads_success_change(effect: str) -> int:
@@ -161,10 +178,10 @@ def may_gain(count: int, max_conditions: int) -> bool:
 def next_minus_c(is_character: bool, wounded: bool, dying: bool) -> MinusC:
     """Rule 12 (``writeoffs.minus_c_names = "automatic"``): a character's first -C is "wounded", then "dying"."""
     if is_character and not wounded:
-        return MinusC.WOUNDED
+        return _MinusC.WOUNDED
     if is_character and not dying:
-        return MinusC.DYING
-    return MinusC.PLAIN
+        return _MinusC.DYING
+    return _MinusC.PLAIN
 
 
 def minus_c_choices(automatic: bool, is_character: bool, wounded: bool, dying: bool) -> list[MinusC]:
@@ -173,12 +190,12 @@ def minus_c_choices(automatic: bool, is_character: bool, wounded: bool, dying: b
     A faction's -C are plain; with ``writeoffs.minus_c_names = "automatic"`` nobody names them.
     """
     if automatic or not is_character:
-        return [MinusC.PLAIN]
-    out = [MinusC.PLAIN]
+        return [_MinusC.PLAIN]
+    out = [_MinusC.PLAIN]
     if not wounded:
-        out.append(MinusC.WOUNDED)
+        out.append(_MinusC.WOUNDED)
     if not dying:
-        out.append(MinusC.DYING)
+        out.append(_MinusC.DYING)
     return out
 
 
@@ -188,10 +205,10 @@ def minus_c_taken(named: MinusC, automatic: bool, is_character: bool, wounded: b
     ``automatic`` [decision]: the name is ignored, a character's first -C is "wounded", its second "dying".
     """
     if not is_character:
-        return MinusC.PLAIN
+        return _MinusC.PLAIN
     if automatic:
         return next_minus_c(True, wounded, dying)
-    if (named is MinusC.WOUNDED and wounded) or (named is MinusC.DYING and dying):
+    if (named is _MinusC.WOUNDED and wounded) or (named is _MinusC.DYING and dying):
         return None
     return named
 
@@ -199,16 +216,16 @@ def minus_c_taken(named: MinusC, automatic: bool, is_character: bool, wounded: b
 def shed_minus_c(minus: int, wounded: bool, dying: bool) -> MinusC:
     """Rule 6: removing a -C removes a plain one first, then "dying", then "wounded"."""
     if minus - wounded - dying > 0:
-        return MinusC.PLAIN
-    return MinusC.DYING if dying else MinusC.WOUNDED
+        return _MinusC.PLAIN
+    return _MinusC.DYING if dying else _MinusC.WOUNDED
 
 
 # -- Rule 7: setup --------------------------------------------------------------------------------
 def setup_order(first: int, players: int, factions_per_player: int) -> list[SetupStep]:
     """Rule 7: from the first player, passing left, everyone presents a character; then, in order, factions."""
     order = [(first + k) % players for k in range(players)]
-    steps = [SetupStep(EntryKind.CHARACTER, s) for s in order]
-    steps += [SetupStep(EntryKind.FACTION, s) for s in order for _ in range(factions_per_player)]
+    steps = [SetupStep(_EntryKind.CHARACTER, s) for s in order]
+    steps += [SetupStep(_EntryKind.FACTION, s) for s in order for _ in range(factions_per_player)]
     return steps
 
 
@@ -292,9 +309,9 @@ def goal_achieved(goals: Sequence[bool]) -> bool:
 def episode_end(exits: int, exits_to_end: int, scene_no: int, max_scenes: int) -> EndReason | None:
     """Rule 13: the episode ends after ``episode.exits_to_end`` exits, or at the scene limit (a time limit)."""
     if exits >= exits_to_end:
-        return EndReason.COMPLETED
+        return _EndReason.COMPLETED
     if scene_no >= max_scenes:
-        return EndReason.TIME_LIMIT
+        return _EndReason.TIME_LIMIT
     return None
 
 
