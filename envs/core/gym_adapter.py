@@ -52,7 +52,12 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     ## Arguments
     ``ruleset``, ``scenario``, ``rules`` (variant TOML path) or ``config`` (resolved model), ``seat``,
     ``opponents`` (one policy for every other seat or one per seat), ``illegal_action_penalty``,
-    ``render_mode`` ("ansi" or "human": the narration since the last render).
+    ``render_mode`` ("ansi" or "human": the narration since the last render), ``narrate`` (keep the game's
+    event log in ``env.state.log``; default: only with a ``render_mode``, the one reader of the log here —
+    without it the engine narrates nothing (``State.narrating = False``), which changes no game).
+
+    Observations and info dicts are fresh on every call (users keep them); ``info["action_mask"]`` is the
+    array :meth:`action_masks` returns until the next ``step``/``reset`` (one fresh array per decision).
     """
 
     metadata = {"render_modes": ["ansi", "human"]}
@@ -67,6 +72,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         opponents: Policy | Sequence[Policy] | None = None,
         illegal_action_penalty: float = ILLEGAL_ACTION_PENALTY,
         render_mode: str | None = None,
+        narrate: bool | None = None,
     ) -> None:
         from envs.core.registry import get_ruleset
 
@@ -80,6 +86,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         self.seat = seat
         self.illegal_action_penalty = float(illegal_action_penalty)
         self.render_mode = render_mode
+        self.narrate = render_mode is not None if narrate is None else bool(narrate)
         n = self.num_actions = self.scenario.action_count(self.config)
         low, high = self.scenario.observation_bounds
         self.action_space = spaces.Discrete(n)
@@ -120,6 +127,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         self._rng = Rng.from_numpy(self.np_random)
         for _ in range(MAX_DEALS):
             self.state = self.scenario.new_game(self.config)
+            if not self.narrate:
+                self.state.narrating = False  # nobody reads the log: the engine need not build it
             self._advance()
             if self.state.current_player() == self.seat:
                 break
@@ -130,29 +139,42 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs(), self._info()
 
     def step(self, action):
-        state = self._require_state()
-        if self._ended_by_illegal or state.current_player() != self.seat:
+        state = self.state
+        if state is None:
+            raise RuntimeError("call reset() before step()")
+        seat = self.seat
+        if self._ended_by_illegal or state.current_player() != seat:
             raise RuntimeError("step() called after the episode ended; call reset()")
-        a = action if type(action) is int else action_id(action)
+        kind = type(action)
+        a = action if kind is int else int(action) if kind is np.int64 else action_id(action)
         if a is None or not (0 <= a < self.num_actions) or not self._mask[a]:
             info = self._info()
+            info["action_mask"] = self._mask.copy()  # the last info holds this decision's mask: a fresh one here
             info["illegal_action"] = True
             info["illegal_action_id"] = a if a is not None else repr(action)
             self._ended_by_illegal = True
             return self._obs(), self.illegal_action_penalty, True, False, info
         state.apply_action(a)
-        advance(state, self._rng, self._policies, self.num_actions, stop_at=self.seat)
-        if state.current_player() == self.seat:  # the common case, without _info's checks
+        advance(state, self._rng, self._policies, self.num_actions, stop_at=seat)
+        if state.current_player() == seat:  # the common case, without _info's checks (and _obs inlined)
             mask = self._mask = legal_mask(state, self.num_actions)
-            return self._obs(), 0.0, False, False, {"illegal_action": False, "action_mask": mask.copy()}
+            obs = np.maximum(state.observation(seat), self._low, dtype=np.float32)
+            return (
+                np.minimum(obs, self._high, out=obs),
+                0.0,
+                False,
+                False,
+                {"illegal_action": False, "action_mask": mask},
+            )
         self._mask = np.ones(self.num_actions, dtype=bool)
         terminated = state.current_player() == TERMINAL
-        reward = state.returns()[self.seat] if terminated else 0.0
+        reward = state.returns()[seat] if terminated else 0.0
         return self._obs(), float(reward), terminated, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """The legal actions of the seat (all True once the episode is over)."""
-        self._require_state()
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
         return self._mask
 
     def render(self) -> str | None:
@@ -184,15 +206,15 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     def _obs(self) -> np.ndarray:
         """The seat's observation clipped to the bounds, as a fresh float32 array (callers may keep it).
 
-        ``np.maximum`` writes the one new array and ``np.minimum`` clips it in place: the same values as
-        ``np.clip`` (NaN stays NaN) without its Python-level dispatch.
+        ``np.maximum`` (in float32) writes the one new array and ``np.minimum`` clips it in place: the same
+        values as ``np.clip`` of the float32 observation (NaN stays NaN) without its Python-level dispatch.
         """
-        obs = np.maximum(np.asarray(self._require_state().observation(self.seat), dtype=np.float32), self._low)
+        obs = np.maximum(self._require_state().observation(self.seat), self._low, dtype=np.float32)
         return np.minimum(obs, self._high, out=obs)
 
     def _info(self) -> dict[str, Any]:
         state = self._require_state()
-        info: dict[str, Any] = {"illegal_action": False, "action_mask": self._mask.copy()}
+        info: dict[str, Any] = {"illegal_action": False, "action_mask": self._mask}
         player = state.current_player()
         if player == TERMINAL:
             out = state.outcome()

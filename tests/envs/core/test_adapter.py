@@ -143,3 +143,55 @@ def test_integral_action_ids_of_any_integer_type_are_played(toy, good):
     env.reset(seed=0)
     _, _, _, _, info = env.step(good)
     assert not info["illegal_action"]
+
+
+def _quiet_and_narrating_play(env_id: str, seed: int, steps: int) -> tuple[list, list, list[int]]:
+    """The same seeded random legal play through a quiet env (the default) and one that keeps the log."""
+    quiet, loud = gym.make(env_id), gym.make(env_id, narrate=True)
+    trajectories: list[list] = [[], []]
+    grown = [0, 0]  # events each env's engine logged after reset
+    for k, env in enumerate((quiet, loud)):
+        rng = np.random.default_rng(seed)
+        obs, info = env.reset(seed=seed)
+        start = len(env.unwrapped.state.log)
+        traj = trajectories[k]
+        traj.append((obs.tobytes(), info["action_mask"].tobytes()))
+        for _ in range(steps):
+            a = int(rng.choice(np.flatnonzero(env.unwrapped.action_masks())))
+            obs, r, term, trunc, info = env.step(a)
+            traj.append((a, obs.tobytes(), r, term, trunc, info["action_mask"].tobytes(), repr(info.get("outcome"))))
+            grown[k] += len(env.unwrapped.state.log) - start
+            start = len(env.unwrapped.state.log)
+            if term or trunc:
+                obs, info = env.reset()
+                start = len(env.unwrapped.state.log)
+                traj.append((obs.tobytes(), info["action_mask"].tobytes()))
+    assert not quiet.unwrapped.narrate and loud.unwrapped.narrate
+    return trajectories[0], trajectories[1], grown
+
+
+@pytest.mark.parametrize("env_id", sorted(i for i in gym.registry if i.startswith("rulebreaker/")))
+def test_a_quiet_env_plays_the_same_games_as_a_narrating_one_and_logs_nothing(toy, env_id):
+    quiet, loud, grown = _quiet_and_narrating_play(env_id, seed=11, steps=300)
+    assert quiet == loud
+    assert any(step[3] for step in loud[1:] if len(step) > 2), "no episode ended: the comparison saw no outcome"
+    assert grown[0] == 0 < grown[1]  # State.narrating is off: the engine built no event while the env stepped
+
+
+def test_render_mode_keeps_the_narration_on(toy):
+    env = GameEnv(toy, "race", render_mode="ansi")
+    env.reset(seed=0)
+    env.step(0)
+    assert env.narrate and env.state.narrating and env.state.log
+    assert env.render()
+
+
+def test_infos_and_observations_are_fresh_and_the_mask_is_the_decisions(toy):
+    env = GameEnv(toy, "race")
+    obs0, info0 = env.reset(seed=2)
+    obs1, _, _, _, info1 = env.step(0)
+    assert info1["action_mask"] is env.action_masks()  # the mask of this decision, built once
+    assert info0["action_mask"] is not info1["action_mask"] and obs0 is not obs1
+    _, _, term, _, info2 = env.step(env.action_space.n)  # illegal: ends the episode
+    assert term and info2["action_mask"] is not info1["action_mask"]
+    assert info2["action_mask"].tolist() == info1["action_mask"].tolist()
