@@ -166,7 +166,7 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
         *_bug_features(st, foe, other, fixed),
         dx / span,
         dy / span,
-        R.chebyshev((me.x, me.y), (foe.x, foe.y)) / span,
+        max(abs(dx), abs(dy)) / span,  # Rule 15: the Chebyshev distance (R.chebyshev)
         st.round / fixed.round_span,
         1.0 if st.active == seat else 0.0,
         *CONTEXT_ONE_HOT[st.phase],

@@ -69,6 +69,32 @@ HEIST_CONTEXTS: dict[Phase, str] = {
     Phase.ALLY: "ally",
 }
 """The decision context of each heist phase (analysis groups decisions by it)."""
+# hot-path aliases (a ``Act.X`` lookup is a descriptor call in Python 3.11)
+(
+    _ACT_ABANDON,
+    _ACT_ALLY,
+    _ACT_ALLY_REST,
+    _ACT_AUTO,
+    _ACT_NO_WILLPOWER,
+    _ACT_ONE_ACTION,
+    _ACT_RETRY,
+    _ACT_ROLL,
+    _ACT_THREE_ACTIONS,
+    _ACT_TWO_ACTIONS,
+    _ACT_WILLPOWER,
+) = (
+    Act.ABANDON,
+    Act.ALLY,
+    Act.ALLY_REST,
+    Act.AUTO,
+    Act.NO_WILLPOWER,
+    Act.ONE_ACTION,
+    Act.RETRY,
+    Act.ROLL,
+    Act.THREE_ACTIONS,
+    Act.TWO_ACTIONS,
+    Act.WILLPOWER,
+)
 
 HEIST_OPTION_GROUPS: tuple[str, ...] = (
     "single_action",
@@ -87,76 +113,76 @@ HEIST_OPTION_GROUPS: tuple[str, ...] = (
 
 def count_action(n: int) -> int:
     """The action that declares ``n`` actions this turn (Rule 9)."""
-    return Act.ONE_ACTION + n - 1
+    return _ACT_ONE_ACTION + n - 1
 
 
 def declared_count(action: int) -> int:
     """How many actions a COUNT action declares (Rule 9)."""
-    return action - Act.ONE_ACTION + 1
+    return action - _ACT_ONE_ACTION + 1
 
 
 def roll_action(slot: int, approach: int) -> int:
     """The action that rolls task ``slot`` by ``approach``."""
-    return Act.ROLL + APPROACHES * slot + approach
+    return _ACT_ROLL + APPROACHES * slot + approach
 
 
 def roll_target(action: int) -> tuple[int, int]:
     """(slot, approach) of a roll action."""
-    slot, approach = divmod(action - Act.ROLL, APPROACHES)
+    slot, approach = divmod(action - _ACT_ROLL, APPROACHES)
     return slot, approach
 
 
 def auto_action(slot: int) -> int:
     """The action that takes an automatic success on task ``slot`` (Rule 7)."""
-    return Act.AUTO + slot
+    return _ACT_AUTO + slot
 
 
 def willpower_action(k: int) -> int:
     """The action that spends Willpower on the turn's action ``k`` (0-based, Rule 8)."""
-    return Act.WILLPOWER + k
+    return _ACT_WILLPOWER + k
 
 
 def ally_action(slot: int) -> int:
     """The action that sends the ally to task ``slot`` (Rule 14)."""
-    return Act.ALLY + slot
+    return _ACT_ALLY + slot
 
 
 def is_roll(action: int) -> bool:
     """A roll action (task and approach)."""
-    return Act.ROLL <= action < Act.AUTO
+    return _ACT_ROLL <= action < _ACT_AUTO
 
 
 def is_auto(action: int) -> bool:
     """An automatic-success action."""
-    return Act.AUTO <= action < Act.NO_WILLPOWER
+    return _ACT_AUTO <= action < _ACT_NO_WILLPOWER
 
 
 def is_willpower(action: int) -> bool:
     """A Willpower action (on some action of the turn)."""
-    return Act.WILLPOWER <= action < Act.ALLY
+    return _ACT_WILLPOWER <= action < _ACT_ALLY
 
 
 def is_ally(action: int) -> bool:
     """An ally action (on some task)."""
-    return Act.ALLY <= action < Act.ALLY_REST
+    return _ACT_ALLY <= action < _ACT_ALLY_REST
 
 
 def heist_option(action: int) -> str:
     """The option group of a heist action."""
     a = int(action)
-    if a == Act.RETRY:
+    if a == _ACT_RETRY:
         return "retry"
-    if a == Act.ABANDON:
+    if a == _ACT_ABANDON:
         return "abandon"
-    if a == Act.ONE_ACTION:
+    if a == _ACT_ONE_ACTION:
         return "single_action"
-    if a in (Act.TWO_ACTIONS, Act.THREE_ACTIONS):
+    if a in (_ACT_TWO_ACTIONS, _ACT_THREE_ACTIONS):
         return "multiple_actions"
     if is_roll(a):
         return "approach_alt" if roll_target(a)[1] else "approach_main"
     if is_auto(a):
         return "auto_success"
-    if a == Act.NO_WILLPOWER:
+    if a == _ACT_NO_WILLPOWER:
         return "no_willpower"
     if is_willpower(a):
         return "willpower"
@@ -168,25 +194,25 @@ def heist_option(action: int) -> str:
 def heist_label(action: int, task_name: Callable[[int], str], approach_label: Callable[[int, int], str]) -> str:
     """A heist action in words; ``task_name(slot)`` and ``approach_label(slot, approach)`` name the job's parts."""
     a = int(action)
-    if a == Act.RETRY:
+    if a == _ACT_RETRY:
         return "retry"
-    if a == Act.ABANDON:
+    if a == _ACT_ABANDON:
         return "abandon"
-    if Act.ONE_ACTION <= a <= Act.THREE_ACTIONS:
+    if _ACT_ONE_ACTION <= a <= _ACT_THREE_ACTIONS:
         n = declared_count(a)
         return "one action" if n == 1 else f"{n} actions"
     if is_roll(a):
         s, ap = roll_target(a)
         return f"roll {task_name(s)} ({approach_label(s, ap)})"
     if is_auto(a):
-        return f"automatic success on {task_name(a - Act.AUTO)}"
-    if a == Act.NO_WILLPOWER:
+        return f"automatic success on {task_name(a - _ACT_AUTO)}"
+    if a == _ACT_NO_WILLPOWER:
         return "no willpower"
     if is_willpower(a):
-        return f"willpower on action {a - Act.WILLPOWER + 1}"
+        return f"willpower on action {a - _ACT_WILLPOWER + 1}"
     if is_ally(a):
-        return f"ally helps with {task_name(a - Act.ALLY)}"
-    if a == Act.ALLY_REST:
+        return f"ally helps with {task_name(a - _ACT_ALLY)}"
+    if a == _ACT_ALLY_REST:
         return "ally keeps watch"
     return f"action {a}"
 
@@ -232,7 +258,7 @@ class Kind(enum.IntEnum):
     @property
     def is_attack(self) -> bool:
         """An attack roll (Rule 11: one attack a turn)."""
-        return self is not Kind.DEFEND
+        return self is not _KIND_DEFEND
 
 
 ATTACK_MAIN, ATTACK_ALT, DEFEND = Kind.ATTACK_MAIN, Kind.ATTACK_ALT, Kind.DEFEND
@@ -241,6 +267,9 @@ KIND_NAMES: dict[Kind, str] = {Kind.ATTACK_MAIN: "attack", Kind.ATTACK_ALT: "wil
 
 DUEL_CONTEXTS: dict[DPhase, str] = {DPhase.COUNT: "actions", DPhase.PICK: "action", DPhase.WILLPOWER: "willpower"}
 """The decision context of each duel phase."""
+# hot-path aliases (a ``DAct.X`` lookup is a descriptor call in Python 3.11)
+_DACT_ATTACK, _DACT_ONE_ACTION = DAct.ATTACK, DAct.ONE_ACTION
+_KIND_DEFEND = Kind.DEFEND
 
 DUEL_OPTION_GROUPS: tuple[str, ...] = (
     "single_action",
@@ -277,14 +306,14 @@ DUEL_OPTIONS: dict[DAct, str] = {
 
 def duel_count_action(n: int) -> int:
     """The duel action that declares ``n`` actions (Rule 9)."""
-    return DAct.ONE_ACTION + n - 1
+    return _DACT_ONE_ACTION + n - 1
 
 
 def pick_action(kind: Kind) -> int:
     """The duel action that declares a roll of ``kind``."""
-    return DAct.ATTACK + kind
+    return _DACT_ATTACK + kind
 
 
 def picked_kind(action: int) -> Kind:
     """The roll a duel PICK action declares."""
-    return Kind(action - DAct.ATTACK)
+    return Kind(action - _DACT_ATTACK)

@@ -78,6 +78,9 @@ SEATS = (0, 1)
 
 # Hot-path aliases: in Python 3.11 every ``DPhase.PICK``-style member lookup is a descriptor call.
 COUNT, PICK, WILLPOWER, RESOLVE, TIEBREAK = DPhase.COUNT, DPhase.PICK, DPhase.WILLPOWER, DPhase.RESOLVE, DPhase.TIEBREAK
+ACT_NO_WILLPOWER, ACT_ONE_ACTION, ACT_WILLPOWER = DAct.NO_WILLPOWER, DAct.ONE_ACTION, DAct.WILLPOWER
+ATTACK_ALT, ATTACK_MAIN, DEFEND = Kind.ATTACK_ALT, Kind.ATTACK_MAIN, Kind.DEFEND
+OVER = DPhase.OVER
 
 
 class DuelRoll(NamedTuple):  # a NamedTuple: built on every roll, several times cheaper than a dataclass
@@ -113,9 +116,9 @@ def _usable(pools: tuple[int, ...], one_roll: bool, kind: Kind, n: int, k: int, 
         return False
     if not one_roll:
         return True
-    if kind == Kind.DEFEND:
-        return Kind.DEFEND not in used
-    return Kind.ATTACK_MAIN not in used and Kind.ATTACK_ALT not in used
+    if kind == DEFEND:
+        return DEFEND not in used
+    return ATTACK_MAIN not in used and ATTACK_ALT not in used
 
 
 def _feasible(pools: tuple[int, ...], one_roll: bool, n: int, k0: int, used: tuple[Kind, ...]) -> bool:
@@ -182,7 +185,7 @@ class DuelState(State[DuelChance]):
         self.progress = [0, 0]
         self.willpower = [cfg.willpower.points, cfg.willpower.points]
         self.turn = 0
-        self.phase = DPhase.COUNT
+        self.phase = COUNT
         self.seat = 0
         self.n_actions = [0, 0]
         self.plans: list[list[Kind]] = [[], []]
@@ -201,11 +204,12 @@ class DuelState(State[DuelChance]):
         if setup.fighters_part is None:
             setup.fighters_part = (duel_fighters_part(self, 0), duel_fighters_part(self, 1))
         self.fighters_part = setup.fighters_part
-        self.narrate(
-            "setup",
-            f"{self.sides[0].name} and {self.sides[1].name} struggle: first to {self.target} "
-            f"successes wins, within {cfg.duel.turns} turns.",
-        )
+        if self.narrating:
+            self.narrate(
+                "setup",
+                f"{self.sides[0].name} and {self.sides[1].name} struggle: first to {self.target} "
+                f"successes wins, within {cfg.duel.turns} turns.",
+            )
 
     # -- protocol --------------------------------------------------------------------------------
     def current_player(self) -> int:
@@ -239,11 +243,12 @@ class DuelState(State[DuelChance]):
         if self.phase is TIEBREAK:
             assert not isinstance(outcome, tuple)
             w = int(outcome)
-            self.narrate(
-                "tiebreak",
-                f"Both reach {self.target} with equal totals; they roll again and {self.sides[w].name} wins.",
-                w,
-            )
+            if self.narrating:
+                self.narrate(
+                    "tiebreak",
+                    f"Both reach {self.target} with equal totals; they roll again and {self.sides[w].name} wins.",
+                    w,
+                )
             self._win(w)
             return
         r = self.queue.pop(0)
@@ -258,17 +263,18 @@ class DuelState(State[DuelChance]):
             )
         else:
             value = int(outcome)
-        name = self.sides[r.seat].name
-        wp = " with Willpower" if r.willpower else ""
-        text = "botches" if value == BOTCH else f"scores {value} ({degree_of(value)})"
-        self.narrate(
-            "roll",
-            f"{name} rolls {KIND_NAMES[r.kind]}{wp} ({r.pool} dice at difficulty {r.difficulty}): {text}.",
-            r.seat,
-            roll=r.kind,
-            outcome=value,
-        )
-        if r.kind == Kind.DEFEND:
+        if self.narrating:
+            name = self.sides[r.seat].name
+            wp = " with Willpower" if r.willpower else ""
+            text = "botches" if value == BOTCH else f"scores {value} ({degree_of(value)})"
+            self.narrate(
+                "roll",
+                f"{name} rolls {KIND_NAMES[r.kind]}{wp} ({r.pool} dice at difficulty {r.difficulty}): {text}.",
+                r.seat,
+                roll=r.kind,
+                outcome=value,
+            )
+        if r.kind == DEFEND:
             self.defence[r.seat] = rules.resisting_total(self.defence[r.seat], value)
         else:
             self.attack[r.seat].append(value)
@@ -292,8 +298,8 @@ class DuelState(State[DuelChance]):
             return self._declaration(s, self.n_actions[s], tuple(self.plans[s]))
         if self.phase is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
-                return [DAct.NO_WILLPOWER, DAct.WILLPOWER + self.queue[0].index]
-            return [DAct.NO_WILLPOWER] + [DAct.WILLPOWER + k for k in range(len(self.plans[s]))]
+                return [ACT_NO_WILLPOWER, ACT_WILLPOWER + self.queue[0].index]
+            return [ACT_NO_WILLPOWER] + [ACT_WILLPOWER + k for k in range(len(self.plans[s]))]
         return []
 
     def apply_action(self, action: int) -> None:
@@ -302,18 +308,18 @@ class DuelState(State[DuelChance]):
         self._legal = None
         s = self.seat
         if self.phase is COUNT:
-            self.n_actions[s] = action - DAct.ONE_ACTION + 1
+            self.n_actions[s] = action - ACT_ONE_ACTION + 1
             self.plans[s] = []
-            self.phase = DPhase.PICK
+            self.phase = PICK
         elif self.phase is PICK:
             self.plans[s].append(picked_kind(action))
             if len(self.plans[s]) == self.n_actions[s]:
                 if not self.willpower_per_roll and rules.may_spend_willpower(self.willpower[s], 0, self.cfg):
-                    self.phase = DPhase.WILLPOWER
+                    self.phase = WILLPOWER
                 else:
                     self._declared()
         elif self.phase is WILLPOWER:
-            self.wp_action[s] = None if action == DAct.NO_WILLPOWER else action - DAct.WILLPOWER
+            self.wp_action[s] = None if action == ACT_NO_WILLPOWER else action - ACT_WILLPOWER
             if self.willpower_per_roll:
                 self._willpower_on_next_roll(self.wp_action[s] is not None)
             else:
@@ -340,7 +346,7 @@ class DuelState(State[DuelChance]):
         """Rules 8-9: both have declared; queue the rolls (pools after the split, Willpower where spent)."""
         if self.seat == 0:
             self.seat = 1
-            self.phase = DPhase.COUNT
+            self.phase = COUNT
             return
         self.queue = []
         for s in SEATS:
@@ -355,14 +361,15 @@ class DuelState(State[DuelChance]):
                 self.queue.append(DuelRoll(s, kind, pool, side.difficulties[kind], wp, side.specialty[kind], k))
         self.attack = [[], []]
         self.defence = [None, None]
-        self.phase = DPhase.RESOLVE
-        plans = "; ".join(
-            f"{self.sides[s].name}: "
-            + ", ".join(KIND_NAMES[k] for k in self.plans[s])
-            + (" (split: dice -2, -3)" if self.n_actions[s] > 1 else "")
-            for s in SEATS
-        )
-        self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
+        self.phase = RESOLVE
+        if self.narrating:
+            plans = "; ".join(
+                f"{self.sides[s].name}: "
+                + ", ".join(KIND_NAMES[k] for k in self.plans[s])
+                + (" (split: dice -2, -3)" if self.n_actions[s] > 1 else "")
+                for s in SEATS
+            )
+            self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
         self._next_roll()
 
     def _next_roll(self) -> None:
@@ -374,9 +381,9 @@ class DuelState(State[DuelChance]):
             and rules.may_spend_willpower(self.willpower[r.seat], self.wp_spent[r.seat], self.cfg)
         ):
             self.seat = r.seat
-            self.phase = DPhase.WILLPOWER
+            self.phase = WILLPOWER
         else:
-            self.phase = DPhase.RESOLVE
+            self.phase = RESOLVE
 
     def _willpower_on_next_roll(self, spend: bool) -> None:
         """Rule 8: spend a point on the roll about to be made (one automatic success), or not."""
@@ -386,7 +393,7 @@ class DuelState(State[DuelChance]):
             self.wp_spent[r.seat] += 1
         wp = rules.willpower_successes(spend, self.cfg)
         self.queue[0] = DuelRoll(r.seat, r.kind, r.pool, r.difficulty, wp, r.specialty, r.index, True)
-        self.phase = DPhase.RESOLVE
+        self.phase = RESOLVE
 
     def rolling(self) -> bool:
         """The turn's rolls are being made (a per-roll Willpower decision included)."""
@@ -409,14 +416,14 @@ class DuelState(State[DuelChance]):
             turn = rules.attack_turn(self.attack[s], self.cfg)
             if turn.reset:
                 ended[s] = self.cfg.extended.abandon_on_reset
-                if self.progress[s]:
+                if self.progress[s] and self.narrating:
                     self.narrate(
                         "reset", f"{self.sides[s].name} loses all {self.progress[s]} accumulated successes.", s
                     )
                 self.progress[s] = 0
             gains[s] = rules.resisted_result(turn.kept, self.defence[o] or 0, self.cfg) if turn.rolled else 0
         if any(ended):  # Rule 11 [decision]: the Storyteller ends a reset attempt: that side loses
-            self.phase = DPhase.OVER
+            self.phase = OVER
             if all(ended):
                 self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both attempts ended by botches")
             else:
@@ -430,7 +437,7 @@ class DuelState(State[DuelChance]):
             return
         for s in SEATS:
             self.progress[s] += gains[s]
-            if self.attack[s]:
+            if self.attack[s] and self.narrating:
                 self.narrate(
                     "gain",
                     f"{self.sides[s].name} gains {gains[s]} (total {self.progress[s]}/{self.target}).",
@@ -443,28 +450,28 @@ class DuelState(State[DuelChance]):
         if w is None:
             self.turn += 1
             if self.turn >= self.cfg.duel.turns:
-                self.phase = DPhase.OVER
+                self.phase = OVER
                 self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], "time ran out")
                 return
             self._new_turn()
         elif w != rules.STILL_EQUAL:
             self._win(w)
         elif self.cfg.contest.simultaneous == rules.Simultaneous.HIGHER_TOTAL:
-            self.phase = DPhase.TIEBREAK
+            self.phase = TIEBREAK
         else:
-            self.phase = DPhase.OVER
+            self.phase = OVER
             self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both reached the total together")
 
     def _new_turn(self) -> None:
         self.seat = 0
-        self.phase = DPhase.COUNT
+        self.phase = COUNT
         self.n_actions = [0, 0]
         self.plans = [[], []]
         self.wp_action = [None, None]
         self.wp_spent = [0, 0]
 
     def _win(self, w: int) -> None:
-        self.phase = DPhase.OVER
+        self.phase = OVER
         self.finish(
             w,
             EndReason.KNOCKOUT,
@@ -476,9 +483,9 @@ class DuelState(State[DuelChance]):
         """Rule 13: the chance that seat 0 wins the roll-off of the main attacks."""
         a, b = (
             outcome_distribution(
-                side.pools[Kind.ATTACK_MAIN],
-                side.difficulties[Kind.ATTACK_MAIN],
-                specialty=side.specialty[Kind.ATTACK_MAIN],
+                side.pools[ATTACK_MAIN],
+                side.difficulties[ATTACK_MAIN],
+                specialty=side.specialty[ATTACK_MAIN],
             )
             for side in self.sides
         )

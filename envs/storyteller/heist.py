@@ -108,6 +108,17 @@ class PendingRoll(NamedTuple):  # a NamedTuple: built on every roll, several tim
 # Hot-path aliases: in Python 3.11 every ``Phase.PICK``-style member lookup is a descriptor call.
 SETUP, RETRY, COUNT, PICK, WILLPOWER = Phase.SETUP, Phase.RETRY, Phase.COUNT, Phase.PICK, Phase.WILLPOWER
 ALLY, RESOLVE = Phase.ALLY, Phase.RESOLVE
+ACTIVE, DONE, LOST, PENDING = Status.ACTIVE, Status.DONE, Status.LOST, Status.PENDING
+ACT_ABANDON, ACT_ALLY, ACT_ALLY_REST, ACT_AUTO, ACT_NO_WILLPOWER, ACT_RETRY, ACT_WILLPOWER = (
+    Act.ABANDON,
+    Act.ALLY,
+    Act.ALLY_REST,
+    Act.AUTO,
+    Act.NO_WILLPOWER,
+    Act.RETRY,
+    Act.WILLPOWER,
+)
+OVER = Phase.OVER
 
 _DERIVED: dict[int, tuple[StorytellerConfig, dict[tuple[int, int | None], tuple[Any, ...]]]] = {}
 _DERIVED_LIMIT = 64
@@ -187,7 +198,7 @@ class Task:
         _, self.pools, self.difficulties, self.specialty = fixed
         self.progress = 0
         self.attempt = rules.FIRST_ATTEMPT
-        self.status = Status.ACTIVE
+        self.status = ACTIVE
 
     @property
     def attempt(self) -> int:
@@ -289,7 +300,7 @@ class HeistState(State[HeistChance]):
         self.turn = 0
         self.turn_limit = cfg.heist.turns
         self.willpower = cfg.willpower.points
-        self.phase = Phase.SETUP
+        self.phase = SETUP
         self.pending_slot: int | None = None
         self.n_actions = 0
         self.plan: list[Pick] = []
@@ -315,13 +326,15 @@ class HeistState(State[HeistChance]):
         names = self.cfg.heist.tasks
         self.tasks = [Task(CATALOGUE[names[i]], self.cfg) for i in picks]
         for t in self.tasks:
-            extra = f", {t.spec.target} successes" if t.spec.extended else ""
-            self.narrate(
-                "setup",
-                f"Task: {t.spec.title} ({t.spec.approaches[0].attribute.title()} + "
-                f"{t.spec.approaches[0].ability.title()}, difficulty {t.difficulties[0]}{extra}).",
-            )
-        self.narrate("setup", f"The guards arrive in {self.turn_limit} turns; Willpower {self.willpower}.")
+            if self.narrating:
+                extra = f", {t.spec.target} successes" if t.spec.extended else ""
+                self.narrate(
+                    "setup",
+                    f"Task: {t.spec.title} ({t.spec.approaches[0].attribute.title()} + "
+                    f"{t.spec.approaches[0].ability.title()}, difficulty {t.difficulties[0]}{extra}).",
+                )
+        if self.narrating:
+            self.narrate("setup", f"The guards arrive in {self.turn_limit} turns; Willpower {self.willpower}.")
         self._start_turn()
 
     # -- protocol --------------------------------------------------------------------------------
@@ -379,15 +392,15 @@ class HeistState(State[HeistChance]):
             return []
         ph = self.phase
         if ph is RETRY:
-            return [Act.RETRY, Act.ABANDON]
+            return [ACT_RETRY, ACT_ABANDON]
         if ph is COUNT or ph is PICK:
             return list(self._memo_declaration())
         if ph is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
-                return [Act.NO_WILLPOWER, willpower_action(self.queue[0].index)]
-            return [Act.NO_WILLPOWER] + [willpower_action(i) for i, p in enumerate(self.plan) if not p.auto]
+                return [ACT_NO_WILLPOWER, willpower_action(self.queue[0].index)]
+            return [ACT_NO_WILLPOWER] + [willpower_action(i) for i, p in enumerate(self.plan) if not p.auto]
         if ph is ALLY:
-            return [ally_action(s) for s, t in enumerate(self.tasks) if t.status == Status.ACTIVE] + [Act.ALLY_REST]
+            return [ally_action(s) for s, t in enumerate(self.tasks) if t.status == ACTIVE] + [ACT_ALLY_REST]
         return []
 
     def apply_action(self, action: int) -> None:
@@ -396,31 +409,31 @@ class HeistState(State[HeistChance]):
         self._legal = None
         ph = self.phase
         if ph is RETRY:
-            self._retry_or_abandon(action == Act.RETRY)
+            self._retry_or_abandon(action == ACT_RETRY)
         elif ph is COUNT:
             self.n_actions = declared_count(action)
             self.plan = []
-            if self.n_actions > 1:
+            if self.narrating and self.n_actions > 1:
                 pens = ", ".join(f"-{self.n_actions + k}" for k in range(self.n_actions))
                 self.narrate("declare", f"Turn {self.turn + 1}: {self.n_actions} actions declared (dice {pens}).", 0)
-            else:
+            elif self.narrating:
                 self.narrate("declare", f"Turn {self.turn + 1}: one action.", 0)
-            self.phase = Phase.PICK
+            self.phase = PICK
         elif ph is PICK:
             if is_auto(action):
-                self.plan.append(Pick(action - Act.AUTO, None))
+                self.plan.append(Pick(action - ACT_AUTO, None))
             else:
                 self.plan.append(Pick(*roll_target(action)))
             if len(self.plan) == self.n_actions:
                 self._after_picks()
         elif ph is WILLPOWER:
-            self.wp_action = None if action == Act.NO_WILLPOWER else action - Act.WILLPOWER
+            self.wp_action = None if action == ACT_NO_WILLPOWER else action - ACT_WILLPOWER
             if self.willpower_per_roll:
                 self._willpower_on_next_roll(self.wp_action is not None)
             else:
                 self._after_willpower()
         elif ph is ALLY:
-            self.ally_slot = None if action == Act.ALLY_REST else action - Act.ALLY
+            self.ally_slot = None if action == ACT_ALLY_REST else action - ACT_ALLY
             self._begin_resolve()
 
     def action_label(self, action: int) -> str:
@@ -448,32 +461,34 @@ class HeistState(State[HeistChance]):
         self.wp_spent = 0
         self.ally_slot = None
         for s, t in enumerate(self.tasks):
-            if t.status == Status.PENDING:
+            if t.status == PENDING:
                 self.pending_slot = s
-                self.phase = Phase.RETRY
+                self.phase = RETRY
                 return
         self.pending_slot = None
         if not any(self._feasible(n, 0, ()) for n in range(1, self.max_actions + 1)):
-            self.phase = Phase.OVER
-            self.narrate("stall", "No task can be attempted any more.")
+            self.phase = OVER
+            if self.narrating:
+                self.narrate("stall", "No task can be attempted any more.")
             self._finish(EndReason.STALL)
             return
-        self.phase = Phase.COUNT
+        self.phase = COUNT
 
     def _check_end(self) -> bool:
-        if all(t.status in (Status.DONE, Status.LOST) for t in self.tasks):
-            self.phase = Phase.OVER
+        if all(t.status in (DONE, LOST) for t in self.tasks):
+            self.phase = OVER
             self._finish(EndReason.COMPLETED)
             return True
         if self.turn >= self.turn_limit:
-            self.phase = Phase.OVER
-            self.narrate("guards", "The guards arrive: time is up.")
+            self.phase = OVER
+            if self.narrating:
+                self.narrate("guards", "The guards arrive: time is up.")
             self._finish(EndReason.TIME_LIMIT)
             return True
         return False
 
     def _finish(self, reason: EndReason) -> None:
-        done = sum(1 for t in self.tasks if t.status == Status.DONE)
+        done = sum(1 for t in self.tasks if t.status == DONE)
         n = len(self.tasks)
         self.finish(0 if done == n else None, reason, [done / n], f"{done} of {n} tasks completed")
 
@@ -482,18 +497,20 @@ class HeistState(State[HeistChance]):
         assert self.pending_slot is not None
         t = self.tasks[self.pending_slot]
         if retry:
-            t.status = Status.ACTIVE
-            self.narrate("retry", f"{t.spec.title}: tries again at difficulty {t.difficulty(0, self.cfg)}.", 0)
+            t.status = ACTIVE
+            if self.narrating:
+                self.narrate("retry", f"{t.spec.title}: tries again at difficulty {t.difficulty(0, self.cfg)}.", 0)
         else:
-            t.status = Status.LOST
-            self.narrate("abandon", f"{t.spec.title}: abandoned.", 0)
+            t.status = LOST
+            if self.narrating:
+                self.narrate("abandon", f"{t.spec.title}: abandoned.", 0)
         self._start_turn()
 
     # -- declaring -------------------------------------------------------------------------------
     def _usable(self, slot: int, used: tuple[int, ...]) -> bool:
         """Rule 11: an active task, not yet rolled this turn when one roll per task per interval applies."""
         t = self.tasks[slot]
-        if t.status != Status.ACTIVE:
+        if t.status != ACTIVE:
             return False
         return not (self.one_roll_per_task and slot in used)
 
@@ -552,13 +569,13 @@ class HeistState(State[HeistChance]):
             and any(not p.auto for p in self.plan)
             and rules.may_spend_willpower(self.willpower, 0, self.cfg)
         ):
-            self.phase = Phase.WILLPOWER
+            self.phase = WILLPOWER
         else:
             self._after_willpower()
 
     def _after_willpower(self) -> None:
         if self.cfg.teamwork.enabled and self.cfg.heist.ally_pool > 0:
-            self.phase = Phase.ALLY
+            self.phase = ALLY
         else:
             self._begin_resolve()
 
@@ -583,7 +600,7 @@ class HeistState(State[HeistChance]):
             self.queue.append(
                 PendingRoll(self.ally_slot, self.cfg.heist.ally_pool, t.difficulty(0, self.cfg), 0, False, True, 0)
             )
-        self.phase = Phase.RESOLVE
+        self.phase = RESOLVE
         self._resolve()
 
     # -- resolving -------------------------------------------------------------------------------
@@ -592,7 +609,7 @@ class HeistState(State[HeistChance]):
         while self.queue:
             r = self.queue[0]
             t = self.tasks[r.slot]
-            if t.status != Status.ACTIVE:  # finished or reset earlier this turn: the action lapses
+            if t.status != ACTIVE:  # finished or reset earlier this turn: the action lapses
                 self.queue.pop(0)
                 continue
             if r.approach is None:
@@ -605,7 +622,7 @@ class HeistState(State[HeistChance]):
                 and not r.willpower_decided
                 and rules.may_spend_willpower(self.willpower, self.wp_spent, self.cfg)
             ):
-                self.phase = Phase.WILLPOWER  # Rule 8: decided before this roll, the earlier ones seen
+                self.phase = WILLPOWER  # Rule 8: decided before this roll, the earlier ones seen
                 return
             return  # a roll: chance node
         self.turn += 1
@@ -619,44 +636,50 @@ class HeistState(State[HeistChance]):
             self.wp_spent += 1
         wp = rules.willpower_successes(spend, self.cfg)
         self.queue[0] = PendingRoll(r.slot, r.pool, r.difficulty, wp, r.specialty, r.ally, r.approach, r.index, True)
-        self.phase = Phase.RESOLVE
+        self.phase = RESOLVE
 
     def _take_automatic_success(self, t: Task) -> None:
         """Rule 7: one success without rolling."""
         t.progress += 1
-        self.narrate("auto", f"{t.spec.title}: automatic success ({t.progress}/{t.spec.target}).", 0)
+        if self.narrating:
+            self.narrate("auto", f"{t.spec.title}: automatic success ({t.progress}/{t.spec.target}).", 0)
         self._check_done(t)
 
     def _apply_roll(self, r: PendingRoll, outcome: int) -> None:
         """Rules 5, 10, 11, 14: add the roll to its task, reset it, or fail it."""
         t = self.tasks[r.slot]
-        who, verb = ("The ally", "s") if r.ally else ("You", "")
-        wp = " (Willpower spent)" if r.willpower else ""
+        if self.narrating:
+            who, verb = ("The ally", "s") if r.ally else ("You", "")
+            wp = " (Willpower spent)" if r.willpower else ""
         if outcome == BOTCH:
             self.botches += 1
             self.turn_limit = max(self.turn, self.turn_limit - self.cfg.heist.botch_costs_turns)
-            self.narrate(
-                "botch",
-                f"{who} botch{'es' if r.ally else ''} {t.spec.title} ({r.pool} dice at difficulty {r.difficulty}){wp}: "
-                f"the guards are coming sooner (turn limit {self.turn_limit}).",
-                0,
-                outcome=outcome,
-            )
+            if self.narrating:
+                self.narrate(
+                    "botch",
+                    f"{who} botch{'es' if r.ally else ''} {t.spec.title} "
+                    f"({r.pool} dice at difficulty {r.difficulty}){wp}: "
+                    f"the guards are coming sooner (turn limit {self.turn_limit}).",
+                    0,
+                    outcome=outcome,
+                )
         else:
-            self.narrate(
-                "roll",
-                f"{who} roll{verb} {t.spec.title} ({r.pool} dice at difficulty {r.difficulty}){wp}: "
-                f"{outcome} net success{'es' if outcome != 1 else ''} ({degree_of(outcome)}).",
-                0,
-                outcome=outcome,
-            )
+            if self.narrating:
+                self.narrate(
+                    "roll",
+                    f"{who} roll{verb} {t.spec.title} ({r.pool} dice at difficulty {r.difficulty}){wp}: "
+                    f"{outcome} net success{'es' if outcome != 1 else ''} ({degree_of(outcome)}).",
+                    0,
+                    outcome=outcome,
+                )
         if not t.spec.extended:
             self._simple_roll(r, t, outcome)
             return
         progress, reset = rules.extended_progress(t.progress, outcome, self.cfg)
         if reset:
             t.progress = 0
-            self.narrate("reset", f"{t.spec.title}: all accumulated successes are lost.", 0)
+            if self.narrating:
+                self.narrate("reset", f"{t.spec.title}: all accumulated successes are lost.", 0)
             self._failed_attempt(t)
             return
         t.progress = progress
@@ -681,7 +704,10 @@ class HeistState(State[HeistChance]):
         if rules.simple_task_succeeds(outcomes, self.cfg):
             if len(outcomes) > 1:
                 total = rules.teamwork_successes(outcomes)
-                self.narrate("teamwork", f"{t.spec.title}: together {total} success{'es' if total != 1 else ''}.", 0)
+                if self.narrating:
+                    self.narrate(
+                        "teamwork", f"{t.spec.title}: together {total} success{'es' if total != 1 else ''}.", 0
+                    )
             t.progress = 1
             self._check_done(t)
         elif not any(q.slot == r.slot and q.approach is not None for q in self.queue):
@@ -693,21 +719,24 @@ class HeistState(State[HeistChance]):
         Lost: a one-chance task, an impossible difficulty, or the Storyteller ends a reset extended action.
         """
         if t.spec.extended and self.cfg.extended.abandon_on_reset:
-            t.status = Status.LOST
-            self.narrate("lost", f"{t.spec.title}: the Storyteller ends the attempt.", 0)
+            t.status = LOST
+            if self.narrating:
+                self.narrate("lost", f"{t.spec.title}: the Storyteller ends the attempt.", 0)
             return
         attempt = rules.next_attempt(t.attempt, t.spec.extended, self.cfg)
         if rules.can_retry(t.spec.retryable, attempt, min(t.difficulties), self.cfg):
             t.attempt = attempt
-            t.status = Status.PENDING
+            t.status = PENDING
         else:
-            t.status = Status.LOST
-            self.narrate("lost", f"{t.spec.title}: no second chance.", 0)
+            t.status = LOST
+            if self.narrating:
+                self.narrate("lost", f"{t.spec.title}: no second chance.", 0)
 
     def _check_done(self, t: Task) -> None:
         if t.progress >= t.spec.target:
-            t.status = Status.DONE
-            self.narrate("done", f"{t.spec.title}: done.", 0)
+            t.status = DONE
+            if self.narrating:
+                self.narrate("done", f"{t.spec.title}: done.", 0)
 
     # -- analysis hooks --------------------------------------------------------------------------
     def observation(self, seat: int) -> np.ndarray:
