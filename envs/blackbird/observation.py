@@ -71,44 +71,64 @@ DUEL_OBS_SIZE = 39
 
 
 def session_observation(state: SessionState) -> np.ndarray:
-    """The session character's view: pool, helper, phase, the obstacle, the trait dice and the pass chances."""
-    cfg, s = state.cfg, state.cfg.session
-    o = [0.0] * SESSION_OBS_SIZE  # filled as plain floats, converted once
-    o[S_POOL] = state.pool / cfg.pool.cap
-    o[S_HELPER_POOL] = state.helper_pool / max(1, s.helper_pool)
-    if state.phase in SESSION_DECISIONS:
-        o[S_PHASE + SESSION_DECISIONS.index(state.phase)] = 1.0
+    """The session character's view: pool, helper, phase, the obstacle, the trait dice and the pass chances.
+
+    The slots the obstacle, the conditions and the sheet fix come as one float32 array the state keeps while
+    they hold (:func:`obstacle_slots`); its copy is the fresh array returned, and only the slots that move
+    from step to step are written into it.
+    """
+    k = state.setup
+    ph = state.phase
     if state.obstacle is not None and state.outcome() is None:
-        ob = state.ob
-        o[S_DIFFICULTY : S_TRAIT_DICE + MAX_TRAITS] = state.obstacle_view(obstacle_slots)
+        o = state.obstacle_view(obstacle_slots).copy()
         o[S_TRAIT_CHOSEN + (MAX_TRAITS if state.trait is None else state.trait)] = 1.0
-        o[S_HELPED] = float(state.help_given > 0)
+        if state.help_given > 0:
+            o[S_HELPED] = 1.0
         o[S_POOL_SIZE] = min(1.0, state.pool_for(state.trait, 0, state.help_given).total / POOL_DICE_SCALE)
-        o[S_PERKS] = min(1.0, state.char.perks.get(ob.name, 0) / PERK_SCALE)
-        if state.phase == SessionPhase.SPEND:
+        if ph is SessionPhase.SPEND:
             o[S_PASS_AT_0] = state.pass_chance(0)
             o[S_PASS_AT_ALL] = state.pass_chance(state.spendable())
+    else:
+        o = np.zeros(SESSION_OBS_SIZE, dtype=np.float32)
+        o[S_CONDITIONS] = max(-1.0, min(1.0, state.condition_modifier() / CONDITION_SCALE))
+        o[S_XP] = min(1.0, state.char.xp / XP_SCALE)
+    slot = SESSION_PHASE_SLOT.get(ph)
+    if slot is not None:
+        o[slot] = 1.0
+    o[S_POOL] = state.pool / k.cap
+    o[S_HELPER_POOL] = state.helper_pool / k.helper_scale
     o[S_ATTEMPT] = state.attempt / ATTEMPT_SCALE
-    o[S_CONDITIONS] = max(-1.0, min(1.0, state.condition_modifier() / CONDITION_SCALE))
-    o[S_SESSION] = state.session_no / s.sessions
-    o[S_OBSTACLE] = state.obstacle_no / s.obstacles_per_session
-    o[S_WON] = state.won / state.at_stake if state.at_stake else 0.0
-    o[S_XP] = min(1.0, state.char.xp / XP_SCALE)
-    return np.array(o, dtype=np.float32)
+    o[S_SESSION] = state.session_no / k.sessions
+    o[S_OBSTACLE] = state.obstacle_no / k.per_session
+    if state.at_stake:
+        o[S_WON] = state.won / state.at_stake
+    return o
 
 
-def obstacle_slots(state: SessionState) -> list[float]:
-    """Slots ``S_DIFFICULTY`` to the trait dice: what the obstacle, conditions and sheet say (cached by the state)."""
+SESSION_PHASE_SLOT = {ph: S_PHASE + i for i, ph in enumerate(SESSION_DECISIONS)}
+"""The ``S_PHASE`` slot of each decision phase (none at a chance node)."""
+
+
+def obstacle_slots(state: SessionState) -> np.ndarray:
+    """The whole observation as far as the obstacle, the conditions and the sheet fix it (the state keeps it).
+
+    The difficulty, opposition, critical stake, flag, joint action, each trait's dice, the perks held for the
+    obstacle, the conditions' modifier and the XP; every other slot is 0 here. Read-only: callers copy it.
+    """
     ob = state.ob
-    o = [0.0] * (S_TRAIT_DICE + MAX_TRAITS - S_DIFFICULTY)
-    o[S_DIFFICULTY - S_DIFFICULTY] = min(1.0, state.difficulty() / DIFFICULTY_SCALE)
-    o[S_OPPOSITION - S_DIFFICULTY] = min(1.0, ob.opposition / OPPOSITION_SCALE)
-    o[S_CRITICAL - S_DIFFICULTY] = float(ob.stake == "critical")
-    o[S_FLAG - S_DIFFICULTY] = float(ob.flag)
-    o[S_JOINT - S_DIFFICULTY] = float(ob.joint)
+    o = np.zeros(SESSION_OBS_SIZE, dtype=np.float32)
+    o[S_DIFFICULTY] = min(1.0, state.difficulty() / DIFFICULTY_SCALE)
+    o[S_OPPOSITION] = min(1.0, ob.opposition / OPPOSITION_SCALE)
+    o[S_CRITICAL] = float(ob.stake == "critical")
+    o[S_FLAG] = float(ob.flag)
+    o[S_JOINT] = float(ob.joint)
     for i in range(len(state.char.traits)):
         p = state.pool_for(i)
-        o[S_TRAIT_DICE - S_DIFFICULTY + i] = min(1.0, (p.trait + p.tags) / DICE_SCALE)
+        o[S_TRAIT_DICE + i] = min(1.0, (p.trait + p.tags) / DICE_SCALE)
+    o[S_PERKS] = min(1.0, state.char.perks.get(ob.name, 0) / PERK_SCALE)
+    o[S_CONDITIONS] = max(-1.0, min(1.0, state.condition_modifier() / CONDITION_SCALE))
+    o[S_XP] = min(1.0, state.char.xp / XP_SCALE)
+    o.flags.writeable = False
     return o
 
 

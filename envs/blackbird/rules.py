@@ -64,9 +64,9 @@ class Character:
             self.xp,
         )
 
-    @property
+    @cached_property
     def short(self) -> str:
-        """The first word of the name, for narration."""
+        """The first word of the name, for narration (the name never changes in play)."""
         return self.name.split()[0]
 
 
@@ -95,9 +95,9 @@ class Pool:
     help: int = 0
     maneuver: int = 0
 
-    @property
+    @cached_property
     def total(self) -> int:
-        """All the dice of the roll."""
+        """All the dice of the roll (worked out once: pools are immutable, and the states keep the few they meet)."""
         return self.base + self.trait + self.tags + self.flag + self.perks + self.pool + self.help + self.maneuver
 
     @cached_property
@@ -261,21 +261,36 @@ def forbidden_tags(table: dict[str, ConditionRule], conditions: Iterable[str]) -
 
 
 # -- Rule 8: skill from the field ----------------------------------------------------------------------
-def learn_from_field(char: Character, pool: Pool, passed: bool, traits: Sequence[str], tags: Sequence[str]) -> str:
-    """Rule 8: a roll passed with no trait or tag dice earns one of the roll's tags (first not yet held).
+def field_lesson(
+    char: Character, pool: Pool, passed: bool, traits: Sequence[str], tags: Sequence[str]
+) -> tuple[str, int] | None:
+    """Rule 8: what a roll teaches — the first of its tags not yet held, and the trait it joins — or None.
 
-    The new tag joins the first of the roll's traits the character has, else the first trait.
-    Returns the tag learnt, or "" if none.
+    Only a roll passed with no trait or tag dice teaches. The new tag joins the first of the roll's traits
+    the character has, else the first trait.
     """
     if not passed or pool.trait or pool.tags:
-        return ""
+        return None
     held = {t for tt in char.tags for t in tt}
     new = next((t for t in tags if t not in held), "")
     if not new:
+        return None
+    named = set(traits)
+    home = next((i for i, name in enumerate(char.traits) if name in named), 0)
+    return new, home
+
+
+def learn_from_field(char: Character, pool: Pool, passed: bool, traits: Sequence[str], tags: Sequence[str]) -> str:
+    """Rule 8: a roll passed with no trait or tag dice earns one of the roll's tags (:func:`field_lesson`).
+
+    Returns the tag learnt, or "" if none.
+    """
+    lesson = field_lesson(char, pool, passed, traits, tags)
+    if lesson is None:
         return ""
-    home = next((i for i, name in enumerate(char.traits) if name in set(traits)), 0)
-    char.tags[home][new] = 1
-    return new
+    tag, home = lesson
+    char.tags[home][tag] = 1
+    return tag
 
 
 # -- Rule 9: advancement --------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ Arguments:
 
 from __future__ import annotations
 
-import copy
+from bisect import bisect_right
 from collections.abc import Callable, Hashable
 
 import numpy as np
@@ -84,6 +84,7 @@ from envs.blackbird.rules import (
     contest_winner,
     create_character,
     effective_difficulty,
+    field_lesson,
     forbidden_tags,
     help_offered,
     joint_successes,
@@ -107,6 +108,12 @@ OBS_SIZE = SESSION_OBS_SIZE
 # Hot-path aliases: in Python 3.11 every ``Phase.SPEND``-style member lookup is a descriptor call.
 DRAW, TRAIT, HELP, SPEND, ROLL = Phase.DRAW, Phase.TRAIT, Phase.HELP, Phase.SPEND, Phase.ROLL
 JOINT, OPPOSE, ROLL_OFF, RETRY = Phase.JOINT, Phase.OPPOSE, Phase.ROLL_OFF, Phase.RETRY
+ACCEPT_HELP, DECLINE_HELP = int(SessionAct.ACCEPT_HELP), int(SessionAct.DECLINE_HELP)
+RETRY_ACT, GIVE_UP, NO_TRAIT = int(SessionAct.RETRY), int(SessionAct.GIVE_UP), int(SessionAct.NO_TRAIT)
+HELP_ACTIONS = (ACCEPT_HELP, DECLINE_HELP)
+RETRY_ACTIONS = (RETRY_ACT, GIVE_UP)
+PLAYER = {ph: (0 if ph in SESSION_DECISIONS else CHANCE) for ph in Phase}
+"""Who moves in each phase: the character at a decision, else chance."""
 
 
 class _Readings:
@@ -136,13 +143,14 @@ class _Readings:
         self.opposed_penalty: int | None = None
         self.condition_modifier: int | None = None
         self.trait_actions: tuple[int, ...] | None = None
-        self.obstacle_view: list[float] | None = None
+        self.obstacle_view: np.ndarray | None = None
 
 
 class _SessionSetup:
     """What a new session reads from its config, worked out once per config object (the config is frozen).
 
-    The starting sheet (each session plays a copy), the obstacle draw table, and the readings met so far.
+    The starting sheet (each session plays a copy), the obstacle draw table, the readings met so far, and the
+    config values read on every step, resolved into plain attributes (no model attribute chains on hot paths).
     """
 
     def __init__(self, cfg: BlackbirdConfig) -> None:
@@ -152,6 +160,36 @@ class _SessionSetup:
         self.draw = tuple((i, o.weight / total_w) for i, o in enumerate(s.obstacles))
         self.cum = tuple(np.cumsum([p for _, p in self.draw]).tolist())
         self.readings: dict[Hashable, _Readings] = {}
+        self.sheets: dict[Hashable, int] = {}  # a sheet's key -> a small id (the readings' key holds the id)
+        self._next_sheet = 0
+        self.spend_actions: dict[int, tuple[int, ...]] = {}  # pool held -> the legal "spend k" ids
+        self.obstacles = tuple(s.obstacles)
+        self.success_on = cfg.dice.success_on
+        self.pool_rules = cfg.pool
+        self.pool_enabled = cfg.pool.enabled
+        self.cap = cfg.pool.cap
+        self.helper_pool = s.helper_pool
+        self.has_helper = s.helper_pool > 0
+        self.helper_scale = max(1, s.helper_pool)
+        self.joint_dice = s.helper_joint_dice
+        self.dice_per_helper = cfg.help.dice_per_helper
+        self.sessions = s.sessions
+        self.per_session = s.obstacles_per_session
+        self.retries = s.retries
+        self.stakes = tuple(s.critical_value if o.stake == "critical" else s.ordinary_value for o in s.obstacles)
+        # Rule 12: the helper rolls along on a joint obstacle (when there is a helper with dice to roll)
+        self.joins = tuple(o.joint and self.has_helper and self.joint_dice > 0 for o in s.obstacles)
+
+    def sheet_id(self, char: Character) -> int:
+        """A small id of what the sheet holds now (traits, flags, levels, tags, perks, XP)."""
+        key = (tuple(char.traits), char.flags, char.key())
+        found = self.sheets.get(key)
+        if found is None:
+            if len(self.sheets) >= _READINGS_LIMIT:
+                self.sheets.clear()  # ids are never reused: a state holding an old one still names its own sheet
+            found = self.sheets[key] = self._next_sheet
+            self._next_sheet += 1
+        return found
 
 
 _SETUPS: dict[int, tuple[BlackbirdConfig, _SessionSetup]] = {}
@@ -169,10 +207,10 @@ def _setup(cfg: BlackbirdConfig) -> _SessionSetup:
     return hit[1]
 
 
-def _readings(setup: _SessionSetup, obstacle: int | None, conditions: tuple[str, ...], char: Character) -> _Readings:
-    """The readings of a config's setup for an obstacle, conditions and sheet."""
+def _readings(setup: _SessionSetup, obstacle: int | None, conditions: tuple[str, ...], sheet: int) -> _Readings:
+    """The readings of a config's setup for an obstacle, conditions and sheet (its :meth:`_SessionSetup.sheet_id`)."""
     table = setup.readings
-    key = (obstacle, conditions, tuple(char.traits), char.flags, char.key())
+    key = (obstacle, conditions, sheet)
     found = table.get(key)
     if found is None:
         if len(table) >= _READINGS_LIMIT:
@@ -187,11 +225,10 @@ class SessionState(State):
     def __init__(self, cfg: BlackbirdConfig) -> None:
         super().__init__(1)
         self.cfg = cfg
-        s = cfg.session
-        self._setup = setup = _setup(cfg)
+        self.setup = setup = _setup(cfg)
         self.char: Character = setup.character.copy()
         self.pool = starting_pool(cfg.pool)
-        self.helper_pool = s.helper_pool
+        self.helper_pool = setup.helper_pool
         self.conditions: tuple[str, ...] = ()
         self.session_no = 0
         self.obstacle_no = 0  # within the session
@@ -209,27 +246,33 @@ class SessionState(State):
         self.at_stake = 0.0
         self.passed_count = 0
         self.failed_count = 0
-        self._draw = setup.draw
-        self._cum = setup.cum
-        # the config, resolved once into plain attributes (read on every step)
-        self._obstacles = s.obstacles
-        self._success_on = cfg.dice.success_on
-        self._has_helper = s.helper_pool > 0
+        self._sheet = setup.sheet_id(self.char)
         self._invalidate()
-        self.narrate("session", f"Session 1 begins. {self.char.name} has {self.pool} pool dice.", 0)
+        if self.narrating:
+            self.narrate("session", f"Session 1 begins. {self.char.name} has {self.pool} pool dice.", 0)
 
     # -- the position, read through the rules -----------------------------------------------------------
     @property
     def ob(self) -> ObstacleRow:
         """The obstacle being faced."""
         assert self.obstacle is not None, "no obstacle has been drawn"
-        return self._obstacles[self.obstacle]
+        return self.setup.obstacles[self.obstacle]
 
     def _invalidate(self) -> None:
         """Take the readings of the obstacle, the conditions and the sheet now held (any of them changed)."""
-        self._r = _readings(self._setup, self.obstacle, self.conditions, self.char)
+        self._r = _readings(self.setup, self.obstacle, self.conditions, self._sheet)
 
-    def obstacle_view(self, encode: Callable[[SessionState], list[float]]) -> list[float]:
+    def _own_sheet(self) -> Character:
+        """The sheet, made this state's own copy before play changes it (clones share one until then)."""
+        self.char = self.char.copy()
+        return self.char
+
+    def _sheet_changed(self) -> None:
+        """The sheet gained something (a perk, a tag, XP, a level): its readings are another set."""
+        self._sheet = self.setup.sheet_id(self.char)
+        self._invalidate()
+
+    def obstacle_view(self, encode: Callable[[SessionState], np.ndarray]) -> np.ndarray:
         """The observation slots read off the obstacle, conditions and sheet, encoded once while they hold."""
         r = self._r
         if r.obstacle_view is None:
@@ -243,7 +286,7 @@ class SessionState(State):
 
     def has_helper(self) -> bool:
         """Whether the session has a fellow player who can help (``session.helper_pool`` > 0)."""
-        return self._has_helper
+        return self.setup.has_helper
 
     def difficulty(self) -> int:
         """Rule 4/7: the current obstacle's difficulty with the character's conditions."""
@@ -287,7 +330,7 @@ class SessionState(State):
 
     def spendable(self) -> int:
         """Rule 5: the pool dice that can go on this roll."""
-        return spendable(self.pool, self.cfg.pool)
+        return spendable(self.pool, self.setup.pool_rules)
 
     def pass_chance(self, spend: int, trait: int | None = -1, help_dice: int = -1) -> float:
         """Exact P(pass) of the current obstacle for a choice of spend (and trait / help, default: as chosen)."""
@@ -302,9 +345,9 @@ class SessionState(State):
 
     def _pass_chance(self, t: int | None, spend: int, h: int) -> float:
         n = self.pool_for(t).total + spend + h
-        ob, so = self.ob, self._success_on
+        ob, so = self.ob, self.setup.success_on
         if ob.joint and self.has_helper():
-            n += self.cfg.session.helper_joint_dice
+            n += self.setup.joint_dice
         if ob.opposition:
             return contest_win_chance(n, ob.opposition, so, self.opposed_penalty(), self.cfg.contest)
         return pass_probability(n, so, self.difficulty())
@@ -313,7 +356,7 @@ class SessionState(State):
     def current_player(self) -> int:
         if self._outcome is not None:
             return TERMINAL
-        return 0 if self.phase in SESSION_DECISIONS else CHANCE
+        return PLAYER[self.phase]
 
     def decision_context(self) -> str:
         if self.phase is SPEND:
@@ -324,15 +367,23 @@ class SessionState(State):
         if self._outcome is not None:
             return []
         ph = self.phase
+        if ph is SPEND:
+            return list(self._spend_actions())
         if ph is TRAIT:
             return list(self._traits_that_apply())
         if ph is HELP:
-            return [int(SessionAct.ACCEPT_HELP), int(SessionAct.DECLINE_HELP)]
-        if ph is SPEND:
-            return list(range(SESSION_SPEND_0, SESSION_SPEND_0 + self.spendable() + 1))
+            return list(HELP_ACTIONS)
         if ph is RETRY:
-            return [int(SessionAct.RETRY), int(SessionAct.GIVE_UP)]
+            return list(RETRY_ACTIONS)
         return []
+
+    def _spend_actions(self) -> tuple[int, ...]:
+        """Rule 5: the "spend k pool dice" ids open now, k = 0 up to the pool dice that can be spent."""
+        table = self.setup.spend_actions
+        acts = table.get(self.pool)
+        if acts is None:
+            acts = table[self.pool] = tuple(range(SESSION_SPEND_0, SESSION_SPEND_0 + self.spendable() + 1))
+        return acts
 
     def _traits_that_apply(self) -> tuple[int, ...]:
         """Rule 2: the trait actions open for the current obstacle (traits that apply), then "no trait"."""
@@ -344,7 +395,7 @@ class SessionState(State):
                 for i in range(len(self.char.traits))
                 if trait_applies(self.char, i, ob.traits, ob.tags)
             ]
-            r.trait_actions = (*acts, int(SessionAct.NO_TRAIT))
+            r.trait_actions = (*acts, NO_TRAIT)
         return r.trait_actions
 
     def _is_legal(self, action: int) -> bool:
@@ -352,13 +403,13 @@ class SessionState(State):
             return False
         ph = self.phase
         if ph is SPEND:
-            return SESSION_SPEND_0 <= action <= SESSION_SPEND_0 + self.spendable()
+            return action in self._spend_actions()
         if ph is TRAIT:
             return action in self._traits_that_apply()
         if ph is HELP:
-            return action in (SessionAct.ACCEPT_HELP, SessionAct.DECLINE_HELP)
+            return action in HELP_ACTIONS
         if ph is RETRY:
-            return action in (SessionAct.RETRY, SessionAct.GIVE_UP)
+            return action in RETRY_ACTIONS
         return False
 
     def action_label(self, action: int) -> str:
@@ -373,62 +424,71 @@ class SessionState(State):
                 f"illegal action {action} ({self.action_label(action)}) in phase {self.phase.name}"
             )
         ph = self.phase
-        if ph is TRAIT:
+        if ph is SPEND:
+            self._spend(action - SESSION_SPEND_0)
+        elif ph is TRAIT:
             self._choose_trait(action)
         elif ph is HELP:
-            self._choose_help(action == SessionAct.ACCEPT_HELP)
-        elif ph is SPEND:
-            self._spend(action - SESSION_SPEND_0)
+            self._choose_help(action == ACCEPT_HELP)
         elif ph is RETRY:
-            self._retry_or_give_up(action == SessionAct.RETRY)
+            self._retry_or_give_up(action == RETRY_ACT)
 
     # -- decisions --------------------------------------------------------------------------------------
     def _choose_trait(self, action: int) -> None:
         """Rule 2: the one trait the pool is built on; then Rule 6's help, if a helper can give a die."""
-        who = self.char.short
-        self.trait = None if action == SessionAct.NO_TRAIT else action - SessionAct.TRAIT_0
-        text = (
-            f"{who} goes without a trait."
-            if self.trait is None
-            else f"{who} builds the pool on {self.char.traits[self.trait]}."
-        )
-        self.narrate("trait", text, 0)
+        self.trait = None if action == NO_TRAIT else action - SessionAct.TRAIT_0
+        if self.narrating:
+            who = self.char.short
+            text = (
+                f"{who} goes without a trait."
+                if self.trait is None
+                else f"{who} builds the pool on {self.char.traits[self.trait]}."
+            )
+            self.narrate("trait", text, 0)
         self.help_given = 0
-        offered = self.has_helper() and help_offered(
-            self.helper_pool, self.cfg.help.dice_per_helper, self.cfg.pool.enabled, self.ob.joint
+        k = self.setup
+        offered = k.has_helper and help_offered(
+            self.helper_pool,
+            k.dice_per_helper,
+            k.pool_enabled,
+            k.obstacles[self.obstacle].joint,  # type: ignore[index]
         )
-        self.phase = Phase.HELP if offered else Phase.SPEND
+        self.phase = HELP if offered else SPEND
 
     def _choose_help(self, accept: bool) -> None:
         """Rule 6: take the helper's die (or not)."""
         if accept:
-            self.help_given = self.cfg.help.dice_per_helper
-            self.narrate("help", f"The helper gives {self.char.short} a die from their pool (Rule 6).", 0)
-        self.phase = Phase.SPEND
+            self.help_given = self.setup.dice_per_helper
+            if self.narrating:
+                self.narrate("help", f"The helper gives {self.char.short} a die from their pool (Rule 6).", 0)
+        self.phase = SPEND
 
     def _spend(self, k: int) -> None:
         """Rule 5: add k pool dice; the pool is built (Rule 2) and rolled."""
         self.spent = k
         self.breakdown = self.pool_for(self.trait, k, self.help_given)
-        ob = self.ob
-        target = f"{ob.opposition} opposing dice" if ob.opposition else f"difficulty {self.difficulty()}"
-        self.narrate(
-            "pool",
-            f"{self.char.short} rolls {dice_phrase(self.breakdown.total)} ({self.breakdown.description}) "
-            f"against {target}.",
-            0,
-            spent=k,
-        )
-        self.phase = Phase.ROLL
+        if self.narrating:
+            ob = self.ob
+            target = f"{ob.opposition} opposing dice" if ob.opposition else f"difficulty {self.difficulty()}"
+            self.narrate(
+                "pool",
+                f"{self.char.short} rolls {dice_phrase(self.breakdown.total)} ({self.breakdown.description}) "
+                f"against {target}.",
+                0,
+                spent=k,
+            )
+        self.phase = ROLL
 
     def _retry_or_give_up(self, retry: bool) -> None:
         """Rule 4: after a failure the character may try again."""
         if retry:
             self.attempt += 1
-            self.narrate("retry", f"{self.char.short} tries again.", 0)
-            self.phase = Phase.TRAIT
+            if self.narrating:
+                self.narrate("retry", f"{self.char.short} tries again.", 0)
+            self.phase = TRAIT
         else:
-            self.narrate("give_up", f"{self.char.short} lets '{self.ob.name}' go.", 0)
+            if self.narrating:
+                self.narrate("give_up", f"{self.char.short} lets '{self.ob.name}' go.", 0)
             self._next_obstacle()
 
     # -- chance -----------------------------------------------------------------------------------------
@@ -436,29 +496,29 @@ class SessionState(State):
         if self.phase is ROLL:
             return self.breakdown.total
         if self.phase is JOINT:
-            return self.cfg.session.helper_joint_dice
+            return self.setup.joint_dice
         return self.ob.opposition
 
     def chance_outcomes(self) -> list[tuple[Hashable, float]]:
         if self.phase is DRAW:
-            return list(self._draw)
+            return list(self.setup.draw)
         if self.phase is ROLL_OFF:
             return list(ROLL_OFF_OUTCOMES)
         if self.phase in (Phase.ROLL, Phase.JOINT, Phase.OPPOSE):
-            return list(roll_distribution(self._dice_now(), self.cfg.dice.success_on))
+            return list(roll_distribution(self._dice_now(), self.setup.success_on))
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> Hashable:
         ph = self.phase
+        if ph is ROLL:
+            return sample_roll(rng, self.breakdown.total, self.setup.success_on)
         if ph is DRAW:
-            r = rng.random()
-            for (i, _), c in zip(self._draw, self._cum, strict=True):
-                if r < c:
-                    return i
-            return self._draw[-1][0]
+            cum = self.setup.cum
+            i = bisect_right(cum, rng.random())  # the first obstacle whose cumulative weight exceeds the draw
+            return i if i < len(cum) else len(cum) - 1
         if ph is ROLL_OFF:
             return sample_roll_off(rng)
-        return sample_roll(rng, self._dice_now(), self.cfg.dice.success_on)
+        return sample_roll(rng, self._dice_now(), self.setup.success_on)
 
     def force_faces(self, faces: tuple[int, ...] | list[int]) -> None:
         """Apply a roll given as d6 faces (golden tests read like the rulebook's examples)."""
@@ -468,19 +528,20 @@ class SessionState(State):
         else:
             if len(faces) != self._dice_now():
                 raise ValueError(f"expected {self._dice_now()} faces, got {len(faces)}")
-            self.apply_chance(read_faces(faces, self.cfg.dice.success_on))
+            self.apply_chance(read_faces(faces, self.setup.success_on))
 
     def apply_chance(self, outcome: Hashable) -> None:
         ph = self.phase
-        if ph is DRAW:
+        if ph is ROLL:
+            self._own_roll(outcome if type(outcome) is Roll else Roll(*outcome))  # type: ignore[misc]
+        elif ph is DRAW:
             self._draw_obstacle(int(outcome))  # type: ignore[call-overload]
-        elif ph is ROLL:
-            self._own_roll(Roll(*outcome))  # type: ignore[misc]
         elif ph is JOINT:
             self.partner = Roll(*outcome).successes  # type: ignore[misc]
-            self.narrate("joint", f"The helper joins in: {successes_phrase(self.partner)} (Rule 12).", 0)
+            if self.narrating:
+                self.narrate("joint", f"The helper joins in: {successes_phrase(self.partner)} (Rule 12).", 0)
             if self.ob.opposition:
-                self.phase = Phase.OPPOSE
+                self.phase = OPPOSE
             else:
                 self._resolve_fixed()
         elif ph is OPPOSE:
@@ -491,8 +552,9 @@ class SessionState(State):
             if ro.winner is None:
                 self.narrate("roll_off", "The roll-off is tied; roll again.", 0)
                 return
-            winner = "The character" if ro.winner == 0 else "The opposition"
-            self.narrate("roll_off", f"{winner} wins the roll-off.", 0)
+            if self.narrating:
+                winner = "The character" if ro.winner == 0 else "The opposition"
+                self.narrate("roll_off", f"{winner} wins the roll-off.", 0)
             self._resolve(ro.winner == 0, None)
         else:
             raise ValueError("not a chance node")
@@ -502,21 +564,25 @@ class SessionState(State):
         self._invalidate()
         self.attempt = 0
         self.trait = None
-        ob = self.ob
-        self.at_stake += self.stake_value(ob)
-        kind = "opposed" if ob.opposition else f"difficulty {self.difficulty()}"
-        self.narrate("obstacle", f"Obstacle: {ob.name} ({kind}, {ob.stake} stake).", 0, obstacle=ob.name)
-        self.phase = Phase.TRAIT
+        self.at_stake += self.setup.stakes[index]
+        if self.narrating:
+            ob = self.ob
+            kind = "opposed" if ob.opposition else f"difficulty {self.difficulty()}"
+            self.narrate("obstacle", f"Obstacle: {ob.name} ({kind}, {ob.stake} stake).", 0, obstacle=ob.name)
+        self.phase = TRAIT
 
     def _own_roll(self, roll: Roll) -> None:
         """The character's dice are in; the helper's (Rule 12) or the opposition's (Rule 11) may follow."""
         self.own = roll
-        sixes = f"{roll.sixes} {'six' if roll.sixes == 1 else 'sixes'}"
-        self.narrate("roll", f"{self.char.short} rolls {successes_phrase(roll.successes)} ({sixes}).", 0)
-        if self.ob.joint and self.has_helper() and self.cfg.session.helper_joint_dice > 0:
-            self.phase = Phase.JOINT
-        elif self.ob.opposition:
-            self.phase = Phase.OPPOSE
+        if self.narrating:
+            sixes = f"{roll.sixes} {'six' if roll.sixes == 1 else 'sixes'}"
+            self.narrate("roll", f"{self.char.short} rolls {successes_phrase(roll.successes)} ({sixes}).", 0)
+        i = self.obstacle
+        assert i is not None
+        if self.setup.joins[i]:
+            self.phase = JOINT
+        elif self.setup.obstacles[i].opposition:
+            self.phase = OPPOSE
         else:
             self._resolve_fixed()
 
@@ -525,7 +591,7 @@ class SessionState(State):
         """Rules 3 and 12: the character's successes, plus the helper's in a joint action."""
         assert self.own is not None
         mine = net_successes(self.own, 0)
-        return joint_successes([mine, self.partner]) if self.ob.joint else mine
+        return joint_successes((mine, self.partner)) if self.ob.joint else mine
 
     def _resolve_fixed(self) -> None:
         """Rule 4: against a difficulty."""
@@ -535,11 +601,12 @@ class SessionState(State):
     def _resolve_contest(self) -> None:
         """Rule 11: against the opposition's successes; a tie rolls off (or fails, without the roll-off)."""
         mine = max(0, self._total_successes() - self.opposed_penalty())
-        self.narrate("oppose", f"The opposition rolls {successes_phrase(self.opposition)} against {mine}.", 0)
+        if self.narrating:
+            self.narrate("oppose", f"The opposition rolls {successes_phrase(self.opposition)} against {mine}.", 0)
         w = contest_winner(mine, self.opposition)
         if w is None:
             if self.cfg.contest.rolloff_on_tie:
-                self.phase = Phase.ROLL_OFF
+                self.phase = ROLL_OFF
                 return
             self._resolve(False, None)
             return
@@ -547,72 +614,88 @@ class SessionState(State):
 
     def _resolve(self, passed: bool, difficulty: int | None) -> None:
         """Rules 5, 6, 7, 8, 10: what a passed or failed roll does to the pool, the helper, the sheet."""
-        cfg, ob, who = self.cfg, self.ob, self.char.short
+        k, ob, talk = self.setup, self.ob, self.narrating
         assert self.own is not None
         roll = self.own
         # the roll is spent: clear it so that positions after it share one key (exact solvers)
         self.own, self.partner, self.opposition = None, 0, 0
         before = self.pool
-        if cfg.pool.enabled:
-            self.pool = settle_pool(self.pool, self.spent, passed, cfg.pool)
+        if k.pool_enabled:
+            self.pool = settle_pool(self.pool, self.spent, passed, k.pool_rules)
         if self.help_given:
-            self.helper_pool = settle_help(self.helper_pool, self.help_given, passed, cfg.help.returned_on_failure)
+            self.helper_pool = settle_help(self.helper_pool, self.help_given, passed, self.cfg.help.returned_on_failure)
         if passed:
             self.passed_count += 1
-            self.won += self.stake_value(ob)
-            lost = f"; the {self.spent} pool dice are lost" if self.spent and cfg.pool.enabled else ""
-            self.narrate(
-                "pass",
-                f"Pass — {who} overcomes '{ob.name}'{lost} (pool {before} → {self.pool}).",
-                0,
-                passed=True,
-                spent=self.spent,
-            )
-            if difficulty is not None and perk_eligible(roll, difficulty) and award_perk(self.char, ob.name, cfg):
+            self.won += k.stakes[self.obstacle]  # type: ignore[index]
+            if talk:
+                lost = f"; the {self.spent} pool dice are lost" if self.spent and k.pool_enabled else ""
                 self.narrate(
-                    "perk",
-                    f"{roll.sixes} sixes against difficulty {difficulty}: "
-                    f"{who} earns a perk for '{ob.name}' (Rule 10).",
+                    "pass",
+                    f"Pass — {self.char.short} overcomes '{ob.name}'{lost} (pool {before} → {self.pool}).",
                     0,
+                    passed=True,
+                    spent=self.spent,
                 )
-            if cfg.field.learn_tag:
-                tag = learn_from_field(self.char, self.breakdown, True, ob.traits, ob.tags)
-                if tag:
+            sheet_changed = False
+            if (
+                difficulty is not None
+                and perk_eligible(roll, difficulty)
+                and award_perk(self._own_sheet(), ob.name, self.cfg)
+            ):
+                sheet_changed = True
+                if talk:
                     self.narrate(
-                        "field", f"{who} passed without trait or tag dice and learns the tag '{tag}' (Rule 8).", 0
+                        "perk",
+                        f"{roll.sixes} sixes against difficulty {difficulty}: "
+                        f"{self.char.short} earns a perk for '{ob.name}' (Rule 10).",
+                        0,
                     )
+            if self.cfg.field.learn_tag and field_lesson(self.char, self.breakdown, True, ob.traits, ob.tags):
+                tag = learn_from_field(self._own_sheet(), self.breakdown, True, ob.traits, ob.tags)
+                if tag:
+                    sheet_changed = True
+                    if talk:
+                        self.narrate(
+                            "field",
+                            f"{self.char.short} passed without trait or tag dice and learns the tag '{tag}' (Rule 8).",
+                            0,
+                        )
+            if sheet_changed:
+                self._sheet = k.sheet_id(self.char)  # _next_obstacle takes the new readings
             self._next_obstacle()
             return
         self.failed_count += 1
-        self.narrate(
-            "fail",
-            f"Fail — {who} keeps the pool dice and gains {self.pool - before} (pool {before} → {self.pool}).",
-            0,
-            passed=False,
-            spent=self.spent,
-        )
+        if talk:
+            self.narrate(
+                "fail",
+                f"Fail — {self.char.short} keeps the pool dice and gains {self.pool - before} "
+                f"(pool {before} → {self.pool}).",
+                0,
+                passed=False,
+                spent=self.spent,
+            )
         if ob.condition_on_failure and ob.condition_on_failure not in self.conditions:
             self.conditions = tuple(sorted((*self.conditions, ob.condition_on_failure)))
             self._invalidate()
-            self.narrate("condition", f"{who} is now {ob.condition_on_failure} (Rule 7).", 0)
+            if talk:
+                self.narrate("condition", f"{self.char.short} is now {ob.condition_on_failure} (Rule 7).", 0)
         self.spent = self.help_given = 0
         self.trait = None
-        if self.attempt < cfg.session.retries:
-            self.phase = Phase.RETRY
+        if self.attempt < k.retries:
+            self.phase = RETRY
         else:
             self._next_obstacle()
 
     def _next_obstacle(self) -> None:
-        s = self.cfg.session
         self.obstacle_no += 1
         self.spent = self.help_given = 0
         self.trait = None
         self.obstacle = None
-        self._invalidate()  # the sheet may have changed too (a perk, a tag from the field)
-        if self.obstacle_no >= s.obstacles_per_session:
+        if self.obstacle_no >= self.setup.per_session:
             self._end_session()
             return
-        self.phase = Phase.DRAW
+        self._invalidate()
+        self.phase = DRAW
 
     def _end_session(self) -> None:
         """Rules 5, 7, 9: the pool resets, conditions clear, XP is earned and spent."""
@@ -623,11 +706,13 @@ class SessionState(State):
             self.pool = reset_pool_at_session_end(cfg.pool)
         self.helper_pool = s.helper_pool
         self.conditions = ()
-        self.char.xp += s.xp_per_session
-        bought = spend_experience(self.char, cfg.advancement)
-        self._invalidate()
-        extra = f" Advances: {', '.join(bought)}." if bought else ""
-        self.narrate("session", f"Session {self.session_no} ends; the pool returns to {self.pool}.{extra}", 0)
+        char = self._own_sheet()
+        char.xp += s.xp_per_session
+        bought = spend_experience(char, cfg.advancement)
+        self._sheet_changed()
+        if self.narrating:
+            extra = f" Advances: {', '.join(bought)}." if bought else ""
+            self.narrate("session", f"Session {self.session_no} ends; the pool returns to {self.pool}.{extra}", 0)
         if self.session_no >= s.sessions:
             share = self.won / self.at_stake if self.at_stake else 0.0
             winner = 0 if share > 0.5 else None  # the scenario's "more than half won"
@@ -640,8 +725,9 @@ class SessionState(State):
                 f"({self.passed_count} passes, {self.failed_count} failures)",
             )
             return
-        self.narrate("session", f"Session {self.session_no + 1} begins.", 0)
-        self.phase = Phase.DRAW
+        if self.narrating:
+            self.narrate("session", f"Session {self.session_no + 1} begins.", 0)
+        self.phase = DRAW
 
     # -- analysis ------------------------------------------------------------------------------------
     def resources(self, seat: int) -> dict[str, float]:
@@ -671,9 +757,11 @@ class SessionState(State):
 
     def clone(self) -> SessionState:
         # shallow: the config and the logged events are immutable; the caches may be shared, because every
-        # change to what they are read from (obstacle, conditions, sheet) replaces them (see _invalidate)
-        new = copy.copy(self)
-        new.char = self.char.copy()
+        # change to what they are read from (obstacle, conditions, sheet) replaces them (see _invalidate);
+        # the sheet too is shared until play changes it (copy on write: _own_sheet)
+        cls = self.__class__
+        new = cls.__new__(cls)
+        new.__dict__.update(self.__dict__)
         new.log = list(self.log)
         return new
 
