@@ -13,6 +13,16 @@ from envs.wicked_age.rules import NpcForm, Offer, PcForm
 
 MAX_PARTIES = 4
 """A conflict has 2..4 parties (the melee's largest)."""
+MIN_PARTY_SLOTS = 4
+"""The action table and the observation always hold at least four parties: the ids and the observation of the
+duel and of a three-party melee are those of a four-party table."""
+
+
+def party_slots(parties: int) -> int:
+    """The parties the action table and the observation hold for a conflict of ``parties`` parties."""
+    return max(parties, MIN_PARTY_SLOTS)
+
+
 MAX_STRENGTHS = 4
 """Strength actions per character (``STRENGTH_0`` .. ``STRENGTH_3``); further strengths are never offered."""
 
@@ -101,9 +111,15 @@ def offer_action(offer: Offer) -> int:
     return OFFER_ACTIONS[offer]
 
 
+_OFFER_BY_ACTION: dict[int, Offer] = {int(a): Offer(i) for i, a in enumerate(OFFER_ACTIONS)}
+
+
 def offer_of(action: int) -> Offer:
     """Rule 17: the offer an offer action makes."""
-    return Offer(OFFER_ACTIONS.index(Act(action)))
+    offer = _OFFER_BY_ACTION.get(action)
+    if offer is None:
+        raise ValueError(f"action {action} makes no offer")
+    return offer
 
 
 def challenge_action(targets: Sequence[int]) -> int:

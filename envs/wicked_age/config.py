@@ -7,6 +7,7 @@ ranges loads and plays: tests/envs/test_config_fuzz.py). The models are strict (
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -413,3 +414,66 @@ def _check_strength_kinds(names: list[str], specs: list[list[str]], npc: list[bo
                     f"{name}: strength '{spec}' is consequential on '{conseq}', a form no opponent of "
                     f"{kind} seat has, so it could never bite (Rule 5); use one of {', '.join(bitten)}"
                 )
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRules:
+    """The rule values the conflict machine reads at every step, resolved once from a config into plain attributes.
+
+    A config model's nested attribute reads (``cfg.advantage.die_sides``) cost several lookups each; the
+    machine reads these instead (:meth:`from_config`, once per game; clones share the record).
+    """
+
+    max_rounds: int  # Rule 12
+    absolute_multiple: int  # Rule 11
+    after_last_round_advantage_wins: bool  # Rule 12 [decision]
+    skip_answers_after_challenger_out: bool  # Rule 10 [decision]
+    pad_short_rolls: bool  # Rule 6 [decision]
+    top_ties_only: bool  # Rule 8 [decision]: multi_party_ties == "top"
+    max_tie_rerolls: int  # Rule 8 [decision]
+    tie_avoid_rounds: str  # Rule 8 [decision]
+    advantage_sides: int  # Rule 13
+    per_pair_advantage: bool  # Rule 13 [decision]: tracking == "per_pair"
+    keep_advantage: bool  # Rule 13 [decision]: keep_when_opponent_out
+    owe_enabled: bool  # Rule 18
+    owe_check_rounds: str  # Rule 18
+    owe_against_all: bool  # Rule 18 [decision]: against == "all"
+    owe_count_advantage: bool  # Rule 18 [decision]
+    dice_per_entry: int  # Rule 19
+    min_die_hit: int  # variant hook of Rule 3
+    negotiation_enabled: bool  # Rule 17
+    offers: tuple[str, ...]  # Rule 17 [decision]: the menu
+    offers_before_rolls: bool  # Rule 17
+    offers_between_rounds: bool  # Rule 17
+    offers_after_absolute: bool  # Rule 17
+    winner_offers: bool  # Rule 17
+
+    @classmethod
+    def from_config(cls, cfg: WickedAgeConfig) -> ResolvedRules:
+        """The plain values of ``cfg``."""
+        contest, roll, adv, owe, neg = cfg.contest, cfg.roll, cfg.advantage, cfg.owe_list, cfg.negotiation
+        return cls(
+            max_rounds=contest.max_rounds,
+            absolute_multiple=contest.absolute_multiple,
+            after_last_round_advantage_wins=contest.after_last_round == "advantage_wins",
+            skip_answers_after_challenger_out=contest.skip_answers_after_challenger_out,
+            pad_short_rolls=roll.pad_short_rolls,
+            top_ties_only=roll.multi_party_ties == "top",
+            max_tie_rerolls=roll.max_tie_rerolls,
+            tie_avoid_rounds=roll.tie_avoid_rounds,
+            advantage_sides=adv.die_sides,
+            per_pair_advantage=adv.tracking == "per_pair",
+            keep_advantage=adv.keep_when_opponent_out,
+            owe_enabled=owe.enabled,
+            owe_check_rounds=owe.check_rounds,
+            owe_against_all=owe.against == "all",
+            owe_count_advantage=owe.count_advantage_dice,
+            dice_per_entry=owe.dice_per_entry,
+            min_die_hit=cfg.consequences.min_die_hit,
+            negotiation_enabled=neg.enabled,
+            offers=tuple(neg.offers),
+            offers_before_rolls=neg.before_rolls,
+            offers_between_rounds=neg.between_rounds,
+            offers_after_absolute=neg.after_absolute,
+            winner_offers=neg.winner_offers,
+        )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from math import comb
 from typing import Any, NamedTuple
@@ -28,6 +28,7 @@ import numpy as np
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 from envs.wicked_age.actions import (
+    DECISION_CONTEXTS,
     FORM_ACTIONS,
     MAX_PARTIES,
     MAX_STRENGTHS,
@@ -41,11 +42,12 @@ from envs.wicked_age.actions import (
     offer_of,
     option_of,
 )
-from envs.wicked_age.config import WickedAgeConfig
+from envs.wicked_age.config import ResolvedRules, WickedAgeConfig
 from envs.wicked_age.dice import Result, Roll, advantage_sum_distribution, compare_answer, roll_with_advantage
 from envs.wicked_age.observation import encode_observation
 from envs.wicked_age.rules import (
     FORM_TITLES,
+    NPC_FORM_SLOTS,
     ONE_ON_ONE,
     SHEET_SLOTS,
     Decided,
@@ -93,38 +95,10 @@ PC_FORM_IDS: tuple[int, ...] = tuple(int(f) for f in PcForm)
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
 """A sheet not (yet) shown: every die at 0."""
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
+_ROLL_NODES = (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL)
+"""The chance nodes that roll a party's dice (Rules 7, 9, 10)."""
+
 """Contexts below this one are decisions: ``node < _FIRST_CHANCE`` is ``node.is_decision`` without a property call."""
-# Reading an enum member (``Ctx.BUILD``) costs a fraction of a microsecond in Python 3.11, a module global a few
-# tens of nanoseconds: the comparisons that run at every step read these plain ints (IntEnum members equal them).
-_ACT_ACCEPT = int(Act.ACCEPT)
-_ACT_AVOID = int(Act.AVOID)
-_ACT_CASH_OWE = int(Act.CASH_OWE)
-_ACT_EXHAUST = int(Act.EXHAUST)
-_ACT_INJURE = int(Act.INJURE)
-_ACT_NO_STRENGTH = int(Act.NO_STRENGTH)
-_ACT_ROLL = int(Act.ROLL)
-_ACT_TARGET_0 = int(Act.TARGET_0)
-_ACT_TAKE_DEFAULT = int(Act.TAKE_DEFAULT)
-_CTX_ANSWER_ROLL = int(Ctx.ANSWER_ROLL)
-_CTX_BUILD = int(Ctx.BUILD)
-_CTX_CASH_ROLL = int(Ctx.CASH_ROLL)
-_CTX_CHALLENGE = int(Ctx.CHALLENGE)
-_CTX_CONSEQ_DEFAULT = int(Ctx.CONSEQ_DEFAULT)
-_CTX_CONSEQ_OFFER = int(Ctx.CONSEQ_OFFER)
-_CTX_CONSEQ_RESPONSE = int(Ctx.CONSEQ_RESPONSE)
-_CTX_FORMS_DRAW = int(Ctx.FORMS_DRAW)
-_CTX_MOVER_ROLL = int(Ctx.MOVER_ROLL)
-_CTX_OFFER_FORM = int(Ctx.OFFER_FORM)
-_CTX_OFFER_RESPONSE = int(Ctx.OFFER_RESPONSE)
-_CTX_OFFER_TARGET = int(Ctx.OFFER_TARGET)
-_CTX_OPENING_ROLL = int(Ctx.OPENING_ROLL)
-_CTX_PICK_FORM = int(Ctx.PICK_FORM)
-_CTX_PICK_SECOND_FORM = int(Ctx.PICK_SECOND_FORM)
-_CTX_PICK_STRENGTH = int(Ctx.PICK_STRENGTH)
-_CTX_PRE_ROLL = int(Ctx.PRE_ROLL)
-_CTX_TIE_AVOID = int(Ctx.TIE_AVOID)
-_CTX_TIE_REROLL = int(Ctx.TIE_REROLL)
-_CTX_WINDOW = int(Ctx.WINDOW)
 
 
 class Stage(enum.IntEnum):
@@ -183,23 +157,76 @@ class Terms(enum.Enum):
     AGREED = "agreed"  # the offer ``terms_offer`` was agreed: apply it
 
 
-_OPEN_CASH = int(OpenStep.CASH)
-_PICK_FIRST_FORM = int(PickStep.FIRST_FORM)
-_PICK_SECOND_FORM = int(PickStep.SECOND_FORM)
-_PICK_STRENGTH = int(PickStep.STRENGTH)
-_STAGE_BUILD = int(Stage.BUILD)
-_STAGE_DRAW = int(Stage.DRAW)
-_STAGE_OPEN = int(Stage.OPEN)
-_STAGE_PICK = int(Stage.PICK)
-_STAGE_SETTLE = int(Stage.SETTLE)
-_STAGE_TIE = int(Stage.TIE)
-_STAGE_TURN = int(Stage.TURN)
-_STAGE_WINDOW = int(Stage.WINDOW)
-_TIE_CASH = int(TieStep.CASH)
-_TIE_VOTE = int(TieStep.VOTE)
-_TURN_CHALLENGE = int(TurnStep.CHALLENGE)
-_TURN_REROLL = int(TurnStep.REROLL)
-_TURN_START = int(TurnStep.START)
+# Reading an enum member (``Ctx.BUILD``) costs about a quarter of a microsecond in Python 3.11, a module global a
+# few tens of nanoseconds: the machine reads the members it uses at every step from these module names.
+_ACT_ACCEPT = Act.ACCEPT
+_ACT_AVOID = Act.AVOID
+_ACT_CASH_OWE = Act.CASH_OWE
+_ACT_EXHAUST = Act.EXHAUST
+_ACT_FIGHT = Act.FIGHT
+_ACT_FORM_0 = Act.FORM_0
+_ACT_INJURE = Act.INJURE
+_ACT_INSIST = Act.INSIST
+_ACT_NO_STRENGTH = Act.NO_STRENGTH
+_ACT_NPC_FORM_0 = Act.NPC_FORM_0
+_ACT_ROLL = Act.ROLL
+_ACT_STRENGTH_0 = Act.STRENGTH_0
+_ACT_TAKE_DEFAULT = Act.TAKE_DEFAULT
+_ACT_TARGET_0 = Act.TARGET_0
+_CTX_ANSWER_ROLL = Ctx.ANSWER_ROLL
+_CTX_BUILD = Ctx.BUILD
+_CTX_CASH_ROLL = Ctx.CASH_ROLL
+_CTX_CHALLENGE = Ctx.CHALLENGE
+_CTX_CONSEQ_DEFAULT = Ctx.CONSEQ_DEFAULT
+_CTX_CONSEQ_OFFER = Ctx.CONSEQ_OFFER
+_CTX_CONSEQ_RESPONSE = Ctx.CONSEQ_RESPONSE
+_CTX_END = Ctx.END
+_CTX_FORMS_DRAW = Ctx.FORMS_DRAW
+_CTX_MOVER_ROLL = Ctx.MOVER_ROLL
+_CTX_OFFER_FORM = Ctx.OFFER_FORM
+_CTX_OFFER_RESPONSE = Ctx.OFFER_RESPONSE
+_CTX_OFFER_TARGET = Ctx.OFFER_TARGET
+_CTX_OPENING_ROLL = Ctx.OPENING_ROLL
+_CTX_PICK_FORM = Ctx.PICK_FORM
+_CTX_PICK_SECOND_FORM = Ctx.PICK_SECOND_FORM
+_CTX_PICK_STRENGTH = Ctx.PICK_STRENGTH
+_CTX_PRE_ROLL = Ctx.PRE_ROLL
+_CTX_TIE_AVOID = Ctx.TIE_AVOID
+_CTX_TIE_REROLL = Ctx.TIE_REROLL
+_CTX_WINDOW = Ctx.WINDOW
+_END_KNOCKOUT = EndReason.KNOCKOUT
+_END_TIME_LIMIT = EndReason.TIME_LIMIT
+_OFFER_CONCEDE_STAKE = Offer.CONCEDE_STAKE
+_OFFER_LOSER_CHOICE = Offer.LOSER_CHOICE
+_OFFER_WINNER_CHOICE = Offer.WINNER_CHOICE
+_OPEN_CASH = OpenStep.CASH
+_OPEN_ROLL = OpenStep.ROLL
+_PICK_DONE = PickStep.DONE
+_PICK_FIRST_FORM = PickStep.FIRST_FORM
+_PICK_SECOND_FORM = PickStep.SECOND_FORM
+_PICK_STRENGTH = PickStep.STRENGTH
+_RESULT_ABSOLUTE_LOSS = Result.ABSOLUTE_LOSS
+_RESULT_ABSOLUTE_WIN = Result.ABSOLUTE_WIN
+_RESULT_LOSES_ADVANTAGE = Result.LOSES_ADVANTAGE
+_STAGE_BUILD = Stage.BUILD
+_STAGE_DRAW = Stage.DRAW
+_STAGE_OPEN = Stage.OPEN
+_STAGE_PICK = Stage.PICK
+_STAGE_SETTLE = Stage.SETTLE
+_STAGE_TIE = Stage.TIE
+_STAGE_TURN = Stage.TURN
+_STAGE_WINDOW = Stage.WINDOW
+_TERMS_AGREED = Terms.AGREED
+_TERMS_ASK = Terms.ASK
+_TERMS_DEFAULT = Terms.DEFAULT
+_TERMS_OFFERED = Terms.OFFERED
+_TIE_CASH = TieStep.CASH
+_TIE_REROLL = TieStep.REROLL
+_TIE_VOTE = TieStep.VOTE
+_TURN_ANSWERS = TurnStep.ANSWERS
+_TURN_CHALLENGE = TurnStep.CHALLENGE
+_TURN_REROLL = TurnStep.REROLL
+_TURN_START = TurnStep.START
 
 
 @dataclass(frozen=True)
@@ -264,6 +291,38 @@ def dice_text(sizes: Sequence[int]) -> str:
 
 
 # -- the state -------------------------------------------------------------------------------------
+CLONE_COPIED: tuple[str, ...] = (
+    "log",
+    "in_chapter",
+    "owe",
+    "put_out",
+    "conflict_score",
+    "in_conflict",
+    "available",
+    "strength_used",
+    "roll_dice",
+    "cashed",
+    "rolls",
+    "order",
+    "moved",
+    "challenged",
+    "tied",
+    "results",
+    "pending_cash",
+    "fresh_adv",
+    "adv_rolled",
+    "settle",
+    "build_filled",
+    "answerers",
+    "avoid_votes",
+)
+"""The flat lists of the state that :meth:`WickedAgeState.clone` copies (the machine changes them in place)."""
+CLONE_NESTED: tuple[str, ...] = ("picks", "adv", "drafts", "chars")
+"""The lists of lists (and characters) that :meth:`WickedAgeState.clone` copies one level deeper."""
+CLONE_SHARED: tuple[str, ...] = ("build_dice", "_names", "_legal_cache")
+"""Lists that are only ever replaced, never changed in place: clones share them."""
+
+
 class WickedAgeState(State):
     """A chapter of In a Wicked Age conflicts (see the module docstring)."""
 
@@ -283,10 +342,11 @@ class WickedAgeState(State):
         if not ONE_ON_ONE <= len(characters) <= MAX_PARTIES:
             raise ValueError(f"a conflict needs 2..{MAX_PARTIES} parties")
         self.cfg = cfg
+        self.rules = rules = ResolvedRules.from_config(cfg)  # the values read at every step, resolved once
         self.chars = characters
         self._names: list[str] | None = None
-        self._keep_advantage = cfg.advantage.keep_when_opponent_out  # Rule 13, read at every observation
-        self._offer_ids = tuple(offer_action(o) for o in offer_menu(cfg.negotiation.offers))  # Rule 17's menu
+        self._keep_advantage = rules.keep_advantage  # Rule 13, read at every observation
+        self._offer_ids = tuple(offer_action(o) for o in offer_menu(rules.offers))  # Rule 17's menu
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -316,29 +376,29 @@ class WickedAgeState(State):
         self.last_result: Result | None = None
         self.results: list[Exchange] = []  # the answers of this conflict
         # machine
-        self.stage = Stage.BUILD if build else Stage.DRAW
+        self.stage = _STAGE_BUILD if build else _STAGE_DRAW
         self.idx = 0  # seat / order index within the stage
-        self.pick_step = PickStep.FIRST_FORM
-        self.turn_step = TurnStep.START
+        self.pick_step = _PICK_FIRST_FORM
+        self.turn_step = _TURN_START
         self.tie_idx = 0  # which tied party decides / rerolls next
-        self.open_step = OpenStep.CASH
-        self.tie_step = TieStep.VOTE
+        self.open_step = _OPEN_CASH
+        self.tie_step = _TIE_VOTE
         self.pending_cash = [0] * n  # Rule 19: entries cashed in a simultaneous decision, applied once all decided
         self.fresh_adv = [0] * n  # Rule 19: advantage dice cashed before a tie reroll, still to be rolled
         self.adv_rolled = [0] * n  # Rule 18: advantage dice in each party's latest roll
         self.settle: list[Decided] = []  # Rule 12: advantages that win after the last round
-        self.node = Ctx.END
+        self.node = _CTX_END
         self.actor = 0
         self.build_dice: list[tuple[int, ...]] = []  # the dice (PC) or die pairs (NPC) still to place, largest first
         self.build_filled: list[bool] = []
         self.cash_done = False
-        self.roll_purpose = Ctx.OPENING_ROLL
+        self.roll_purpose = _CTX_OPENING_ROLL
         self.challenger: int | None = None
         self.answerers: list[int] = []
         self.answer_idx = 0
         self.offer: PendingOffer | None = None
         self.conseq: Decided | None = None  # (winner, loser) awaiting consequences
-        self.terms = Terms.ASK
+        self.terms = _TERMS_ASK
         self.terms_offer: Offer | None = None
         self.terms_by: int | None = None  # who proposed the pending or agreed offer
         self.winner_offered = False  # the winner has made its one offer for this consequence
@@ -372,6 +432,11 @@ class WickedAgeState(State):
         """The conflict is in its turns (Rules 9-13)."""
         return self.stage == _STAGE_TURN
 
+    @property
+    def in_build(self) -> bool:
+        """The sheets are being built (Rules 1-2): each seat sees only its own draft."""
+        return self.stage == _STAGE_BUILD
+
     def strength_of(self, s: int) -> Strength | None:
         """The particular strength seat ``s`` rolls in this conflict, if any."""
         i = self.strength_used[s]
@@ -381,7 +446,7 @@ class WickedAgeState(State):
         """The offer awaiting an answer (before a roll, or instead of the default consequence)."""
         if self.offer is not None:
             return self.offer.kind
-        if self.terms is Terms.OFFERED:
+        if self.terms is _TERMS_OFFERED:
             return self.terms_offer
         return None
 
@@ -399,7 +464,10 @@ class WickedAgeState(State):
     def legal_actions(self) -> list[int]:
         if self._outcome is not None or self.node >= _FIRST_CHANCE:
             return []
-        return list(self._legal_list())
+        legal = self._legal_cache
+        if legal is None:
+            legal = self._legal_cache = self._legal()
+        return legal.copy()
 
     def _legal_list(self) -> list[int]:
         """The legal actions at a decision node, computed once per node (callers get copies)."""
@@ -409,44 +477,57 @@ class WickedAgeState(State):
         return legal
 
     def _legal(self) -> list[int]:
-        node, s = self.node, self.actor
-        ch = self.chars[s]
-        if node == _CTX_BUILD:
-            acts = NPC_FORM_ACTIONS if ch.npc else FORM_ACTIONS
-            return [a for i, a in enumerate(acts) if not self.build_filled[i]]
-        if node == _CTX_PICK_FORM:
-            if ch.npc:
-                return list(NPC_FORM_ACTIONS)
-            return [FORM_ACTIONS[f] for f in self.available[s]]
-        if node == _CTX_PICK_SECOND_FORM:
-            return [FORM_ACTIONS[f] for f in self.available[s] if f != self.picks[s][0]]
-        if node == _CTX_PICK_STRENGTH:
-            return [Act.STRENGTH_0 + i for i in self._usable_strengths(s)] + [Act.NO_STRENGTH]
-        if node == _CTX_WINDOW:
-            return [Act.ROLL, *self._offer_actions()]
-        if node == _CTX_OFFER_TARGET:
-            return [Act.TARGET_0 + t for t in self._opponents(s)]
-        if node in (_CTX_OFFER_RESPONSE, _CTX_CONSEQ_RESPONSE):
-            return [Act.ACCEPT, Act.INSIST]
-        if node == _CTX_OFFER_FORM:
-            assert self.conseq is not None
-            return self._form_loss_actions(self.conseq.loser)
-        if node == _CTX_PRE_ROLL:
-            return [Act.ROLL, Act.CASH_OWE]
-        if node == _CTX_TIE_AVOID:
-            return [Act.AVOID, Act.FIGHT]
-        if node == _CTX_CHALLENGE:
-            return sorted(challenge_action(c) for c in challenge_choices(self._opponents(s)))
-        if node == _CTX_CONSEQ_OFFER:
-            return [*self._offer_actions(), Act.TAKE_DEFAULT]
-        if node == _CTX_CONSEQ_DEFAULT:
-            neg = self.cfg.negotiation
-            may_offer = winner_may_offer(neg.enabled, neg.after_absolute, neg.winner_offers, self.winner_offered)
-            return [Act.EXHAUST, Act.INJURE, *(self._offer_actions() if may_offer else [])]
-        raise AssertionError(f"no decision at {node!r}")  # pragma: no cover
+        """The legal actions of the seat to move: :data:`_LEGAL_AT` holds one function per decision kind."""
+        return _LEGAL_AT[self.node](self, self.actor)
 
-    def _offer_actions(self) -> list[int]:
-        return list(self._offer_ids)
+    # the legal actions of each decision kind (``s`` the seat to move), in the order of ``Ctx``
+    def _legal_build(self, s: int) -> list[int]:
+        acts = NPC_FORM_ACTIONS if self.chars[s].npc else FORM_ACTIONS
+        return [a for i, a in enumerate(acts) if not self.build_filled[i]]
+
+    def _legal_pick_form(self, s: int) -> list[int]:
+        if self.chars[s].npc:
+            return list(NPC_FORM_ACTIONS)
+        return [FORM_ACTIONS[f] for f in self.available[s]]
+
+    def _legal_pick_second_form(self, s: int) -> list[int]:
+        first = self.picks[s][0]
+        return [FORM_ACTIONS[f] for f in self.available[s] if f != first]
+
+    def _legal_pick_strength(self, s: int) -> list[int]:
+        return [_ACT_STRENGTH_0 + i for i in self._usable_strengths(s)] + [_ACT_NO_STRENGTH]
+
+    def _legal_window(self, s: int) -> list[int]:
+        return [_ACT_ROLL, *self._offer_ids]
+
+    def _legal_offer_target(self, s: int) -> list[int]:
+        return [_ACT_TARGET_0 + t for t in self._opponents(s)]
+
+    def _legal_response(self, s: int) -> list[int]:
+        return [_ACT_ACCEPT, _ACT_INSIST]
+
+    def _legal_offer_form(self, s: int) -> list[int]:
+        assert self.conseq is not None
+        return self._form_loss_actions(self.conseq.loser)
+
+    def _legal_pre_roll(self, s: int) -> list[int]:
+        return [_ACT_ROLL, _ACT_CASH_OWE]
+
+    def _legal_tie_avoid(self, s: int) -> list[int]:
+        return [_ACT_AVOID, _ACT_FIGHT]
+
+    def _legal_challenge(self, s: int) -> list[int]:
+        return sorted(challenge_action(c) for c in challenge_choices(self._opponents(s)))
+
+    def _legal_conseq_offer(self, s: int) -> list[int]:
+        return [*self._offer_ids, _ACT_TAKE_DEFAULT]
+
+    def _legal_conseq_default(self, s: int) -> list[int]:
+        r = self.rules
+        may_offer = winner_may_offer(
+            r.negotiation_enabled, r.offers_after_absolute, r.winner_offers, self.winner_offered
+        )
+        return [_ACT_EXHAUST, _ACT_INJURE, *(self._offer_ids if may_offer else ())]
 
     def _opponents(self, s: int) -> list[int]:
         return [t for t in range(self.num_players) if t != s and self.in_conflict[t]]
@@ -478,18 +559,20 @@ class WickedAgeState(State):
     def clone(self) -> WickedAgeState:
         """A structural copy: fresh containers for everything the machine mutates, the rest shared.
 
-        The config, the log's events, rolls, offers, results and tuples are immutable and shared; every list
-        and set of the state is copied (a list of lists one level deeper: the picks, the advantage matrix, the
-        drafts), and the characters are copied because consequences change their dice.
+        The config, the resolved rules, the log's events, rolls, offers, results and tuples are immutable and
+        shared; the lists of :data:`CLONE_COPIED` are copied (those of :data:`CLONE_NESTED` one level deeper),
+        the set of exchanges too, and the characters are copied because consequences change their dice. The
+        lists of :data:`CLONE_SHARED` are only ever replaced, never changed in place, so they are shared.
         """
         new = object.__new__(type(self))
         d = self.__dict__.copy()
-        for k, v in d.items():
-            t = type(v)
-            if t is list:
-                d[k] = [x.copy() for x in v] if v and type(v[0]) is list else v.copy()
-            elif t is set:
-                d[k] = v.copy()
+        for k in CLONE_COPIED:
+            d[k] = d[k].copy()
+        d["picks"] = [p.copy() for p in self.picks]
+        d["adv"] = [row.copy() for row in self.adv]
+        if self.drafts:
+            d["drafts"] = [x.copy() for x in self.drafts]
+        d["exchanged"] = self.exchanged.copy()
         d["chars"] = [c.copy() for c in self.chars]
         new.__dict__ = d
         return new
@@ -557,15 +640,13 @@ class WickedAgeState(State):
             die = self.roll_dice[s][self._lowest_slot(s)]
             return [(f, 1.0 / die) for f in range(1, die + 1)]
         if node == _CTX_CASH_ROLL:
-            return [
-                (t, float(q)) for t, q in advantage_sum_distribution(self.fresh_adv[s], self.cfg.advantage.die_sides)
-            ]
+            return [(t, float(q)) for t, q in advantage_sum_distribution(self.fresh_adv[s], self.rules.advantage_sides)]
         if node in (_CTX_OPENING_ROLL, _CTX_MOVER_ROLL, _CTX_ANSWER_ROLL):
             dice = self.roll_dice[s]
             total = 1
             for d in dice:
                 total *= d
-            advd = advantage_sum_distribution(self.advantage_dice(s), self.cfg.advantage.die_sides)
+            advd = advantage_sum_distribution(self.advantage_dice(s), self.rules.advantage_sides)
             return [
                 ((faces, adv), float(q) / total)
                 for faces in itertools.product(*(range(1, d + 1) for d in dice))
@@ -582,27 +663,30 @@ class WickedAgeState(State):
         if node == _CTX_TIE_REROLL:
             return rng.d(self.roll_dice[s][self._lowest_slot(s)])
         if node == _CTX_CASH_ROLL:
-            return sum(rng.roll(self.fresh_adv[s], self.cfg.advantage.die_sides))
+            return sum(rng.roll(self.fresh_adv[s], self.rules.advantage_sides))
         # the same roll `odds wicked_age --simulate` samples
-        return roll_with_advantage(rng, self.roll_dice[s], self.advantage_dice(s), self.cfg.advantage.die_sides)
+        return roll_with_advantage(rng, self.roll_dice[s], self.advantage_dice(s), self.rules.advantage_sides)
 
     def apply_chance(self, outcome: Hashable) -> None:
         node, s = self.node, self.actor
         if node < _FIRST_CHANCE or self._outcome is not None:
             raise ValueError("apply_chance at a decision node")
-        if node == _CTX_FORMS_DRAW:
+        if node in _ROLL_NODES:
+            self._apply_roll(s, outcome)
+        elif node == _CTX_FORMS_DRAW:
             forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[attr-defined]
             if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
                 raise ValueError(f"bad forms draw {outcome!r}")
             self.available[s] = forms
-            self.narrate(
-                "forms",
-                f"For {self.names[s]}'s action these forms fit: "
-                + ", ".join(FORM_TITLES[PcForm(f).key] for f in forms)
-                + ".",
-                s,
-                forms=forms,
-            )
+            if self.narrating:
+                self.narrate(
+                    "forms",
+                    f"For {self.names[s]}'s action these forms fit: "
+                    + ", ".join(FORM_TITLES[PcForm(f).key] for f in forms)
+                    + ".",
+                    s,
+                    forms=forms,
+                )
             self.idx += 1
         elif node == _CTX_TIE_REROLL:
             self._reroll_lowest_die(s, int(outcome))  # type: ignore[call-overload]
@@ -610,40 +694,51 @@ class WickedAgeState(State):
         elif node == _CTX_CASH_ROLL:
             self._roll_fresh_advantage(s, int(outcome))  # type: ignore[call-overload]
         else:
-            pair: Any = outcome
-            faces: tuple[int, ...] = tuple(int(f) for f in pair[0])
-            adv = int(pair[1])
-            if len(faces) != len(self.roll_dice[s]) or any(
-                not 1 <= f <= d for f, d in zip(faces, self.roll_dice[s], strict=True)
-            ):
-                raise ValueError(f"{self.names[s]} rolls {dice_text(self.roll_dice[s])}; bad faces {faces}")
-            k = self.advantage_dice(s)
-            if not k <= int(adv) <= k * self.cfg.advantage.die_sides:
-                raise ValueError(f"{self.names[s]} rolls {k} advantage dice; bad sum {adv}")
-            roll = Roll(faces, int(adv))
-            self.rolls[s] = roll
-            self.adv_rolled[s] = k
-            self.cash_done = False
-            self._on_roll(s, roll)
+            self._apply_roll(s, outcome)
         self._proceed()
+
+    def _apply_roll(self, s: int, outcome: Any) -> None:
+        """Rules 6-7 and 10: ``s``'s roll ``(faces, advantage_sum)`` is read and stands, or answers."""
+        faces: tuple[int, ...] = tuple(map(int, outcome[0]))
+        adv = int(outcome[1])
+        dice = self.roll_dice[s]
+        bad = len(faces) != len(dice)
+        if not bad:
+            for f, d in zip(faces, dice, strict=True):
+                if not 1 <= f <= d:
+                    bad = True
+                    break
+        if bad:
+            raise ValueError(f"{self.names[s]} rolls {dice_text(dice)}; bad faces {faces}")
+        k = self.advantage_dice(s)
+        if not k <= adv <= k * self.rules.advantage_sides:
+            raise ValueError(f"{self.names[s]} rolls {k} advantage dice; bad sum {adv}")
+        roll = Roll(faces, adv)
+        self.rolls[s] = roll
+        self.adv_rolled[s] = k
+        self.cash_done = False
+        self._on_roll(s, roll)
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
         a = int(action)
-        if self._outcome is not None or self.node >= _FIRST_CHANCE or a not in self._legal_list():
+        legal = self._legal_cache
+        if legal is None and self._outcome is None and self.node < _FIRST_CHANCE:
+            legal = self._legal_cache = self._legal()
+        if legal is None or self._outcome is not None or a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
         node, s = self.node, self.actor
         if node == _CTX_BUILD:
             self._build_step(s, a)
         elif node == _CTX_PICK_FORM:
-            self.picks[s] = [a - Act.NPC_FORM_0 if self.chars[s].npc else a]
-            self.pick_step = PickStep.SECOND_FORM
+            self.picks[s] = [a - _ACT_NPC_FORM_0 if self.chars[s].npc else a]
+            self.pick_step = _PICK_SECOND_FORM
         elif node == _CTX_PICK_SECOND_FORM:
             self.picks[s].append(a)
-            self.pick_step = PickStep.STRENGTH
+            self.pick_step = _PICK_STRENGTH
         elif node == _CTX_PICK_STRENGTH:
-            self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - Act.STRENGTH_0
-            self.pick_step = PickStep.DONE
+            self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - _ACT_STRENGTH_0
+            self.pick_step = _PICK_DONE
         elif node == _CTX_WINDOW:
             if a == _ACT_ROLL:
                 self.idx += 1
@@ -673,17 +768,18 @@ class WickedAgeState(State):
                 self.cash_done = True
         elif node == _CTX_TIE_AVOID:
             self.avoid_votes.append(a == _ACT_AVOID)
-            self.narrate(
-                "tie_vote",
-                f"{self.names[s]} " + ("would avoid the conflict." if a == _ACT_AVOID else "decides to fight."),
-                s,
-            )
+            if self.narrating:
+                self.narrate(
+                    "tie_vote",
+                    f"{self.names[s]} " + ("would avoid the conflict." if a == _ACT_AVOID else "decides to fight."),
+                    s,
+                )
         elif node == _CTX_CHALLENGE:
             named = challenge_targets(a, self.num_players)
             self._name_answerers(s, [t for t in self.order if t in named])
         elif node == _CTX_CONSEQ_OFFER:
             if a == _ACT_TAKE_DEFAULT:
-                self.terms = Terms.DEFAULT
+                self.terms = _TERMS_DEFAULT
             else:
                 self._propose_terms(s, offer_of(a))
         elif node == _CTX_CONSEQ_RESPONSE:
@@ -706,8 +802,8 @@ class WickedAgeState(State):
     def _enter(self, stage: Stage) -> None:
         """Move the machine to ``stage``, its cursors at their start."""
         self.stage, self.idx = stage, 0
-        self.pick_step, self.turn_step, self.tie_idx = PickStep.FIRST_FORM, TurnStep.START, 0
-        self.open_step, self.tie_step = OpenStep.CASH, TieStep.VOTE
+        self.pick_step, self.turn_step, self.tie_idx = _PICK_FIRST_FORM, _TURN_START, 0
+        self.open_step, self.tie_step = _OPEN_CASH, _TIE_VOTE
 
     def _proceed(self) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends."""
@@ -715,34 +811,27 @@ class WickedAgeState(State):
         while self._outcome is None and not self._step():
             pass
         if self._outcome is not None:
-            self.node = Ctx.END
+            self.node = _CTX_END
 
     def _step(self) -> bool:
-        """One step of the machine; True when it stopped at a decision or chance node."""
+        """One step of the machine; True when it stopped at a decision or chance node.
+
+        A pending consequence or offer comes first; otherwise :data:`_STAGE_STEPS` holds the step of each stage.
+        """
         if self.conseq is not None:
             return self._consequence_step()
         if self.offer is not None:
             return self._offer_step()
-        st = self.stage
-        if st == _STAGE_BUILD:
-            return self._decide(Ctx.BUILD, self.idx)
-        if st == _STAGE_DRAW:
-            return self._draw_step()
-        if st == _STAGE_PICK:
-            return self._pick_step()
-        if st == _STAGE_WINDOW:
-            return self._window_step()
-        if st == _STAGE_OPEN:
-            return self._open_step()
-        if st == _STAGE_TIE:
-            return self._tie_step()
-        if st == _STAGE_TURN:
-            return self._turn_step()
-        if st == _STAGE_SETTLE:
-            return self._settle_step()
-        raise AssertionError(f"stage {st!r}")  # pragma: no cover
+        return _STAGE_STEPS[self.stage](self)
+
+    def _no_step(self) -> bool:  # pragma: no cover - the machine never steps after the end
+        raise AssertionError(f"stage {self.stage!r}")
 
     # -- build ---------------------------------------------------------------------------------
+    def _build_turn(self) -> bool:
+        """Rules 1-2: the seat whose draft is being built places its next die."""
+        return self._decide(_CTX_BUILD, self.idx)
+
     def _start_build(self, seat: int) -> None:
         """Rules 1-2: ``seat`` assigns its dice (PC) or die pairs (NPC), largest first, on a hidden draft."""
         ch = self.chars[seat]
@@ -762,22 +851,25 @@ class WickedAgeState(State):
         draft = self.drafts[s]
         placed = self.build_dice[sum(self.build_filled)]
         if self.chars[s].npc:
-            form = NpcForm(a - Act.NPC_FORM_0)
-            for slot, size in zip(form.slots, placed, strict=True):
+            form = a - _ACT_NPC_FORM_0  # an NpcForm id: its two dice go to its two slots
+            for slot, size in zip(NPC_FORM_SLOTS[form], placed, strict=True):
                 draft[slot] = size
             self.build_filled[form] = True
-        else:
-            draft[PcForm(a)] = placed[0]
-            self.build_filled[PcForm(a)] = True
+        else:  # a PcForm id: the form's slot
+            draft[a] = placed[0]
+            self.build_filled[a] = True
+
         if not all(self.build_filled):
             return
-        self.narrate("build_done", f"{self.names[s]} has assigned their dice.", s)
+        if self.narrating:
+            self.narrate("build_done", f"{self.names[s]} has assigned their dice.", s)
         if s + 1 < self.num_players:
             self._start_build(s + 1)
             return
         for seat, ch in enumerate(self.chars):  # everyone is done: the sheets are shown
             ch.dice = list(self.drafts[seat])
-            self.narrate("build", f"{ch.name} is built: {ch.sheet()}.", seat)
+            if self.narrating:
+                self.narrate("build", f"{ch.name} is built: {ch.sheet()}.", seat)
         self.drafts = []
         self._start_conflict()
 
@@ -804,13 +896,14 @@ class WickedAgeState(State):
         self.exchanged = set()
         self.adv_rolled = [0] * n
         self.settle = []
-        self._enter(Stage.DRAW)
-        self.narrate(
-            "conflict",
-            f"Conflict {self.conflict_no}: "
-            + " vs ".join(self.names[s] for s in range(n) if self.in_conflict[s])
-            + ".",
-        )
+        self._enter(_STAGE_DRAW)
+        if self.narrating:
+            self.narrate(
+                "conflict",
+                f"Conflict {self.conflict_no}: "
+                + " vs ".join(self.names[s] for s in range(n) if self.in_conflict[s])
+                + ".",
+            )
 
     def _draw_step(self) -> bool:
         """Rule 4: for each PC still in, draw the forms that fit its action (all six: no draw)."""
@@ -819,8 +912,8 @@ class WickedAgeState(State):
         ):
             self.idx += 1
         if self.idx < self.num_players:
-            return self._decide(Ctx.FORMS_DRAW, self.idx)
-        self._enter(Stage.PICK)
+            return self._decide(_CTX_FORMS_DRAW, self.idx)
+        self._enter(_STAGE_PICK)
         return False
 
     def _pick_step(self) -> bool:
@@ -834,21 +927,22 @@ class WickedAgeState(State):
             return False
         ch = self.chars[s]
         if self.pick_step == _PICK_FIRST_FORM:
-            return self._decide(Ctx.PICK_FORM, s)
+            return self._decide(_CTX_PICK_FORM, s)
         if self.pick_step == _PICK_SECOND_FORM and not ch.npc:
-            return self._decide(Ctx.PICK_SECOND_FORM, s)
+            return self._decide(_CTX_PICK_SECOND_FORM, s)
         if self.pick_step <= _PICK_STRENGTH:
             if self._usable_strengths(s):
-                return self._decide(Ctx.PICK_STRENGTH, s)
+                return self._decide(_CTX_PICK_STRENGTH, s)
             self.strength_used[s] = None
         self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], self.strength_of(s))
-        self.narrate(
-            "forms",
-            f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
-            s,
-            dice=self.roll_dice[s],
-        )
-        self.idx, self.pick_step = s + 1, PickStep.FIRST_FORM
+        if self.narrating:
+            self.narrate(
+                "forms",
+                f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
+                s,
+                dice=self.roll_dice[s],
+            )
+        self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
         return False
 
     def _usable_strengths(self, s: int) -> list[int]:
@@ -872,10 +966,13 @@ class WickedAgeState(State):
         self.moved = [False] * n
         self.challenged = [False] * n
         self.order = []
-        self.narrate("round", f"Round {self.round_no}.", round=self.round_no)
-        neg = self.cfg.negotiation
-        window = negotiation_open(neg.enabled, neg.offers, self.round_no, neg.before_rolls, neg.between_rounds)
-        self._enter(Stage.WINDOW if window else Stage.OPEN)
+        if self.narrating:
+            self.narrate("round", f"Round {self.round_no}.", round=self.round_no)
+        r = self.rules
+        window = negotiation_open(
+            r.negotiation_enabled, r.offers, self.round_no, r.offers_before_rolls, r.offers_between_rounds
+        )
+        self._enter(_STAGE_WINDOW if window else _STAGE_OPEN)
         self.cash_done = False
 
     def _window_step(self) -> bool:
@@ -886,13 +983,13 @@ class WickedAgeState(State):
         while self.idx < self.num_players and not self.in_conflict[self.idx]:
             self.idx += 1
         if self.idx < self.num_players:
-            return self._decide(Ctx.WINDOW, self.idx)
-        self._enter(Stage.OPEN)
+            return self._decide(_CTX_WINDOW, self.idx)
+        self._enter(_STAGE_OPEN)
         return False
 
     def _may_cash(self, s: int) -> bool:
         """Rule 19: ``s`` holds an owe-list entry it has not already cashed in this decision."""
-        return self.cfg.owe_list.enabled and self.owe.count(s) > self.pending_cash[s]
+        return self.rules.owe_enabled and self.owe.count(s) > self.pending_cash[s]
 
     def _cash_round(self, parties: Sequence[int], cursor: int, purpose: Ctx) -> int | None:
         """Rule 19 before a simultaneous roll: the next party (from ``cursor``) that may still cash, if any."""
@@ -910,25 +1007,25 @@ class WickedAgeState(State):
             for _ in range(self.pending_cash[s]):
                 self._cash_owe_entry(s)
                 if fresh:
-                    self.fresh_adv[s] += self.cfg.owe_list.dice_per_entry
+                    self.fresh_adv[s] += self.rules.dice_per_entry
             self.pending_cash[s] = 0
 
     def _open_step(self) -> bool:
         """Rule 7: everyone still in rolls, simultaneously: all decide on cashing first (Rule 19), then all roll."""
         if self.open_step == _OPEN_CASH:
-            cursor = self._cash_round(self._parties(), self.idx, Ctx.OPENING_ROLL)
+            cursor = self._cash_round(self._parties(), self.idx, _CTX_OPENING_ROLL)
             if cursor is not None:
                 self.idx = cursor
-                return self._decide(Ctx.PRE_ROLL, self._parties()[cursor])
+                return self._decide(_CTX_PRE_ROLL, self._parties()[cursor])
             self._apply_pending_cash(fresh=False)
-            self.open_step, self.idx = OpenStep.ROLL, 0
+            self.open_step, self.idx = _OPEN_ROLL, 0
         while self.idx < self.num_players and not self.in_conflict[self.idx]:
             self.idx += 1
         if self.idx < self.num_players:
-            self.roll_purpose = Ctx.OPENING_ROLL
-            self.node, self.actor = Ctx.OPENING_ROLL, self.idx
+            self.roll_purpose = _CTX_OPENING_ROLL
+            self.node, self.actor = _CTX_OPENING_ROLL, self.idx
             return True
-        self._enter(Stage.TIE)
+        self._enter(_STAGE_TIE)
         self.tie_rerolls = 0
         self.tied, self.avoid_votes = self._find_ties(), []
         return False
@@ -936,8 +1033,8 @@ class WickedAgeState(State):
     def _roll_step(self, s: int, purpose: Ctx) -> bool:
         """Rule 19 then the roll: cash owe-list entries (any time before rolling), then roll."""
         self.roll_purpose = purpose
-        if not self.cash_done and self.cfg.owe_list.enabled and s in self.owe:
-            return self._decide(Ctx.PRE_ROLL, s)
+        if not self.cash_done and self.rules.owe_enabled and s in self.owe:
+            return self._decide(_CTX_PRE_ROLL, s)
         self.node, self.actor = purpose, s
         return True
 
@@ -947,28 +1044,29 @@ class WickedAgeState(State):
 
     def _on_roll(self, s: int, roll: Roll) -> None:
         purpose = self.roll_purpose
-        ch = self.chars[s]
-        adv = self._adv_text(s)
         if purpose == _CTX_OPENING_ROLL:
-            self.narrate(
-                "roll",
-                f"{ch.name} rolls {dice_text(self.roll_dice[s])}{adv}: {roll.text()}.",
-                s,
-                faces=roll.faces,
-                advantage=roll.advantage,
-                key=roll.key,
-            )
+            if self.narrating:
+                ch = self.chars[s]
+                self.narrate(
+                    "roll",
+                    f"{ch.name} rolls {dice_text(self.roll_dice[s])}{self._adv_text(s)}: {roll.text()}.",
+                    s,
+                    faces=roll.faces,
+                    advantage=roll.advantage,
+                    key=roll.key,
+                )
             self.idx += 1
         elif purpose == _CTX_MOVER_ROLL:
-            self.narrate(
-                "reroll",
-                f"{ch.name} rerolls{adv}: {roll.text()}.",
-                s,
-                faces=roll.faces,
-                advantage=roll.advantage,
-                key=roll.key,
-            )
-            self.turn_step = TurnStep.CHALLENGE
+            if self.narrating:
+                self.narrate(
+                    "reroll",
+                    f"{self.chars[s].name} rerolls{self._adv_text(s)}: {roll.text()}.",
+                    s,
+                    faces=roll.faces,
+                    advantage=roll.advantage,
+                    key=roll.key,
+                )
+            self.turn_step = _TURN_CHALLENGE
         else:  # ANSWER_ROLL
             self._resolve_answer(s, roll)
 
@@ -980,42 +1078,44 @@ class WickedAgeState(State):
         return [None if r is None else r.key for r in self.rolls]
 
     def _find_ties(self) -> list[int]:
-        rules = self.cfg.roll
-        return opening_ties(self.rolls, self._parties(), rules.pad_short_rolls, rules.multi_party_ties == "top")
+        r = self.rules
+        return opening_ties(self.rolls, self._parties(), r.pad_short_rolls, r.top_ties_only)
 
     def _tie_step(self) -> bool:
         """Rule 8: exact ties on the opening roll — avoid by agreement, or reroll the low dice."""
-        if not self.tied or self.tie_rerolls >= self.cfg.roll.max_tie_rerolls:
+        if not self.tied or self.tie_rerolls >= self.rules.max_tie_rerolls:
             self._establish_order()
-            self._enter(Stage.TURN)
+            self._enter(_STAGE_TURN)
             return False
-        may_avoid = may_avoid_tie(self.tied, self._parties(), self.round_no, self.cfg.roll.tie_avoid_rounds)
+        may_avoid = may_avoid_tie(self.tied, self._parties(), self.round_no, self.rules.tie_avoid_rounds)
         if may_avoid and len(self.avoid_votes) < len(self.tied) and all(self.avoid_votes):
-            return self._decide(Ctx.TIE_AVOID, self.tied[len(self.avoid_votes)])
+            return self._decide(_CTX_TIE_AVOID, self.tied[len(self.avoid_votes)])
         if may_avoid and len(self.avoid_votes) == len(self.tied) and all(self.avoid_votes):
-            self.narrate(
-                "avoid",
-                "An exact tie: "
-                + " and ".join(self.names[t] for t in self.tied)
-                + " agree to avoid the conflict. No more rolls; each goes their own way.",
-            )
+            if self.narrating:
+                self.narrate(
+                    "avoid",
+                    "An exact tie: "
+                    + " and ".join(self.names[t] for t in self.tied)
+                    + " agree to avoid the conflict. No more rolls; each goes their own way.",
+                )
             self._end_conflict(avoided=True)
             return False
         if self.tie_step == _TIE_VOTE:
-            self.narrate(
-                "tie",
-                "An exact tie: "
-                + " and ".join(f"{self.names[t]} {self._roll(t).text()}" for t in self.tied)
-                + ". They fight: each rerolls the die with the lowest value.",
-            )
-            self.tie_step, self.tie_idx = TieStep.CASH, 0
+            if self.narrating:
+                self.narrate(
+                    "tie",
+                    "An exact tie: "
+                    + " and ".join(f"{self.names[t]} {self._roll(t).text()}" for t in self.tied)
+                    + ". They fight: each rerolls the die with the lowest value.",
+                )
+            self.tie_step, self.tie_idx = _TIE_CASH, 0
         if self.tie_step == _TIE_CASH:
-            cursor = self._cash_round(self.tied, self.tie_idx, Ctx.TIE_REROLL)
+            cursor = self._cash_round(self.tied, self.tie_idx, _CTX_TIE_REROLL)
             if cursor is not None:
                 self.tie_idx = cursor
-                return self._decide(Ctx.PRE_ROLL, self.tied[cursor])
+                return self._decide(_CTX_PRE_ROLL, self.tied[cursor])
             self._apply_pending_cash(fresh=True)
-            self.tie_step, self.tie_idx = TieStep.REROLL, 0
+            self.tie_step, self.tie_idx = _TIE_REROLL, 0
         while (
             self.tie_idx < len(self.tied)
             and not self.roll_dice[self.tied[self.tie_idx]]
@@ -1024,10 +1124,10 @@ class WickedAgeState(State):
             self.tie_idx += 1  # Rule 8: a tied party with no dice to roll keeps its empty roll (nothing to reroll)
         if self.tie_idx < len(self.tied):
             s = self.tied[self.tie_idx]
-            self.node, self.actor = (Ctx.CASH_ROLL if self.fresh_adv[s] else Ctx.TIE_REROLL), s
+            self.node, self.actor = (_CTX_CASH_ROLL if self.fresh_adv[s] else _CTX_TIE_REROLL), s
             return True
         self.tie_rerolls += 1
-        self.tie_idx, self.tie_step = 0, TieStep.VOTE
+        self.tie_idx, self.tie_step = 0, _TIE_VOTE
         self.avoid_votes = []
         self.tied = self._find_ties()
         return False
@@ -1044,37 +1144,40 @@ class WickedAgeState(State):
         roll = self._roll(s)
         new = Roll(reroll_lowest_die(roll.faces, self.roll_dice[s], face), roll.advantage)
         self.rolls[s] = new
-        self.narrate("reroll", f"{self.names[s]} rerolls the low die: now {new.text()}.", s, key=new.key)
+        if self.narrating:
+            self.narrate("reroll", f"{self.names[s]} rerolls the low die: now {new.text()}.", s, key=new.key)
 
     def _roll_fresh_advantage(self, s: int, total: int) -> None:
         """Rule 19: advantage dice cashed before a tie reroll are rolled and added to the standing reading."""
-        k, sides = self.fresh_adv[s], self.cfg.advantage.die_sides
+        k, sides = self.fresh_adv[s], self.rules.advantage_sides
         if not k <= total <= k * sides:
             raise ValueError(f"{self.names[s]} rolls {k} new advantage dice; bad sum {total}")
         roll = self._roll(s)
         self.rolls[s] = new = Roll(roll.faces, roll.advantage + total)
         self.adv_rolled[s] += k
         self.fresh_adv[s] = 0
-        self.narrate(
-            "reroll",
-            f"{self.names[s]} rolls the new advantage {'die' if k == 1 else 'dice'}: now {new.text()}.",
-            s,
-            key=new.key,
-        )
+        if self.narrating:
+            self.narrate(
+                "reroll",
+                f"{self.names[s]} rolls the new advantage {'die' if k == 1 else 'dice'}: now {new.text()}.",
+                s,
+                key=new.key,
+            )
 
     def _establish_order(self) -> None:
         self.order = turn_order(self._keys(), self._parties())
-        self.narrate(
-            "order",
-            "Order: " + ", ".join(f"{self.names[s]} ({self._roll(s).text()})" for s in self.order) + ".",
-            order=tuple(self.order),
-        )
+        if self.narrating:
+            self.narrate(
+                "order",
+                "Order: " + ", ".join(f"{self.names[s]} ({self._roll(s).text()})" for s in self.order) + ".",
+                order=tuple(self.order),
+            )
 
     # -- turns -------------------------------------------------------------------------------------
     def _turn_step(self) -> bool:
         """Rules 9-10: in turn order, each party not yet challenged moves; answerers answer."""
         if self._conflict_over():
-            if self.round_no == 1 and self.cfg.owe_list.enabled:
+            if self.round_no == 1 and self.rules.owe_enabled:
                 self._check_owe_list()  # round 1 ends with the conflict (Rule 18)
             self._end_conflict()
             return False
@@ -1085,35 +1188,36 @@ class WickedAgeState(State):
             if not self.in_conflict[s] or self.challenged[s]:
                 self.idx += 1
                 return False
-            self.turn_step = TurnStep.REROLL
+            self.turn_step = _TURN_REROLL
             if self.idx == 0:
-                self.narrate(
-                    "stand",
-                    f"{self.names[s]}'s {self._roll(s).text()} stand; "
-                    f"{self.names[s]} moves first. The others pick up their dice.",
-                    s,
-                )
-                self.turn_step = TurnStep.CHALLENGE
+                if self.narrating:
+                    self.narrate(
+                        "stand",
+                        f"{self.names[s]}'s {self._roll(s).text()} stand; "
+                        f"{self.names[s]} moves first. The others pick up their dice.",
+                        s,
+                    )
+                self.turn_step = _TURN_CHALLENGE
             return False
         if self.turn_step == _TURN_REROLL:  # reroll unless the dice stand (Rule 9)
-            return self._roll_step(s, Ctx.MOVER_ROLL)
+            return self._roll_step(s, _CTX_MOVER_ROLL)
         if self.turn_step == _TURN_CHALLENGE:
             opp = self._opponents(s)
             if len(opp) == 1:
                 self._name_answerers(s, opp)
                 return False
-            return self._decide(Ctx.CHALLENGE, s)
+            return self._decide(_CTX_CHALLENGE, s)
         while self.answer_idx < len(self.answerers):
             t = self.answerers[self.answer_idx]
             if not self.in_conflict[t]:
                 self.answer_idx += 1
                 continue
-            if not self.in_conflict[s] and self.cfg.contest.skip_answers_after_challenger_out:
+            if not self.in_conflict[s] and self.rules.skip_answers_after_challenger_out:
                 self.answer_idx = len(self.answerers)
                 break
-            return self._roll_step(t, Ctx.ANSWER_ROLL)
+            return self._roll_step(t, _CTX_ANSWER_ROLL)
         self.moved[s] = True
-        self.idx, self.turn_step = self.idx + 1, TurnStep.START
+        self.idx, self.turn_step = self.idx + 1, _TURN_START
         return False
 
     def _name_answerers(self, s: int, targets: list[int]) -> None:
@@ -1121,51 +1225,53 @@ class WickedAgeState(State):
         self.challenger = s
         self.answerers = answer_order(self.order, targets)
         self.answer_idx = 0
-        self.turn_step = TurnStep.ANSWERS
-        self.narrate(
-            "challenge",
-            f"{self.names[s]} challenges with {self._roll(s).text()}: "
-            + " and ".join(self.names[t] for t in self.answerers)
-            + " must answer.",
-            s,
-            answerers=tuple(self.answerers),
-        )
+        self.turn_step = _TURN_ANSWERS
+        if self.narrating:
+            self.narrate(
+                "challenge",
+                f"{self.names[s]} challenges with {self._roll(s).text()}: "
+                + " and ".join(self.names[t] for t in self.answerers)
+                + " must answer.",
+                s,
+                answerers=tuple(self.answerers),
+            )
 
     def _resolve_answer(self, t: int, roll: Roll) -> None:
         """Rules 10-14: compare the answer with the challenge and apply the result."""
         c = self.challenger
         assert c is not None
         croll = self._roll(c)
-        cfg = self.cfg
-        answer, standing = compared_readings(roll, croll, cfg.roll.pad_short_rolls)
-        res = compare_answer(answer, standing, self.round_no, cfg.contest.max_rounds, cfg.contest.absolute_multiple)
+        r = self.rules
+        answer, standing = compared_readings(roll, croll, r.pad_short_rolls)
+        res = compare_answer(answer, standing, self.round_no, r.max_rounds, r.absolute_multiple)
         self.last_result = res
         self.results.append(Exchange(t, c, res))
         self.exchanged.add((min(t, c), max(t, c)))
         lost_move = loses_move(self.moved[t], self.challenged[t])
         self.challenged[t] = True
         self.answer_idx += 1
-        self.narrate(
-            "answer",
-            f"{self.names[t]} answers: {roll.text()} against {croll.text()} — "
-            f"{self._describe_result(t, roll, croll, res)}",
-            t,
-            result=res.label,
-            round=self.round_no,
-            answerer=t,
-            challenger=c,
-            answer_dice=self.roll_dice[t],
-            challenge_dice=self.roll_dice[c],
-            answer_adv=self.advantage_dice(t),
-            challenge_adv=self.advantage_dice(c),
-            fresh_challenge=self.order.index(c) != 0,
-            answer_key=roll.key,
-            challenge_key=croll.key,
-        )
+        if self.narrating:
+            self.narrate(
+                "answer",
+                f"{self.names[t]} answers: {roll.text()} against {croll.text()} — "
+                f"{self._describe_result(t, roll, croll, res)}",
+                t,
+                result=res.label,
+                round=self.round_no,
+                answerer=t,
+                challenger=c,
+                answer_dice=self.roll_dice[t],
+                challenge_dice=self.roll_dice[c],
+                answer_adv=self.advantage_dice(t),
+                challenge_adv=self.advantage_dice(c),
+                fresh_challenge=self.order.index(c) != 0,
+                answer_key=roll.key,
+                challenge_key=croll.key,
+            )
         gain = advantage_gainer(res, t, c)
         if gain is not None:
             self._gain_advantage(*gain)
-        if lost_move and self.in_conflict[t] and not res.is_absolute:
+        if self.narrating and lost_move and self.in_conflict[t] and not res.is_absolute:
             self.narrate("lose_move", f"{self.names[t]} had to answer before their turn: they lose their move.", t)
         decided = absolute_outcome(res, t, c, self.in_conflict[c])
         if decided is not None:
@@ -1173,20 +1279,20 @@ class WickedAgeState(State):
 
     def _describe_result(self, t: int, roll: Roll, croll: Roll, res: Result) -> str:
         """The rulebook's words for a comparison (Rules 11-12)."""
-        m = self.cfg.contest.absolute_multiple
-        last = self.round_no >= self.cfg.contest.max_rounds
+        m = self.rules.absolute_multiple
+        last = self.round_no >= self.rules.max_rounds
         double = m == 2  # the rulebook's "double" / "half"
         word = "half" if double else f"1/{m}"
         times = "double" if double else f"{m} times"
-        if res == Result.ABSOLUTE_LOSS:
+        if res == _RESULT_ABSOLUTE_LOSS:
             if m * roll.high <= croll.high:
                 return f"{roll.high} is {word} of {croll.high} or less: {self.names[t]} loses absolutely."
             return f"lower, not {word}, but round {self.round_no} is the last: {self.names[t]} loses absolutely."
-        if res == Result.ABSOLUTE_WIN:
+        if res == _RESULT_ABSOLUTE_WIN:
             if roll.high >= m * croll.high:
                 return f"{roll.high} is {times} {croll.high} or more: {self.names[t]} wins absolutely."
             return f"equal or higher, and round {self.round_no} is the last: {self.names[t]} wins absolutely."
-        if res == Result.LOSES_ADVANTAGE:
+        if res == _RESULT_LOSES_ADVANTAGE:
             return f"lower, but not {word}: {self.names[t]} loses the advantage."
         assert not last
         return f"equal or higher, not {times}: {self.names[t]} wins the advantage."
@@ -1194,17 +1300,18 @@ class WickedAgeState(State):
     def _gain_advantage(self, holder: int, other: int) -> None:
         """Rule 13: the advantage between two opponents goes to ``holder`` (1-on-1 the die passes)."""
         had = self.adv[holder][other]
-        self.adv = pass_advantage(self.adv, holder, other, self.cfg.advantage.tracking == "per_pair")
+        self.adv = pass_advantage(self.adv, holder, other, self.rules.per_pair_advantage)
         verb = "keeps" if had else "takes"
         k = self.advantage_dice(holder)
-        self.narrate(
-            "advantage",
-            f"{self.names[holder]} {verb} the advantage over {self.names[other]} "
-            f"({k} advantage {'die' if k == 1 else 'dice'}).",
-            holder,
-            holder=holder,
-            other=other,
-        )
+        if self.narrating:
+            self.narrate(
+                "advantage",
+                f"{self.names[holder]} {verb} the advantage over {self.names[other]} "
+                f"({k} advantage {'die' if k == 1 else 'dice'}).",
+                holder,
+                holder=holder,
+                other=other,
+            )
 
     def _absolute(self, decided: Decided) -> None:
         """Rule 14: the loser is out of this conflict; the winner applies consequences."""
@@ -1212,20 +1319,23 @@ class WickedAgeState(State):
         self.in_conflict[loser] = False
         self.conflict_score[w] += 1
         self.conflict_score[loser] -= 1
-        self.narrate("out", f"{self.names[loser]} is out of the conflict; {self.names[w]} sets the terms.", loser)
+        if self.narrating:
+            self.narrate("out", f"{self.names[loser]} is out of the conflict; {self.names[w]} sets the terms.", loser)
         self.conseq = decided
-        self.terms, self.terms_offer, self.terms_by, self.winner_offered = Terms.ASK, None, None, False
+        self.terms, self.terms_offer, self.terms_by, self.winner_offered = _TERMS_ASK, None, None, False
 
     def _end_round(self) -> bool:
         """Rules 12 and 18: the owe list after round 1; no round after the last."""
-        if self.cfg.owe_list.enabled and owe_check_due(self.round_no, self.cfg.owe_list.check_rounds):
+        r = self.rules
+        if r.owe_enabled and owe_check_due(self.round_no, r.owe_check_rounds):
             self._check_owe_list()
-        if self.round_no >= self.cfg.contest.max_rounds:
-            if self.cfg.contest.after_last_round == "advantage_wins":
+        if self.round_no >= r.max_rounds:
+            if r.after_last_round_advantage_wins:
                 self.settle = unresolved_advantage(self.order, self.in_conflict, self.adv)
-                self._enter(Stage.SETTLE)
+                self._enter(_STAGE_SETTLE)
                 return False
-            self.narrate("end_conflict", f"Round {self.round_no} was the last: the conflict is over.")
+            if self.narrating:
+                self.narrate("end_conflict", f"Round {self.round_no} was the last: the conflict is over.")
             self._end_conflict()
             return False
         self.round_no += 1
@@ -1237,15 +1347,17 @@ class WickedAgeState(State):
         while self.settle:
             decided = self.settle.pop(0)
             if self.in_conflict[decided.winner] and self.in_conflict[decided.loser]:
-                self.narrate(
-                    "settle",
-                    f"Round {self.round_no} was the last: {self.names[decided.winner]} holds the "
-                    f"advantage over {self.names[decided.loser]} and wins.",
-                    decided.winner,
-                )
+                if self.narrating:
+                    self.narrate(
+                        "settle",
+                        f"Round {self.round_no} was the last: {self.names[decided.winner]} holds the "
+                        f"advantage over {self.names[decided.loser]} and wins.",
+                        decided.winner,
+                    )
                 self._absolute(decided)
                 return False
-        self.narrate("end_conflict", f"Round {self.round_no} was the last: the conflict is over.")
+        if self.narrating:
+            self.narrate("end_conflict", f"Round {self.round_no} was the last: the conflict is over.")
         self._end_conflict()
         return False
 
@@ -1257,7 +1369,7 @@ class WickedAgeState(State):
             return
         if self.conflict_no >= self.max_conflicts:
             self.finish_chapter(
-                EndReason.TIME_LIMIT,
+                _END_TIME_LIMIT,
                 f"the chapter's limit of {self.max_conflicts} "
                 f"conflict{'s' if self.max_conflicts > 1 else ''} is reached",
             )
@@ -1273,38 +1385,40 @@ class WickedAgeState(State):
         for s in range(self.num_players):
             if self.chars[s].npc or not self.in_conflict[s]:
                 continue
-            if self.cfg.owe_list.against == "all":
+            r = self.rules
+            if r.owe_against_all:
                 against = [t for t in range(self.num_players) if t != s and self.roll_dice[t]]
             else:
                 against = [t for t in range(self.num_players) if (min(s, t), max(s, t)) in self.exchanged]
-            owe = self.cfg.owe_list
-            sides = self.cfg.advantage.die_sides
+            sides = r.advantage_sides
             seen = [
-                dice_compared_for_owing(self.roll_dice[t], self.adv_rolled[t], sides, owe.count_advantage_dice)
+                dice_compared_for_owing(self.roll_dice[t], self.adv_rolled[t], sides, r.owe_count_advantage)
                 for t in range(self.num_players)
             ]
             bigger = stronger_opponents(seen[s], against, seen)
             if bigger:
                 self.owe.append(s)
-                self.narrate(
-                    "owe",
-                    f"End of round {self.round_no}: {self.names[s]} rolled lesser dice "
-                    f"({dice_text(self.roll_dice[s])} against {dice_text(self.roll_dice[bigger[0]])}) and "
-                    f"still stands: {self.names[s]} goes on the owe list.",
-                    s,
-                )
+                if self.narrating:
+                    self.narrate(
+                        "owe",
+                        f"End of round {self.round_no}: {self.names[s]} rolled lesser dice "
+                        f"({dice_text(self.roll_dice[s])} against {dice_text(self.roll_dice[bigger[0]])}) and "
+                        f"still stands: {self.names[s]} goes on the owe list.",
+                        s,
+                    )
 
     def _cash_owe_entry(self, s: int) -> None:
         """Rule 19: erase one of your entries from the owe list; gain advantage dice for this conflict."""
         self.owe.remove(s)
-        self.cashed[s] += self.cfg.owe_list.dice_per_entry
-        self.narrate("cash", f"{self.names[s]} erases their name from the owe list and takes an advantage die.", s)
+        self.cashed[s] += self.rules.dice_per_entry
+        if self.narrating:
+            self.narrate("cash", f"{self.names[s]} erases their name from the owe list and takes an advantage die.", s)
 
     # -- negotiation -----------------------------------------------------------------------------
     def _offer_text(self, kind: Offer, p: int, target: int) -> str:
-        if kind is Offer.LOSER_CHOICE:
+        if kind is _OFFER_LOSER_CHOICE:
             return f"{self.names[p]} loses a size on one form of {self.names[p]}'s choice, and concedes"
-        if kind is Offer.WINNER_CHOICE:
+        if kind is _OFFER_WINNER_CHOICE:
             return f"{self.names[p]} loses a size on one form of {self.names[target]}'s choice, and concedes"
         return f"{self.names[p]} concedes the stake but loses no dice"
 
@@ -1312,16 +1426,17 @@ class WickedAgeState(State):
         offer = self.offer
         assert offer is not None
         if offer.target is None:
-            return self._decide(Ctx.OFFER_TARGET, offer.proposer)
+            return self._decide(_CTX_OFFER_TARGET, offer.proposer)
         if not offer.announced:
-            self.narrate(
-                "offer",
-                f"{self.names[offer.proposer]} offers {self.names[offer.target]}: "
-                f"{self._offer_text(offer.kind, offer.proposer, offer.target)}.",
-                offer.proposer,
-            )
+            if self.narrating:
+                self.narrate(
+                    "offer",
+                    f"{self.names[offer.proposer]} offers {self.names[offer.target]}: "
+                    f"{self._offer_text(offer.kind, offer.proposer, offer.target)}.",
+                    offer.proposer,
+                )
             self.offer = PendingOffer(offer.proposer, offer.kind, offer.target, announced=True)
-        return self._decide(Ctx.OFFER_RESPONSE, offer.target)
+        return self._decide(_CTX_OFFER_RESPONSE, offer.target)
 
     def _answer_offer(self, accept: bool) -> None:
         """Rule 17: accept the offer (the proposer concedes) or insist on the whip (fight on)."""
@@ -1330,53 +1445,57 @@ class WickedAgeState(State):
         p, kind, target = offer.proposer, offer.kind, offer.target
         self.offer = None
         if not accept:
-            self.narrate("insist", f"{self.names[target]} insists: forget it, we roll.", target)
+            if self.narrating:
+                self.narrate("insist", f"{self.names[target]} insists: forget it, we roll.", target)
             self.idx += 1
             return
-        self.narrate("accept", f"{self.names[target]} accepts.", target)
+        if self.narrating:
+            self.narrate("accept", f"{self.names[target]} accepts.", target)
         self.in_conflict[p] = False
         self.conflict_score[target] += 1
         self.conflict_score[p] -= 1
         self.conseq = Decided(target, p)
-        self.terms, self.terms_offer, self.terms_by, self.winner_offered = Terms.AGREED, kind, p, False
+        self.terms, self.terms_offer, self.terms_by, self.winner_offered = _TERMS_AGREED, kind, p, False
         self.idx += 1
-        if kind is Offer.CONCEDE_STAKE:
-            self.narrate("concede", f"{self.names[p]} concedes the stake and loses no dice.", p)
+        if kind is _OFFER_CONCEDE_STAKE:
+            if self.narrating:
+                self.narrate("concede", f"{self.names[p]} concedes the stake and loses no dice.", p)
             self._finish_consequence()
 
     def _consequence_step(self) -> bool:
         assert self.conseq is not None
         w, loser = self.conseq
-        neg = self.cfg.negotiation
-        if self.terms is Terms.ASK:
-            if neg.enabled and neg.after_absolute and neg.offers:
-                return self._decide(Ctx.CONSEQ_OFFER, loser)
-            self.terms = Terms.DEFAULT
-        if self.terms is Terms.DEFAULT:
-            return self._decide(Ctx.CONSEQ_DEFAULT, w)
-        if self.terms is Terms.OFFERED:
-            return self._decide(Ctx.CONSEQ_RESPONSE, loser if self.terms_by == w else w)
+        r = self.rules
+        if self.terms is _TERMS_ASK:
+            if r.negotiation_enabled and r.offers_after_absolute and r.offers:
+                return self._decide(_CTX_CONSEQ_OFFER, loser)
+            self.terms = _TERMS_DEFAULT
+        if self.terms is _TERMS_DEFAULT:
+            return self._decide(_CTX_CONSEQ_DEFAULT, w)
+        if self.terms is _TERMS_OFFERED:
+            return self._decide(_CTX_CONSEQ_RESPONSE, loser if self.terms_by == w else w)
         kind = self.terms_offer
         assert kind is not None
-        if kind is Offer.CONCEDE_STAKE:  # pragma: no cover - resolved on acceptance
+        if kind is _OFFER_CONCEDE_STAKE:  # pragma: no cover - resolved on acceptance
             self._finish_consequence()
             return False
         if not self._form_loss_actions(loser):
             self._finish_consequence()
             return False
-        return self._decide(Ctx.OFFER_FORM, offer_chooser(kind, w, loser))
+        return self._decide(_CTX_OFFER_FORM, offer_chooser(kind, w, loser))
 
     def _propose_terms(self, proposer: int, kind: Offer) -> None:
         """Rule 17: after an absolute result either side may propose a negotiated outcome instead of the default."""
         assert self.conseq is not None
         w, loser = self.conseq
-        self.terms, self.terms_offer, self.terms_by = Terms.OFFERED, kind, proposer
+        self.terms, self.terms_offer, self.terms_by = _TERMS_OFFERED, kind, proposer
         other = loser if proposer == w else w
-        self.narrate(
-            "offer",
-            f"{self.names[proposer]} offers {self.names[other]} instead: {self._offer_text(kind, loser, w)}.",
-            proposer,
-        )
+        if self.narrating:
+            self.narrate(
+                "offer",
+                f"{self.names[proposer]} offers {self.names[other]} instead: {self._offer_text(kind, loser, w)}.",
+                proposer,
+            )
 
     def _answer_conseq_offer(self, accept: bool) -> None:
         """Rule 17: the other side accepts the offer, or breaks off and insists on the whip."""
@@ -1384,33 +1503,38 @@ class WickedAgeState(State):
         w, loser = self.conseq
         responder = loser if self.terms_by == w else w
         if accept:
-            self.narrate("accept", f"{self.names[responder]} accepts.", responder)
-            self.terms = Terms.AGREED
-            if self.terms_offer is Offer.CONCEDE_STAKE:
-                self.narrate("concede", f"{self.names[loser]} concedes the stake and loses no dice.", loser)
+            if self.narrating:
+                self.narrate("accept", f"{self.names[responder]} accepts.", responder)
+            self.terms = _TERMS_AGREED
+            if self.terms_offer is _OFFER_CONCEDE_STAKE:
+                if self.narrating:
+                    self.narrate("concede", f"{self.names[loser]} concedes the stake and loses no dice.", loser)
                 self._finish_consequence()
         elif responder == w:
-            self.narrate("insist", f'{self.names[w]} breaks off: "Forget it. You\'re exhausted or injured."', w)
-            self.terms = Terms.DEFAULT
+            if self.narrating:
+                self.narrate("insist", f'{self.names[w]} breaks off: "Forget it. You\'re exhausted or injured."', w)
+            self.terms = _TERMS_DEFAULT
         else:
-            self.narrate("insist", f"{self.names[loser]} breaks off: {self.names[w]} may do their worst.", loser)
-            self.terms = Terms.DEFAULT
+            if self.narrating:
+                self.narrate("insist", f"{self.names[loser]} breaks off: {self.names[w]} may do their worst.", loser)
+            self.terms = _TERMS_DEFAULT
 
     def _form_loss_actions(self, loser: int) -> list[int]:
         return [FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)]
 
     def _lose_size(self, s: int, slot: int) -> None:
         ch = self.chars[s]
-        ch.dice[slot] = lose_size(ch.dice[slot], self.ladder, self.cfg.consequences.min_die_hit)
+        ch.dice[slot] = lose_size(ch.dice[slot], self.ladder, self.rules.min_die_hit)
 
     def _resolve_form_offer(self, a: int) -> None:
         assert self.conseq is not None
         loser = self.conseq.loser
         ch = self.chars[loser]
-        i = a - Act.FORM_0
+        i = a - _ACT_FORM_0
         self._lose_size(loser, i)
         what = f"one {FORM_TITLES[NpcForm(i // 2).key]} die" if ch.npc else FORM_TITLES[PcForm(i).key]
-        self.narrate("consequence", f"As agreed, {ch.name} loses a size on {what}: {ch.sheet()}.", loser)
+        if self.narrating:
+            self.narrate("consequence", f"As agreed, {ch.name} loses a size on {what}: {ch.sheet()}.", loser)
         self._finish_consequence()
 
     def _apply_default_consequence(self, exhausted: bool) -> None:
@@ -1427,41 +1551,44 @@ class WickedAgeState(State):
             what = " and ".join(FORM_TITLES[n] for n in (cons.exhausted_forms if exhausted else cons.injured_forms))
         for i in default_consequence_slots(ch.npc, exhausted, cons):
             self._lose_size(loser, i)
-        self.narrate(
-            "consequence",
-            f"{self.names[w]} leaves {ch.name} {word}: {what} lose a size ({ch.sheet()}).",
-            loser,
-            consequence=word,
-        )
+        if self.narrating:
+            self.narrate(
+                "consequence",
+                f"{self.names[w]} leaves {ch.name} {word}: {what} lose a size ({ch.sheet()}).",
+                loser,
+                consequence=word,
+            )
 
     def _finish_consequence(self) -> None:
         """Rules 5 and 16: a consequential strength bites too; then check who is out of the chapter."""
         assert self.conseq is not None
         w, loser = self.conseq
-        agreed = self.terms_offer if self.terms is Terms.AGREED else None
+        agreed = self.terms_offer if self.terms is _TERMS_AGREED else None
         self.conseq = None
-        self.terms, self.terms_offer, self.terms_by, self.winner_offered = Terms.ASK, None, None, False
+        self.terms, self.terms_offer, self.terms_by, self.winner_offered = _TERMS_ASK, None, None, False
         st = self.strength_of(w)
         ch = self.chars[loser]
         slot = consequential_slot(st, ch.npc, ch.dice, agreed)
         if st is not None and st.consequential is not None and slot is not None:
             self._lose_size(loser, slot)
-            self.narrate(
-                "consequence",
-                f"{self.names[w]}'s strength is consequential: {ch.name} also loses a size "
-                f"on {FORM_TITLES[st.consequential]} ({ch.sheet()}).",
-                loser,
-            )
+            if self.narrating:
+                self.narrate(
+                    "consequence",
+                    f"{self.names[w]}'s strength is consequential: {ch.name} also loses a size "
+                    f"on {FORM_TITLES[st.consequential]} ({ch.sheet()}).",
+                    loser,
+                )
         if self.in_chapter[loser] and is_out_of_chapter(ch.dice, ch.npc, self.cfg.consequences):
             self.in_chapter[loser] = False
             self.put_out[w] += 1
-            self.narrate(
-                "chapter_out",
-                f"{self.names[loser]} is out until the end of the chapter: killed, broken or otherwise gone.",
-                loser,
-            )
+            if self.narrating:
+                self.narrate(
+                    "chapter_out",
+                    f"{self.names[loser]} is out until the end of the chapter: killed, broken or otherwise gone.",
+                    loser,
+                )
             if sum(self.in_chapter) < ONE_ON_ONE:
-                self.finish_chapter(EndReason.KNOCKOUT, f"{self.names[w]} put {self.names[loser]} out")
+                self.finish_chapter(_END_KNOCKOUT, f"{self.names[w]} put {self.names[loser]} out")
 
     def finish_chapter(self, reason: EndReason, detail: str) -> None:
         """Rules 20-21: +1 per opponent put out of the chapter, -1 for being put out, plus the conflict bonus."""
@@ -1482,6 +1609,40 @@ class WickedAgeState(State):
 
     def observation(self, seat: int) -> np.ndarray:
         return encode_observation(self, seat)
+
+
+_LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
+    WickedAgeState._legal_build,
+    WickedAgeState._legal_pick_form,
+    WickedAgeState._legal_pick_second_form,
+    WickedAgeState._legal_pick_strength,
+    WickedAgeState._legal_window,
+    WickedAgeState._legal_offer_target,
+    WickedAgeState._legal_response,
+    WickedAgeState._legal_offer_form,
+    WickedAgeState._legal_pre_roll,
+    WickedAgeState._legal_tie_avoid,
+    WickedAgeState._legal_challenge,
+    WickedAgeState._legal_conseq_offer,
+    WickedAgeState._legal_response,
+    WickedAgeState._legal_conseq_default,
+)
+"""The legal actions of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one of these
+methods must extend the table)."""
+_STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
+    WickedAgeState._build_turn,
+    WickedAgeState._draw_step,
+    WickedAgeState._pick_step,
+    WickedAgeState._window_step,
+    WickedAgeState._open_step,
+    WickedAgeState._tie_step,
+    WickedAgeState._turn_step,
+    WickedAgeState._no_step,
+    WickedAgeState._settle_step,
+)
+"""The step of each ``Stage``, indexed by the stage (a scenario state that overrides one must extend the table)."""
+assert len(_LEGAL_AT) == len(DECISION_CONTEXTS) and len(_STAGE_STEPS) == len(Stage)
+assert all(int(c) == i for i, c in enumerate(DECISION_CONTEXTS)) and all(int(st) == i for i, st in enumerate(Stage))
 
 
 def forms_draw_count(available: int) -> int:
@@ -1534,7 +1695,8 @@ def start_conflict(
         used = strengths_used[s] if strengths_used is not None else None
         state.strength_used[s] = used if used is not None and used >= 0 else None
         state.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, state.picks[s], state.strength_of(s))
-        state.narrate("forms", f"{ch.name} acts {state._forms_text(s)}: rolls {dice_text(state.roll_dice[s])}.", s)
+        if state.narrating:
+            state.narrate("forms", f"{ch.name} acts {state._forms_text(s)}: rolls {dice_text(state.roll_dice[s])}.", s)
     state.round_no = 1
     state._start_round()
     state._proceed()

@@ -63,7 +63,10 @@ class NpcForm(enum.IntEnum):
 
 assert tuple(f.key for f in PcForm) == PC_FORMS and tuple(f.key for f in NpcForm) == NPC_FORMS
 
+NPC_FORM_SLOTS: tuple[tuple[int, int], ...] = tuple(f.slots for f in NpcForm)
+"""``NpcForm(f).slots`` by form id, read without an enum call."""
 SHEET_SLOTS: tuple[int, ...] = tuple(PcForm)
+
 """A sheet holds six dice: a PC one per form (Rule 1), an NPC two per form (Rule 2, see ``NpcForm.slots``)."""
 
 ONE_ON_ONE = 2
@@ -108,7 +111,7 @@ def assign_npc_pairs(pairs: Sequence[Sequence[int]], order: Sequence[str]) -> li
 
 def form_dice(dice: Sequence[int], npc: bool, form: int) -> list[int]:
     """Rules 1-3: the dice one form rolls (PC: its die; NPC: both its dice); a die at 0 rolls nothing."""
-    slots = NpcForm(form).slots if npc else (form,)
+    slots = NPC_FORM_SLOTS[form] if npc else (form,)
     return [dice[i] for i in slots if dice[i] > 0]
 
 
