@@ -1,14 +1,21 @@
 """Hallownest actions: the action kinds, directions, decision phases, the action table and its labels.
 
 Every action of the duel is one row of :data:`ACTIONS` (a kind, an amount of invested Stamina or Soul,
-a direction); its id is its index. The table is fixed, so ``Discrete(NUM_ACTIONS)`` never changes;
-which rows are legal is decided by the duel (``duel.py``) from the rules (``rules.py``).
+a direction); its id is its index. The first :data:`NUM_ACTIONS` rows are the table of every config whose
+bugs have at most 7 Stamina and Soul (the Rule 5 cap as written): ``Discrete(NUM_ACTIONS)``. A config
+that lets a bug invest more (Stamina or Soul up to 10, :data:`~envs.hallownest.config.MAX_POOL`) plays
+the whole table, ``Discrete(FULL_NUM_ACTIONS)``: the :data:`EXTENDED_AMOUNTS` rows follow the first ones,
+so every id keeps its meaning. Which rows are legal is decided by the duel (``duel.py``) from the rules
+(``rules.py``); the table never caps an investment the rules allow.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import NamedTuple
+
+from envs.hallownest.config import MAX_POOL
 
 
 class Kind(enum.IntEnum):
@@ -115,10 +122,10 @@ class ActionSpec:
     direction: Direction | None = None
 
 
-MAX_ATTACK_INVEST = 7
-MAX_SMALL_INVEST = 3  # grapple, pogo (1..3) and escape / resist (0..3)
-MAX_DEFENSE_INVEST = 6  # parry, dodge and provoked attack (0..6)
-MAX_FOCUS = 7
+MAX_ATTACK_INVEST = 7  # the first rows: a bug's 7 Stamina at most (Rule 5's cap as written)
+MAX_SMALL_INVEST = 3  # grapple, pogo (1..3) and escape / resist (0..3) [decision]
+MAX_DEFENSE_INVEST = 6  # parry, dodge and provoked attack (0..6): 7 Stamina less the 1 the defense costs
+MAX_FOCUS = 7  # 7 Soul at most (Rule 5)
 
 #: the invested amounts each kind offers, in table order
 AMOUNTS: dict[Kind, range] = {
@@ -132,10 +139,32 @@ AMOUNTS: dict[Kind, range] = {
     Kind.PROVOKED: range(0, MAX_DEFENSE_INVEST + 1),
     Kind.RESIST: range(0, MAX_SMALL_INVEST + 1),
 }
+#: the further amounts of the whole table: up to all the Stamina (Soul) a bug can have (Rules 11, 12, 15, 20)
+EXTENDED_AMOUNTS: dict[Kind, range] = {
+    Kind.ATTACK: range(MAX_ATTACK_INVEST + 1, MAX_POOL + 1),
+    Kind.FOCUS: range(MAX_FOCUS + 1, MAX_POOL + 1),
+    Kind.PARRY: range(MAX_DEFENSE_INVEST + 1, MAX_POOL + 1),
+    Kind.DODGE: range(MAX_DEFENSE_INVEST + 1, MAX_POOL + 1),
+    Kind.PROVOKED: range(MAX_DEFENSE_INVEST + 1, MAX_POOL + 1),
+}
 MOVES: tuple[Kind, ...] = (Kind.STEP, Kind.DASH, Kind.RETREAT)
 
 
-def _build_actions() -> tuple[ActionSpec, ...]:
+class InvestCaps(NamedTuple):
+    """The most an attack, a defense (parry, dodge, provoked attack) and a focus can invest in a table."""
+
+    attack: int
+    defense: int
+    focus: int
+
+
+FIRST_CAPS = InvestCaps(MAX_ATTACK_INVEST, MAX_DEFENSE_INVEST, MAX_FOCUS)
+"""What the first :data:`NUM_ACTIONS` rows offer."""
+FULL_CAPS = InvestCaps(MAX_POOL, MAX_POOL, MAX_POOL)
+"""What the whole table offers: every investment a bug's Stamina and Soul allow."""
+
+
+def _build_actions() -> tuple[tuple[ActionSpec, ...], tuple[ActionSpec, ...]]:
     def invest(kind: Kind) -> list[ActionSpec]:
         return [ActionSpec(kind, k) for k in AMOUNTS[kind]]
 
@@ -151,11 +180,18 @@ def _build_actions() -> tuple[ActionSpec, ...]:
     acts += [ActionSpec(Kind.DEATHS_DOOR), ActionSpec(Kind.UNCONSCIOUS), ActionSpec(Kind.DECLINE)]
     acts += invest(Kind.PROVOKED) + invest(Kind.RESIST)
     acts += [ActionSpec(Kind.STAY)]
-    return tuple(acts)
+    first = len(acts)
+    for kind, amounts in EXTENDED_AMOUNTS.items():
+        acts += [ActionSpec(kind, k) for k in amounts]
+    return tuple(acts[:first]), tuple(acts[first:])
 
 
-ACTIONS: tuple[ActionSpec, ...] = _build_actions()
-NUM_ACTIONS = len(ACTIONS)
+_FIRST, _EXTENDED = _build_actions()
+ACTIONS: tuple[ActionSpec, ...] = _FIRST + _EXTENDED
+NUM_ACTIONS = len(_FIRST)
+"""The first rows: the table of a config whose bugs invest at most 7 (the rules as written, Rule 5)."""
+FULL_NUM_ACTIONS = len(ACTIONS)
+"""The whole table (a config whose bugs may have up to 10 Stamina or Soul)."""
 ACTION_ID: dict[tuple[Kind, int, Direction | None], int] = {
     (s.kind, s.amount, s.direction): i for i, s in enumerate(ACTIONS)
 }
@@ -167,17 +203,30 @@ def action_id(kind: Kind, amount: int = 0, direction: int | None = None) -> int:
     return ACTION_ID[(kind, amount, d)]
 
 
-#: ``AMOUNT_BASE[kind] + amount`` is the id of ``kind`` investing ``amount`` (each kind's rows are consecutive)
+#: ``AMOUNT_BASE[kind] + amount`` is the id of ``kind`` investing ``amount`` of the first rows (consecutive)
 AMOUNT_BASE: dict[Kind, int] = {kind: ACTION_ID[(kind, a.start, None)] - a.start for kind, a in AMOUNTS.items()}
 assert all(ACTION_ID[(kind, k, None)] == AMOUNT_BASE[kind] + k for kind, a in AMOUNTS.items() for k in a)
+#: the same for the further amounts of the whole table
+EXTENDED_BASE: dict[Kind, int] = {
+    kind: ACTION_ID[(kind, a.start, None)] - a.start for kind, a in EXTENDED_AMOUNTS.items()
+}
+assert all(ACTION_ID[(k, n, None)] == EXTENDED_BASE[k] + n for k, a in EXTENDED_AMOUNTS.items() for n in a)
 
 
 def invest_ids(kind: Kind, low: int, high: int) -> list[int]:
-    """The ids of ``kind`` investing ``low`` to ``high`` (inclusive, clipped to what the table offers)."""
+    """The ids of ``kind`` investing ``low`` to ``high`` (inclusive, clipped to what the whole table offers).
+
+    Amounts of the first rows come first, then those of the further rows (each part in increasing id).
+    """
     amounts = AMOUNTS[kind]
     lo, hi = max(low, amounts.start), min(high, amounts.stop - 1)
     base = AMOUNT_BASE[kind]
-    return list(range(base + lo, base + hi + 1))
+    out = list(range(base + lo, base + hi + 1))
+    more = EXTENDED_AMOUNTS.get(kind)
+    if more is not None and high >= more.start:
+        base = EXTENDED_BASE[kind]
+        out.extend(range(base + max(low, more.start), base + min(high, more.stop - 1) + 1))
+    return out
 
 
 def move_id(kind: Kind, direction: Direction) -> int:

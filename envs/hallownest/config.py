@@ -20,6 +20,8 @@ HERE = Path(__file__).parent
 DATA_DIR = HERE / "data"
 """The ruleset's data folder: a relative data path resolves inside it (or next to the rules file naming it)."""
 Side = Literal["player", "ally", "enemy"]
+MAX_POOL = 10
+"""The most Stamina or Soul a bug can have under any config (the bound of the templates and overrides, Rule 6)."""
 TIE_ORDER: tuple[Side, ...] = ("player", "ally", "enemy")
 
 
@@ -43,8 +45,8 @@ class TemplateRow(RulesModel):
     shell: float = Field(ge=0, le=10, description="Rule 6: Shell (x.5 allowed, Rule 2)")
     insight: float = Field(ge=0, le=10, description="Rule 6: Insight (x.5 allowed, Rule 2)")
     heart: int = Field(ge=1, le=30, description="Rule 6: Heart")
-    stamina: int = Field(ge=1, le=10, description="Rule 6: Stamina")
-    soul: int = Field(ge=0, le=10, description="Rule 6: Soul")
+    stamina: int = Field(ge=1, le=MAX_POOL, description="Rule 6: Stamina")
+    soul: int = Field(ge=0, le=MAX_POOL, description="Rule 6: Soul")
     speed: int = Field(ge=0, le=10, description="Rule 6: Speed (cells per turn)")
 
 
@@ -110,8 +112,8 @@ class BugSpec(RulesModel):
     shell: float | None = Field(default=None, ge=0, le=10, description="override of the template (x.5 allowed)")
     insight: float | None = Field(default=None, ge=0, le=10, description="override of the template (x.5 allowed)")
     heart: int | None = Field(default=None, ge=1, le=30, description="override of the template")
-    stamina: int | None = Field(default=None, ge=1, le=10, description="override of the template")
-    soul: int | None = Field(default=None, ge=0, le=10, description="override of the template")
+    stamina: int | None = Field(default=None, ge=1, le=MAX_POOL, description="override of the template")
+    soul: int | None = Field(default=None, ge=0, le=MAX_POOL, description="override of the template")
     speed: int | None = Field(default=None, ge=0, le=10, description="override of the template")
 
 
@@ -220,9 +222,9 @@ class ParryRules(RulesModel):
     max_shield_investment: int = Field(
         default=6,
         ge=0,
-        le=6,
-        description="Rule 12: most Stamina invested in a shield parry; [decision] at most 6: the action "
-        "table holds investments 0..6 (the rules set no maximum)",
+        le=MAX_POOL,
+        description="Rule 12: most Stamina invested in a shield parry [decision]; the rules set no maximum but "
+        "the Stamina the bug has, so up to 10 (the most Stamina a bug can have: no cap)",
     )
 
 
@@ -240,9 +242,9 @@ class DodgeRules(RulesModel):
     max_investment: int = Field(
         default=6,
         ge=0,
-        le=6,
-        description="Rule 12: most Stamina invested in a dodge; [decision] at most 6: the action table holds "
-        "investments 0..6 (the rules set no maximum)",
+        le=MAX_POOL,
+        description="Rule 12: most Stamina invested in a dodge [decision]; the rules set no maximum but the "
+        "Stamina the bug has, so up to 10 (the most Stamina a bug can have: no cap)",
     )
 
 

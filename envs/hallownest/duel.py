@@ -19,6 +19,9 @@ or a status, try to escape a grapple (invest 0-3), focus 1-7 Soul (ends the turn
 When attacked it chooses no defense, parry (invest 0-6) or dodge (invest 0-6), and after a dodge
 whether to move 1 cell; at Heart 0 Death's Door or unconscious; when provoked whether to attack
 (invest 0-6); when its grappled foe tries to escape, how much to invest resisting (0-3).
+The table never caps what the rules allow: a config whose bugs may invest more (Stamina or Soul up to
+10, under a raised ``dice.max_characteristic``) plays ``Discrete(100)``, the 82 ids above unchanged and
+then attack 8-10, focus 8-10, parry, dodge and provoked attack 7-10 (``scenario.action_count(config)``).
 
 ## Observation
 ``Box(-1, 1, (80,), float32)`` (``observation.py``): 30 features of the seat's own bug (Heart, Stamina,
@@ -60,12 +63,13 @@ from envs.hallownest.actions import (
     DECISION_CONTEXT,
     DECLINE_ID,
     END_TURN_ID,
+    FIRST_CAPS,
+    FULL_CAPS,
+    FULL_NUM_ACTIONS,
     GRID_DIRECTIONS,
-    MAX_ATTACK_INVEST,
-    MAX_DEFENSE_INVEST,
-    MAX_FOCUS,
     MAX_SMALL_INVEST,
     NO_DEFENSE_ID,
+    NUM_ACTIONS,
     STAY_ID,
     TRACK_DIRECTIONS,
     UNCONSCIOUS_ID,
@@ -105,8 +109,8 @@ class PendingRoll(NamedTuple):
 TURN, DEFENSE, HEART_ZERO, DODGE_MOVE = Phase.TURN, Phase.DEFENSE, Phase.HEART_ZERO, Phase.DODGE_MOVE
 PROVOKED, RESIST, OVER = Phase.PROVOKED, Phase.RESIST, Phase.OVER
 STEP, DASH = Kind.STEP, Kind.DASH
-ATTACK_BASE, GRAPPLE_BASE, POGO_BASE = AMOUNT_BASE[Kind.ATTACK], AMOUNT_BASE[Kind.GRAPPLE], AMOUNT_BASE[Kind.POGO]
-ESCAPE_BASE, FOCUS_BASE = AMOUNT_BASE[Kind.ESCAPE], AMOUNT_BASE[Kind.FOCUS]
+GRAPPLE_BASE, POGO_BASE, ESCAPE_BASE = AMOUNT_BASE[Kind.GRAPPLE], AMOUNT_BASE[Kind.POGO], AMOUNT_BASE[Kind.ESCAPE]
+K_ATTACK, K_FOCUS = Kind.ATTACK, Kind.FOCUS
 A_GRAPPLE, A_POGO, A_PROVOKED = AttackKind.GRAPPLE, AttackKind.POGO, AttackKind.PROVOKED
 D_DODGE, D_NONE, D_PARRY = Defense.DODGE, Defense.NONE, Defense.PARRY
 K_DEATHS_DOOR, K_DECLINE, K_DODGE, K_NO_DEFENSE, K_PARRY, K_PROVOKED, K_RESIST = (
@@ -199,7 +203,28 @@ class _Setup:
         self.profiles = tuple(R.build_profile(cfg, spec) for spec in cfg.duel.bugs)
         self.starts: tuple[Cell, ...] = tuple((c[0], c[1]) for c in cfg.arena.start[: len(self.profiles)])
         self.obs_statics: Statics | None = None  # filled by the first duel (observation.statics reads a state)
+        self.full_table = _needs_full_table(self.profiles, k)
+        self.num_actions = FULL_NUM_ACTIONS if self.full_table else NUM_ACTIONS
+        self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
         self.turn_options: dict[tuple[int | bool, ...], tuple[int, ...]] = {}  # DuelState._legal_turn, memoised
+
+
+def _needs_full_table(profiles: Sequence[R.Profile], k: DuelSettings) -> bool:
+    """Whether a bug may invest more than the first rows of the action table offer (Rules 11, 12, 15, 20).
+
+    Stamina never rises above a bug's maximum and Soul only falls, so the first rows are enough when the
+    most Stamina an attack, a defense (less its cost) or a provoked attack (less its cost) can invest and
+    the most Soul a focus can invest fit them; otherwise the duel plays the whole table.
+    """
+    stamina = max(p.stamina for p in profiles)
+    soul = max(p.soul for p in profiles)
+    defense = max(stamina - k.defense_base_cost, stamina - k.movement_provoked_cost)
+    return stamina > FIRST_CAPS.attack or defense > FIRST_CAPS.defense or soul > FIRST_CAPS.focus
+
+
+def duel_action_count(cfg: HallownestConfig) -> int:
+    """The duel's number of action ids under ``cfg``: the first rows, or the whole table (``actions``)."""
+    return _setup(cfg).num_actions
 
 
 _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
@@ -404,6 +429,8 @@ class DuelState(State[int]):
         self.directions = setup.directions
         self.cover: dict[tuple[int, int], int] = setup.cover
         self.arena = setup.arena
+        self.full_table = setup.full_table  # the config plays the whole action table (actions.py)
+        self.caps = setup.caps  # the most the table lets an attack, a defense and a focus invest
         self.bugs = [Bug(profile, x, y) for profile, (x, y) in zip(setup.profiles, setup.starts, strict=True)]
         self.phase = INITIATIVE
         self.init_seat = 0
@@ -533,7 +560,7 @@ class DuelState(State[int]):
         if ph is PROVOKED:
             b = self.bugs[self.decider]
             cost = self.k.movement_provoked_cost
-            return [DECLINE_ID, *invest_ids(K_PROVOKED, 0, min(MAX_DEFENSE_INVEST, b.stamina - cost))]
+            return [DECLINE_ID, *invest_ids(K_PROVOKED, 0, min(self.caps.defense, b.stamina - cost))]
         if ph is RESIST:
             b = self.bugs[self.decider]
             return invest_ids(K_RESIST, 0, min(MAX_SMALL_INVEST, b.stamina))
@@ -582,6 +609,7 @@ class DuelState(State[int]):
     def _legal_turn(self) -> list[int]:
         """The active bug's options, in increasing action id (the table's order)."""
         k = self.k
+        caps = self.caps
         me = self.bugs[self.active]
         foe = self.bugs[1 - self.active]
         st = me.stamina
@@ -594,7 +622,7 @@ class DuelState(State[int]):
         targetable = R.can_target(foe.dead, quarters, foe.unconscious, k.unconscious_targetable)
         if targetable and dist <= R.attack_reach(w):
             lo = max(1, k.stamina_min_attack_investment)
-            out.extend(range(ATTACK_BASE + lo, ATTACK_BASE + min(budget, MAX_ATTACK_INVEST) + 1))
+            out.extend(invest_ids(K_ATTACK, lo, min(budget, caps.attack)))
         if targetable and dist == R.ADJACENT:
             if k.grapple_enabled and foe.grappled_by != self.active:
                 out.extend(range(GRAPPLE_BASE + 1, GRAPPLE_BASE + min(budget, MAX_SMALL_INVEST) + 1))
@@ -617,8 +645,8 @@ class DuelState(State[int]):
         if me.grappled:
             out.extend(range(ESCAPE_BASE, ESCAPE_BASE + min(st - k.grapple_escape_cost, MAX_SMALL_INVEST) + 1))
         if k.focus_enabled and me.focus_pending == 0:
-            out.extend(range(FOCUS_BASE + 1, FOCUS_BASE + min(me.soul, MAX_FOCUS) + 1))
-        return out
+            out.extend(invest_ids(K_FOCUS, 1, min(me.soul, caps.focus)))
+        return sorted(out) if self.full_table else out  # the whole table's further rows come last
 
     def _legal_defense(self) -> list[int]:
         atk = self.atk
@@ -630,10 +658,11 @@ class DuelState(State[int]):
         cap = R.max_parry_investment(
             me.p.weapon, me.p.shield_quality, k.parry_weapon_invest_max_is_quality, k.parry_max_shield_investment
         )
-        out.extend(invest_ids(K_PARRY, 0, min(cap, MAX_DEFENSE_INVEST, spare)))
+        most = self.caps.defense
+        out.extend(invest_ids(K_PARRY, 0, min(cap, most, spare)))
         if not (k.grapple_blocks_dodge and me.grappled):
-            out.extend(invest_ids(K_DODGE, 0, min(k.dodge_max_investment, MAX_DEFENSE_INVEST, spare)))
-        return out
+            out.extend(invest_ids(K_DODGE, 0, min(k.dodge_max_investment, most, spare)))
+        return sorted(out) if self.full_table else out  # the whole table's further rows come last
 
     # -- geometry --------------------------------------------------------------------------------
     def _occupied(self) -> tuple[Cell, ...]:

@@ -5,10 +5,16 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from envs.core.game import Scenario
-from envs.hallownest.actions import NUM_ACTIONS, OPTION_GROUPS
+from envs.hallownest.actions import OPTION_GROUPS
 from envs.hallownest.config import HallownestConfig
-from envs.hallownest.duel import DuelState
+from envs.hallownest.duel import DuelState, duel_action_count
 from envs.hallownest.observation import OBSERVATION_SIZE
+
+
+def action_count(config: BaseModel) -> int:
+    """The duel's action ids under ``config``: the first rows of the table, or all (``actions.py``)."""
+    assert isinstance(config, HallownestConfig)
+    return duel_action_count(config)
 
 
 def new_duel(config: BaseModel) -> DuelState:
@@ -22,7 +28,7 @@ DUEL = Scenario(
     title="Duel",
     description="Nail vs Great nail: stamina investment per attack, parry/dodge, Death's Door vs unconscious",
     num_players=2,
-    num_actions=NUM_ACTIONS,
+    num_actions=action_count,  # 82 unless the bugs may invest more than 7 Stamina or Soul
     observation_size=OBSERVATION_SIZE,
     new_game=new_duel,
     max_episode_steps=4000,
