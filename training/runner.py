@@ -7,6 +7,7 @@ game can be replayed exactly from its record.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -41,11 +42,11 @@ class GameJob:
     seed: int
     index: int = 0  # position in the batch (results come back in this order)
     trace: bool = False  # keep decisions (context, option) and resource trajectories
-    narrate: bool = False  # keep the event log text
+    narrate: bool = False  # keep the event log text (without it the engine narrates nothing: State.narrating)
     forbid: tuple[tuple[int, str], ...] = ()  # (seat, option group) masked out: restricted play
     build: tuple[int, ...] = ()  # the actions seat ``build_seat`` plays at its decisions in context "build"
     build_seat: int = 0
-    keep_actions: bool = True  # False: run_games drops the (seat, action) list of the record (evaluate)
+    keep_actions: bool = True  # False: the record keeps no (seat, action) list (evaluate's large batches)
 
 
 class RestrictedPolicy:
@@ -90,9 +91,19 @@ def _config_from_items(ruleset: str, items: str) -> BaseModel:
     return validate_config(rs.config_model, json.loads(items), "job config")
 
 
+_LAST_CONFIG: dict[str, tuple[object, Any, BaseModel]] = {}
+"""Per ruleset, the last job config seen: (the object, a copy of its items, the model). A batch's jobs share one
+config object (pickling keeps the sharing within a worker's chunk), so the model is found without serialising."""
+
+
 def _config(job: GameJob) -> BaseModel:
+    last = _LAST_CONFIG.get(job.ruleset)
+    if last is not None and last[0] is job.config and last[1] == job.config:  # the same, unchanged object
+        return last[2]
     cfg = job.config if isinstance(job.config, dict) else dict(job.config)
-    return _config_from_items(job.ruleset, json.dumps(cfg, sort_keys=True))
+    model = _config_from_items(job.ruleset, json.dumps(cfg, sort_keys=True))
+    _LAST_CONFIG[job.ruleset] = (job.config, copy.deepcopy(job.config), model)
+    return model
 
 
 _AGENT_CACHE: dict[tuple[str, str, str], Policy] = {}
@@ -113,7 +124,11 @@ def _agent(ruleset: str, scenario: str, name: str) -> Policy:
 
 
 def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRecord:
-    """Play one game to the end and return its record."""
+    """Play one game to the end and return its record.
+
+    The engine narrates only for a job with ``narrate`` (nothing else reads the log: ``State.narrating``), and
+    the record lists the actions only with ``keep_actions`` (or ``trace``).
+    """
     ruleset = get_ruleset(job.ruleset)
     scenario = ruleset.scenario(job.scenario)
     config = _config(job)
@@ -125,6 +140,8 @@ def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRec
     if job.build:
         pols[job.build_seat] = FixedBuild(pols[job.build_seat], job.build)
     state = scenario.new_game(config)
+    if not job.narrate:
+        state.narrating = False
     n = state.num_players
     if len(pols) != n:
         raise ValueError(f"{job.scenario} needs {n} agents, got {len(pols)}")
@@ -148,7 +165,7 @@ def play_game(job: GameJob, policies: Sequence[Policy] | None = None) -> GameRec
         pols,
         scenario.action_count(config),
         policy_rngs=prngs,
-        hook=hook,
+        hook=hook if job.keep_actions or job.trace else None,  # nothing to record per decision
         max_steps=max(10 * scenario.max_episode_steps, 10_000),
     )
     out = state.outcome()
@@ -163,7 +180,7 @@ def _batch_game(job: GameJob) -> GameRecord:
     """A game of a batch; without ``keep_actions`` its action list is dropped (large batches stay small)."""
     rec = play_game(job)
     if not job.keep_actions:
-        rec.actions = []
+        rec.actions = []  # a traced game recorded them
     return rec
 
 

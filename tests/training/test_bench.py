@@ -111,6 +111,10 @@ def test_bare_bench_runs_every_table_figure_and_reports_positive_ratios(capsys):
     games = res["games"]
     assert all(_positive(g["games_per_s"]) for g in games["scenarios"].values())
     assert _positive(games["workers_2_speedup"]) and len(games["speedups"]) == 2
+    # the CPU-bound estimate comes from the same alternated runs: one ratio per round, the median reported
+    rounds = games["workers_2_speedup_cpu_bound_rounds"]
+    assert len(rounds) == 2 and all(_positive(x) for x in rounds)
+    assert games["workers_2_speedup_cpu_bound"] == pytest.approx(sum(rounds) / 2, abs=1e-3)
     # the --workers figure comes with what the machine itself allowed at the time, and says when it is provisional
     assert _positive(games["machine_capacity_2"]) and len(games["machine_capacity_2_before_after"]) == 2
     assert games["workers_2_efficiency"] == pytest.approx(

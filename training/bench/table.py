@@ -27,6 +27,11 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
+def _rounds(values: list[float] | None) -> str:
+    """``"; rounds 1.71, 1.80"`` for the per-round figures behind a median (nothing when there are none)."""
+    return f"; rounds {', '.join(f'{x:.2f}' for x in values)}" if values else ""
+
+
 def summary_rows(results: dict[str, Any]) -> list[Row]:
     """The table's rows from the results of :func:`training.bench.run_benchmarks` (absent benchmarks skipped)."""
     rows: list[Row] = []
@@ -103,7 +108,7 @@ def summary_rows(results: dict[str, Any]) -> list[Row]:
             Row(
                 "  the same, CPU-bound estimate (2 × serial CPU ÷ CPU of the 2-worker run)",
                 f"{games['workers_2_speedup_cpu_bound']:.2f}× ({games['serial_cpu_s']:.2f} s vs "
-                f"{games['workers_2_cpu_s']:.2f} s CPU)",
+                f"{games['workers_2_cpu_s']:.2f} s CPU{_rounds(games.get('workers_2_speedup_cpu_bound_rounds'))})",
                 f"≥ {WORKERS_GOAL:g}× with free cores",
                 games["workers_2_speedup_cpu_bound"] >= WORKERS_GOAL,
             )

@@ -1,0 +1,48 @@
+"""The batch loop's fast paths change no game: narration off, no action list, the config found by identity."""
+
+from dataclasses import replace
+
+import pytest
+
+from envs.core.config import config_dict
+from envs.core.registry import get_ruleset
+from training.evaluate import matchup_jobs
+from training.runner import GameJob, _config, run_games
+
+
+def _outcomes(records):
+    return [(r.index, r.winner, r.reason, r.returns, r.length, r.decisions, r.resources) for r in records]
+
+
+@pytest.mark.parametrize(("ruleset", "scenario"), [("wicked_age", "duel"), ("crossroads", "episode")])
+def test_quiet_games_are_the_narrated_games_without_their_log(ruleset, scenario):
+    rs = get_ruleset(ruleset)
+    personas = [a for a in ("random", "highest", "brute", "builder", "attacker") if a in _names(ruleset)]
+    jobs, _ = matchup_jobs(rs, scenario, rs.default_config(), personas, 2, 5)
+    jobs = [replace(j, index=k, trace=k % 2 == 0) for k, j in enumerate(jobs)]
+    quiet = run_games(jobs)
+    loud = run_games([replace(j, narrate=True) for j in jobs])
+    assert _outcomes(quiet) == _outcomes(loud)
+    assert [r.actions for r in quiet] == [r.actions for r in loud]
+    assert all(r.log == [] for r in quiet) and all(r.log for r in loud)
+    lean = run_games([replace(j, keep_actions=False) for j in jobs])
+    assert _outcomes(lean) == _outcomes(quiet)
+    assert all(r.actions == [] for r in lean) and all(r.actions for r in quiet)
+
+
+def _names(ruleset):
+    from agents.registry import agent_names
+
+    return agent_names(ruleset)
+
+
+def test_a_job_config_changed_in_place_is_read_again(toy):
+    cfg = config_dict(toy.default_config())
+    job = GameJob(toy.name, "race", cfg, ("random", "random"), seed=3)
+    first = _config(job)
+    assert _config(job) is first  # the same unchanged object: the model found without serialising it
+    cfg["game"]["target"] = first.game.target + 5
+    changed = _config(job)
+    assert changed.game.target == first.game.target + 5
+    equal = GameJob(toy.name, "race", config_dict(toy.default_config()), ("random", "random"), seed=3)
+    assert _config(equal).game.target == first.game.target  # another object: read from its own items
