@@ -77,14 +77,20 @@ def beat_probability(n: int, m: int, success_on: int, pen_a: int = 0, pen_b: int
 
 
 def sample_roll(rng: Rng, n: int, success_on: int) -> Roll:
-    """Roll ``n`` d6 and read them (Rule 3)."""
+    """Roll ``n`` d6 and read them (Rule 3).
+
+    A die shows ``int(u * 6) + 1`` for a uniform draw ``u``; it reaches ``success_on`` exactly when
+    ``u * 6 >= success_on - 1`` and shows a six when ``u * 6 >= 5`` (``int(x) >= k`` iff ``x >= k`` for a whole
+    ``k``), so the faces need not be made: the same draws read the same way, one comparison or two per die.
+    """
     rnd = rng.random
+    hit, top = success_on - 1, SIDES - 1
     s = six = 0
     for _ in range(n):
-        f = int(rnd() * SIDES) + 1
-        if f >= success_on:
+        x = rnd() * SIDES
+        if x >= hit:
             s += 1
-            if f == SIDES:
+            if x >= top:
                 six += 1
     return Roll(s, six)
 

@@ -40,9 +40,8 @@ Arguments:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from pydantic import BaseModel
@@ -117,12 +116,16 @@ OBS_SIZE = DUEL_OBS_SIZE
 
 @dataclass
 class Fighter:
-    """A combatant's state: sheet, hit points, pool, wounds, and the maneuvers still in effect."""
+    """A combatant's state: sheet, hit points, pool, wounds, and the maneuvers still in effect.
+
+    Every field is a value or immutable (the wounds are a tuple), so a copy is shallow; the sheet is shared
+    between copies until a perk changes it (the duel then gives the fighter its own copy first).
+    """
 
     char: Character
     hp: int
     pool: int
-    wounds: list[int] = field(default_factory=list)  # penalties of the wounds taken
+    wounds: tuple[int, ...] = ()  # penalties of the wounds taken
     aim: int = 0
     all_out_attack: bool = False  # cannot defend until their next turn
     all_out_defense: bool = False
@@ -132,19 +135,9 @@ class Fighter:
     below_zero: bool = False
 
     def copy(self) -> Fighter:
-        return Fighter(
-            self.char.copy(),
-            self.hp,
-            self.pool,
-            list(self.wounds),
-            self.aim,
-            self.all_out_attack,
-            self.all_out_defense,
-            self.ready,
-            self.cover,
-            self.stunned,
-            self.below_zero,
-        )
+        new = Fighter.__new__(Fighter)
+        new.__dict__.update(self.__dict__)
+        return new
 
     def key(self) -> tuple[object, ...]:
         """The fighter's position, hashable."""
@@ -184,7 +177,9 @@ class Exchange:
     can_defend: bool = True
 
     def copy(self) -> Exchange:
-        return copy.copy(self)
+        new = Exchange.__new__(Exchange)
+        new.__dict__.update(self.__dict__)
+        return new
 
     def key(self) -> tuple[object, ...]:
         """The exchange's position, hashable."""
@@ -208,13 +203,14 @@ class _DuelSetup:
 
     Shared by every duel of the config and their clones: the fighters' sheets (each duel plays copies),
     their short names, the starting pool, the observation scales, the maneuvers open at each distance,
-    and the dice of each kind of roll (in a duel a sheet gains only perks, so a fighter's dice for a roll
-    follow from its seat, the kind of roll, the base die, the perks held for that kind, the pool dice
-    spent and the maneuver dice).
+    the spend actions open at each pool, the dice of each kind of roll (in a duel a sheet gains only perks,
+    so a fighter's dice for a roll follow from its seat, the kind of roll, the base die, the perks held for
+    that kind, the pool dice spent and the maneuver dice), and the config values read on every step,
+    resolved into plain attributes.
     """
 
     def __init__(self, cfg: BlackbirdConfig) -> None:
-        self.characters = tuple(create_character(s) for s in cfg.duel.fighters)  # copied into each new duel
+        self.characters = tuple(create_character(s) for s in cfg.duel.fighters)  # shared until a perk (copy on write)
         self.names = tuple(c.short for c in self.characters)
         self.pool0 = starting_pool(cfg.pool)
         c, d = cfg.combat, cfg.duel
@@ -222,7 +218,16 @@ class _DuelSetup:
         self.hit_points, self.cap, self.aim_max, self.max_turns = c.hit_points, cfg.pool.cap, c.aim_max, d.max_turns
         self.distance_span = max(1, d.start_distance, d.reach)
         self.maneuvers: dict[int, tuple[int, ...]] = {}
+        self.spend_actions: dict[int, tuple[int, ...]] = {}  # pool held -> the legal "spend k" ids
         self.pools: dict[tuple[int, str, bool, int, int, int], Pool] = {}
+        self.combat, self.contest, self.pool_rules = c, cfg.contest, cfg.pool
+        self.pool_enabled = cfg.pool.enabled
+        self.success_on = cfg.dice.success_on
+        self.reach, self.ranged = d.reach, d.ranged
+        self.attack_use, self.defense_use, self.stay_up_use = d.attack, d.defense, d.stay_up
+        # Rule 17: the stay-up roll's difficulty (no conditions in a duel) and whether pool dice may go on it
+        self.check_difficulty = effective_difficulty(cfg, c.consciousness_difficulty, ())
+        self.check_pool_dice = c.consciousness_pool_dice and cfg.pool.enabled
 
 
 _SETUPS: dict[int, tuple[BlackbirdConfig, _DuelSetup]] = {}
@@ -254,6 +259,9 @@ ATTACK_ROLL, DEFENSE_ROLL, ROLL_OFF, CHECK_ROLL = (
     Phase.ROLL_OFF,
     Phase.CHECK_ROLL,
 )
+ATTACK, CALLED_SHOT, AIM, ALL_OUT_ATTACK, ALL_OUT_DEFENSE, MOVE_ATTACK, MOVE, READY, COVER = tuple(Maneuver)
+MANEUVERS = tuple(Maneuver)
+"""The maneuvers by action id."""
 
 
 class DuelState(State):
@@ -265,7 +273,7 @@ class DuelState(State):
         self.setup = setup = _setup(cfg)
         self._names = setup.names
         pool0 = setup.pool0
-        self.f = [Fighter(c.copy(), setup.hit_points, pool0) for c in setup.characters]
+        self.f = [Fighter(c, setup.hit_points, pool0) for c in setup.characters]  # sheets copied before a perk
         self.distance = cfg.duel.start_distance
         self.turn = 0
         self.active = 0
@@ -277,12 +285,13 @@ class DuelState(State):
         # read on every step: resolved once per config (pools by seat and kind of roll, maneuvers by distance)
         self._pools = setup.pools
         self._maneuvers = setup.maneuvers
-        self.narrate(
-            "start",
-            f"{self.f[0].char.name} faces {self.f[1].char.name}, {self.distance} m apart; "
-            f"{cfg.combat.hit_points} hit points and {pool0} pool dice each.",
-            None,
-        )
+        if self.narrating:
+            self.narrate(
+                "start",
+                f"{self.f[0].char.name} faces {self.f[1].char.name}, {self.distance} m apart; "
+                f"{cfg.combat.hit_points} hit points and {pool0} pool dice each.",
+                None,
+            )
         self._start_turn()
 
     # -- the position, read through the rules -----------------------------------------------------------
@@ -292,11 +301,11 @@ class DuelState(State):
 
     def in_reach(self) -> bool:
         """Rule 14: whether a melee attack can land."""
-        return in_reach(self.distance, self.cfg.duel.reach)
+        return in_reach(self.distance, self.setup.reach)
 
     def penalty(self, seat: int) -> int:
         """Rule 16: the successes a fighter's wounds take off each roll."""
-        return wound_penalty(self.f[seat].wounds, self.cfg.combat)
+        return wound_penalty(self.f[seat].wounds, self.setup.combat)
 
     def _roll_pool(self, seat: int, use: RollUse, kind: str, spend: int, extra: int, base: bool = True) -> Pool:
         """Rule 2 with the best trait: a fighter's dice for one kind of roll, with pool and maneuver dice.
@@ -317,19 +326,19 @@ class DuelState(State):
 
     def attack_pool(self, seat: int, maneuver: Maneuver, spend: int = 0) -> Pool:
         """Rule 2 + 14: the attacker's dice for a maneuver (move & attack drops the base die)."""
-        extra = attack_maneuver_dice(maneuver, self.f[seat].aim, self.cfg.combat)
-        base = attack_base_die(maneuver, self.cfg.combat)
-        return self._roll_pool(seat, self.cfg.duel.attack, "attack", spend, extra, base)
+        c = self.setup.combat
+        extra = attack_maneuver_dice(maneuver, self.f[seat].aim, c)
+        return self._roll_pool(seat, self.setup.attack_use, "attack", spend, extra, attack_base_die(maneuver, c))
 
     def defense_pool(self, seat: int, called_shot: bool, spend: int = 0) -> Pool:
         """Rule 2 + 13/14: the defender's dice (all-out defence, cover, a called shot against them)."""
         fi = self.f[seat]
-        extra = defense_maneuver_dice(fi.all_out_defense, fi.cover, called_shot, self.cfg.combat)
-        return self._roll_pool(seat, self.cfg.duel.defense, "defense", spend, extra)
+        extra = defense_maneuver_dice(fi.all_out_defense, fi.cover, called_shot, self.setup.combat)
+        return self._roll_pool(seat, self.setup.defense_use, "defense", spend, extra)
 
     def spendable(self, seat: int) -> int:
         """Rule 5: the pool dice a fighter can add to the current roll."""
-        return spendable(self.f[seat].pool, self.cfg.pool)
+        return spendable(self.f[seat].pool, self.setup.pool_rules)
 
     def decider(self) -> int:
         """The seat deciding now, or ``CHANCE``."""
@@ -363,20 +372,19 @@ class DuelState(State):
     def _maneuvers_here(self) -> tuple[int, ...]:
         acts = self._maneuvers.get(self.distance)
         if acts is None:
-            d = self.cfg.duel
-            acts = tuple(available_maneuvers(self.distance, d.reach, self.cfg.combat.move_attack_metres, d.ranged))
+            k = self.setup
+            acts = tuple(available_maneuvers(self.distance, k.reach, k.combat.move_attack_metres, k.ranged))
             self._maneuvers[self.distance] = acts
         return acts
 
-    def _is_legal(self, action: int) -> bool:
-        if self._outcome is not None:
-            return False
-        ph = self.phase
-        if ph is MANEUVER:
-            return action in self._maneuvers_here()
-        if ph in SPEND_PHASES:
-            return DUEL_SPEND_0 <= action <= DUEL_SPEND_0 + self.spendable(self.decider())
-        return False
+    def _spend_actions(self, seat: int) -> tuple[int, ...]:
+        """Rule 5: the "spend k pool dice" ids open to a fighter, k = 0 up to the pool dice that can be spent."""
+        pool = self.f[seat].pool
+        table = self.setup.spend_actions
+        acts = table.get(pool)
+        if acts is None:
+            acts = table[pool] = tuple(range(DUEL_SPEND_0, DUEL_SPEND_0 + self.spendable(seat) + 1))
+        return acts
 
     def legal_actions(self) -> list[int]:
         if self._outcome is not None:
@@ -385,7 +393,7 @@ class DuelState(State):
         if ph is MANEUVER:
             return list(self._maneuvers_here())
         if ph in SPEND_PHASES:
-            return list(range(DUEL_SPEND_0, DUEL_SPEND_0 + self.spendable(self.decider()) + 1))
+            return list(self._spend_actions(self.decider()))
         return []
 
     def action_label(self, action: int) -> str:
@@ -396,17 +404,30 @@ class DuelState(State):
         return maneuver_option(action, self.spendable(seat) if seat >= 0 else 0)
 
     def apply_action(self, action: int) -> None:
-        if not self._is_legal(action):
-            raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in {self.phase.name}")
         ph = self.phase
-        if ph is MANEUVER:
-            self._maneuver(Maneuver(action))
-        elif ph is ATTACK_SPEND:
-            self._attack_spend(action - DUEL_SPEND_0)
-        elif ph is DEFENSE_SPEND:
-            self._defense_spend(action - DUEL_SPEND_0)
-        elif ph is CHECK_SPEND:
-            self._check_spend(action - DUEL_SPEND_0)
+        if self._outcome is None:
+            if ph is MANEUVER:
+                if action in self._maneuvers_here():
+                    self._maneuver(MANEUVERS[action])
+                    return
+            elif ph is ATTACK_SPEND:
+                ex = self.ex
+                assert ex is not None
+                if action in self._spend_actions(ex.attacker):
+                    self._attack_spend(action - DUEL_SPEND_0)
+                    return
+            elif ph is DEFENSE_SPEND:
+                ex = self.ex
+                assert ex is not None
+                if action in self._spend_actions(1 - ex.attacker):
+                    self._defense_spend(action - DUEL_SPEND_0)
+                    return
+            elif ph is CHECK_SPEND:
+                assert self.checker is not None
+                if action in self._spend_actions(self.checker):
+                    self._check_spend(action - DUEL_SPEND_0)
+                    return
+        raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in {ph.name}")
 
     # -- turns ------------------------------------------------------------------------------------------
     def _start_turn(self) -> None:
@@ -415,15 +436,16 @@ class DuelState(State):
         fi.all_out_attack = fi.all_out_defense = fi.ready = fi.cover = False
         if fi.stunned:
             fi.stunned = False
-            self.narrate("stun", f"{self.name(self.active)} is stunned and loses the turn.", self.active)
+            if self.narrating:
+                self.narrate("stun", f"{self.name(self.active)} is stunned and loses the turn.", self.active)
             self._end_turn()
             return
-        self.phase = Phase.MANEUVER
+        self.phase = MANEUVER
 
     def _end_turn(self) -> None:
         self.ex = None
         self.turn += 1
-        if self.turn >= self.cfg.duel.max_turns:
+        if self.turn >= self.setup.max_turns:
             self.phase = Phase.OVER
             self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], f"both still standing after {self.turn} turns")
             return
@@ -432,29 +454,36 @@ class DuelState(State):
 
     def _maneuver(self, m: Maneuver) -> None:
         """Rule 14: apply a maneuver; attacks open an exchange (Rule 13)."""
-        me, fi, c = self.active, self.f[self.active], self.cfg.combat
-        who = self.name(me)
-        if m == Maneuver.AIM:
-            fi.aim = add_aim(fi.aim, c)
-            self.narrate("aim", f"{who} aims (+{fi.aim} attack dice stored).", me)
-        elif m == Maneuver.ALL_OUT_DEFENSE:
+        me = self.active
+        fi = self.f[me]
+        talk = self.narrating
+        if m is AIM:
+            fi.aim = add_aim(fi.aim, self.setup.combat)
+            if talk:
+                self.narrate("aim", f"{self.name(me)} aims (+{fi.aim} attack dice stored).", me)
+        elif m is ALL_OUT_DEFENSE:
             fi.all_out_defense = True
-            self.narrate("defend", f"{who} goes all-out on defence.", me)
-        elif m == Maneuver.READY:
+            if talk:
+                self.narrate("defend", f"{self.name(me)} goes all-out on defence.", me)
+        elif m is READY:
             fi.ready = True
-            self.narrate("ready", f"{who} readies to strike first.", me)
-        elif m == Maneuver.COVER:
+            if talk:
+                self.narrate("ready", f"{self.name(me)} readies to strike first.", me)
+        elif m is COVER:
             fi.cover = True
-            self.narrate("cover", f"{who} takes cover.", me)
-        elif m == Maneuver.MOVE:
-            self.distance = distance_after_move(self.distance, c.move_metres, self.cfg.duel.reach)
-            self.narrate("move", f"{who} moves in ({self.distance} m apart).", me)
+            if talk:
+                self.narrate("cover", f"{self.name(me)} takes cover.", me)
+        elif m is MOVE:
+            self.distance = distance_after_move(self.distance, self.setup.combat.move_metres, self.setup.reach)
+            if talk:
+                self.narrate("move", f"{self.name(me)} moves in ({self.distance} m apart).", me)
             if self._ready_strike(me, follow_up=False):
                 return
         else:
-            if m == Maneuver.MOVE_ATTACK:
-                self.distance = self.cfg.duel.reach
-                self.narrate("move", f"{who} closes in to attack.", me)
+            if m is MOVE_ATTACK:
+                self.distance = self.setup.reach
+                if talk:
+                    self.narrate("move", f"{self.name(me)} closes in to attack.", me)
                 if self._ready_strike(me, follow_up=True):
                     return
             self._open_attack(me, m)
@@ -467,16 +496,18 @@ class DuelState(State):
         if not (self.f[other].ready and self.in_reach()):
             return False
         self.f[other].ready = False
-        self.narrate("ready", f"{self.name(other)} was ready and strikes first.", other)
-        self._open_attack(other, Maneuver.ATTACK, ready_attack=True, follow_up=follow_up)
+        if self.narrating:
+            self.narrate("ready", f"{self.name(other)} was ready and strikes first.", other)
+        self._open_attack(other, ATTACK, ready_attack=True, follow_up=follow_up)
         return True
 
     def _open_attack(self, attacker: int, m: Maneuver, ready_attack: bool = False, follow_up: bool = False) -> None:
         self.ex = Exchange(attacker, m, ready_attack, follow_up)
-        if m == Maneuver.ALL_OUT_ATTACK:
+        if m is ALL_OUT_ATTACK:
             self.f[attacker].all_out_attack = True
-        self.narrate("attack", f"{self.name(attacker)} {ATTACK_VERBS[m]}.", attacker, maneuver=m.name.lower())
-        self.phase = Phase.ATTACK_SPEND
+        if self.narrating:
+            self.narrate("attack", f"{self.name(attacker)} {ATTACK_VERBS[m]}.", attacker, maneuver=m.name.lower())
+        self.phase = ATTACK_SPEND
 
     def _attack_spend(self, k: int) -> None:
         """Rules 2, 5, 14: the attacker's dice with k pool dice; stored aim goes on this attack."""
@@ -488,25 +519,26 @@ class DuelState(State):
         defender = 1 - ex.attacker
         ex.can_defend = can_defend(self.f[defender].all_out_attack)
         if ex.can_defend:
-            self.phase = Phase.DEFENSE_SPEND
+            self.phase = DEFENSE_SPEND
         else:
-            self.narrate("open", f"{self.name(defender)} attacked all-out and cannot defend.", defender)
-            self.phase = Phase.ATTACK_ROLL
+            if self.narrating:
+                self.narrate("open", f"{self.name(defender)} attacked all-out and cannot defend.", defender)
+            self.phase = ATTACK_ROLL
 
     def _defense_spend(self, k: int) -> None:
         """Rules 2, 5, 13/14: the defender's dice with k pool dice."""
         ex = self.ex
         assert ex is not None
         ex.def_spent = k
-        ex.def_dice = self.defense_pool(1 - ex.attacker, ex.maneuver == Maneuver.CALLED_SHOT, k)
-        self.phase = Phase.ATTACK_ROLL
+        ex.def_dice = self.defense_pool(1 - ex.attacker, ex.maneuver is CALLED_SHOT, k)
+        self.phase = ATTACK_ROLL
 
     def _check_spend(self, k: int) -> None:
         """Rule 17: the stay-up roll, built as in Rule 2, with k pool dice."""
         self.check_spent = k
         assert self.checker is not None
-        self.check_dice = self._roll_pool(self.checker, self.cfg.duel.stay_up, STAY_UP, k, 0)
-        self.phase = Phase.CHECK_ROLL
+        self.check_dice = self._roll_pool(self.checker, self.setup.stay_up_use, STAY_UP, k, 0)
+        self.phase = CHECK_ROLL
 
     # -- chance ---------------------------------------------------------------------------------------
     def _dice_now(self) -> int:
@@ -520,13 +552,13 @@ class DuelState(State):
         if self.phase == Phase.ROLL_OFF:
             return list(ROLL_OFF_OUTCOMES)
         if self.phase in (Phase.ATTACK_ROLL, Phase.DEFENSE_ROLL, Phase.CHECK_ROLL):
-            return list(roll_distribution(self._dice_now(), self.cfg.dice.success_on))
+            return list(roll_distribution(self._dice_now(), self.setup.success_on))
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> Hashable:
         if self.phase is ROLL_OFF:
             return sample_roll_off(rng)
-        return sample_roll(rng, self._dice_now(), self.cfg.dice.success_on)
+        return sample_roll(rng, self._dice_now(), self.setup.success_on)
 
     def force_faces(self, faces: tuple[int, ...] | list[int]) -> None:
         """Apply a roll given as d6 faces (golden tests)."""
@@ -536,21 +568,22 @@ class DuelState(State):
             return
         if len(faces) != self._dice_now():
             raise ValueError(f"expected {self._dice_now()} faces, got {len(faces)}")
-        self.apply_chance(read_faces(faces, self.cfg.dice.success_on))
+        self.apply_chance(read_faces(faces, self.setup.success_on))
 
     def apply_chance(self, outcome: Hashable) -> None:
         ph = self.phase
+        roll = outcome if type(outcome) is Roll else None
         if ph is ATTACK_ROLL:
             ex = self.ex
             assert ex is not None
-            ex.att_roll = Roll(*outcome)  # type: ignore[misc]
+            ex.att_roll = roll or Roll(*outcome)  # type: ignore[misc]
             if ex.can_defend:
-                self.phase = Phase.DEFENSE_ROLL
+                self.phase = DEFENSE_ROLL
             else:
                 self._resolve_attack()
         elif ph is DEFENSE_ROLL:
             assert self.ex is not None
-            self.ex.def_roll = Roll(*outcome)  # type: ignore[misc]
+            self.ex.def_roll = roll or Roll(*outcome)  # type: ignore[misc]
             self._resolve_attack()
         elif ph is ROLL_OFF:
             ro = outcome if isinstance(outcome, RollOff) else RollOff(outcome)  # type: ignore[arg-type]
@@ -559,7 +592,7 @@ class DuelState(State):
                 return
             self._land(ro.winner == 0, 1)
         elif ph is CHECK_ROLL:
-            self._resolve_check(Roll(*outcome))  # type: ignore[misc]
+            self._resolve_check(roll or Roll(*outcome))  # type: ignore[misc]
         else:
             raise ValueError("not a chance node")
 
@@ -568,63 +601,70 @@ class DuelState(State):
         """Rule 13: compare successes after wound penalties; only MORE successes hit."""
         ex = self.ex
         assert ex is not None and ex.att_roll is not None
+        k = self.setup
         a, d = ex.attacker, 1 - ex.attacker
         att = net_successes(ex.att_roll, self.penalty(a))
-        dfn = defence_successes(ex.def_roll if ex.can_defend else None, self.penalty(d), self.cfg.combat)
-        attack = f"{self.name(a)} rolls {dice_phrase(ex.att_dice.total)} ({ex.att_dice.description})"
-        defence = (
-            f"{self.name(d)} defends with {dice_phrase(ex.def_dice.total)} ({ex.def_dice.description})"
-            if ex.can_defend
-            else f"{self.name(d)} cannot defend"
-        )
-        self.narrate(
-            "exchange",
-            f"{attack}: {successes_phrase(att)}; {defence}: {successes_phrase(dfn)}.",
-            a,
-            attack=att,
-            defense=dfn,
-        )
-        result = attack_result(att, dfn, self.cfg.combat, self.cfg.contest)
-        if result == AttackResult.HIT:
+        dfn = defence_successes(ex.def_roll if ex.can_defend else None, self.penalty(d), k.combat)
+        if self.narrating:
+            attack = f"{self.name(a)} rolls {dice_phrase(ex.att_dice.total)} ({ex.att_dice.description})"
+            defence = (
+                f"{self.name(d)} defends with {dice_phrase(ex.def_dice.total)} ({ex.def_dice.description})"
+                if ex.can_defend
+                else f"{self.name(d)} cannot defend"
+            )
+            self.narrate(
+                "exchange",
+                f"{attack}: {successes_phrase(att)}; {defence}: {successes_phrase(dfn)}.",
+                a,
+                attack=att,
+                defense=dfn,
+            )
+        result = attack_result(att, dfn, k.combat, k.contest)
+        if result is AttackResult.HIT:
             self._land(True, att - dfn)
-        elif result == AttackResult.ROLL_OFF:
-            self.phase = Phase.ROLL_OFF
+        elif result is AttackResult.ROLL_OFF:
+            self.phase = ROLL_OFF
         else:
             self._land(False, 0)
 
     def _land(self, hit: bool, margin: int) -> None:
         """Rules 16–18: settle both pools, apply the wound, check death and consciousness."""
-        ex, c = self.ex, self.cfg.combat
+        ex, k = self.ex, self.setup
+        c = k.combat
         assert ex is not None
         a, d = ex.attacker, 1 - ex.attacker
-        if self.cfg.pool.enabled:
-            pr = self.cfg.pool
-            self.f[a].pool = settle_combat_pool(self.f[a].pool, ex.att_spent, combat_pass(hit, True), pr, c)
+        fa, fd = self.f[a], self.f[d]
+        if k.pool_enabled:
+            pr = k.pool_rules
+            fa.pool = settle_combat_pool(fa.pool, ex.att_spent, combat_pass(hit, True), pr, c)
             if defender_settles(ex.can_defend, hit, c):
-                self.f[d].pool = settle_combat_pool(self.f[d].pool, ex.def_spent, combat_pass(hit, False), pr, c)
-        pools = f"pools {self.name(0)} {self.f[0].pool}, {self.name(1)} {self.f[1].pool}"
+                fd.pool = settle_combat_pool(fd.pool, ex.def_spent, combat_pass(hit, False), pr, c)
+        talk = self.narrating
         if not hit:
-            self.narrate("miss", f"{self.name(a)} misses ({pools}).", a)
+            if talk:
+                pools = f"pools {self.name(0)} {self.f[0].pool}, {self.name(1)} {self.f[1].pool}"
+                self.narrate("miss", f"{self.name(a)} misses ({pools}).", a)
             self._after_exchange()
             return
-        margin = wound_margin(margin, ex.maneuver == Maneuver.CALLED_SHOT, c)
+        margin = wound_margin(margin, ex.maneuver is CALLED_SHOT, c)
         row = wound_for_margin(margin, c)
         assert row is not None
-        fd = self.f[d]
         fd.hp -= row.hp_loss
-        fd.wounds.append(row.penalty)
+        fd.wounds = (*fd.wounds, row.penalty)
         if wound_stuns(row, c):
             fd.stunned = True
-        self.narrate(
-            "wound",
-            f"Hit by {margin}: a {row.name} wound, −{row.hp_loss} HP "
-            f"({self.name(d)} at {fd.hp} HP, −{self.penalty(d)} on rolls; {pools}).",
-            a,
-            margin=margin,
-            wound=row.name,
-        )
+        if talk:
+            pools = f"pools {self.name(0)} {self.f[0].pool}, {self.name(1)} {self.f[1].pool}"
+            self.narrate(
+                "wound",
+                f"Hit by {margin}: a {row.name} wound, −{row.hp_loss} HP "
+                f"({self.name(d)} at {fd.hp} HP, −{self.penalty(d)} on rolls; {pools}).",
+                a,
+                margin=margin,
+                wound=row.name,
+            )
         standing = standing_after(fd.hp, c)
-        if standing == Standing.DEAD:
+        if standing is Standing.DEAD:
             self.phase = Phase.OVER
             self.narrate("dead", f"{self.name(d)} is dead.", d)
             self.finish(a, EndReason.KNOCKOUT, self._win_for(a), f"{self.name(d)} died at {fd.hp} HP")
@@ -633,36 +673,40 @@ class DuelState(State):
             fd.below_zero = True
             self._open_check(d)
             return
-        fd.below_zero = standing == Standing.BELOW_ZERO
+        fd.below_zero = standing is Standing.BELOW_ZERO
         self._after_exchange()
 
     def _open_check(self, seat: int) -> None:
         """Rule 17: below zero, roll to stay up (pool dice allowed if configured), ignoring wound penalties."""
         self.checker = seat
-        self.narrate("check", f"{self.name(seat)} is below zero and rolls to stay conscious.", seat)
-        if self.cfg.combat.consciousness_pool_dice and self.cfg.pool.enabled:
-            self.phase = Phase.CHECK_SPEND
+        if self.narrating:
+            self.narrate("check", f"{self.name(seat)} is below zero and rolls to stay conscious.", seat)
+        if self.setup.check_pool_dice:
+            self.phase = CHECK_SPEND
         else:
             self._check_spend(0)
 
     def _resolve_check(self, roll: Roll) -> None:
         """Rule 17: pass and stay up (Rule 5 settles the pool, Rule 10 may give a perk), fail and fall."""
-        seat, c = self.checker, self.cfg.combat
+        seat, k = self.checker, self.setup
         assert seat is not None
-        diff = effective_difficulty(self.cfg, c.consciousness_difficulty, ())
+        diff = k.check_difficulty
         ok = passes(roll.successes, diff)  # Rule 17: wound penalties are ignored
         fi = self.f[seat]
-        if self.cfg.pool.enabled:
-            fi.pool = settle_pool(fi.pool, self.check_spent, ok, self.cfg.pool)
-        self.narrate(
-            "check",
-            f"{self.name(seat)} rolls {dice_phrase(self.check_dice.total)} to stay up: "
-            f"{successes_phrase(roll.successes)} vs difficulty {diff} — "
-            f"{'stays up' if ok else 'passes out'}.",
-            seat,
-        )
-        if ok and perk_eligible(roll, diff) and award_perk(fi.char, STAY_UP, self.cfg):
-            self.narrate("perk", f"{self.name(seat)} earns a perk for staying up (Rule 10).", seat)
+        if k.pool_enabled:
+            fi.pool = settle_pool(fi.pool, self.check_spent, ok, k.pool_rules)
+        if self.narrating:
+            self.narrate(
+                "check",
+                f"{self.name(seat)} rolls {dice_phrase(self.check_dice.total)} to stay up: "
+                f"{successes_phrase(roll.successes)} vs difficulty {diff} — "
+                f"{'stays up' if ok else 'passes out'}.",
+                seat,
+            )
+        if ok and perk_eligible(roll, diff):
+            fi.char = fi.char.copy()  # the fighter's own sheet before it changes (copies share one until then)
+            if award_perk(fi.char, STAY_UP, self.cfg):
+                self.narrate("perk", f"{self.name(seat)} earns a perk for staying up (Rule 10).", seat)
         self.checker = None
         if not ok:
             self.phase = Phase.OVER
@@ -676,7 +720,7 @@ class DuelState(State):
         assert ex is not None
         if ex.ready_attack and ex.follow_up:
             mover = 1 - ex.attacker
-            self._open_attack(mover, Maneuver.MOVE_ATTACK)
+            self._open_attack(mover, MOVE_ATTACK)
             return
         self._end_turn()
 
@@ -704,10 +748,14 @@ class DuelState(State):
         )
 
     def clone(self) -> DuelState:
-        # shallow: the config and the logged events are immutable, the caches hold values valid for every copy
-        new = copy.copy(self)
-        new.f = [fi.copy() for fi in self.f]
-        new.ex = None if self.ex is None else self.ex.copy()
+        # shallow: the config and the logged events are immutable, the caches hold values valid for every copy;
+        # the fighters and the exchange in progress are copied (their sheets are shared until a perk changes one)
+        cls = self.__class__
+        new = cls.__new__(cls)
+        new.__dict__.update(self.__dict__)
+        new.f = [self.f[0].copy(), self.f[1].copy()]
+        if self.ex is not None:
+            new.ex = self.ex.copy()
         new.log = list(self.log)
         return new
 

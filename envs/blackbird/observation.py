@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.blackbird.actions import DUEL_DECISIONS, SESSION_DECISIONS, DuelPhase, Maneuver, SessionPhase
+from envs.blackbird.actions import DUEL_DECISIONS, SESSION_DECISIONS, DuelPhase, SessionPhase
 from envs.blackbird.config import MAX_TRAITS
 
 if TYPE_CHECKING:
@@ -132,55 +132,63 @@ def obstacle_slots(state: SessionState) -> np.ndarray:
     return o
 
 
-def _fighter(state: DuelState, seat: int) -> list[float]:
-    """The ``FIGHTER_OBS`` slots of one fighter."""
+def _fighter_into(o: np.ndarray, at: int, state: DuelState, seat: int) -> None:
+    """Write the ``FIGHTER_OBS`` slots of one fighter from slot ``at`` (into a zeroed buffer: zeros stay)."""
     fi, k = state.f[seat], state.setup
-    return [
-        max(-1.0, fi.hp / k.hit_points),
-        fi.pool / k.cap,
-        fi.aim / k.aim_max if k.aim_max else 0.0,
-        float(fi.all_out_attack),
-        float(fi.all_out_defense),
-        float(fi.ready),
-        float(fi.cover),
-        min(1.0, state.penalty(seat) / WOUND_PENALTY_SCALE) if fi.wounds else 0.0,
-        float(fi.below_zero),
-        float(fi.stunned),
-    ]
+    o[at] = max(-1.0, fi.hp / k.hit_points)
+    if fi.pool:
+        o[at + 1] = fi.pool / k.cap
+    if fi.aim and k.aim_max:
+        o[at + 2] = fi.aim / k.aim_max
+    if fi.all_out_attack:
+        o[at + 3] = 1.0
+    if fi.all_out_defense:
+        o[at + 4] = 1.0
+    if fi.ready:
+        o[at + 5] = 1.0
+    if fi.cover:
+        o[at + 6] = 1.0
+    if fi.wounds:
+        o[at + 7] = min(1.0, state.penalty(seat) / WOUND_PENALTY_SCALE)
+    if fi.below_zero:
+        o[at + 8] = 1.0
+    if fi.stunned:
+        o[at + 9] = 1.0
 
 
 def duel_observation(state: DuelState, seat: int) -> np.ndarray:
-    """A fighter's view: both fighters (self first), distance, phase, turn, and the attack in progress."""
+    """A fighter's view: both fighters (self first), distance, phase, turn, and the attack in progress.
+
+    Written slot by slot into a fresh zeroed float32 array (most slots are flags, zero most of the time).
+    """
     k = state.setup
     phase = state.phase
-    o = _fighter(state, seat) + _fighter(state, 1 - seat)  # D_ME, D_FOE: filled as plain floats, converted once
-    o += (
-        min(1.0, state.distance / k.distance_span),  # D_DISTANCE
-        float(state.in_reach()),  # D_IN_REACH
-        *DUEL_PHASE_ONE_HOT[phase],  # D_PHASE
-        float(state.active == seat),  # D_MY_TURN
-        state.turn / k.max_turns,  # D_TURN
-    )
+    o = DUEL_ZEROS.copy()  # a copy is cheaper than np.zeros
+    _fighter_into(o, D_ME, state, seat)
+    _fighter_into(o, D_FOE, state, 1 - seat)
+    if state.distance:
+        o[D_DISTANCE] = min(1.0, state.distance / k.distance_span)
+    if state.in_reach():
+        o[D_IN_REACH] = 1.0
+    slot = DUEL_PHASE_SLOT.get(phase)
+    if slot is not None:
+        o[slot] = 1.0
+    if state.active == seat:
+        o[D_MY_TURN] = 1.0
+    if state.turn:
+        o[D_TURN] = state.turn / k.max_turns
     ex = state.ex
-    if ex is None:
-        o += NO_EXCHANGE
-    else:
-        if phase != DuelPhase.ATTACK_SPEND:
-            o.append(min(1.0, ex.att_dice.total / POOL_DICE_SCALE))  # D_ATTACK_DICE
+    if ex is not None:
+        if phase is not DuelPhase.ATTACK_SPEND:
+            o[D_ATTACK_DICE] = min(1.0, ex.att_dice.total / POOL_DICE_SCALE)
         else:  # the attacker's dice before any pool dice are added
-            o.append(min(1.0, state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE))
-        o.append(min(1.0, ex.def_dice.total / POOL_DICE_SCALE))  # D_DEFENSE_DICE
-        o += MANEUVER_ONE_HOT[ex.maneuver]  # D_MANEUVER
-    return np.array(o, dtype=np.float32)
+            o[D_ATTACK_DICE] = min(1.0, state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE)
+        o[D_DEFENSE_DICE] = min(1.0, ex.def_dice.total / POOL_DICE_SCALE)
+        o[D_MANEUVER + ex.maneuver] = 1.0
+    return o
 
 
-DUEL_PHASE_ONE_HOT: dict[DuelPhase, tuple[float, ...]] = {
-    ph: tuple(1.0 if ph == d else 0.0 for d in DUEL_DECISIONS) for ph in DuelPhase
-}
-"""The ``D_PHASE`` slots of each phase (all zero at a chance node)."""
-MANEUVER_ONE_HOT: dict[Maneuver, tuple[float, ...]] = {
-    m: tuple(1.0 if m == x else 0.0 for x in Maneuver) for m in Maneuver
-}
-"""The ``D_MANEUVER`` slots of each maneuver."""
-NO_EXCHANGE = (0.0,) * (DUEL_OBS_SIZE - D_ATTACK_DICE)
-"""The attack slots when no attack is in progress."""
+DUEL_ZEROS = np.zeros(DUEL_OBS_SIZE, dtype=np.float32)
+DUEL_ZEROS.flags.writeable = False
+DUEL_PHASE_SLOT = {ph: D_PHASE + i for i, ph in enumerate(DUEL_DECISIONS)}
+"""The ``D_PHASE`` slot of each decision phase (none at a chance node)."""

@@ -398,20 +398,6 @@ class SessionState(State):
             r.trait_actions = (*acts, NO_TRAIT)
         return r.trait_actions
 
-    def _is_legal(self, action: int) -> bool:
-        if self._outcome is not None:
-            return False
-        ph = self.phase
-        if ph is SPEND:
-            return action in self._spend_actions()
-        if ph is TRAIT:
-            return action in self._traits_that_apply()
-        if ph is HELP:
-            return action in HELP_ACTIONS
-        if ph is RETRY:
-            return action in RETRY_ACTIONS
-        return False
-
     def action_label(self, action: int) -> str:
         return session_label(action, self.char.traits)
 
@@ -419,19 +405,24 @@ class SessionState(State):
         return session_option(action, self.spendable())
 
     def apply_action(self, action: int) -> None:
-        if not self._is_legal(action):
-            raise IllegalActionError(
-                f"illegal action {action} ({self.action_label(action)}) in phase {self.phase.name}"
-            )
         ph = self.phase
-        if ph is SPEND:
-            self._spend(action - SESSION_SPEND_0)
-        elif ph is TRAIT:
-            self._choose_trait(action)
-        elif ph is HELP:
-            self._choose_help(action == ACCEPT_HELP)
-        elif ph is RETRY:
-            self._retry_or_give_up(action == RETRY_ACT)
+        if self._outcome is None:
+            if ph is SPEND:
+                if action in self._spend_actions():
+                    self._spend(action - SESSION_SPEND_0)
+                    return
+            elif ph is TRAIT:
+                if action in self._traits_that_apply():
+                    self._choose_trait(action)
+                    return
+            elif ph is HELP:
+                if action in HELP_ACTIONS:
+                    self._choose_help(action == ACCEPT_HELP)
+                    return
+            elif ph is RETRY and action in RETRY_ACTIONS:
+                self._retry_or_give_up(action == RETRY_ACT)
+                return
+        raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in phase {ph.name}")
 
     # -- decisions --------------------------------------------------------------------------------------
     def _choose_trait(self, action: int) -> None:
