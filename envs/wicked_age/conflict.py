@@ -43,7 +43,14 @@ from envs.wicked_age.actions import (
     option_of,
 )
 from envs.wicked_age.config import ResolvedRules, WickedAgeConfig
-from envs.wicked_age.dice import Result, Roll, advantage_sum_distribution, compare_answer, roll_with_advantage
+from envs.wicked_age.dice import (
+    Result,
+    Roll,
+    advantage_sum_distribution,
+    compare_answer,
+    roll_outcomes,
+    roll_with_advantage,
+)
 from envs.wicked_age.observation import encode_observation
 from envs.wicked_age.rules import (
     FORM_TITLES,
@@ -229,8 +236,7 @@ _TURN_REROLL = TurnStep.REROLL
 _TURN_START = TurnStep.START
 
 
-@dataclass(frozen=True)
-class PendingOffer:
+class PendingOffer(NamedTuple):
     """Rule 17: an offer made before a round's roll: proposer, offer, addressee (None: not chosen yet)."""
 
     proposer: int
@@ -642,16 +648,7 @@ class WickedAgeState(State):
         if node == _CTX_CASH_ROLL:
             return [(t, float(q)) for t, q in advantage_sum_distribution(self.fresh_adv[s], self.rules.advantage_sides)]
         if node in (_CTX_OPENING_ROLL, _CTX_MOVER_ROLL, _CTX_ANSWER_ROLL):
-            dice = self.roll_dice[s]
-            total = 1
-            for d in dice:
-                total *= d
-            advd = advantage_sum_distribution(self.advantage_dice(s), self.rules.advantage_sides)
-            return [
-                ((faces, adv), float(q) / total)
-                for faces in itertools.product(*(range(1, d + 1) for d in dice))
-                for adv, q in advd
-            ]
+            return list(roll_outcomes(self.roll_dice[s], self.advantage_dice(s), self.rules.advantage_sides))
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> Hashable:
@@ -727,72 +724,87 @@ class WickedAgeState(State):
             legal = self._legal_cache = self._legal()
         if legal is None or self._outcome is not None or a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        node, s = self.node, self.actor
-        if node == _CTX_BUILD:
-            self._build_step(s, a)
-        elif node == _CTX_PICK_FORM:
-            self.picks[s] = [a - _ACT_NPC_FORM_0 if self.chars[s].npc else a]
-            self.pick_step = _PICK_SECOND_FORM
-        elif node == _CTX_PICK_SECOND_FORM:
-            self.picks[s].append(a)
-            self.pick_step = _PICK_STRENGTH
-        elif node == _CTX_PICK_STRENGTH:
-            self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - _ACT_STRENGTH_0
-            self.pick_step = _PICK_DONE
-        elif node == _CTX_WINDOW:
-            if a == _ACT_ROLL:
+        _DECIDE_AT[self.node](self, self.actor, a)
+        self._proceed()
+
+    # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``
+    def _on_build(self, s: int, a: int) -> None:
+        self._build_step(s, a)
+
+    def _on_pick_form(self, s: int, a: int) -> None:
+        self.picks[s] = [a - _ACT_NPC_FORM_0 if self.chars[s].npc else a]
+        self.pick_step = _PICK_SECOND_FORM
+
+    def _on_pick_second_form(self, s: int, a: int) -> None:
+        self.picks[s].append(a)
+        self.pick_step = _PICK_STRENGTH
+
+    def _on_pick_strength(self, s: int, a: int) -> None:
+        self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - _ACT_STRENGTH_0
+        self.pick_step = _PICK_DONE
+
+    def _on_window(self, s: int, a: int) -> None:
+        if a == _ACT_ROLL:
+            self.idx += 1
+        else:
+            opp = self._opponents(s)
+            self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
+
+    def _on_offer_target(self, s: int, a: int) -> None:
+        offer = self.offer
+        assert offer is not None
+        self.offer = PendingOffer(offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced)
+
+    def _on_offer_response(self, s: int, a: int) -> None:
+        self._answer_offer(a == _ACT_ACCEPT)
+
+    def _on_offer_form(self, s: int, a: int) -> None:
+        self._resolve_form_offer(a)
+
+    def _on_pre_roll(self, s: int, a: int) -> None:
+        simultaneous = self.stage == _STAGE_OPEN or self.stage == _STAGE_TIE
+        if a == _ACT_CASH_OWE and simultaneous:
+            self.pending_cash[s] += 1  # shown to the others only when everyone has decided
+        elif a == _ACT_CASH_OWE:
+            self._cash_owe_entry(s)
+        elif simultaneous:
+            if self.stage == _STAGE_OPEN:
                 self.idx += 1
             else:
-                opp = self._opponents(s)
-                self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
-        elif node == _CTX_OFFER_TARGET:
-            assert self.offer is not None
-            offer = self.offer
-            self.offer = PendingOffer(offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced)
-        elif node == _CTX_OFFER_RESPONSE:
-            self._answer_offer(a == _ACT_ACCEPT)
-        elif node == _CTX_OFFER_FORM:
-            self._resolve_form_offer(a)
-        elif node == _CTX_PRE_ROLL:
-            simultaneous = self.stage in (_STAGE_OPEN, _STAGE_TIE)
-            if a == _ACT_CASH_OWE and simultaneous:
-                self.pending_cash[s] += 1  # shown to the others only when everyone has decided
-            elif a == _ACT_CASH_OWE:
-                self._cash_owe_entry(s)
-            elif simultaneous:
-                if self.stage == _STAGE_OPEN:
-                    self.idx += 1
-                else:
-                    self.tie_idx += 1
-            else:
-                self.cash_done = True
-        elif node == _CTX_TIE_AVOID:
-            self.avoid_votes.append(a == _ACT_AVOID)
-            if self.narrating:
-                self.narrate(
-                    "tie_vote",
-                    f"{self.names[s]} " + ("would avoid the conflict." if a == _ACT_AVOID else "decides to fight."),
-                    s,
-                )
-        elif node == _CTX_CHALLENGE:
-            named = challenge_targets(a, self.num_players)
-            self._name_answerers(s, [t for t in self.order if t in named])
-        elif node == _CTX_CONSEQ_OFFER:
-            if a == _ACT_TAKE_DEFAULT:
-                self.terms = _TERMS_DEFAULT
-            else:
-                self._propose_terms(s, offer_of(a))
-        elif node == _CTX_CONSEQ_RESPONSE:
-            self._answer_conseq_offer(a == _ACT_ACCEPT)
-        elif node == _CTX_CONSEQ_DEFAULT:
-            assert self.conseq is not None
-            if a in (_ACT_EXHAUST, _ACT_INJURE):
-                self._apply_default_consequence(exhausted=(a == _ACT_EXHAUST))
-                self._finish_consequence()
-            else:
-                self.winner_offered = True
-                self._propose_terms(s, offer_of(a))
-        self._proceed()
+                self.tie_idx += 1
+        else:
+            self.cash_done = True
+
+    def _on_tie_avoid(self, s: int, a: int) -> None:
+        self.avoid_votes.append(a == _ACT_AVOID)
+        if self.narrating:
+            self.narrate(
+                "tie_vote",
+                f"{self.names[s]} " + ("would avoid the conflict." if a == _ACT_AVOID else "decides to fight."),
+                s,
+            )
+
+    def _on_challenge(self, s: int, a: int) -> None:
+        named = challenge_targets(a, self.num_players)
+        self._name_answerers(s, [t for t in self.order if t in named])
+
+    def _on_conseq_offer(self, s: int, a: int) -> None:
+        if a == _ACT_TAKE_DEFAULT:
+            self.terms = _TERMS_DEFAULT
+        else:
+            self._propose_terms(s, offer_of(a))
+
+    def _on_conseq_response(self, s: int, a: int) -> None:
+        self._answer_conseq_offer(a == _ACT_ACCEPT)
+
+    def _on_conseq_default(self, s: int, a: int) -> None:
+        assert self.conseq is not None
+        if a in (_ACT_EXHAUST, _ACT_INJURE):
+            self._apply_default_consequence(exhausted=(a == _ACT_EXHAUST))
+            self._finish_consequence()
+        else:
+            self.winner_offered = True
+            self._propose_terms(s, offer_of(a))
 
     # == The machine ==============================================================================
     def _decide(self, ctx: Ctx, seat: int) -> bool:
@@ -908,7 +920,7 @@ class WickedAgeState(State):
     def _draw_step(self) -> bool:
         """Rule 4: for each PC still in, draw the forms that fit its action (all six: no draw)."""
         while self.idx < self.num_players and (
-            self.chars[self.idx].npc or not self.in_conflict[self.idx] or self.forms_available >= len(PcForm)
+            self.chars[self.idx].npc or not self.in_conflict[self.idx] or self.forms_available >= len(PC_FORM_IDS)
         ):
             self.idx += 1
         if self.idx < self.num_players:
@@ -931,7 +943,7 @@ class WickedAgeState(State):
         if self.pick_step == _PICK_SECOND_FORM and not ch.npc:
             return self._decide(_CTX_PICK_SECOND_FORM, s)
         if self.pick_step <= _PICK_STRENGTH:
-            if self._usable_strengths(s):
+            if ch.strengths and self._usable_strengths(s):
                 return self._decide(_CTX_PICK_STRENGTH, s)
             self.strength_used[s] = None
         self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], self.strength_of(s))
@@ -1629,6 +1641,23 @@ _LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
 )
 """The legal actions of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one of these
 methods must extend the table)."""
+_DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], None], ...] = (
+    WickedAgeState._on_build,
+    WickedAgeState._on_pick_form,
+    WickedAgeState._on_pick_second_form,
+    WickedAgeState._on_pick_strength,
+    WickedAgeState._on_window,
+    WickedAgeState._on_offer_target,
+    WickedAgeState._on_offer_response,
+    WickedAgeState._on_offer_form,
+    WickedAgeState._on_pre_roll,
+    WickedAgeState._on_tie_avoid,
+    WickedAgeState._on_challenge,
+    WickedAgeState._on_conseq_offer,
+    WickedAgeState._on_conseq_response,
+    WickedAgeState._on_conseq_default,
+)
+"""The effect of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one must extend the table)."""
 _STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
     WickedAgeState._build_turn,
     WickedAgeState._draw_step,
@@ -1641,7 +1670,7 @@ _STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
     WickedAgeState._settle_step,
 )
 """The step of each ``Stage``, indexed by the stage (a scenario state that overrides one must extend the table)."""
-assert len(_LEGAL_AT) == len(DECISION_CONTEXTS) and len(_STAGE_STEPS) == len(Stage)
+assert len(_LEGAL_AT) == len(_DECIDE_AT) == len(DECISION_CONTEXTS) and len(_STAGE_STEPS) == len(Stage)
 assert all(int(c) == i for i, c in enumerate(DECISION_CONTEXTS)) and all(int(st) == i for i, st in enumerate(Stage))
 
 

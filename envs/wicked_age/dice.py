@@ -186,6 +186,26 @@ def comparison_odds(
     return out
 
 
+RollOutcome = tuple[tuple[int, ...], int]
+"""A roll as rolled: the faces of the form/strength dice (in the order of the dice) and the advantage dice's sum."""
+
+
+@lru_cache(maxsize=32)
+def roll_outcomes(dice: tuple[int, ...], advantage: int, sides: int = 6) -> tuple[tuple[RollOutcome, float], ...]:
+    """Rules 6 and 13: every ``(faces, advantage_sum)`` a roll can show, with its probability.
+
+    ``dice`` are the form/strength dice, ``advantage`` the number of advantage dice. This is the engine's
+    ``chance_outcomes`` at a roll, cached: playouts meet the same rolls again and again.
+    """
+    total = 1
+    for d in dice:
+        total *= d
+    advd = [(adv, float(q)) for adv, q in advantage_sum_distribution(advantage, sides)]
+    return tuple(
+        ((faces, adv), q / total) for faces in itertools.product(*(range(1, d + 1) for d in dice)) for adv, q in advd
+    )
+
+
 def roll_with_advantage(rng: Rng, dice: Sequence[int], advantage: int, sides: int = 6) -> tuple[tuple[int, ...], int]:
     """Rules 6 and 13: roll the form/strength dice, then the advantage dice; the faces and the advantage sum."""
     faces = tuple(rng.roll_dice(dice))

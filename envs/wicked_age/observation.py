@@ -17,7 +17,7 @@ import numpy as np
 
 from envs.wicked_age.actions import DECISION_CONTEXTS, MIN_PARTY_SLOTS, Ctx, party_slots
 from envs.wicked_age.config import MAX_DIE
-from envs.wicked_age.rules import SHEET_SLOTS, Offer, PcForm
+from envs.wicked_age.rules import SHEET_SLOTS, Offer, PcForm, advantage_dice
 
 if TYPE_CHECKING:
     from envs.wicked_age.conflict import WickedAgeState
@@ -78,7 +78,7 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     chars, in_chapter, in_conflict = state.chars, state.in_chapter, state.in_conflict
     roll_dice, rolls, adv, adv_seat = state.roll_dice, state.rolls, state.adv, state.adv[seat]
     challenged, moved, owe = state.challenged, state.moved, state.owe
-    per_entry = state.rules.dice_per_entry
+    per_entry, keep, cashed = state.rules.dice_per_entry, state.rules.keep_advantage, state.cashed
     building = state.drafts if state.in_build else None
     v: list[float] = []
     for k in range(n):
@@ -108,7 +108,7 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
             die[rd[0]] if nrd else 0.0,
             die[rd[1]] if nrd > 1 else 0.0,
             die[rd[2]] if nrd > 2 else 0.0,  # ROLLED_DICE_SHOWN
-            (state.advantage_dice(p) + pending * per_entry) / ADVANTAGE_NORM,
+            (advantage_dice(adv[p], in_conflict, keep, cashed[p]) + pending * per_entry) / ADVANTAGE_NORM,
             flag[adv[p][seat]],
             flag[adv_seat[p]],
             (owe.count(p) - pending) / OWE_NORM,

@@ -316,7 +316,8 @@ def advantage_dice(holds_over: Sequence[bool], opponent_in: Sequence[bool], keep
     if len(holds_over) != len(opponent_in):
         raise ValueError("one advantage flag per party")
     if keep_when_out:
-        return list(holds_over).count(True) + cashed
+        return holds_over.count(True) + cashed
+
     return sum(map(operator.and_, holds_over, opponent_in)) + cashed
 
 
