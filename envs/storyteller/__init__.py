@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from envs.core.game import Ruleset, Scenario
-from envs.storyteller.actions import ACTION_COUNT, DUEL_ACTIONS, DUEL_OPTION_GROUPS, HEIST_OPTION_GROUPS
+from envs.storyteller.actions import DUEL_ACTIONS, DUEL_OPTION_GROUPS, HEIST_OPTION_GROUPS
 from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.duel import new_duel
-from envs.storyteller.heist import new_heist
+from envs.storyteller.heist import heist_actions, new_heist
 from envs.storyteller.observation import DUEL_OBS_SIZE, HEIST_OBS_SIZE
 from envs.storyteller.odds import ODDS
 from envs.storyteller.scenarios import DUEL_OPTION_RULES, HEIST_OPTION_RULES, KNOBS
@@ -24,7 +24,7 @@ HEIST = Scenario(
     description="Two or three timed extended tasks from the seed's examples: split into multiple actions, "
     "spend Willpower, retry or abandon, automatic success or roll, pick the approach, send the ally",
     num_players=1,
-    num_actions=ACTION_COUNT,
+    num_actions=heist_actions,  # 22, and 2 more per action beyond 3 (multiple_actions.max_actions)
     observation_size=HEIST_OBS_SIZE,
     new_game=new_heist,
     max_episode_steps=400,

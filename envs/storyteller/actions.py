@@ -1,7 +1,9 @@
 """The Storyteller scenarios' action tables, decision phases, option groups and labels.
 
-Heist: ``Discrete(ACTION_COUNT)``; duel: ``Discrete(DUEL_ACTIONS)``. Each action id decodes to a
-kind and its arguments (a task slot, an approach, an action number) by the helpers below, so the
+Heist: ``Discrete(heist_action_count(max_actions))`` (``ACTION_COUNT`` = 22 when at most 3 actions may be
+declared, as the rules as written have it; each further action adds two ids at the end: declaring that
+many actions, and Willpower on that action); duel: ``Discrete(DUEL_ACTIONS)``. Each action id decodes to
+a kind and its arguments (a task slot, an approach, an action number) by the helpers below, so the
 states never do arithmetic on raw ids. Rule numbers refer to docs/rules/storyteller.md.
 """
 
@@ -16,7 +18,7 @@ SLOTS = 3
 APPROACHES = 2
 """Approaches per task slot in the action table: the main one and the alternative (bigger pool, higher D)."""
 MAX_DECLARED = 3
-"""Rule 9: the most actions the heist's table can declare in one turn."""
+"""Rule 9: the most actions the first 22 ids of the heist's table declare in one turn (the rules as written)."""
 
 
 class Act(enum.IntEnum):
@@ -36,7 +38,12 @@ class Act(enum.IntEnum):
 
 
 ACTION_COUNT = 22
-"""Size of the heist's action table."""
+"""Size of the heist's action table when at most :data:`MAX_DECLARED` actions may be declared."""
+
+
+def heist_action_count(max_actions: int) -> int:
+    """Rule 9: the heist's table for up to ``max_actions`` actions a turn: 2 more ids per action beyond 3."""
+    return ACTION_COUNT + 2 * max(0, max_actions - MAX_DECLARED)
 
 
 class Phase(enum.IntEnum):
@@ -70,31 +77,9 @@ HEIST_CONTEXTS: dict[Phase, str] = {
 }
 """The decision context of each heist phase (analysis groups decisions by it)."""
 # hot-path aliases (a ``Act.X`` lookup is a descriptor call in Python 3.11)
-(
-    _ACT_ABANDON,
-    _ACT_ALLY,
-    _ACT_ALLY_REST,
-    _ACT_AUTO,
-    _ACT_NO_WILLPOWER,
-    _ACT_ONE_ACTION,
-    _ACT_RETRY,
-    _ACT_ROLL,
-    _ACT_THREE_ACTIONS,
-    _ACT_TWO_ACTIONS,
-    _ACT_WILLPOWER,
-) = (
-    Act.ABANDON,
-    Act.ALLY,
-    Act.ALLY_REST,
-    Act.AUTO,
-    Act.NO_WILLPOWER,
-    Act.ONE_ACTION,
-    Act.RETRY,
-    Act.ROLL,
-    Act.THREE_ACTIONS,
-    Act.TWO_ACTIONS,
-    Act.WILLPOWER,
-)
+_ACT_ABANDON, _ACT_ALLY, _ACT_ALLY_REST, _ACT_AUTO = Act.ABANDON, Act.ALLY, Act.ALLY_REST, Act.AUTO
+_ACT_NO_WILLPOWER, _ACT_ONE_ACTION, _ACT_RETRY, _ACT_ROLL = Act.NO_WILLPOWER, Act.ONE_ACTION, Act.RETRY, Act.ROLL
+_ACT_THREE_ACTIONS, _ACT_WILLPOWER = Act.THREE_ACTIONS, Act.WILLPOWER
 
 HEIST_OPTION_GROUPS: tuple[str, ...] = (
     "single_action",
@@ -112,13 +97,24 @@ HEIST_OPTION_GROUPS: tuple[str, ...] = (
 
 
 def count_action(n: int) -> int:
-    """The action that declares ``n`` actions this turn (Rule 9)."""
-    return _ACT_ONE_ACTION + n - 1
+    """The action that declares ``n`` actions this turn (Rule 9; beyond 3: id 22 + 2 (n - 4))."""
+    if n <= MAX_DECLARED:
+        return _ACT_ONE_ACTION + n - 1
+    return ACTION_COUNT + 2 * (n - MAX_DECLARED - 1)
 
 
 def declared_count(action: int) -> int:
     """How many actions a COUNT action declares (Rule 9)."""
-    return action - _ACT_ONE_ACTION + 1
+    if action < ACTION_COUNT:
+        return action - _ACT_ONE_ACTION + 1
+    return MAX_DECLARED + 1 + (action - ACTION_COUNT) // 2
+
+
+def is_count(action: int) -> bool:
+    """An action that declares how many actions the turn has (Rule 9)."""
+    if action < ACTION_COUNT:
+        return _ACT_ONE_ACTION <= action <= _ACT_THREE_ACTIONS
+    return (action - ACTION_COUNT) % 2 == 0
 
 
 def roll_action(slot: int, approach: int) -> int:
@@ -138,8 +134,17 @@ def auto_action(slot: int) -> int:
 
 
 def willpower_action(k: int) -> int:
-    """The action that spends Willpower on the turn's action ``k`` (0-based, Rule 8)."""
-    return _ACT_WILLPOWER + k
+    """The action that spends Willpower on the turn's action ``k`` (0-based, Rule 8; beyond 3: 23 + 2 (k - 3))."""
+    if k < MAX_DECLARED:
+        return _ACT_WILLPOWER + k
+    return ACTION_COUNT + 2 * (k - MAX_DECLARED) + 1
+
+
+def willpower_index(action: int) -> int:
+    """The turn's action (0-based) a Willpower action spends the point on (Rule 8)."""
+    if action < ACTION_COUNT:
+        return action - _ACT_WILLPOWER
+    return MAX_DECLARED + (action - ACTION_COUNT) // 2
 
 
 def ally_action(slot: int) -> int:
@@ -159,7 +164,9 @@ def is_auto(action: int) -> bool:
 
 def is_willpower(action: int) -> bool:
     """A Willpower action (on some action of the turn)."""
-    return _ACT_WILLPOWER <= action < _ACT_ALLY
+    if action < ACTION_COUNT:
+        return _ACT_WILLPOWER <= action < _ACT_ALLY
+    return (action - ACTION_COUNT) % 2 == 1
 
 
 def is_ally(action: int) -> bool:
@@ -176,7 +183,7 @@ def heist_option(action: int) -> str:
         return "abandon"
     if a == _ACT_ONE_ACTION:
         return "single_action"
-    if a in (_ACT_TWO_ACTIONS, _ACT_THREE_ACTIONS):
+    if is_count(a):
         return "multiple_actions"
     if is_roll(a):
         return "approach_alt" if roll_target(a)[1] else "approach_main"
@@ -198,7 +205,7 @@ def heist_label(action: int, task_name: Callable[[int], str], approach_label: Ca
         return "retry"
     if a == _ACT_ABANDON:
         return "abandon"
-    if _ACT_ONE_ACTION <= a <= _ACT_THREE_ACTIONS:
+    if is_count(a):
         n = declared_count(a)
         return "one action" if n == 1 else f"{n} actions"
     if is_roll(a):
@@ -209,7 +216,7 @@ def heist_label(action: int, task_name: Callable[[int], str], approach_label: Ca
     if a == _ACT_NO_WILLPOWER:
         return "no willpower"
     if is_willpower(a):
-        return f"willpower on action {a - _ACT_WILLPOWER + 1}"
+        return f"willpower on action {willpower_index(a) + 1}"
     if is_ally(a):
         return f"ally helps with {task_name(a - _ACT_ALLY)}"
     if a == _ACT_ALLY_REST:

@@ -54,6 +54,9 @@ MAX_RATING = 10
 """Rule 1: an Attribute or Ability rating runs 0..10 (the book's dots; 10 is its top)."""
 Rating = Annotated[int, Field(ge=0, le=MAX_RATING)]
 """Rule 1: one Attribute or Ability rating (dice it adds to a pool)."""
+MAX_ACTIONS = MAX_RATING
+"""Rule 9: the most actions any character can declare in a turn: an Attribute + Ability pool of at most
+2 x MAX_RATING = 20 dice fills 10 actions (the 10th rolls 20 - 10 - 9 = 1 die), never 11."""
 
 TASK_KEYS: tuple[str, ...] = ("documents", "house", "drive", "autopsy", "virus", "tree", "phone", "director", "shoot")
 """Keys of the heist's task catalogue (``envs.storyteller.heist.CATALOGUE``), from the seed's example list."""
@@ -107,9 +110,10 @@ class MultipleActionRules(RulesModel):
     max_actions: int = Field(
         default=3,
         ge=1,
-        le=3,
-        description="Rule 9: most actions a character may declare per turn; [decision] at most 3: the heist's "
-        "action table declares 1..3 (the rules set no maximum)",
+        le=MAX_ACTIONS,
+        description="Rule 9: most actions a character may declare per turn [decision]; the rules set no maximum "
+        "but the pool (each action's pool - N - (k - 1) must stay >= 1), so up to 10, the most a 20-die pool "
+        "allows (10 = no cap); the duel's table stops at two (one attack and one defence a turn)",
     )
 
 

@@ -19,15 +19,19 @@ it, on a simple task together with the character's roll of the turn (``teamwork.
 actions (Rule 9); 5..10 roll task slot s by approach a (``5 + 2s + a``; a = 1 is the alternative,
 bigger-pool-higher-difficulty approach); 11..13 automatic success on slot s (Rule 7); 14 no
 Willpower, 15..17 Willpower on action k (Rule 8: before each roll only that roll's k is legal);
-18..20 the ally helps slot s, 21 the ally rests (Rule 14). The table is ``actions.Act``.
+18..20 the ally helps slot s, 21 the ally rests (Rule 14). The table is ``actions.Act``. Rule 9 sets
+no maximum but the pools: ``multiple_actions.max_actions`` takes up to 10 (a 20-die pool's 10th action
+rolls 1 die), and each action beyond 3 adds two ids after these: 22 + 2 (n - 4) declares n actions,
+23 + 2 (n - 4) spends Willpower on action n (``Discrete(22 + 2 (max_actions - 3))``).
 
 ## Observation
 ``Box(0, 1, (73,))`` (``observation.encode_heist``): per task slot (20 values): present, status
 one-hot (active, done, lost, awaiting retry), progress / target, target / 20, pools / 20 and
-difficulties / 10 of both approaches, attempt, calm, retryable, its place in this turn's plan, ally,
-pending retry; then turn, turns left, Willpower / 10, the decision phase one-hot, actions declared
-and picked; then, at a Willpower decision before a roll, that roll's action number / 3, pool / 20
-and difficulty / 10 (73 values).
+difficulties / 10 of both approaches, attempt, calm, retryable, its place in this turn's plan (first,
+second, third or later), ally, pending retry; then turn, turns left, Willpower / 10, the decision phase
+one-hot, actions declared and picked; then, at a Willpower decision before a roll, that roll's action
+number, pool / 20 and difficulty / 10 (73 values; action counts are divided by 3, or by
+``multiple_actions.max_actions`` when it is more).
 
 ## Rewards
 At the end: the fraction of the job's tasks completed (0..1).
@@ -63,16 +67,18 @@ from envs.storyteller.actions import (
     auto_action,
     count_action,
     declared_count,
+    heist_action_count,
     heist_label,
     heist_option,
     is_auto,
     roll_action,
     roll_target,
     willpower_action,
+    willpower_index,
 )
 from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_of_faces, sample_outcome
-from envs.storyteller.observation import encode_heist, heist_task_part
+from envs.storyteller.observation import PLAN_SCALE, encode_heist, heist_task_part
 from envs.storyteller.scenarios import CATALOGUE, TaskSpec
 
 HeistChance = int | tuple[int, ...]
@@ -109,15 +115,8 @@ class PendingRoll(NamedTuple):  # a NamedTuple: built on every roll, several tim
 SETUP, RETRY, COUNT, PICK, WILLPOWER = Phase.SETUP, Phase.RETRY, Phase.COUNT, Phase.PICK, Phase.WILLPOWER
 ALLY, RESOLVE = Phase.ALLY, Phase.RESOLVE
 ACTIVE, DONE, LOST, PENDING = Status.ACTIVE, Status.DONE, Status.LOST, Status.PENDING
-ACT_ABANDON, ACT_ALLY, ACT_ALLY_REST, ACT_AUTO, ACT_NO_WILLPOWER, ACT_RETRY, ACT_WILLPOWER = (
-    Act.ABANDON,
-    Act.ALLY,
-    Act.ALLY_REST,
-    Act.AUTO,
-    Act.NO_WILLPOWER,
-    Act.RETRY,
-    Act.WILLPOWER,
-)
+ACT_ABANDON, ACT_ALLY, ACT_ALLY_REST, ACT_AUTO = Act.ABANDON, Act.ALLY, Act.ALLY_REST, Act.AUTO
+ACT_NO_WILLPOWER, ACT_RETRY = Act.NO_WILLPOWER, Act.RETRY
 OVER = Phase.OVER
 
 _DERIVED: dict[int, tuple[StorytellerConfig, dict[tuple[int, int | None], tuple[Any, ...]]]] = {}
@@ -241,13 +240,13 @@ class Task:
                 ),
                 default=0,
             )
-            for n_actions in range(MAX_DECLARED + 1)
+            for n_actions in range(self._most_declared() + 1)
         )
         # fits[n][k]: the approaches that can fill place k of an n-action turn (Rules 9-10);
         # auto_fits[n][k]: one of them allows the automatic success there (Rule 7)
         fits: list[tuple[tuple[int, ...], ...]] = [()]
         auto_fits: list[tuple[bool, ...]] = [()]
-        for n_actions in range(1, MAX_DECLARED + 1):
+        for n_actions in range(1, self._most_declared() + 1):
             row: list[tuple[int, ...]] = [()]
             auto_row = [False]
             for k in range(1, n_actions + 1):
@@ -268,6 +267,10 @@ class Task:
             auto_fits.append(tuple(auto_row))
         self.fits, self.auto_fits = tuple(fits), tuple(auto_fits)
         self.obs_part = heist_task_part(self)
+
+    def _most_declared(self) -> int:
+        """Rule 9: the most actions a turn of this config declares (the tables cover at least the first 3)."""
+        return max(MAX_DECLARED, rules.max_actions(self.cfg))
 
     def copy(self) -> Task:
         t = Task.__new__(Task)
@@ -311,6 +314,7 @@ class HeistState(State[HeistChance]):
         self.turn_rolls: dict[int, tuple[int, ...]] = {}  # Rule 14: this turn's outcomes on each simple task
         self.botches = 0
         self.max_actions = rules.max_actions(cfg)
+        self.plan_scale = max(PLAN_SCALE, float(self.max_actions))  # observation: actions declared / this
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
         self.teamwork_adds = rules.simple_teamwork_adds(cfg)
         # the config keys read on every step, resolved once into plain attributes
@@ -427,7 +431,7 @@ class HeistState(State[HeistChance]):
             if len(self.plan) == self.n_actions:
                 self._after_picks()
         elif ph is WILLPOWER:
-            self.wp_action = None if action == ACT_NO_WILLPOWER else action - ACT_WILLPOWER
+            self.wp_action = None if action == ACT_NO_WILLPOWER else willpower_index(action)
             if self.willpower_per_roll:
                 self._willpower_on_next_roll(self.wp_action is not None)
             else:
@@ -787,6 +791,12 @@ class HeistState(State[HeistChance]):
             "willpower": self.willpower,
             "tasks": [(t.spec.key, t.progress, t.spec.target, t.status.name) for t in self.tasks],
         }
+
+
+def heist_actions(cfg: Any) -> int:
+    """The heist's number of action ids under ``cfg`` (Rule 9: two more per action beyond 3 a turn)."""
+    assert isinstance(cfg, StorytellerConfig)
+    return heist_action_count(rules.max_actions(cfg))
 
 
 def new_heist(cfg: Any) -> HeistState:

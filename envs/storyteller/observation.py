@@ -32,7 +32,9 @@ DIFFICULTY_SCALE = 10.0
 ATTEMPT_SCALE = 5.0
 """Heist: repeated attempts are divided by this."""
 PLAN_SCALE = 3.0
-"""Heist: actions declared and picked are divided by this."""
+"""Heist: actions declared and picked are divided by this (or by ``multiple_actions.max_actions`` if more)."""
+PLAN_PLACES = 3
+"""Heist: a task slot marks its place in the turn's plan among the first three (a later place as the third)."""
 AUTO_MARK = 0.5
 """Heist: a planned automatic success (a planned roll is 1)."""
 # hot-path aliases (a ``Phase.X`` lookup is a descriptor call in Python 3.11)
@@ -65,7 +67,7 @@ def encode_heist(state: HeistState, seat: int) -> np.ndarray:
         v[b + 1 + int(t.status)] = 1.0
         v[b + 5] = min(t.progress / t.spec.target, 1.0)
     for k, pick in enumerate(state.plan):
-        v[pick.slot * PER_TASK + 15 + k] = AUTO_MARK if pick.auto else 1.0
+        v[pick.slot * PER_TASK + 15 + (k if k < PLAN_PLACES else PLAN_PLACES - 1)] = AUTO_MARK if pick.auto else 1.0
     if state.ally_slot is not None:
         v[state.ally_slot * PER_TASK + 18] = 1.0
     if state.pending_slot is not None:
@@ -78,11 +80,12 @@ def encode_heist(state: HeistState, seat: int) -> np.ndarray:
     phase = state.phase
     if _RETRY <= phase <= _ALLY:
         v[g + 3 + phase - _RETRY] = 1.0
-    v[g + 8] = state.n_actions / PLAN_SCALE
-    v[g + 9] = len(state.plan) / PLAN_SCALE
+    scale = state.plan_scale
+    v[g + 8] = state.n_actions / scale
+    v[g + 9] = len(state.plan) / scale
     if phase is _WILLPOWER and state.willpower_per_roll:
         r = state.queue[0]
-        v[g + 10] = (r.index + 1) / PLAN_SCALE
+        v[g + 10] = (r.index + 1) / scale
         v[g + 11] = min(r.pool / POOL_SCALE, 1.0)
         v[g + 12] = r.difficulty / DIFFICULTY_SCALE
     return np.array(v, dtype=np.float32)

@@ -38,13 +38,13 @@ def random_game(name: str, seed: int, cfg=None, check=None):
             state.apply_chance(o)
         else:
             legal = state.legal_actions()
-            assert legal and all(0 <= a < sc.num_actions for a in legal)
+            assert legal and all(0 <= a < sc.action_count(cfg) for a in legal)
             for a in legal:
                 assert state.option_of(a) in sc.option_groups
                 assert state.action_label(a)
             obs = state.observation(p)
             lo, hi = sc.observation_bounds
-            assert obs.shape == (sc.observation_size,) and obs.dtype == np.float32
+            assert obs.shape == (sc.observation_length(cfg),) and obs.dtype == np.float32
             assert (obs >= lo).all() and (obs <= hi).all()
             if check:
                 check(state)

@@ -26,7 +26,7 @@ def returns(name, cfg, agents, games, seed=11):
             if p == CHANCE:
                 state.apply_chance(state.sample_chance(rng))
             else:
-                state.apply_action(agents[p].act(state, legal_mask(state, sc.num_actions), rng))
+                state.apply_action(agents[p].act(state, legal_mask(state, sc.action_count(cfg)), rng))
         out[g] = state.returns()
     return out
 
