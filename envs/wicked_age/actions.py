@@ -1,5 +1,9 @@
-"""In a Wicked Age actions: the action table (fixed ids shared by both scenarios), decision kinds, labels.
+"""In a Wicked Age actions: the action table (ids shared by both scenarios), decision kinds, labels.
 
+The table holds :func:`party_slots` parties (at least four): ids 0..40 are fixed (forms, strengths, the
+plain choices and ``CHALLENGE_m`` for the bitmasks m = 1..15 of the first four seats), ``TARGET_i`` = 41 + i
+for every seat, and with more than four parties the challenges of the larger bitmasks follow the targets.
+A conflict of up to four parties uses exactly the 45 ids of the four-party table (``NUM_ACTIONS``).
 Rule numbers cite docs/rules/wicked_age.md.
 """
 
@@ -8,11 +12,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 
-from envs.wicked_age.config import NPC_FORMS, PC_FORMS
+from envs.wicked_age.config import MAX_PARTIES, NPC_FORMS, PC_FORMS
 from envs.wicked_age.rules import NpcForm, Offer, PcForm
 
-MAX_PARTIES = 4
-"""A conflict has 2..4 parties (the melee's largest)."""
+__all__ = ["MAX_PARTIES"]  # re-exported: a conflict has 2..MAX_PARTIES parties (envs/wicked_age/config.py)
+
 MIN_PARTY_SLOTS = 4
 """The action table and the observation always hold at least four parties: the ids and the observation of the
 duel and of a three-party melee are those of a four-party table."""
@@ -56,13 +60,24 @@ class Act(enum.IntEnum):
     FIGHT = 23
     EXHAUST = 24  # Rule 15
     INJURE = 25
-    CHALLENGE_1 = 26  # CHALLENGE_m: name the seats in bitmask m (1..15) as answerers
+    CHALLENGE_1 = 26  # CHALLENGE_m: name the seats in bitmask m (1..15) as answerers (larger m: after the targets)
     CHALLENGE_15 = 40
-    TARGET_0 = 41  # address an offer to seat i
+    TARGET_0 = 41  # TARGET_0 + i: address an offer to seat i
     TARGET_3 = 44
 
 
-NUM_ACTIONS = 45
+_FIXED_MASKS = Act.CHALLENGE_15 - Act.CHALLENGE_1 + 1
+"""The bitmasks (1..15) whose challenges have fixed ids: those naming only the first four seats."""
+
+
+def action_count(parties: int) -> int:
+    """The size of the action table of a conflict of ``parties`` parties (45 for up to four)."""
+    slots = party_slots(parties)
+    return int(Act.TARGET_0) + slots + (1 << slots) - 1 - _FIXED_MASKS
+
+
+NUM_ACTIONS = action_count(MIN_PARTY_SLOTS)
+"""The action table of the duel and of a melee of up to four parties (45 ids)."""
 FORM_ACTIONS: tuple[int, ...] = tuple(Act.FORM_0 + f for f in PcForm)
 """Rule 1: one action per PC form (also one per sheet slot, for an NPC's single dice)."""
 NPC_FORM_ACTIONS: tuple[int, ...] = tuple(Act.NPC_FORM_0 + f for f in NpcForm)
@@ -122,25 +137,43 @@ def offer_of(action: int) -> Offer:
     return offer
 
 
-def challenge_action(targets: Sequence[int]) -> int:
+def challenge_action(targets: Sequence[int], parties: int = MIN_PARTY_SLOTS) -> int:
     """Rule 9: the action naming ``targets`` as answerers (``CHALLENGE_m``, m the seats' bitmask)."""
-    return Act.CHALLENGE_1 - 1 + sum(1 << t for t in set(targets))
+    m = sum(1 << t for t in set(targets))
+    if m <= _FIXED_MASKS:
+        return Act.CHALLENGE_1 - 1 + m
+    return Act.TARGET_0 + party_slots(parties) + m - _FIXED_MASKS - 1
+
+
+def _challenge_mask(action: int, parties: int) -> int:
+    """The bitmask a challenge action names (0: not a challenge)."""
+    if Act.CHALLENGE_1 <= action <= Act.CHALLENGE_15:
+        return action - Act.CHALLENGE_1 + 1
+    first = Act.TARGET_0 + party_slots(parties)  # the first challenge of a larger bitmask
+    if first <= action < action_count(parties):
+        return action - first + _FIXED_MASKS + 1
+    return 0
 
 
 def challenge_targets(action: int, num_players: int) -> tuple[int, ...]:
     """Rule 9: the seats a challenge action names."""
-    m = action - Act.CHALLENGE_1 + 1
+    m = _challenge_mask(action, num_players)
     return tuple(t for t in range(num_players) if m >> t & 1)
 
 
-def is_challenge(action: int) -> bool:
-    """Whether ``action`` is a challenge."""
-    return Act.CHALLENGE_1 <= action <= Act.CHALLENGE_15
+def is_challenge(action: int, parties: int = MIN_PARTY_SLOTS) -> bool:
+    """Whether ``action`` is a challenge (in the table of ``parties`` parties)."""
+    return _challenge_mask(action, parties) != 0
 
 
-def is_target(action: int) -> bool:
-    """Whether ``action`` addresses an offer to a seat."""
-    return Act.TARGET_0 <= action <= Act.TARGET_3
+def target_action(seat: int) -> int:
+    """Rule 17: the action that addresses an offer to ``seat``."""
+    return Act.TARGET_0 + seat
+
+
+def is_target(action: int, parties: int = MIN_PARTY_SLOTS) -> bool:
+    """Whether ``action`` addresses an offer to a seat (in the table of ``parties`` parties)."""
+    return Act.TARGET_0 <= action < Act.TARGET_0 + party_slots(parties)
 
 
 def action_label(action: int, names: Sequence[str], strength_specs: Sequence[str], offer_form_npc: bool) -> str:
@@ -155,9 +188,9 @@ def action_label(action: int, names: Sequence[str], strength_specs: Sequence[str
     if Act.STRENGTH_0 <= a <= Act.STRENGTH_3:
         i = a - Act.STRENGTH_0
         return f"strength_{strength_specs[i]}" if i < len(strength_specs) else f"strength_{i}"
-    if is_challenge(a):
+    if is_challenge(a, len(names)):
         return "challenge_" + "+".join(names[t] for t in challenge_targets(a, len(names)))
-    if is_target(a):
+    if is_target(a, len(names)):
         t = a - Act.TARGET_0
         return f"offer_to_{names[t]}" if t < len(names) else f"offer_to_{t}"
     if 0 <= a < NUM_ACTIONS:
@@ -196,11 +229,12 @@ def option_of(action: int, ctx: Ctx, npc: Sequence[bool], build_die: tuple[int, 
         return "negotiate"
     if ctx == Ctx.OFFER_FORM:
         return "offer_form"
-    if is_challenge(a):
+    if is_challenge(a, len(npc)):
         targets = challenge_targets(a, len(npc))
         if len(targets) > 1:
             return "challenge_several"
         return "challenge_npc" if npc[targets[0]] else "challenge_pc"
-    if is_target(a):
+    if is_target(a, len(npc)):
         return "offer_target"
+
     return _PLAIN_OPTIONS.get(Act(a)) if 0 <= a < NUM_ACTIONS else None

@@ -23,6 +23,10 @@ ALL_FORMS = PC_FORMS + NPC_FORMS
 MAX_DIE = 30
 """Rules 1-3 [decision]: the largest die size a config may name (the rules use d4..d12; a designer's d20 or
 d30 plays)."""
+MAX_PARTIES = 8
+"""Rules 9-13 [decision]: the most parties a conflict (the melee) may have. The rules set no maximum ("two on
+one and more"): eight keeps the table of named answerers (every subset of the opponents, Rule 9) at 289
+actions."""
 MAX_STRENGTHS = 8
 """Rule 5 [decision]: the most particular strengths one seat's sheet may list (the seed's sheets hold 1-2)."""
 DieSize = Annotated[int, Field(ge=1, le=MAX_DIE)]
@@ -297,14 +301,15 @@ class DuelSetup(RulesModel):
 
 
 class MeleeSetup(RulesModel):
-    """The melee scenario: 3-4 parties, the last of them an NPC."""
+    """The melee scenario: 3 or more parties, the last of them an NPC."""
 
     parties: int = Field(
         default=3,
         ge=3,
-        le=4,
-        description="number of parties (the last one is the NPC); [decision] at most 4: the melee's action table "
-        "and observation hold four parties (the rules set no maximum)",
+        le=MAX_PARTIES,
+        description=f"number of parties (the last one is the NPC); [decision] at most {MAX_PARTIES}: the rules set "
+        "no maximum, and every subset of the opponents is a challenge a mover may name (Rule 9), so the action "
+        "table grows as 2^parties",
     )
     build_phase: bool = Field(
         default=True,
@@ -326,8 +331,9 @@ class MeleeSetup(RulesModel):
             ["for_others", "covertly", "with_violence", "directly", "for_myself", "with_love"],
         ],
         min_length=3,
-        max_length=3,
-        description="per PC seat, the forms that get forms.pc_dice, largest die first",
+        max_length=MAX_PARTIES - 1,
+        description="per PC seat, the forms that get forms.pc_dice, largest die first (more PCs than entries: "
+        "the list starts over)",
     )
     npc_assignment: list[str] = Field(
         default=["action", "maneuvering", "self_protection"],
@@ -335,7 +341,9 @@ class MeleeSetup(RulesModel):
         description="the NPC forms that get forms.npc_pairs, largest pair first",
     )
     strengths: list[Strengths] = Field(
-        default=[[], [], [], []], max_length=4, description="particular strengths per seat (up to 4 parties)"
+        default=[[], [], [], []],
+        max_length=MAX_PARTIES,
+        description="particular strengths per seat (seats past the end of the list have none)",
     )
 
     @field_validator("strengths")

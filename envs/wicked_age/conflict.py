@@ -523,7 +523,7 @@ class WickedAgeState(State):
         return [_ACT_AVOID, _ACT_FIGHT]
 
     def _legal_challenge(self, s: int) -> list[int]:
-        return sorted(challenge_action(c) for c in challenge_choices(self._opponents(s)))
+        return sorted(challenge_action(c, self.num_players) for c in challenge_choices(self._opponents(s)))
 
     def _legal_conseq_offer(self, s: int) -> list[int]:
         return [*self._offer_ids, _ACT_TAKE_DEFAULT]

@@ -10,7 +10,14 @@ from envs.core.game import Scenario
 from envs.wicked_age.actions import NUM_ACTIONS
 from envs.wicked_age.config import PC_FORMS
 from envs.wicked_age.duel import DUEL_NAMES, new_duel
-from envs.wicked_age.melee import MELEE_NPC_NAME, MELEE_PC_NAMES, melee_players, new_melee
+from envs.wicked_age.melee import (
+    MELEE_NPC_NAME,
+    MELEE_PC_NAMES,
+    melee_actions,
+    melee_observation_size,
+    melee_players,
+    new_melee,
+)
 from envs.wicked_age.observation import OBS_SIZE
 
 __all__ = ["DUEL", "MELEE", "MELEE_GROUPS", "OPTION_GROUPS", "new_duel", "new_melee"]
@@ -73,10 +80,10 @@ DUEL = Scenario(
 MELEE = Scenario(
     name="melee",
     title="Melee",
-    description="3-4 parties (the last an NPC) in a chapter of conflicts; movers choose whom to challenge.",
+    description="3-8 parties (the last an NPC) in a chapter of conflicts; movers choose whom to challenge.",
     num_players=melee_players,
-    num_actions=NUM_ACTIONS,
-    observation_size=OBS_SIZE,
+    num_actions=melee_actions,
+    observation_size=melee_observation_size,
     new_game=new_melee,
     max_episode_steps=5000,
     player_names=(*MELEE_PC_NAMES, MELEE_NPC_NAME),
