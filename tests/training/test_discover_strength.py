@@ -96,8 +96,8 @@ def pig(tmp_path_factory):
 def test_best_response_edge_is_paired_against_the_subject(pig):
     d = pig
     sec = d.sections["verdicts"]
-    # an "exploiter" that is the subject itself plays the very same games: every paired change is zero, and
-    # the interval is the rule of three's (± the returns' span × 3/n), never zero-width
+    # an "exploiter" that is the subject itself plays the very games of the subject's self-play: every paired
+    # change is zero, and the interval is the rule of three's (± the returns' span × 3/n), never zero-width
     d.sections["rl"] = {"exploiter": {"agent": sec["subject"], "opponent": "random", "steps": 0}}
     br = best_response(d)
     assert br is not None and br["games"] == sec["deals"]
@@ -106,14 +106,19 @@ def test_best_response_edge_is_paired_against_the_subject(pig):
     assert br["edge"]["value"] == 0.0 and abs(br["edge"]["high"] - half) < 1e-6 and abs(br["edge"]["low"] + half) < 1e-6
     # the subject's own usage, seen through the exploiter's games, covers the contexts the subject met
     assert set(br["usage"]) == set(sec["usage"])
-    # an exploiter that plays worse than the subject (the bare base, random) has a negative edge
+    # the exploiter's opponent is the subject: its games seat the subject at every other seat
     d.sections["rl"] = {"exploiter": {"agent": "random", "opponent": "random", "steps": 0}}
     br = best_response(d)
-    assert br is not None and br["edge"]["value"] < 0
+    assert br is not None
+    game = d.games[br["example"]]
+    g = int(br["example"].rsplit("-", 1)[1])
+    assert game["agents"][g % 2] == "random" and game["agents"][1 - g % 2] == sec["subject"]
+    assert br["finetune"]["steps"] == 0  # not an RL model: nothing to fine-tune
     st = strength_certificate(d)
     assert st["best_response_edge"] == br["edge"]["value"]
     assert st["best_response_ci"] == [br["edge"]["low"], br["edge"]["high"]]
-    assert "exploiter" in st["best_response_note"]
+    assert st["best_response_trained"] == [{"opponent": "random", "steps": 0}]
+    assert "exploiter" in st["best_response_note"] and "self-play" in st["best_response_note"]
 
 
 def test_converged_considers_the_best_response_edge(pig):
@@ -179,3 +184,78 @@ def test_forcing_an_option_the_subject_never_meets_is_no_dead_verdict():
     row = {"available": True, "chosen": 0, "usage_in_context": 0.0, "forbid": None, "force": zero}
     assert verdict_of({**row, "forced_uses": 0}, Thresholds()) == "not_met"  # it never came up for the subject
     assert verdict_of({**row, "forced_uses": 5}, Thresholds()) == "dead"  # taken 5 times, and nothing moved
+
+
+# -- the exploiter fine-tuned against the subject ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def warm_exploiter(tmp_path_factory):
+    """A tiny MaskablePPO run on Pig against random: the warm start the RL stage's exploiter would be."""
+    from training.train import TrainConfig, train
+
+    out = tmp_path_factory.mktemp("warm")
+    hp = {"n_steps": 128, "batch_size": 256, "eval_episodes": 4}
+    cfg = TrainConfig(ruleset="toy_pig", scenario="race", steps=512, opponent="random", seed=0, out=out, hp=hp)
+    cfg.final_eval = False
+    cfg.n_envs = 2
+    return f"rl:{train(cfg).run_dir}"
+
+
+def _finetuned(tmp_path: Path, warm: str, monkeypatch: pytest.MonkeyPatch | None = None) -> tuple:
+    import training.train.vec as vec
+
+    seen: list[str] = []
+    if monkeypatch is not None:  # a spy on the fine-tune's envs: who plays the other seats
+        plain = vec.make_vec_env
+
+        def spy(ruleset, scenario, config, opponents, kind="dummy"):
+            seen.extend(o.name for o in opponents)
+            return plain(ruleset, scenario, config, opponents, kind)
+
+        monkeypatch.setattr(vec, "make_vec_env", spy)
+    budget = _budget().model_copy(update={"rl_steps": 5_120, "search_deals": 8, "max_restrictions": 1})
+    d = make_discovery(TOY, "race", None, budget, 0, 1, tmp_path, rl=False)
+    stage_verdicts(d, "random")
+    d.sections["rl"] = {"exploiter": {"agent": warm, "opponent": "random", "steps": 512}}
+    br = best_response(d)
+    return d, br, seen
+
+
+@pytest.mark.slow  # two fine-tunes of 512 steps against the search subject, and their games
+def test_exploiter_is_fine_tuned_against_the_subject_deterministically(tmp_path, warm_exploiter, monkeypatch):
+    from agents.rl import read_meta
+    from training.discover.rl import SUBJECT_RUN, subject_steps
+
+    d, br, seen = _finetuned(tmp_path / "a", warm_exploiter, monkeypatch)
+    subject = d.sections["verdicts"]["subject"]
+    assert subject_steps(d)[0] == 512  # 10% of the 5,120 RL steps, two 256-step rollouts
+    assert br is not None
+    assert seen and all(name == subject for name in seen)  # the subject plays every other seat while it trains
+    assert br["trained"] == [{"opponent": "random", "steps": 512}, {"opponent": subject, "steps": 512}]
+    assert br["agent"] == f"rl:{tmp_path / 'a' / 'rl' / SUBJECT_RUN}" and br["warm_start"] == warm_exploiter
+    assert read_meta(br["agent"].removeprefix("rl:"))["opponent"] == subject
+    g = int(br["example"].rsplit("-", 1)[1])
+    assert d.games[br["example"]]["agents"] == [br["agent"], subject][:: 1 if g % 2 == 0 else -1]
+    st = strength_certificate(d)
+    assert st["best_response_trained"][-1] == {"opponent": subject, "steps": 512}
+    assert f"512 steps against {subject}" in st["best_response_note"]
+    # the same seed, another folder: the same fine-tune, the same edge, the same certificate
+    d2, br2, _ = _finetuned(tmp_path / "b", warm_exploiter)
+    assert br2 is not None and br2["edge"] == br["edge"]
+    assert strength_certificate(d2) == st
+
+
+def test_fine_tune_steps_follow_the_budget_and_the_work_cap(tmp_path):
+    from training.discover.rl import subject_steps
+
+    b = _budget().model_copy(update={"name": "quick", "rl_steps": 20_000, "search_work": 60_000})
+    d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
+    d.sections["round_robin"] = {"mean_length": 20.0}  # 60,000 / (1 x 20) = 3,000 steps fit; 10% is 2,000
+    assert subject_steps(d)[0] == 1_792  # 2,000 in whole 256-step rollouts
+    d.sections["round_robin"] = {"mean_length": 40.0}  # 1,500 fit
+    steps, why = subject_steps(d)
+    assert steps == 1_280 and "work cap" in why
+    d.sections["round_robin"] = {"mean_length": 200.0}  # 300 fit: under two rollouts, no fine-tune
+    steps, why = subject_steps(d)
+    assert steps == 0 and "no fine-tune" in why

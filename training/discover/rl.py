@@ -12,6 +12,12 @@ subject (:mod:`training.discover.verdicts`). :func:`~training.discover.verdicts.
 it on the verdict deals, and its paired return over the subject's is the certificate's
 ``best_response_edge``: how much a player trained for the budget's RL steps finds against those opponents
 that the subject misses.
+
+That exploiter is then **fine-tuned against the subject itself** (:func:`finetune_against`): warm-started from
+its weights, it trains :func:`subject_steps` more steps with the search subject at every other seat inside the
+env (the subject is ~50 decisions/s, so only a slice of the budget's RL steps fits), and
+:func:`~training.discover.verdicts.best_response` plays it against the subject on the verdict deals, paired
+with the subject in self-play on the same deals: the certificate's ``best_response_edge``.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -36,6 +43,16 @@ from training.train import TrainConfig, set_torch_threads, train
 EXPLOITER = "exploiter"
 """The label (and run folder under ``rl/``) of the best-response exploiter."""
 EXPLOITER_SEED = 2
+SUBJECT_RUN = "exploiter_subject"
+"""The run folder under ``rl/`` of the exploiter fine-tuned against the subject."""
+SUBJECT_SHARE = {"quick": 0.1, "standard": 0.1, "deep": 0.02}
+"""Share of the budget's RL steps the exploiter fine-tunes against the subject (other budgets: quick's)."""
+SUBJECT_ENVS = 2
+"""Envs of the fine-tune (in two processes with ``--workers`` ≥ 2: the subject's search is the cost)."""
+SUBJECT_N_STEPS = 128
+"""Steps per env per PPO rollout in the fine-tune: a 256-step rollout, one minibatch of 256."""
+MIN_SUBJECT_ROLLOUTS = 2
+"""Fewer rollouts than this fit the work cap: no fine-tune (one PPO update on one rollout teaches little)."""
 
 
 def _train_one(args: tuple[str, str, str | None, int, int, str, str]) -> str:
@@ -219,3 +236,71 @@ def transplant(d: Discovery, variant_agent: str, written_agent: str) -> dict[str
         example = d.game_id("transplant", j[0])
     d.add_all(transplant_findings(gap, example, d.thresholds))
     return {"gap": interval_dict(gap), "config": config_dict(d.config) == config_dict(d.base_config)}
+
+
+def subject_steps(d: Discovery) -> tuple[int, str]:
+    """The exploiter's fine-tune against the subject: its steps (0: none) and why that many.
+
+    ``SUBJECT_SHARE`` of the budget's RL steps, capped where ``search_work`` runs out: a fine-tune step costs
+    the subject's decisions until the learner's next one, about ``(n - 1) × length`` units of
+    :attr:`Budget.search_work` (a search game with one search seat costs ``length² / n``, with ``length / n``
+    learner steps), so the cap is ``search_work / ((n - 1) × length)``. Rounded down to whole 256-step
+    rollouts; fewer than :data:`MIN_SUBJECT_ROLLOUTS` is none.
+    """
+    n = d.num_players
+    rollout = SUBJECT_ENVS * SUBJECT_N_STEPS
+    want = int(SUBJECT_SHARE.get(d.budget.name, SUBJECT_SHARE["quick"]) * d.budget.rl_steps)
+    why = f"{SUBJECT_SHARE.get(d.budget.name, SUBJECT_SHARE['quick']):.0%} of the budget's {d.budget.rl_steps} RL steps"
+    length = (d.sections.get("round_robin") or {}).get("mean_length")
+    if d.budget.search_work is not None and length and n > 1:
+        fit = int(d.budget.search_work / ((n - 1) * float(length)))
+        if fit < want:
+            want, why = fit, f"the search work cap ({d.budget.search_work:,.0f} / ((n-1) x mean length {length}))"
+    steps = (want // rollout) * rollout
+    if steps < MIN_SUBJECT_ROLLOUTS * rollout:
+        return 0, f"{why} is under {MIN_SUBJECT_ROLLOUTS} rollouts of {rollout} steps: no fine-tune at this budget"
+    return steps, why
+
+
+def finetune_against(d: Discovery, warm: str, opponent: str, steps: int, label: str = SUBJECT_RUN) -> dict[str, Any]:
+    """Train the model of run ``warm`` (``rl:<dir>``) ``steps`` more steps with ``opponent`` at every other seat.
+
+    The learner's seat rotates (as in training); PPO keeps the warm run's hyperparameters but rolls out
+    :data:`SUBJECT_ENVS` × :data:`SUBJECT_N_STEPS` steps at a time. Deterministic for the discovery's seed
+    (in one process or two). Returns ``{"agent": "rl:<dir>", "steps", "opponent", "warm_start", "seconds"}``.
+    """
+    from agents.registry import make_agent
+    from agents.rl import MODEL_NAME, algo_class, model_path, read_meta
+    from training.train.checkpoints import save_model
+    from training.train.vec import make_vec_env
+
+    t0 = time.perf_counter()
+    set_torch_threads(1)
+    source = model_path(warm.removeprefix("rl:"))
+    meta = {k: v for k, v in read_meta(source).items() if k not in ("num_timesteps", "architecture", "meta_version")}
+    meta["opponent"] = opponent
+    out = d.out_dir / "rl" / label
+    out.mkdir(parents=True, exist_ok=True)
+    opponents = [make_agent(d.ruleset.name, opponent, d.scenario) for _ in range(SUBJECT_ENVS)]
+    vec = make_vec_env(d.ruleset.name, d.scenario, d.config, opponents, "subproc" if d.workers > 1 else "dummy")
+    try:
+        model = algo_class(meta.get("algo", "maskable-ppo")).load(
+            source,
+            env=vec,
+            device="cpu",
+            n_steps=SUBJECT_N_STEPS,
+            batch_size=SUBJECT_ENVS * SUBJECT_N_STEPS,
+            tensorboard_log=None,
+        )
+        model.set_random_seed(d.seed + EXPLOITER_SEED + 1)
+        model.learn(total_timesteps=steps, reset_num_timesteps=True)
+        save_model(model, out / MODEL_NAME, meta)
+    finally:
+        vec.close()
+    return {
+        "agent": f"rl:{out}",
+        "steps": int(model.num_timesteps),
+        "opponent": opponent,
+        "warm_start": warm,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }

@@ -16,10 +16,11 @@ same deal (common random numbers: the engine's chance stream does not depend on 
   (unless the subject already chose it in nearly every decision where it came up). The verdicts are
   :func:`results.findings.verdict_of`'s: essential/dominant, dominated, dead, inconclusive at this budget.
 * **Strength certificate**: the subject at double the simulations on the same deals (the change is the
-  budget-doubling delta), the exact gap where the exact stage solved the scenario, the best-response edge
-  in a multi-seat scenario (:func:`best_response`: an RL exploiter trained against the verdict games'
-  opponents, its return over the subject's in the subject's seat, paired by deal), the subject's edge over
-  its base, and whether the findings can be called converged (every one of these within ``dominant_loss``).
+  budget-doubling delta), the exact gap where the exact stage solved the scenario (multi-seat: against the
+  best response to the base) and each restricted change against the exact restricted-optimum change, the
+  best-response edge in a multi-seat scenario (:func:`best_response`: an RL exploiter fine-tuned against the
+  subject, played against it, paired by deal with the subject in self-play), the subject's edge over its
+  base, and whether the findings can be called converged (every one of these within ``dominant_loss``).
 * **Adapting sensitivity** (:func:`adapting_rows`): the subject replays a sample of the deals under each
   perturbed rule, so a rule that matters once a player adapts shows.
 * **Builds** (:func:`stage_builds`): where a scenario has a build phase (decisions in context ``build``),
@@ -274,8 +275,61 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
     return sec
 
 
+RESTRICTED_SLACK = 0.02
+"""A measured restricted-play change within this of the exact one counts as matching it (``within``), as in
+the exact-reach tests; ``converged`` asks every one to lie within ``dominant_loss``."""
+
+
+def restricted_exact(d: Discovery) -> dict[str, dict[str, Any]]:
+    """Each restricted-play change the verdict stage measured, beside the exact restricted-optimum change.
+
+    ``{"<mode>=<group>": {"measured", "ci", "exact", "off", "within"}}`` for every restriction the exact stage
+    solved (``exact``: restricted optimum minus optimum on the verdict stage's seat schedule; ``off``:
+    ``|measured - exact|``; ``within``: the exact change lies in the interval or within :data:`RESTRICTED_SLACK`).
+    """
+    sec = d.sections.get("verdicts") or {}
+    ex = d.sections.get("exact") or {}
+    out: dict[str, dict[str, Any]] = {}
+    for spec, row in (ex.get("restricted") or {}).items() if ex.get("tractable") else ():
+        mode, _, grp = spec.partition("=")
+        iv = ((sec.get("options") or {}).get(grp) or {}).get(mode)
+        if iv is None:
+            continue
+        off = abs(iv["value"] - row["change"])
+        out[spec] = {
+            "measured": iv["value"],
+            "ci": [iv["low"], iv["high"]],
+            "exact": row["change"],
+            "off": round(off, 6),
+            "within": bool(iv["low"] - 1e-9 <= row["change"] <= iv["high"] + 1e-9 or off <= RESTRICTED_SLACK),
+        }
+    return out
+
+
+def _exploiter_note(d: Discovery, br: dict[str, Any] | None) -> str:
+    if br:
+        trained = br.get("trained") or [{"opponent": br.get("opponent"), "steps": br.get("steps")}]
+        legs = " then ".join(f"{t['steps']} steps against {t['opponent']}" for t in trained)
+        ft = br.get("finetune") or {}
+        extra = "" if ft.get("steps") else f"; not fine-tuned against the subject ({ft.get('why', 'no RL model')})"
+        return (
+            f"a MaskablePPO exploiter trained {legs} at every other seat{extra}; played against the subject on "
+            f"the same {br['games']} deals, paired with the subject in self-play"
+        )
+    if d.num_players == 1:
+        return "one seat: no opponent to exploit"
+    return "no exploiter trained (--no-rl or a budget without RL steps)"
+
+
 def strength_certificate(d: Discovery) -> dict[str, Any]:
-    """``{agent, exact_gap, budget_doubling_delta, best_response_edge, converged, …}`` for findings.json."""
+    """``{agent, exact_gap, budget_doubling_delta, best_response_edge, converged, …}`` for findings.json.
+
+    ``exact_gap``: the exact optimum (multi-seat: the best response to the base, on the verdict seat schedule)
+    minus the subject's sampled value; ``restricted_exact``: :func:`restricted_exact`; ``best_response_edge``:
+    :func:`best_response`'s. Converged when the doubling interval, the exact gap, every restricted change's
+    distance to the exact one and the exploiter interval's upper end are all within ``dominant_loss``;
+    ``provisional_by`` is the largest of them.
+    """
     sec = d.sections.get("verdicts")
     if not sec:
         return {
@@ -288,8 +342,10 @@ def strength_certificate(d: Discovery) -> dict[str, Any]:
     t = d.thresholds
     ex = d.sections.get("exact") or {}
     exact_gap = None
-    if ex.get("tractable") and d.num_players == 1:
+    if ex.get("tractable"):
         exact_gap = round(ex["optimal_value"] - sec["value"]["value"], 6)
+    restricted = restricted_exact(d)
+    restricted_off = max((r["off"] for r in restricted.values()), default=0.0)
     dbl = sec["doubling"]
     off = max(abs(dbl["low"]), abs(dbl["high"]))
     br = d.sections.get("best_response")
@@ -298,28 +354,22 @@ def strength_certificate(d: Discovery) -> dict[str, Any]:
     converged = (
         off <= t.dominant_loss
         and (exact_gap is None or exact_gap <= t.dominant_loss)
+        and restricted_off <= t.dominant_loss
         and (edge is None or edge_off <= t.dominant_loss)
     )
-    if br:
-        note = (
-            f"a MaskablePPO exploiter trained {br['steps']} steps against {br['opponent']} at every other seat, "
-            f"played in the subject's seat on the same {br['games']} deals"
-        )
-    elif d.num_players == 1:
-        note = "one seat: no opponent to exploit"
-    else:
-        note = "no exploiter trained (--no-rl or a budget without RL steps)"
     out = {
         "agent": sec["subject"],
         "exact_gap": exact_gap,
+        "restricted_exact": restricted if ex.get("tractable") else None,
         "budget_doubling_delta": dbl["value"],
         "budget_doubling_ci": [dbl["low"], dbl["high"]],
         "best_response_edge": edge["value"] if edge else None,
         "best_response_ci": [edge["low"], edge["high"]] if edge else None,
-        "best_response_note": note,
+        "best_response_trained": br.get("trained") if br else None,
+        "best_response_note": _exploiter_note(d, br),
         "over_base": sec["over_base"],
         "converged": converged,
-        "provisional_by": round(max(off, exact_gap or 0.0, edge_off), 6),
+        "provisional_by": round(max(off, exact_gap or 0.0, restricted_off, edge_off), 6),
         "games": sec["games"],
         "simulations": sec["simulations"],
         "deals": sec["deals"],
@@ -342,28 +392,59 @@ def usage_of(records: list[GameRecord], seats: list[int]) -> dict[str, dict[str,
 
 
 def best_response(d: Discovery) -> dict[str, Any] | None:
-    """The exploiter on the verdict deals, in the subject's seat against the same opponents (the base at every
-    other seat): its return minus the subject's, paired by deal. None without an exploiter or verdicts."""
+    """A best-response exploiter trained on the subject, played against it (issue 17 item 6).
+
+    The exploiter of the RL stage (trained against the base at every other seat) is fine-tuned against the
+    subject itself (:func:`training.discover.rl.finetune_against`, :func:`~training.discover.rl.subject_steps`
+    steps with the subject at every other seat; none where the budget's work cannot pay for it). Then, on the
+    verdict deals, it plays seat ``g mod n`` of deal ``g`` with the subject at every other seat, paired by deal
+    with the subject in that seat (the subject in self-play): its return minus the subject's is the edge (> 0:
+    the subject can be exploited). None without an exploiter, verdicts or a second seat.
+    """
     ex = (d.sections.get("rl") or {}).get("exploiter")
     sec = d.sections.get("verdicts")
-    base_recs = d.verdict_records
-    if not ex or not sec or base_recs is None or d.num_players < 2:
+    if not ex or not sec or d.verdict_records is None or d.num_players < 2:
         return None
+    t0 = time.perf_counter()
     n = d.num_players
-    jobs = _jobs(d, ex["agent"], sec["base"], seeds(d.seed + VERDICT_SEED, sec["deals"]))
-    recs = d.play("best_response", jobs)
-    iv, diffs = _paired(base_recs, recs, n)
-    top = max(range(len(diffs)), key=lambda g: diffs[g])  # the deal where the exploiter gains most
+    subject = sec["subject"]
+    agent = ex["agent"]
+    trained = [{"opponent": ex["opponent"], "steps": ex["steps"]}]
+    finetune: dict[str, Any] = {"steps": 0}
+    if agent.startswith("rl:"):
+        from training.discover.rl import finetune_against, subject_steps  # rl imports this module: late
+
+        steps, why = subject_steps(d)
+        finetune = {"steps": steps, "why": why}
+        if steps > 0:
+            ft = finetune_against(d, agent, subject, steps)
+            agent = ft["agent"]
+            trained.append({"opponent": subject, "steps": ft["steps"]})
+            finetune = {**finetune, **ft}
+            d.timings["best_response_finetune"] = ft["seconds"]
+    deals = seeds(d.seed + VERDICT_SEED, sec["deals"])
+    jobs = _jobs(d, agent, subject, deals)  # the exploiter in the subject's seat, the subject everywhere else
+    self_play = _jobs(d, subject, subject, deals)
+    k = len(deals)
+    recs = d.play("best_response", jobs + self_play)
+    iv, diffs = _paired(recs[k:], recs[:k], n)
+    top = max(range(k), key=lambda g: diffs[g])  # the deal where the exploiter gains most
     out = {
         **ex,
-        "against": f"{sec['base']} at every other seat (the verdict games' opponents)",
-        "subject": sec["subject"],
+        "agent": agent,
+        "warm_start": ex["agent"],
+        "trained": trained,
+        "finetune": finetune,
+        "against": f"{subject} at every other seat, paired with {subject} in self-play on the same deals",
+        "subject": subject,
         "edge": interval_dict(iv),
-        "games": len(jobs),
+        "games": k,
         "example": d.game_id("best_response", jobs[top], top),
-        "usage": usage_of(recs, [_seat(g, n) for g in range(len(recs))]),
+        "usage": usage_of(recs[:k], [_seat(g, n) for g in range(k)]),
+        "seconds": round(time.perf_counter() - t0, 1),
     }
     d.sections["best_response"] = out
+    d.timings["best_response"] = time.perf_counter() - t0
     return out
 
 
