@@ -600,18 +600,18 @@ class WickedAgeState(State):
             self.actor,
             self.conflict_no,
             self.round_no,
-            tuple(tuple(c.dice) for c in self.chars),
+            tuple([tuple(c.dice) for c in self.chars]),
             tuple(self.in_chapter),
             tuple(self.in_conflict),
             tuple(self.owe),
             tuple(self.put_out),
             tuple(self.conflict_score),
             tuple(self.available),
-            tuple(tuple(p) for p in self.picks),
+            tuple([tuple(p) for p in self.picks]),
             tuple(self.strength_used),
             tuple(self.cashed),
-            tuple(tuple(r) for r in self.adv),
-            tuple((r.faces, r.advantage) if r is not None else None for r in self.rolls),
+            tuple([tuple(r) for r in self.adv]),
+            tuple([(r.faces, r.advantage) if r is not None else None for r in self.rolls]),
             tuple(self.order),
             tuple(self.moved),
             tuple(self.challenged),
@@ -625,14 +625,14 @@ class WickedAgeState(State):
             self.answer_idx,
             self.offer,
             self.conseq,
-            self.terms.value,
+            self.terms._value_,  # Terms.value without the enum property
             self.terms_offer,
             self.terms_by,
             self.winner_offered,
             tuple(self.avoid_votes),
             tuple(self.build_dice),
             tuple(self.build_filled),
-            tuple(tuple(d) for d in self.drafts),
+            tuple([tuple(d) for d in self.drafts]),
             self._outcome is not None,
         )
 
@@ -1006,6 +1006,8 @@ class WickedAgeState(State):
     def _cash_round(self, parties: Sequence[int], cursor: int, purpose: Ctx) -> int | None:
         """Rule 19 before a simultaneous roll: the next party (from ``cursor``) that may still cash, if any."""
         self.roll_purpose = purpose
+        if not self.owe:  # nobody holds an entry: nobody may cash
+            return None
         while cursor < len(parties) and not self._may_cash(parties[cursor]):
             cursor += 1
         return cursor if cursor < len(parties) else None
@@ -1015,6 +1017,8 @@ class WickedAgeState(State):
 
         ``fresh``: the new advantage dice are rolled on their own, before a tie reroll.
         """
+        if not any(self.pending_cash):
+            return
         for s in range(self.num_players):
             for _ in range(self.pending_cash[s]):
                 self._cash_owe_entry(s)

@@ -46,17 +46,22 @@ class Result(enum.IntEnum):
         return self in (Result.ABSOLUTE_LOSS, Result.ABSOLUTE_WIN)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Roll:
     """Rule 6: a read roll. ``faces`` as rolled (one per die), ``advantage`` the advantage dice's sum."""
 
     faces: tuple[int, ...]
-    advantage: int = 0
-    key: tuple[int, ...] = field(init=False, compare=False, repr=False)
+    advantage: int
+    key: tuple[int, ...] = field(compare=False, repr=False)
     """The tuple compared lexicographically: (high + advantage, 2nd, 3rd, …), padded with 0."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "key", read_roll(self.faces, self.advantage))
+    def __init__(self, faces: tuple[int, ...], advantage: int = 0) -> None:
+        # a frozen record: the fields are set once, here (one call instead of the generated __init__ and
+        # a __post_init__: rolls are made at every chance node of a playout)
+        _set = object.__setattr__
+        _set(self, "faces", faces)
+        _set(self, "advantage", advantage)
+        _set(self, "key", read_roll(faces, advantage))
 
     @property
     def high(self) -> int:
@@ -78,8 +83,13 @@ def read_roll(faces: Sequence[int], advantage: int = 0) -> tuple[int, ...]:
         s[0] += advantage
     else:
         s = [advantage]
-    s.extend([0] * (KEY_LENGTH - len(s)))
+    if len(s) < KEY_LENGTH:
+        s += _PADDING[len(s)]
     return tuple(s)
+
+
+_PADDING = tuple((0,) * (KEY_LENGTH - n) for n in range(KEY_LENGTH))
+"""The zeros that pad a reading of ``n`` dice to ``KEY_LENGTH`` (Rule 6)."""
 
 
 def compare_answer(
