@@ -173,3 +173,30 @@ def test_every_option_group_is_declared_by_its_scenario():
         assert {"cash_owe", "negotiate", "exhaust", "injure", "form_directly"} <= groups
     assert {"use_strength", "avoid_tie", "build_d12_with_violence"} <= seen["duel"]
     assert {"challenge_npc", "challenge_several"} <= seen["melee"]
+
+
+def test_clone_names_every_container_of_the_state():
+    """A new list or set on the state must be named in conflict.CLONE_* (copied, copied deeper, or shared)."""
+    from envs.wicked_age.conflict import CLONE_COPIED, CLONE_NESTED, CLONE_SHARED
+
+    named = set(CLONE_COPIED) | set(CLONE_NESTED) | set(CLONE_SHARED) | {"exchanged"}
+    for scenario, build in (("duel", True), ("melee", True), ("duel", False)):
+        state = RULESET.new_game(config(duel={"build_phase": build}), scenario)
+        rng = Rng(11)
+        for _ in range(80):
+            containers = {k for k, v in vars(state).items() if isinstance(v, list | set | dict)}
+            assert containers <= named, containers - named
+            twin = state.clone()
+            for k in containers - set(CLONE_SHARED):
+                mine, theirs = getattr(state, k), getattr(twin, k)
+                assert mine == theirs and (mine is not theirs or k == "drafts" and not mine)
+                if k in CLONE_NESTED and k != "chars":
+                    assert all(x is not y for x, y in zip(mine, theirs, strict=True))
+            assert all(c.dice is not d.dice for c, d in zip(state.chars, twin.chars, strict=True))
+            if state.current_player() == TERMINAL:
+                break
+            if state.current_player() == CHANCE:
+                state.apply_chance(state.sample_chance(rng))
+            else:
+                legal = state.legal_actions()
+                state.apply_action(legal[int(rng.random() * len(legal))])
