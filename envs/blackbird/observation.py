@@ -81,10 +81,11 @@ def session_observation(state: SessionState) -> np.ndarray:
     ph = state.phase
     if state.obstacle is not None and state.outcome() is None:
         o = state.obstacle_view(obstacle_slots).copy()
-        o[S_TRAIT_CHOSEN + (MAX_TRAITS if state.trait is None else state.trait)] = 1.0
-        if state.help_given > 0:
+        trait, help_given = state.trait, state.help_given
+        o[S_TRAIT_CHOSEN + (MAX_TRAITS if trait is None else trait)] = 1.0
+        if help_given > 0:
             o[S_HELPED] = 1.0
-        o[S_POOL_SIZE] = min(1.0, state.pool_for(state.trait, 0, state.help_given).total / POOL_DICE_SCALE)
+        o[S_POOL_SIZE] = min(1.0, state.pool_for(trait, 0, help_given).total / POOL_DICE_SCALE)
         if ph is SessionPhase.SPEND:
             o[S_PASS_AT_0] = state.pass_chance(0)
             o[S_PASS_AT_ALL] = state.pass_chance(state.spendable())
@@ -95,11 +96,16 @@ def session_observation(state: SessionState) -> np.ndarray:
     slot = SESSION_PHASE_SLOT.get(ph)
     if slot is not None:
         o[slot] = 1.0
-    o[S_POOL] = state.pool / k.cap
-    o[S_HELPER_POOL] = state.helper_pool / k.helper_scale
-    o[S_ATTEMPT] = state.attempt / ATTEMPT_SCALE
-    o[S_SESSION] = state.session_no / k.sessions
-    o[S_OBSTACLE] = state.obstacle_no / k.per_session
+    if state.pool:
+        o[S_POOL] = state.pool / k.cap
+    if state.helper_pool:
+        o[S_HELPER_POOL] = state.helper_pool / k.helper_scale
+    if state.attempt:
+        o[S_ATTEMPT] = state.attempt / ATTEMPT_SCALE
+    if state.session_no:
+        o[S_SESSION] = state.session_no / k.sessions
+    if state.obstacle_no:
+        o[S_OBSTACLE] = state.obstacle_no / k.per_session
     if state.at_stake:
         o[S_WON] = state.won / state.at_stake
     return o

@@ -149,8 +149,9 @@ class _Readings:
 class _SessionSetup:
     """What a new session reads from its config, worked out once per config object (the config is frozen).
 
-    The starting sheet (each session plays a copy), the obstacle draw table, the readings met so far, and the
-    config values read on every step, resolved into plain attributes (no model attribute chains on hot paths).
+    The starting sheet (shared by every new session until play changes it), the obstacle draw table, the
+    readings met so far, the sheets met (by id) and the steps Rule 9 takes from them, and the config values
+    read on every step, resolved into plain attributes (no model attribute chains on hot paths).
     """
 
     def __init__(self, cfg: BlackbirdConfig) -> None:
@@ -162,7 +163,11 @@ class _SessionSetup:
         self.readings: dict[Hashable, _Readings] = {}
         self.sheets: dict[Hashable, int] = {}  # a sheet's key -> a small id (the readings' key holds the id)
         self._next_sheet = 0
+        self.sheet_keys: dict[int, Hashable] = {}  # sheet id -> the sheet's Character.key()
+        self.start_sheet = self.sheet_id(self.character)
         self.spend_actions: dict[int, tuple[int, ...]] = {}  # pool held -> the legal "spend k" ids
+        self.advances: dict[int, tuple[Character, tuple[str, ...], int]] = {}  # sheet id -> Rule 9 at session end
+        self.xp_per_session = s.xp_per_session
         self.obstacles = tuple(s.obstacles)
         self.success_on = cfg.dice.success_on
         self.pool_rules = cfg.pool
@@ -173,6 +178,8 @@ class _SessionSetup:
         self.helper_scale = max(1, s.helper_pool)
         self.joint_dice = s.helper_joint_dice
         self.dice_per_helper = cfg.help.dice_per_helper
+        self.help_returned = cfg.help.returned_on_failure
+        self.learn_tag = cfg.field.learn_tag
         self.sessions = s.sessions
         self.per_session = s.obstacles_per_session
         self.retries = s.retries
@@ -181,13 +188,25 @@ class _SessionSetup:
         self.joins = tuple(o.joint and self.has_helper and self.joint_dice > 0 for o in s.obstacles)
 
     def sheet_id(self, char: Character) -> int:
-        """A small id of what the sheet holds now (traits, flags, levels, tags, perks, XP)."""
-        key = (tuple(char.traits), char.flags, char.key())
+        """A small id of what the sheet holds now (traits, flags, levels, tags in sheet order, perks, XP).
+
+        The tags are read in their order on the sheet, because Rule 9 breaks ties by sheet order.
+        """
+        key = (
+            tuple(char.traits),
+            char.flags,
+            tuple(char.trait_levels),
+            tuple(tuple(t.items()) for t in char.tags),
+            tuple(sorted(char.perks.items())),
+            char.xp,
+        )
         found = self.sheets.get(key)
         if found is None:
             if len(self.sheets) >= _READINGS_LIMIT:
                 self.sheets.clear()  # ids are never reused: a state holding an old one still names its own sheet
+                self.sheet_keys.clear()
             found = self.sheets[key] = self._next_sheet
+            self.sheet_keys[found] = char.key()
             self._next_sheet += 1
         return found
 
@@ -226,7 +245,7 @@ class SessionState(State):
         super().__init__(1)
         self.cfg = cfg
         self.setup = setup = _setup(cfg)
-        self.char: Character = setup.character.copy()
+        self.char: Character = setup.character  # shared until play changes it (copy on write: _own_sheet)
         self.pool = starting_pool(cfg.pool)
         self.helper_pool = setup.helper_pool
         self.conditions: tuple[str, ...] = ()
@@ -246,7 +265,7 @@ class SessionState(State):
         self.at_stake = 0.0
         self.passed_count = 0
         self.failed_count = 0
-        self._sheet = setup.sheet_id(self.char)
+        self._sheet = setup.start_sheet
         self._invalidate()
         if self.narrating:
             self.narrate("session", f"Session 1 begins. {self.char.name} has {self.pool} pool dice.", 0)
@@ -266,11 +285,6 @@ class SessionState(State):
         """The sheet, made this state's own copy before play changes it (clones share one until then)."""
         self.char = self.char.copy()
         return self.char
-
-    def _sheet_changed(self) -> None:
-        """The sheet gained something (a perk, a tag, XP, a level): its readings are another set."""
-        self._sheet = self.setup.sheet_id(self.char)
-        self._invalidate()
 
     def obstacle_view(self, encode: Callable[[SessionState], np.ndarray]) -> np.ndarray:
         """The observation slots read off the obstacle, conditions and sheet, encoded once while they hold."""
@@ -614,7 +628,7 @@ class SessionState(State):
         if k.pool_enabled:
             self.pool = settle_pool(self.pool, self.spent, passed, k.pool_rules)
         if self.help_given:
-            self.helper_pool = settle_help(self.helper_pool, self.help_given, passed, self.cfg.help.returned_on_failure)
+            self.helper_pool = settle_help(self.helper_pool, self.help_given, passed, k.help_returned)
         if passed:
             self.passed_count += 1
             self.won += k.stakes[self.obstacle]  # type: ignore[index]
@@ -641,7 +655,7 @@ class SessionState(State):
                         f"{self.char.short} earns a perk for '{ob.name}' (Rule 10).",
                         0,
                     )
-            if self.cfg.field.learn_tag and field_lesson(self.char, self.breakdown, True, ob.traits, ob.tags):
+            if k.learn_tag and field_lesson(self.char, self.breakdown, True, ob.traits, ob.tags):
                 tag = learn_from_field(self._own_sheet(), self.breakdown, True, ob.traits, ob.tags)
                 if tag:
                     sheet_changed = True
@@ -690,21 +704,19 @@ class SessionState(State):
 
     def _end_session(self) -> None:
         """Rules 5, 7, 9: the pool resets, conditions clear, XP is earned and spent."""
-        s, cfg = self.cfg.session, self.cfg
+        k = self.setup
         self.session_no += 1
         self.obstacle_no = 0
-        if cfg.pool.enabled:
-            self.pool = reset_pool_at_session_end(cfg.pool)
-        self.helper_pool = s.helper_pool
+        if k.pool_enabled:
+            self.pool = reset_pool_at_session_end(k.pool_rules)
+        self.helper_pool = k.helper_pool
         self.conditions = ()
-        char = self._own_sheet()
-        char.xp += s.xp_per_session
-        bought = spend_experience(char, cfg.advancement)
-        self._sheet_changed()
+        bought = self._advance()
+        self._invalidate()
         if self.narrating:
             extra = f" Advances: {', '.join(bought)}." if bought else ""
             self.narrate("session", f"Session {self.session_no} ends; the pool returns to {self.pool}.{extra}", 0)
-        if self.session_no >= s.sessions:
+        if self.session_no >= k.sessions:
             share = self.won / self.at_stake if self.at_stake else 0.0
             winner = 0 if share > 0.5 else None  # the scenario's "more than half won"
             self.phase = Phase.OVER
@@ -719,6 +731,25 @@ class SessionState(State):
         if self.narrating:
             self.narrate("session", f"Session {self.session_no + 1} begins.", 0)
         self.phase = DRAW
+
+    def _advance(self) -> list[str]:
+        """Rule 9 at a session's end: the XP earned, and what it buys (returned, for the narration).
+
+        The sheet after it follows from the sheet before it alone, so the setup keeps each such step: the
+        sheet after it (shared by every state that takes the step; any later change copies it first), what
+        was bought, and the new sheet's id.
+        """
+        k = self.setup
+        step = k.advances.get(self._sheet)
+        if step is None:
+            char = self.char.copy()
+            char.xp += k.xp_per_session
+            bought = spend_experience(char, self.cfg.advancement)
+            if len(k.advances) >= _READINGS_LIMIT:
+                k.advances.clear()
+            step = k.advances[self._sheet] = (char, tuple(bought), k.sheet_id(char))
+        self.char, bought, self._sheet = step
+        return list(bought)
 
     # -- analysis ------------------------------------------------------------------------------------
     def resources(self, seat: int) -> dict[str, float]:
@@ -742,7 +773,7 @@ class SessionState(State):
             self.opposition,
             self.won,
             self.at_stake,
-            self.char.key(),
+            self.setup.sheet_keys.get(self._sheet) or self.char.key(),
             self._outcome,
         )
 
