@@ -744,12 +744,12 @@ class SessionState(State):
         if step is None:
             char = self.char.copy()
             char.xp += k.xp_per_session
-            bought = spend_experience(char, self.cfg.advancement)
+            bought = tuple(spend_experience(char, self.cfg.advancement))
             if len(k.advances) >= _READINGS_LIMIT:
                 k.advances.clear()
-            step = k.advances[self._sheet] = (char, tuple(bought), k.sheet_id(char))
-        self.char, bought, self._sheet = step
-        return list(bought)
+            step = k.advances[self._sheet] = (char, bought, k.sheet_id(char))
+        self.char, taken, self._sheet = step
+        return list(taken)
 
     # -- analysis ------------------------------------------------------------------------------------
     def resources(self, seat: int) -> dict[str, float]:
