@@ -59,7 +59,7 @@ from envs.blackbird.actions import (
     successes_phrase,
 )
 from envs.blackbird.actions import DuelPhase as Phase
-from envs.blackbird.config import BlackbirdConfig, RollUse
+from envs.blackbird.config import BlackbirdConfig, RollUse, WoundRow
 from envs.blackbird.dice import (
     ROLL_OFF_OUTCOMES,
     Roll,
@@ -133,16 +133,17 @@ class Fighter:
     cover: bool = False
     stunned: bool = False
     below_zero: bool = False
+    penalty: int = 0  # Rule 16: what the wounds take off each roll (worked out when a wound is taken)
 
     def copy(self) -> Fighter:
         new = Fighter.__new__(Fighter)
         new.__dict__.update(self.__dict__)
         return new
 
-    def key(self) -> tuple[object, ...]:
-        """The fighter's position, hashable."""
+    def key(self, sheet: tuple[object, ...] | None = None) -> tuple[object, ...]:
+        """The fighter's position, hashable (``sheet``: ``char.key()`` if the caller knows it)."""
         return (
-            self.char.key(),
+            self.char.key() if sheet is None else sheet,
             self.hp,
             self.pool,
             tuple(self.wounds),
@@ -228,10 +229,41 @@ class _DuelSetup:
         # Rule 17: the stay-up roll's difficulty (no conditions in a duel) and whether pool dice may go on it
         self.check_difficulty = effective_difficulty(cfg, c.consciousness_difficulty, ())
         self.check_pool_dice = c.consciousness_pool_dice and cfg.pool.enabled
+        self._settled: dict[tuple[int, int, bool], int] = {}
+        self._rows: dict[int, WoundRow | None] = {}
+        self._sheet_keys: dict[int, tuple[Character, tuple[object, ...]]] = {}
+
+    def settled_pool(self, pool: int, spent: int, passed: bool) -> int:
+        """Rule 18 (:func:`settle_combat_pool`) under this config, worked out once per (pool, spent, passed)."""
+        key = (pool, spent, passed)
+        known = self._settled.get(key)
+        if known is None:
+            known = self._settled[key] = settle_combat_pool(pool, spent, passed, self.pool_rules, self.combat)
+        return known
+
+    def wound_row(self, margin: int) -> WoundRow | None:
+        """Rule 16 (:func:`wound_for_margin`) under this config, worked out once per margin."""
+        if margin in self._rows:
+            return self._rows[margin]
+        row = self._rows[margin] = wound_for_margin(margin, self.combat)
+        return row
+
+    def sheet_key(self, char: Character) -> tuple[object, ...]:
+        """``char.key()``, worked out once per sheet object.
+
+        A duel never changes a sheet once it is keyed: a perk goes on a fresh copy.
+        """
+        hit = self._sheet_keys.get(id(char))
+        if hit is None or hit[0] is not char:
+            if len(self._sheet_keys) >= _SHEET_KEYS_LIMIT:
+                self._sheet_keys.clear()
+            hit = self._sheet_keys[id(char)] = (char, char.key())
+        return hit[1]
 
 
 _SETUPS: dict[int, tuple[BlackbirdConfig, _DuelSetup]] = {}
 _SETUPS_LIMIT = 64
+_SHEET_KEYS_LIMIT = 4096  # sheets whose key a setup keeps (each entry keeps its sheet alive, so ids stay unique)
 
 
 def _setup(cfg: BlackbirdConfig) -> _DuelSetup:
@@ -305,7 +337,7 @@ class DuelState(State):
 
     def penalty(self, seat: int) -> int:
         """Rule 16: the successes a fighter's wounds take off each roll."""
-        return wound_penalty(self.f[seat].wounds, self.setup.combat)
+        return self.f[seat].penalty
 
     def _roll_pool(self, seat: int, use: RollUse, kind: str, spend: int, extra: int, base: bool = True) -> Pool:
         """Rule 2 with the best trait: a fighter's dice for one kind of roll, with pool and maneuver dice.
@@ -635,10 +667,9 @@ class DuelState(State):
         a, d = ex.attacker, 1 - ex.attacker
         fa, fd = self.f[a], self.f[d]
         if k.pool_enabled:
-            pr = k.pool_rules
-            fa.pool = settle_combat_pool(fa.pool, ex.att_spent, combat_pass(hit, True), pr, c)
+            fa.pool = k.settled_pool(fa.pool, ex.att_spent, combat_pass(hit, True))
             if defender_settles(ex.can_defend, hit, c):
-                fd.pool = settle_combat_pool(fd.pool, ex.def_spent, combat_pass(hit, False), pr, c)
+                fd.pool = k.settled_pool(fd.pool, ex.def_spent, combat_pass(hit, False))
         talk = self.narrating
         if not hit:
             if talk:
@@ -647,10 +678,11 @@ class DuelState(State):
             self._after_exchange()
             return
         margin = wound_margin(margin, ex.maneuver is CALLED_SHOT, c)
-        row = wound_for_margin(margin, c)
+        row = k.wound_row(margin)
         assert row is not None
         fd.hp -= row.hp_loss
         fd.wounds = (*fd.wounds, row.penalty)
+        fd.penalty = wound_penalty(fd.wounds, c)
         if wound_stuns(row, c):
             fd.stunned = True
         if talk:
@@ -739,8 +771,8 @@ class DuelState(State):
             self.turn,
             self.active,
             self.distance,
-            self.f[0].key(),
-            self.f[1].key(),
+            self.f[0].key(self.setup.sheet_key(self.f[0].char)),
+            self.f[1].key(self.setup.sheet_key(self.f[1].char)),
             None if self.ex is None else self.ex.key(),
             self.checker,
             self.check_spent,
