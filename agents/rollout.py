@@ -1,31 +1,43 @@
-"""Rollout-based policy improvement over a base policy, on common random numbers (``search:<base>@<n>#rollout``).
+"""Rollout-based policy improvement over a base policy, exact where it fits (``search:<base>@<n>#rollout``).
 
-At each decision of its seat with more than one allowed action, the agent estimates ``Q(s, a)`` for every
-allowed action ``a`` (after the restriction and the caller's mask) as the mean return of ``k`` playouts:
-take ``a``, then every seat plays the base policy to the end of the game (the agent's own seat under its
-restriction). Playout ``j`` of every action draws its chance outcomes and the base's own random choices
-from the same stream (common random numbers), so the comparison of two actions is a *paired* one.
+At each decision of its seat with more than one allowed action (after the restriction and the caller's
+mask), the agent needs ``Q(s, a)`` for every allowed action ``a``: the expected return of taking ``a``, then
+every seat playing the base policy to the end of the game (the agent's own seat under its restriction).
+It plays the best of them — one step of policy iteration from the base (Howard 1960), on line: the
+rollout algorithm (Tesauro & Galperin 1996; Bertsekas, Tsitsiklis & Wu 1997; Bertsekas, *Rollout, Policy
+Iteration, and Distributed Reinforcement Learning*, 2020). ``Q`` is obtained in one of two ways:
 
-The choice (one step of policy iteration from the base, Tesauro & Galperin 1996; Bertsekas, Tsitsiklis &
-Wu 1997; Bertsekas, *Rollout, Policy Iteration, and Distributed Reinforcement Learning*, 2020):
+1. **Exactly, where it fits the budget.** The base's continuation from ``s`` after ``a`` is a small game
+   when the base is (nearly) deterministic: an expectimax over ``chance_outcomes()`` (Michie 1966) and the
+   base's action distribution, with a memo on ``State.key()``, gives ``Q`` with no sampling error. It may
+   expand :data:`EXACT_NODES_PER_PLAYOUT` positions per playout of the budget ``@<n>`` (about the cost of
+   the playouts it replaces), for all the actions together; if it runs out, or the engine offers no
+   ``key()``/``chance_outcomes()``, the decision is sampled (2.). The memo lives for one decision only, so
+   whether a decision is exact depends on the position and ``@<n>``, never on the games played before.
+   The choice is the exact argmax; the base's own choice (below) wins every tie.
+2. **By paired playouts** otherwise: ``k = max(2, ceil(n / #allowed))`` playouts per action, playout ``j``
+   of every action drawing its chance outcomes and the base's random choices from the same stream
+   (common random numbers), so the comparison of two actions is a *paired* one. The **default** is the
+   base's own choice on the seat's full legal list; the agent deviates from it only to the best-estimated
+   action whose mean paired advantage over the default, on *fresh* playouts, exceeds ``z`` standard errors
+   (and is positive), so with a good base noise does not pull it off its base.
 
-* The **default** is the base's own choice on the seat's full legal list. The agent deviates from it only
-  to the best-estimated action whose mean paired advantage over the default exceeds ``z`` standard errors
-  (and is positive), so with a good base noise does not pull it off its base.
-* When the base's own choice is not allowed (a restriction or the caller's mask removed it) there is no
-  default: the agent plays the best estimate, so restricted play measures the option, not the base's
-  fallback.
+When the base's own choice is not allowed (a restriction or the caller's mask removed it) there is no
+default: the agent plays the best value, so restricted play measures the option, not the base's fallback.
 
-The budget ``@<n>`` is the number of playouts per decision, split evenly over the allowed actions (at
-least :data:`MIN_PER_ACTION` each). Deterministic for a seed (the search's stream is seeded from one draw
-of the rng handed to :meth:`RolloutAgent.act`); pickles as its spec when built by
-:func:`agents.search.make_search_agent`.
+``steps`` (default 1) is the number of policy-iteration steps of the exact evaluation: with 2 the agent's
+own later decisions inside the evaluation play the one-step improvement instead of the base (tried first;
+if it does not fit, one step; if that does not fit, playouts). Deterministic for a seed (the sampled
+path's stream is seeded from one draw of the rng handed to :meth:`RolloutAgent.act`; the exact path uses
+fixed probe seeds); pickles as its spec when built by :func:`agents.search.make_search_agent`.
+docs/search.md "Rollout mode" has the measured reach and cost.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -44,6 +56,118 @@ DEFAULT_Z = 1.0
 MIN_PER_ACTION = 2
 """Fewest playouts per allowed action (a paired standard error needs two)."""
 MAX_ROLLOUT_STEPS = 100_000
+EXACT_NODES_PER_PLAYOUT = 16
+"""Positions the exact evaluation may expand per playout of the budget (``@n`` buys ``16 n`` positions)."""
+EXACT_MAX_DEPTH = 400
+"""Deepest line the exact evaluation follows (recursion); a deeper game is sampled."""
+BASE_PROBES = 8
+"""Probes of a base that answers differently on two seeds, to estimate its action distribution."""
+TIE = 1e-12
+
+
+class _TooLarge(Exception):
+    """The exact evaluation ran out of its budget of positions (or depth): sample instead."""
+
+
+class _Exact:
+    """Exact values, for the agent's seat, of ``steps`` steps of policy iteration from the base.
+
+    ``value(s, 0)`` is the expected return when every seat plays the base from ``s`` to the end (the agent's
+    seat under its restriction): an expectation over ``chance_outcomes()`` and the base's action distribution.
+    ``value(s, L)`` lets the agent's seat play the greedy improvement of level ``L - 1`` at its own decisions
+    (argmax of ``value(child, L - 1)``, ties to the base's own choice). One instance serves one decision: the
+    memo never outlives it, so what is computed exactly does not depend on the games played before.
+    """
+
+    def __init__(self, agent: RolloutAgent, me: int, forbid_extra: frozenset[str], num_actions: int, cap: int) -> None:
+        self.agent = agent
+        self.me = me
+        self.forbid_extra = forbid_extra
+        self.num_actions = num_actions
+        self.left = cap
+        self.copier: SimulationCloner | None = None
+        self.memo: dict[tuple[int, Hashable], float] = {}
+        self.dists: dict[Hashable, list[tuple[int, float]]] = {}
+
+    def child(self, state: State, move: Any, chance: bool) -> State:
+        assert self.copier is not None
+        c = self.copier(state)
+        if chance:
+            c.apply_chance(move)
+        else:
+            c.apply_action(move)
+        return c
+
+    def allowed(self, state: State, player: int) -> list[int]:
+        legal = state.legal_actions()
+        return self.agent._allowed(state, legal, self.forbid_extra) if player == self.me else legal
+
+    def base_dist(self, state: State, k: Hashable, allowed: list[int]) -> list[tuple[int, float]]:
+        """The base's action distribution on ``allowed`` (deterministic if two probes agree; uniform exactly)."""
+        d = self.dists.get(k)
+        if d is not None:
+            return d
+        if len(allowed) == 1:
+            d = [(allowed[0], 1.0)]
+        elif isinstance(self.agent.base, UniformRandom):
+            d = [(a, 1.0 / len(allowed)) for a in allowed]
+        else:
+            act = self.agent._base_act
+            first = act(state, allowed, self.num_actions, Rng(1_000_003))
+            if act(state, allowed, self.num_actions, Rng(2_000_006)) == first:
+                d = [(first, 1.0)]
+            else:
+                counts: dict[int, int] = {}
+                for i in range(BASE_PROBES):
+                    a = act(state, allowed, self.num_actions, Rng(1_000_003 * (i + 1)))
+                    counts[a] = counts.get(a, 0) + 1
+                d = [(a, c / BASE_PROBES) for a, c in sorted(counts.items())]
+        self.dists[k] = d
+        return d
+
+    def own_choice(self, state: State, k: Hashable, allowed: list[int]) -> int:
+        """The base's most likely choice (the default a tie keeps)."""
+        return max(self.base_dist(state, k, allowed), key=lambda ap: (ap[1], -ap[0]))[0]
+
+    def value(self, state: State, level: int, depth: int = 0) -> float:
+        player = state.current_player()
+        if player == TERMINAL:
+            return float(state.returns()[self.me])
+        k = state.key()
+        v = self.memo.get((level, k))
+        if v is not None:
+            return v
+        self.left -= 1
+        if self.left < 0 or depth > EXACT_MAX_DEPTH:
+            raise _TooLarge
+        if player == CHANCE:
+            v = 0.0
+            for o, p in state.chance_outcomes():
+                if p > 0.0:
+                    v += p * self.value(self.child(state, o, True), level, depth + 1)
+        else:
+            allowed = self.allowed(state, player)
+            if player == self.me and level > 0 and len(allowed) > 1:
+                q = self.q_values(state, allowed, level - 1, depth)
+                best = self.greedy(q, allowed, self.own_choice(state, k, allowed))
+                v = self.value(self.child(state, best, False), level, depth + 1)
+            else:
+                v = 0.0
+                for a, p in self.base_dist(state, k, allowed):
+                    v += p * self.value(self.child(state, a, False), level, depth + 1)
+        self.memo[(level, k)] = v
+        return v
+
+    def q_values(self, state: State, allowed: list[int], level: int, depth: int = 0) -> dict[int, float]:
+        return {a: self.value(self.child(state, a, False), level, depth + 1) for a in allowed}
+
+    @staticmethod
+    def greedy(q: dict[int, float], allowed: list[int], default: int | None) -> int:
+        """The best action by ``q``; the default unless another beats it by more than a rounding error."""
+        best = max(allowed, key=lambda a: q[a])
+        if default is not None and default in q and q[best] <= q[default] + TIE:
+            return default
+        return best
 
 
 class RolloutAgent:
@@ -57,6 +181,8 @@ class RolloutAgent:
         restriction: Any = None,
         z: float | None = None,
         name: str | None = None,
+        steps: int = 1,
+        exact: bool = True,
     ) -> None:
         if rollouts < 1:
             raise UserError(f"a rollout agent needs at least 1 playout per decision, got {rollouts}")
@@ -65,6 +191,10 @@ class RolloutAgent:
         self.restriction = restriction
         self.z = DEFAULT_Z if z is None else z
         self.confirm = DEFAULT_CONFIRM
+        if steps < 1:
+            raise UserError(f"a rollout agent takes at least one step of policy iteration, got {steps}")
+        self.steps = steps
+        self.exact = exact
         self.name = name or f"search:{self.base.name}@{rollouts}#rollout"
         from agents.search import SearchStats
 
@@ -124,8 +254,15 @@ class RolloutAgent:
         own = self._base_act(state, legal, num_actions, srng)
         default = own if own in allowed else None
         crn_seed = int(srng.random() * 2**53)
-        k = max(MIN_PER_ACTION, math.ceil(self.simulations / len(allowed)))
         copier = SimulationCloner(state)
+        if self.exact:
+            found = self._exact_values(state, allowed, me, forbid_extra, num_actions, copier)
+            if found is not None:
+                q, expanded = found
+                choice = _Exact.greedy(q, allowed, default)
+                self.last = SearchStats(expanded, dict.fromkeys(allowed, 0), q, time.perf_counter() - t0)
+                return int(choice)
+        k = max(MIN_PER_ACTION, math.ceil(self.simulations / len(allowed)))
 
         def batch(a: int, first: int, count: int) -> np.ndarray:
             out = np.empty(count)
@@ -151,3 +288,25 @@ class RolloutAgent:
                 choice = default
         self.last = SearchStats(spent, dict.fromkeys(allowed, k), means, time.perf_counter() - t0)
         return int(choice)
+
+    def _exact_values(
+        self,
+        state: State,
+        allowed: list[int],
+        me: int,
+        forbid_extra: frozenset[str],
+        num_actions: int,
+        copier: SimulationCloner,
+    ) -> tuple[dict[int, float], int] | None:
+        """``Q(s, a)`` of every allowed action, exactly, at the highest level that fits the budget (else None)."""
+        cap = self.simulations * EXACT_NODES_PER_PLAYOUT
+        for level in range(self.steps - 1, -1, -1):
+            ex = _Exact(self, me, forbid_extra, num_actions, cap)
+            ex.copier = copier
+            try:
+                return ex.q_values(state, allowed, level), cap - ex.left
+            except _TooLarge:
+                continue
+            except NotImplementedError:  # no key() or no chance_outcomes(): sample
+                return None
+        return None

@@ -35,13 +35,14 @@ spec and is rebuilt in a worker process.
 Spec grammar (the CLI name)::
 
     search[:<base>][@<simulations>][#<option>]...
-    <option> := forbid=<group> | force=<group> | maxn | c=<float> | rollout
+    <option> := forbid=<group> | force=<group> | maxn | c=<float> | rollout | rollout2
 
 ``<base>`` is any agent spec of :func:`agents.registry.make_agent` (a persona, ``random``, ``rl:<run dir>``;
 default ``random``); ``<simulations>`` is the budget per decision (default :data:`DEFAULT_SIMULATIONS`).
 Examples: ``search``, ``search:greedy``, ``search:greedy@64``, ``search:flurry@200#forbid=dodge``,
 ``search:rl:runs/x@32#maxn``. ``#rollout`` selects :class:`agents.rollout.RolloutAgent` (rollout policy
-improvement over the base) instead of the tree.
+improvement over the base, exact where the base's continuation fits the budget) instead of the tree;
+``#rollout2`` the same with two steps of policy iteration in its exact evaluation.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ RestrictionMode = Literal["forbid", "force"]
 OpponentModel = Literal["base", "maxn"]
 Backup = Literal["max", "mean"]
 FinalChoice = Literal["value", "visits"]
-SearchMode = Literal["mcts", "rollout"]
+SearchMode = Literal["mcts", "rollout", "rollout2"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -513,8 +514,8 @@ class SearchSpec:
             out += "#maxn"
         if self.c != DEFAULT_C:
             out += f"#c={self.c:g}"
-        if self.mode == "rollout":
-            out += "#rollout"
+        if self.mode != "mcts":
+            out += f"#{self.mode}"
         return out
 
 
@@ -557,6 +558,8 @@ def parse_search_spec(spec: str) -> SearchSpec:
             opponents = "maxn"
         elif opt == "rollout":
             mode = "rollout"
+        elif opt == "rollout2":
+            mode = "rollout2"
         elif opt.startswith("c="):
             try:
                 c = float(opt[2:])
@@ -564,9 +567,10 @@ def parse_search_spec(spec: str) -> SearchSpec:
                 raise UserError(f"bad search spec '{spec}': c= needs a number") from None
         else:
             raise UserError(
-                f"bad search option '{opt}' in '{spec}'; valid: forbid=<group>, force=<group>, maxn, c=<x>, rollout"
+                f"bad search option '{opt}' in '{spec}'; valid: forbid=<group>, force=<group>, maxn, c=<x>, "
+                "rollout, rollout2"
             )
-    if mode == "rollout" and opponents == "maxn":
+    if mode != "mcts" and opponents == "maxn":
         raise UserError(f"bad search spec '{spec}': #rollout models the other seats by the base (no #maxn)")
     return SearchSpec(base, simulations, restriction, opponents, c, mode)
 
@@ -595,10 +599,11 @@ def make_search_agent(
         )
     base = make_agent(ruleset, parsed.base, scenario)
     canonical = parsed.text()
-    if parsed.mode == "rollout":
+    if parsed.mode != "mcts":
         from agents.rollout import RolloutAgent
 
-        rollout = RolloutAgent(base, parsed.simulations, restriction=parsed.restriction, name=canonical)
+        steps = 2 if parsed.mode == "rollout2" else 1
+        rollout = RolloutAgent(base, parsed.simulations, restriction=parsed.restriction, name=canonical, steps=steps)
         rollout._source = (ruleset, canonical, scenario)
         return rollout
     agent = SearchAgent(

@@ -121,7 +121,7 @@ def test_keeps_the_base_choice_unless_the_edge_is_clear() -> None:
     rng = Rng(4)
     while s.current_player() == CHANCE or len(s.legal_actions()) < 3:
         s.apply_chance(s.sample_chance(rng)) if s.current_player() == CHANCE else s.apply_action(s.legal_actions()[-1])
-    agent = RolloutAgent(Constant(), 4, z=1e9)  # an edge can never be clear: always the base's choice
+    agent = RolloutAgent(Constant(), 4, z=1e9, exact=False)  # sampled; an edge is never clear: the base's choice
     legal = s.legal_actions()
     assert agent.act(s, legal_mask(s, 64), Rng(3)) == max(legal)
     mask = legal_mask(s, 64)
@@ -130,6 +130,49 @@ def test_keeps_the_base_choice_unless_the_edge_is_clear() -> None:
     assert mask[a]
     values = agent.last.root_values
     assert values is not None and values[a] == max(values.values())
+
+
+def test_exact_values_are_the_solvers_values_of_the_base_continuation() -> None:
+    """Where the base's continuation fits the budget, ``Q(s, a)`` is exact: for every action at the first
+    decisions of the small session, the solver's exact value of (the action, then the base) — an independent
+    expectimax over the same engine — and the agent plays the argmax, the base's own choice on a tie."""
+    greedy = make_agent("blackbird", "greedy")
+    agent = RolloutAgent(greedy, 64)
+    s = _first_decision(bb_session_root(), 3)
+    checked = 0
+    while (p := s.current_player()) != TERMINAL and checked < 4:
+        if p == CHANCE:
+            s.apply_chance(s.sample_chance(Rng(checked)))
+            continue
+        legal = s.legal_actions()
+        a = agent.act(s, legal_mask(s, 64), Rng(5))
+        if len(legal) > 1:
+            q, visits = agent.last.root_values, agent.last.root_visits
+            assert q is not None and visits is not None and set(q) == set(legal)
+            assert not any(visits.values())  # no playouts
+            for b in legal:
+                child = s.clone()
+                child.apply_action(b)
+                assert q[b] == pytest.approx(evaluate_exactly(child, {0: greedy}).value[0], abs=1e-9)
+            own = greedy.act(s, legal_mask(s, 64), Rng(0))
+            assert q[a] == max(q.values()) and (a == own or q[a] > q[own] + 1e-12)
+            checked += 1
+        s.apply_action(a)
+    assert checked >= 2
+
+
+def test_falls_back_to_playouts_when_exact_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a budget of one position per playout the exact evaluation of the session's first decision does not
+    fit: the agent samples (playouts per action in ``last``), and its choice is the same for the same rng."""
+    import agents.rollout
+
+    monkeypatch.setattr(agents.rollout, "EXACT_NODES_PER_PLAYOUT", 1)
+    s = _first_decision(bb_session_root(), 3)
+    agent = RolloutAgent(make_agent("blackbird", "greedy"), 1)
+    a = agent.act(s, legal_mask(s, 64), Rng(5))
+    visits = agent.last.root_visits
+    assert visits is not None and all(v >= 2 for v in visits.values())
+    assert a == agent.act(s, legal_mask(s, 64), Rng(5))
 
 
 def test_bad_fallback_base_measures_the_option() -> None:
