@@ -51,7 +51,6 @@ from envs.blackbird.actions import (
     CHANCE_CONTEXT,
     DUEL_CONTEXTS,
     DUEL_SPEND_0,
-    SPEND_PHASES,
     Maneuver,
     dice_phrase,
     maneuver_label,
@@ -389,10 +388,19 @@ class DuelState(State):
         return CHANCE
 
     # -- protocol -------------------------------------------------------------------------------------
-    def current_player(self) -> int:
+    def current_player(self) -> int:  # decider() inlined: the adapter and the playouts ask it several times a step
         if self._outcome is not None:
             return TERMINAL
-        return self.decider()
+        ph = self.phase
+        if ph is MANEUVER:
+            return self.active
+        if ph is ATTACK_SPEND:
+            return self.ex.attacker  # type: ignore[union-attr]
+        if ph is DEFENSE_SPEND:
+            return 1 - self.ex.attacker  # type: ignore[union-attr]
+        if ph is CHECK_SPEND:
+            return self.checker  # type: ignore[return-value]
+        return CHANCE
 
     def decision_context(self) -> str:
         return DUEL_CONTEXTS.get(self.phase, CHANCE_CONTEXT)
@@ -421,12 +429,10 @@ class DuelState(State):
     def legal_actions(self) -> list[int]:
         if self._outcome is not None:
             return []
-        ph = self.phase
-        if ph is MANEUVER:
+        if self.phase is MANEUVER:
             return list(self._maneuvers_here())
-        if ph in SPEND_PHASES:
-            return list(self._spend_actions(self.decider()))
-        return []
+        seat = self.current_player()
+        return list(self._spend_actions(seat)) if seat >= 0 else []
 
     def action_label(self, action: int) -> str:
         return maneuver_label(action)
