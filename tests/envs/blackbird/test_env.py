@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import envs  # noqa: F401  (registers the ids)
 from envs.blackbird import RULESET
-from envs.blackbird.actions import Maneuver
+from envs.blackbird.actions import Maneuver, SessionAct, duel_spend, session_spend
+from envs.blackbird.duel import DuelState
 from envs.blackbird.session import SessionState
 from envs.core.config import load_config, variant_meta, with_override
 from envs.core.dice import Rng
@@ -108,6 +109,82 @@ def test_clone_is_independent_and_key_tracks_position(seed: int, scenario: str, 
         else:
             c.apply_action(c.legal_actions()[0])
     assert s.key() == before
+
+
+def test_a_perk_earned_by_a_session_clone_stays_with_the_clone() -> None:
+    """Clones share the sheet until play changes it: Rule 10 on a clone leaves the original's sheet and key."""
+    cfg = RULESET.default_config()
+    s = SessionState(cfg)  # type: ignore[arg-type]
+    s.apply_chance(0)  # the brawl, difficulty 3
+    s.apply_action(SessionAct.TRAIT_0)  # Mercenary: 4 dice
+    s.apply_action(SessionAct.DECLINE_HELP)
+    s.apply_action(session_spend(1))  # 5 dice
+    before = s.key()
+    c = s.clone()
+    c.force_faces([6, 6, 6, 2, 1])  # three sixes against difficulty 3: a perk for the brawl
+    assert c.char.perks == {"brawl": 1} and s.char.perks == {} and s.key() == before
+    s.force_faces([6, 5, 4, 2, 1])  # a pass without a perk
+    for state, dice in ((c, 5), (s, 4)):
+        state.apply_chance(0)  # the brawl again
+        assert state.pool_for(0).total == dice  # the perk's die only on the clone's roll
+    assert SessionState(cfg).char.perks == {}  # type: ignore[arg-type]  # a new session starts from the sheet
+
+
+def test_a_perk_earned_by_a_duel_clone_stays_with_the_clone() -> None:
+    """Rule 10 on a stay-up roll of a clone: the original fighter's sheet, a new duel's and the key are unchanged."""
+    cfg = with_override(RULESET.default_config(), "duel.start_distance", 1)
+    d = DuelState(cfg)  # type: ignore[arg-type]
+    d.f[1].hp = 1
+    d.apply_action(Maneuver.ATTACK)
+    d.apply_action(duel_spend(0))
+    d.apply_action(duel_spend(0))
+    d.force_faces([6, 5, 4, 1, 1])
+    d.force_faces([4, 1, 1, 1])  # margin 2: -2 HP, below zero: a stay-up roll
+    before = d.key()
+    c = d.clone()
+    c.apply_action(duel_spend(0))  # 4 dice vs difficulty 4
+    c.force_faces([6, 6, 6, 6])  # four sixes: stays up with a perk
+    assert c.f[1].char.perks == {"stay up": 1} and not c.is_terminal()
+    assert d.f[1].char.perks == {} and d.key() == before
+    assert DuelState(cfg).f[1].char.perks == {}  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("scenario", ["session", "duel"])
+def test_observations_are_fresh_arrays(scenario: str) -> None:
+    """Each observation is the caller's to keep: changing one changes neither the state nor the next one."""
+    seen = 0
+
+    def check(s) -> None:  # type: ignore[no-untyped-def]
+        nonlocal seen
+        first = s.observation(s.current_player())
+        kept = first.copy()
+        first += 0.25
+        again = s.observation(s.current_player())
+        assert again is not first and np.array_equal(again, kept) and again.flags.writeable
+        seen += 1
+
+    for seed in range(3):
+        play_random(scenario, seed, check=check)
+    assert seen > 30
+
+
+def test_rule9_at_session_end_is_the_same_for_every_session_that_reaches_it() -> None:
+    """Two sessions reaching the end of a session with the same sheet advance alike (Rule 9: 3 XP buys the first
+    tag's level 2 for 2 XP; the next level costs 2, so 1 XP is left)."""
+    cfg = with_override(RULESET.default_config(), "session.obstacles_per_session", 1)
+    runs = []
+    for _ in range(2):
+        s = SessionState(cfg)  # type: ignore[arg-type]
+        s.apply_chance(0)
+        s.apply_action(SessionAct.TRAIT_0)
+        s.apply_action(SessionAct.DECLINE_HELP)
+        s.apply_action(session_spend(0))
+        s.force_faces([4, 5, 1, 1])  # 2 successes vs 3: a failure
+        s.apply_action(SessionAct.GIVE_UP)  # the session's one obstacle is over
+        assert s.session_no == 1 and s.char.xp == 1 and s.char.tags[0]["fist-fighting"] == 2
+        runs.append((s.char.key(), s.key(), [e.text for e in s.log]))
+    assert runs[0] == runs[1]
+    assert SessionState(cfg).char.xp == 0  # type: ignore[arg-type]
 
 
 def test_time_limit_ends_a_stalled_duel() -> None:

@@ -17,6 +17,7 @@ from envs.blackbird.dice import (
     RollOff,
     beat_probability,
     pass_probability,
+    read_faces,
     read_roll_off,
     roll_distribution,
     sample_roll,
@@ -131,3 +132,12 @@ def test_state_chance_nodes_sample_their_own_outcome_table() -> None:
     assert set(seen) <= set(table)
     for o, p in table.items():
         assert abs(seen[o] - draws * p) <= 4 * math.sqrt(draws * p * (1 - p)) + 1
+
+
+@pytest.mark.parametrize("success_on", [2, 3, 4, 5, 6])
+def test_sampled_roll_reads_the_same_draws_as_the_faces(success_on: int) -> None:
+    """The sampler reads each draw by comparison; the same draws rolled as faces and read by Rule 3 agree."""
+    for seed in range(40):
+        for n in range(16):
+            faces = Rng(seed).roll(n, 6)  # int(u * 6) + 1 for each draw u, in order
+            assert sample_roll(Rng(seed), n, success_on) == read_faces(faces, success_on), (seed, n, faces)
