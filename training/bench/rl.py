@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import gymnasium as gym
@@ -17,7 +19,8 @@ from envs.core.game import State
 from envs.core.policy import UniformRandom, legal_mask
 from envs.core.registry import get_ruleset
 from training.bench.registry import BenchOptions, pick_scenario, register_benchmark
-from training.train import make_vec_env
+from training.train import make_vec_env, set_torch_threads
+from training.train.hyperparameters import DEFAULT_TORCH_THREADS
 
 
 def register() -> None:
@@ -38,12 +41,27 @@ PPO_HP: dict[str, Any] = {
 NET = [128, 128]
 
 
-def _learn_rate(model: Any, steps: int, warm: bool = True) -> float:
+def _learn_rate(model: Any, steps: int, warm: bool = True, cpu: bool = False) -> float:
+    """Timesteps per second of ``model.learn`` (per CPU second of this process with ``cpu``)."""
     if warm:
         model.learn(min(steps, 1024))  # warm-up (first rollout, torch kernels)
-    t = time.perf_counter()
+    clock = time.process_time if cpu else time.perf_counter
+    t = clock()
     model.learn(steps, reset_num_timesteps=False)
-    return steps / (time.perf_counter() - t)
+    return steps / (clock() - t)
+
+
+@contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    """Torch intra-op threads set to ``n`` inside the block (as ``rulebreaker train`` sets them), restored after."""
+    import torch  # lazy: torch loads only when a benchmark runs
+
+    before = torch.get_num_threads()
+    set_torch_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _scenario_model(ruleset: str, scenario: str, n_envs: int, vec: str, seed: int) -> Any:
@@ -67,11 +85,15 @@ def bench_train(opts: BenchOptions) -> dict[str, Any]:
     ref_env = sb3_vec(lambda: FlattenObservation(gym.make("Blackjack-v1")), n_envs=opts.n_envs, seed=opts.seed)
     ref = PPO("MlpPolicy", ref_env, seed=opts.seed, device="cpu", policy_kwargs={"net_arch": NET}, **PPO_HP)
     model = _scenario_model(ruleset, scenario, opts.n_envs, "dummy", opts.seed)
-    # Alternate the two (each warmed up once) so that a change of the machine's load hits both alike.
+    # Both with the torch threads `rulebreaker train` uses (one: torch's default of one thread per core spins
+    # on a busy machine, and made each small-network op up to 15x slower under load, hitting the masked
+    # distribution's extra ops hardest), timed in CPU seconds of this process, alternated (each warmed up
+    # once) so that a change of the machine's load hits both alike.
     ref_rates, rates = [], []
-    for r in range(1 if opts.quick else 2):
-        ref_rates.append(_learn_rate(ref, opts.steps, warm=r == 0))
-        rates.append(_learn_rate(model, opts.steps, warm=r == 0))
+    with _torch_threads(DEFAULT_TORCH_THREADS):
+        for r in range(1 if opts.quick else 3):
+            ref_rates.append(_learn_rate(ref, opts.steps, warm=r == 0, cpu=True))
+            rates.append(_learn_rate(model, opts.steps, warm=r == 0, cpu=True))
     ref_env.close()
     model.get_env().close()
     ratios = [a / b for a, b in zip(rates, ref_rates, strict=True)]
@@ -80,10 +102,12 @@ def bench_train(opts: BenchOptions) -> dict[str, Any]:
         "steps": opts.steps,
         "n_envs": opts.n_envs,
         "n_steps": PPO_HP["n_steps"],
-        "reference": "SB3 PPO on Blackjack-v1 (flattened observation; same n_envs, n_steps and hyperparameters)",
+        "reference": "SB3 PPO on Blackjack-v1 (flattened observation; same n_envs, n_steps, hyperparameters and "
+        "torch threads), timesteps per CPU second",
+        "torch_threads": DEFAULT_TORCH_THREADS,
         "reference_steps_per_s": round(statistics.median(ref_rates), 1),
         "steps_per_s": round(statistics.median(rates), 1),
-        "ratio": round(statistics.median(rates) / statistics.median(ref_rates), 3),
+        "ratio": round(statistics.median(ratios), 3),
         "ratios": [round(x, 3) for x in ratios],
     }
 
