@@ -136,3 +136,85 @@ def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, o
                 checked += 1
             st.apply_action(legal[int(rng.random() * len(legal))])
     assert checked > 500
+
+
+def _brute_observation(st: DuelState, seat: int) -> list[float]:
+    """The rules card's 80 features (observation.py), one plain float at a time, clipped to [-1, 1]."""
+    from envs.hallownest import observation as O
+
+    def bug(s: int) -> list[float]:
+        p = st.bugs[s].p
+        w = p.weapon
+        x = st.bugs[s]
+        cover = st.cover.get((x.x, x.y), 0) / 4 if st.cover else 0.0
+        pogo = not w.ranged and (x.over_target if st.k.pogo_needs_pass_over else x.jumped)
+        return [
+            x.heart / max(1, p.heart), p.heart / 20, x.stamina / 7, p.stamina / 7,
+            x.imbalance / max(1, st.k.imbalance_max), x.soul / 7, x.focus_pending / 7,
+            float(x.at_dd), float(x.unconscious), float(x.dd_used), x.delayed / 10, x.status / 10,
+            x.next_roll_penalty / 3, float(x.grappled_by >= 0), float(x.grappling >= 0),
+            p.might / 7, p.grace / 7, p.shell / 7, w.damage / 5, w.weight / 3, float(w.ranged), w.rerolls / 2,
+            x.attacks_made / 4, x.speed_left / 10, float(pogo), x.free_move / 4,
+            x.x / max(1, st.width - 1), x.y / max(1, st.height - 1), cover, float(st.order[0] == s),
+        ]  # fmt: skip
+
+    me, foe = st.bugs[seat], st.bugs[1 - seat]
+    span = max(1, st.width - 1, st.height - 1)
+    out = bug(seat) + bug(1 - seat)
+    out += [(foe.x - me.x) / span, (foe.y - me.y) / span, max(abs(foe.x - me.x), abs(foe.y - me.y)) / span]
+    out += [st.round / max(1, st.k.duel_max_rounds), float(st.active == seat)]
+    out += [float(st.phase == c) for c in O.CONTEXTS]
+    a = st.atk
+    if a is None:
+        out += [0.0] * 9
+    else:
+        aw = st.bugs[a.attacker].p.weapon
+        out += [a.att_succ / 10, a.invested / 7, a.dice / 14, aw.weight / 3, float(aw.ranged)]
+        out += [float(a.kind == O.POGO), float(a.kind == O.GRAPPLE), float(a.attacker == seat), float(a.att_rolled)]
+    return [min(1.0, max(-1.0, v)) for v in out]
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {
+            "arena": {
+                "kind": "grid",
+                "width": 5,
+                "height": 5,
+                "start": [[1, 2], [3, 2]],
+                "cover": [[2, 1, 2], [3, 2, 1]],
+            }
+        },
+        {
+            "dice": {"max_characteristic": 10},
+            "duel": {
+                "bugs": [
+                    {"name": "A", "weapon": "infected_nail", "stamina": 10, "soul": 10, "heart": 30},
+                    {"name": "B", "weapon": "venom_pin", "template": "small", "shield_quality": 1, "stamina": 9},
+                ]
+            },
+        },
+    ],
+)
+def test_packed_observation_matches_the_plain_features(sections: dict[str, object]) -> None:
+    """The one-call float32 packing (observation.py) against the features built and clipped one by one."""
+    import numpy as np
+
+    for seed in range(6):
+        st = DuelState(config(**sections))
+        rng = Rng(seed)
+        for _ in range(400):
+            if st.is_terminal():
+                break
+            for seat in (0, 1):
+                got = st.observation(seat)
+                want = np.array(_brute_observation(st, seat), dtype=np.float32)
+                assert got.dtype == np.float32 and got.flags.writeable
+                assert np.array_equal(got, want), (seat, np.flatnonzero(got != want))
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+            else:
+                legal = st.legal_actions()
+                st.apply_action(legal[int(rng.random() * len(legal))])
