@@ -323,4 +323,4 @@ def pick_action(kind: Kind) -> int:
 
 def picked_kind(action: int) -> Kind:
     """The roll a duel PICK action declares."""
-    return Kind(action - _DACT_ATTACK)
+    return KINDS[action - _DACT_ATTACK]  # the member by its value (KINDS is in value order), without Kind(...)
