@@ -23,7 +23,7 @@ def play(name: str, agents: list, seed: int, cfg=None, hook=None):
         if p == CHANCE:
             state.apply_chance(state.sample_chance(rng))
             continue
-        mask = legal_mask(state, sc.num_actions)
+        mask = legal_mask(state, sc.action_count(state.cfg))
         a = agents[p].act(state, mask, rng)
         assert mask[a], f"{agents[p].name} chose illegal {a}"
         if hook:
@@ -142,9 +142,9 @@ def test_steady_takes_the_automatic_success_that_finishes_a_calm_task():
     s.tasks[0].progress = 14  # one success short of 15
     s.apply_action(Act.ONE_ACTION)
     sc = RULESET.scenarios["heist"]
-    assert PERSONAS["steady"]().act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.AUTO + 0
+    assert PERSONAS["steady"]().act(s, legal_mask(s, sc.action_count(s.cfg)), Rng(0)) == Act.AUTO + 0
     s.tasks[0].progress = 0  # far from done: 6 dice at 6 are worth more than one sure success
-    assert PERSONAS["steady"]().act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.ROLL + 0
+    assert PERSONAS["steady"]().act(s, legal_mask(s, sc.action_count(s.cfg)), Rng(0)) == Act.ROLL + 0
 
 
 def test_personas_send_the_ally_to_the_simple_task_they_roll_on():
@@ -157,13 +157,15 @@ def test_personas_send_the_ally_to_the_simple_task_they_roll_on():
     s.apply_action(Act.ROLL + 2)  # the fallen tree (slot 1), a simple task
     assert s.phase == Phase.ALLY
     for name in ("steady", "splitter", "spender"):
-        assert PERSONAS[name]().act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.ALLY + 1
+        assert PERSONAS[name]().act(s, legal_mask(s, sc.action_count(s.cfg)), Rng(0)) == Act.ALLY + 1
     apart = HeistState(
         make_cfg(heist__tasks=["house", "tree"], heist__draw=0, willpower__points=0, teamwork__simple_tasks="separate")
     )
     apart.apply_action(Act.ONE_ACTION)
     apart.apply_action(Act.ROLL + 2)
-    assert PERSONAS["steady"]().act(apart, legal_mask(apart, sc.num_actions), Rng(0)) == Act.ALLY + 0  # the house
+    assert (
+        PERSONAS["steady"]().act(apart, legal_mask(apart, sc.action_count(apart.cfg)), Rng(0)) == Act.ALLY + 0
+    )  # the house
 
 
 def test_steady_decides_willpower_per_roll_after_an_earlier_botch():
@@ -179,8 +181,8 @@ def test_steady_decides_willpower_per_roll_after_an_earlier_botch():
     s.apply_action(Act.ROLL + 2)
     steady = PERSONAS["steady"]()
     assert s.phase == Phase.WILLPOWER
-    assert steady.act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.NO_WILLPOWER  # on schedule
+    assert steady.act(s, legal_mask(s, sc.action_count(s.cfg)), Rng(0)) == Act.NO_WILLPOWER  # on schedule
     s.apply_action(Act.NO_WILLPOWER)
     s.apply_chance(BOTCH)  # the documents are wiped: 13 successes needed with one turn left
     assert s.phase == Phase.WILLPOWER
-    assert steady.act(s, legal_mask(s, sc.num_actions), Rng(0)) == Act.WILLPOWER + 1
+    assert steady.act(s, legal_mask(s, sc.action_count(s.cfg)), Rng(0)) == Act.WILLPOWER + 1

@@ -94,6 +94,10 @@ BAD_VALUES: list[tuple[str, str, list[str]]] = [
     ("wicked_age", '[melee]\nparties = "3"\n', ["melee.parties", "'3'"]),
     ("hallownest", "[grapple]\nenabled = 0\n", ["grapple.enabled", "0", "bool"]),
     ("hallownest", '[[duel.bugs]]\nmight = "3"\n[[duel.bugs]]\n', ["duel.bugs.0.might", "'3'"]),
+    # issue 21: bounds from the rules, not from an action table
+    ("hallownest", "[parry]\nmax_shield_investment = 11\n", ["parry.max_shield_investment", "11", "≤ 10"]),
+    ("hallownest", "[dodge]\nmax_investment = 11\n", ["dodge.max_investment", "11", "≤ 10"]),
+    ("storyteller", "[multiple_actions]\nmax_actions = 11\n", ["multiple_actions.max_actions", "11", "≤ 10"]),
 ]
 
 
@@ -133,6 +137,12 @@ def test_bad_value_is_one_line_naming_key_value_and_range(
         ("wicked_age", "[forms]\npc_dice = [30, 20, 12, 10, 8, 1]\n", lambda c: c.forms.pc_dice[0] == 30),
         ("crossroads", "[episode]\nplayers = 5\n", lambda c: c.episode.players == 5),
         ("hallownest", "[dice]\nmax_characteristic = 7.5\n", lambda c: c.dice.max_characteristic == 7.5),
+        (
+            "hallownest",
+            "[parry]\nmax_shield_investment = 10\n[dodge]\nmax_investment = 10\n",
+            lambda c: c.parry.max_shield_investment == 10 and c.dodge.max_investment == 10,
+        ),
+        ("storyteller", "[multiple_actions]\nmax_actions = 10\n", lambda c: c.multiple_actions.max_actions == 10),
     ],
 )
 def test_values_the_rules_allow_load(ruleset: str, text: str, check: Any, tmp_path: Path) -> None:
