@@ -12,10 +12,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 
-from envs.wicked_age.config import MAX_PARTIES, NPC_FORMS, PC_FORMS
+from envs.wicked_age.config import NPC_FORMS, PC_FORMS
 from envs.wicked_age.rules import NpcForm, Offer, PcForm
-
-__all__ = ["MAX_PARTIES"]  # re-exported: a conflict has 2..MAX_PARTIES parties (envs/wicked_age/config.py)
 
 MIN_PARTY_SLOTS = 4
 """The action table and the observation always hold at least four parties: the ids and the observation of the

@@ -30,7 +30,6 @@ from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, Stat
 from envs.wicked_age.actions import (
     DECISION_CONTEXTS,
     FORM_ACTIONS,
-    MAX_PARTIES,
     MAX_STRENGTHS,
     NPC_FORM_ACTIONS,
     Act,
@@ -42,7 +41,7 @@ from envs.wicked_age.actions import (
     offer_of,
     option_of,
 )
-from envs.wicked_age.config import ResolvedRules, WickedAgeConfig
+from envs.wicked_age.config import MAX_PARTIES, ResolvedRules, WickedAgeConfig
 from envs.wicked_age.dice import (
     Result,
     Roll,
