@@ -430,8 +430,9 @@ def best_response(d: Discovery) -> dict[str, Any] | None:
     iv, diffs = _paired(recs[k:], recs[:k], n)
     top = max(range(k), key=lambda g: diffs[g])  # the deal where the exploiter gains most
     out = {
-        **ex,
         "agent": agent,
+        "opponent": subject,  # whom it plays here; whom it trained against: ``trained``
+        "steps": sum(int(t["steps"]) for t in trained),
         "warm_start": ex["agent"],
         "trained": trained,
         "finetune": finetune,
