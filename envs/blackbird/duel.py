@@ -201,7 +201,7 @@ class Exchange:
 class _DuelSetup:
     """What a duel reads on every step, worked out once per config object (the config is frozen).
 
-    Shared by every duel of the config and their clones: the fighters' sheets (each duel plays copies),
+    Shared by every duel of the config and their clones: the fighters' sheets (shared until a perk copies one),
     their short names, the starting pool, the observation scales, the maneuvers open at each distance,
     the spend actions open at each pool, the dice of each kind of roll (in a duel a sheet gains only perks,
     so a fighter's dice for a roll follow from its seat, the kind of roll, the base die, the perks held for
