@@ -59,7 +59,11 @@ _HIDDEN_SHEET = (0,) * len(SHEET_SLOTS)
 
 @lru_cache(maxsize=16)
 def _buffer(size: int) -> tuple[struct.Struct, bytearray, np.ndarray]:
-    """The packer, the preallocated byte buffer and its float32 view for observations of ``size`` features."""
+    """The packer, the preallocated byte buffer and its float32 view for observations of ``size`` features.
+
+    One per process and size, shared by every state: an encoding fills it and copies it out at once (threads
+    that encode at the same time would each need their own).
+    """
     buf = bytearray(4 * size)
     return struct.Struct(f"{size}f"), buf, np.frombuffer(buf, dtype=np.float32)
 
