@@ -113,6 +113,13 @@ def bench_train(opts: BenchOptions) -> dict[str, Any]:
 
 
 def bench_inference(opts: BenchOptions) -> dict[str, Any]:
+    # SB3's predict with the one torch thread of `rulebreaker train` too: its default threads spin on a busy
+    # machine, which would flatter the numpy path
+    with _torch_threads(DEFAULT_TORCH_THREADS):
+        return _bench_inference(opts)
+
+
+def _bench_inference(opts: BenchOptions) -> dict[str, Any]:
     ruleset, scenario = pick_scenario(opts)
     model = _scenario_model(ruleset, scenario, opts.n_envs, "dummy", opts.seed)
     model.learn(min(opts.steps, 4096))  # a (briefly) trained agent; speed does not depend on the weights
@@ -160,7 +167,8 @@ def bench_inference(opts: BenchOptions) -> dict[str, Any]:
     return {
         "scenario": f"{ruleset} {scenario}",
         "decisions": len(obs),
-        "reference": "SB3 MaskablePPO.predict(deterministic=True, action_masks=...) one observation at a time",
+        "reference": "SB3 MaskablePPO.predict(deterministic=True, action_masks=...) one observation at a time, "
+        "one torch thread",
         "predict_decisions_per_s": round(ref_rate, 1),
         "fast_decisions_per_s": round(fast_rate, 1),
         "ratio": round(fast_rate / ref_rate, 2),
