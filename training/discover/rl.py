@@ -7,17 +7,13 @@ so the transplant gap (the variant's own policy against the policy trained on th
 under the variant) measures how much *new* behaviour the variant rewards.
 
 In a multi-seat scenario one more run, the **best-response exploiter**, trains in the same pool against a
-fixed opponent: the best persona at every other seat, which is how the verdict games seat the search
-subject (:mod:`training.discover.verdicts`). :func:`~training.discover.verdicts.best_response` then plays
-it on the verdict deals, and its paired return over the subject's is the certificate's
-``best_response_edge``: how much a player trained for the budget's RL steps finds against those opponents
-that the subject misses.
-
-That exploiter is then **fine-tuned against the subject itself** (:func:`finetune_against`): warm-started from
-its weights, it trains :func:`subject_steps` more steps with the search subject at every other seat inside the
-env (the subject is ~50 decisions/s, so only a slice of the budget's RL steps fits), and
-:func:`~training.discover.verdicts.best_response` plays it against the subject on the verdict deals, paired
-with the subject in self-play on the same deals: the certificate's ``best_response_edge``.
+fixed opponent: the best persona at every other seat (the search subject's base: a cheap opponent to
+learn the game against for the budget's RL steps). That exploiter is then **fine-tuned against the
+subject itself** (:func:`finetune_against`): warm-started from its weights, it trains :func:`subject_steps`
+more steps with the search subject at every other seat inside the env (the subject decides ~50 times a
+second, so only a slice of the budget's RL steps fits), and :func:`~training.discover.verdicts.best_response`
+plays it against the subject on the verdict deals, paired with the subject in self-play on the same deals:
+the certificate's ``best_response_edge``.
 """
 
 from __future__ import annotations
