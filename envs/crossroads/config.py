@@ -77,6 +77,13 @@ class CheckRules(RulesModel):
         description="Rule 3 [decision]: 'one_each' = the roller assigns one die per stat; "
         "'in_order' = dice go to G, KH, M as rolled (no choice)",
     )
+    chance_detail: Literal["faces", "classes"] = Field(
+        default="faces",
+        description="Engine, not a rule: 'faces' = a check's chance outcomes are its dice faces (220 sorted rolls); "
+        "'classes' = one outcome per class of rolls no rule tells apart (each die by the stats or Influence it "
+        "meets; needs crossroads.effect = 'none', which reads no doubles): every rule's odds unchanged, far "
+        "fewer branches for the exact solver; a rolled die shows its class's highest face",
+    )
 
 
 class CrossroadsRules(RulesModel):
@@ -243,6 +250,15 @@ class CrossroadsConfig(RulesModel):
     reward: RewardRules = RewardRules()
 
     @model_validator(mode="after")
+    def _classes_need_no_crossroads_effect(self) -> CrossroadsConfig:
+        if self.check.chance_detail == "classes" and self.crossroads.effect != "none":
+            raise ValueError(
+                f"check.chance_detail 'classes' needs crossroads.effect 'none' (the effect "
+                f"'{self.crossroads.effect}' reads doubles and triples, which classes do not keep)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _faction_room(self) -> CrossroadsConfig:
         need = self.faction.per_player * self.episode.players
         if need > self.episode.max_factions:
@@ -274,6 +290,7 @@ class Settings:
     writeoff_low: int
     writeoff_high: int
     one_each: bool  # Rule 3: check.assignment == "one_each"
+    dice_classes: bool  # check.chance_detail == "classes"
     crossroads_effect: str
     triple_twice: bool
     outcomes_per_success: int
@@ -321,6 +338,7 @@ def settings_of(cfg: CrossroadsConfig) -> Settings:
         writeoff_low=fa.writeoff_low,
         writeoff_high=fa.writeoff_high,
         one_each=cfg.check.assignment == "one_each",
+        dice_classes=cfg.check.chance_detail == "classes",
         crossroads_effect=cfg.crossroads.effect,
         triple_twice=cfg.crossroads.triple_twice,
         outcomes_per_success=cfg.spend.outcomes_per_success,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
+from functools import lru_cache
 from itertools import combinations_with_replacement
 from math import factorial
 
@@ -136,6 +137,56 @@ def parse_stats(text: str) -> tuple[int, int, int]:
 def faction_odds(influence: int) -> dict[str, Fraction]:
     """Exact odds of one faction check (Rules 4 and 5) at ``influence``: the keys of :func:`odds`."""
     return _check_table(lambda dice: faction_successes(dice, influence))
+
+
+@lru_cache(maxsize=4096)
+def face_classes(thresholds: tuple[int, ...]) -> tuple[int, ...]:
+    """Rules 3/4 read a die only against the targets it meets (a die <= a stat or Influence succeeds).
+
+    Faces that meet exactly the same ``thresholds`` are one class; each face maps to its class's
+    representative, the class's highest face. Returns ``rep`` with ``rep[face]`` for faces 1..10
+    (``rep[0]`` unused). With no thresholds every face is one class (represented by 10).
+    """
+    cuts = sorted({t for t in thresholds if 1 <= t < SIDES} | {SIDES})
+    rep = [0] * (SIDES + 1)
+    lo = 1
+    for t in cuts:
+        for face in range(lo, t + 1):
+            rep[face] = t
+        lo = t + 1
+    return tuple(rep)
+
+
+@lru_cache(maxsize=4096)
+def class_outcomes(thresholds: tuple[int, ...], ordered: bool) -> tuple[tuple[tuple[int, ...], float], ...]:
+    """The chance outcomes of a 3d10 check grouped by :func:`face_classes`: (dice, probability).
+
+    ``ordered`` false: sorted dice (the roller assigns them, or only counts them); true: dice in rolled
+    order (``check.assignment = "in_order"``). Every die is its class's representative, so a rule that
+    compares dice with these thresholds reads the same result as from any roll of the class; the
+    probability is the class's share of the 1,000 ordered rolls.
+    """
+    rep = face_classes(thresholds)
+    size: dict[int, int] = {}
+    for face in range(1, SIDES + 1):
+        size[rep[face]] = size.get(rep[face], 0) + 1
+    reps = sorted(size)
+    total = SIDES**DICE
+    out: list[tuple[tuple[int, ...], float]] = []
+    if ordered:
+        for a in reps:
+            for b in reps:
+                for c in reps:
+                    out.append(((a, b, c), size[a] * size[b] * size[c] / total))
+        return tuple(out)
+    for combo in combinations_with_replacement(reps, DICE):
+        weight = factorial(DICE)
+        for v in set(combo):
+            weight //= factorial(combo.count(v))
+        for v in combo:
+            weight *= size[v]
+        out.append((combo, weight / total))
+    return tuple(out)
 
 
 def roll_check_dice(rng: Rng) -> tuple[int, ...]:

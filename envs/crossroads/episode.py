@@ -63,7 +63,15 @@ from envs.crossroads.actions import (
     stat_of,
 )
 from envs.crossroads.config import CrossroadsConfig, settings_of
-from envs.crossroads.dice import CHANCE_OUTCOMES, STATS, crossroads_of, optimal_permutations, roll_check_dice
+from envs.crossroads.dice import (
+    CHANCE_OUTCOMES,
+    STATS,
+    class_outcomes,
+    crossroads_of,
+    face_classes,
+    optimal_permutations,
+    roll_check_dice,
+)
 from envs.crossroads.observation import encoder_of
 from envs.crossroads.rules import (
     ALL_STATS,
@@ -487,15 +495,28 @@ class CrossroadsState(State[Hashable]):
             n = self.num_players
             return [(s, 1.0 / n) for s in range(n)]
         if self.phase == _Phase.ROLL:
-            if not self.settings.one_each and self._roller_is_char():
-                return list(_ORDERED_OUTCOMES)
-            return list(CHANCE_OUTCOMES)
+            ordered = not self.settings.one_each and self._roller_is_char()
+            if self.settings.dice_classes:
+                return list(class_outcomes(self._roll_thresholds(), ordered))
+            return list(_ORDERED_OUTCOMES) if ordered else list(CHANCE_OUTCOMES)
         raise ValueError("not a chance node")
+
+    def _roll_thresholds(self) -> tuple[int, ...]:
+        """Rules 3/4: the targets the roll's dice are read against (the roller's stats, or its Influence)."""
+        e = self.entity(self.sides[self.side_i].eid if self.purpose == _Purpose.CONFRONT else self.chk_eid)
+        if isinstance(e, Character):
+            g, kh, m = e.stats
+            return (g, kh, m)
+        st = self.settings
+        return (e.influence + st.faction_bonus,) if st.faction_rolls else ()
 
     def sample_chance(self, rng: Rng) -> Hashable:
         if self.phase == _FIRST_PLAYER:
             return rng.integers(0, self.num_players)
         d = roll_check_dice(rng)  # the same roll `odds crossroads --simulate` samples
+        if self.settings.dice_classes:  # each die as its class's representative (see chance_outcomes)
+            rep = face_classes(self._roll_thresholds())
+            d = (rep[d[0]], rep[d[1]], rep[d[2]])
         if self.settings.one_each or not self._roller_is_char():
             return _sorted3(d)
         return d
@@ -1456,6 +1477,64 @@ class CrossroadsState(State[Hashable]):
         return self.encoder.encode(self, seat)
 
     def key(self) -> Hashable:
+        """The position as the rules go on to read it (for the exact solver's memo).
+
+        Leftovers of an earlier check, scene or side that no rule reads again are left out, so positions
+        that differ only in them are one position: a finished check's dice, assignment, flags and
+        successes; spends, degree, build step and deal faction outside the phases that use them; the
+        checker and the check's purpose outside a check; the scene type beyond "still in setup" (Rule 7);
+        a side's assignment once read. :meth:`full_key` keeps every field (the test of this one's soundness).
+        """
+        p = self.phase
+        checking = p in _CHECK_PHASES
+        in_setup = self.scene == _Scene.SETUP
+        sides = self.sides
+        return (
+            p,
+            self.actor,
+            self.first if in_setup else 0,
+            self.admin,
+            self.scene_no,
+            in_setup,
+            self.exits,
+            tuple(self.setup_queue),
+            tuple(self.goal_pending),
+            self.chk_eid if checking else None,
+            self.chk_seat if checking else 0,
+            self.purpose if p in _PURPOSE_PHASES else None,
+            self.dice if p == _ASSIGN_PHASE and self.purpose != _Purpose.CONFRONT else (),
+            self.left if p in _LEFT_PHASES else 0,
+            self.build_step if p == _BUILD_PHASE else 0,
+            (self.side_i, self.initial_rolls) if sides else None,
+            self.degree if p in _DEGREE_PHASES else 0,
+            self.deal_faction if p == _DEAL_AGAINST_PHASE else None,
+            tuple([c.key() for c in self.chars]),
+            tuple([f.key() for f in self.factions]),
+            self._sides_key(p) if sides else (),
+        )
+
+    def _sides_key(self, p: Phase) -> tuple[object, ...]:
+        """Rule 11 as :meth:`key` reads it: each side's part of the position.
+
+        A side's dice, burns and rerolls count until its roll is read (Rules 3, 11.3), its successes until
+        the result (11.4), its aim until the scene goals are granted (11.7), its flags and result to the
+        end of the scene.
+        """
+        if p in _RESOLVED_PHASES:
+            keep_aim = p == _LOSER_TRADE_PHASE
+            return tuple([(s.eid, s.seat, s.aim if keep_aim else None, s.flags, s.won, s.lost) for s in self.sides])
+        read = self.side_i if p == _ASSIGN_PHASE and self.purpose == _Purpose.CONFRONT else 0
+        return tuple(
+            [
+                (s.eid, s.seat, s.aim, s.flags, s.succ)
+                if i < read
+                else (s.eid, s.seat, s.aim, s.burned, s.rerolls, s.dice, s.flags, s.succ)
+                for i, s in enumerate(self.sides)
+            ]
+        )
+
+    def full_key(self) -> Hashable:
+        """Every field of the position, leftovers included (see :meth:`key`)."""
         return (
             self.phase,
             self.actor,
@@ -1573,6 +1652,26 @@ _LEGAL: dict[Phase, Callable[[CrossroadsState], list[int]]] = {
     Phase.OVER: CrossroadsState._legal_none,
 }
 """The legal actions of each phase (chance and terminal nodes have none)."""
+
+# where the rules read which part of the position (CrossroadsState.key leaves the rest out)
+_CHECK_PHASES = (Phase.BUILD, Phase.ROLL, Phase.ASSIGN, Phase.SPEND, Phase.LOWER_INFLUENCE)
+"""The checker (chk_eid, chk_seat): the character being built, or the entity rolling, assigning, spending."""
+_PURPOSE_PHASES = (
+    Phase.ROLL,
+    Phase.ASSIGN,
+    Phase.SPEND,
+    Phase.LOWER_INFLUENCE,
+    Phase.BUY_OUTCOME,
+    Phase.LOSER_TRADE,
+    Phase.BURN_AFTER,
+)
+"""Why the check is rolled: read by the roll, the assignment and the outcomes' allotment (Rule 11.2)."""
+_LEFT_PHASES = (Phase.SPEND, Phase.BUY_OUTCOME, Phase.LOWER_INFLUENCE)
+_DEGREE_PHASES = (Phase.LOSER_TRADE, Phase.BUY_OUTCOME)
+_ASSIGN_PHASE, _BUILD_PHASE, _DEAL_AGAINST_PHASE = Phase.ASSIGN, Phase.BUILD, Phase.DEAL_AGAINST
+_RESOLVED_PHASES = (Phase.LOSER_TRADE, Phase.BUY_OUTCOME, Phase.LOSER_MARK)
+"""After every side's roll is read (a confrontation's result, or a scene for beauty's outcomes)."""
+_LOSER_TRADE_PHASE = Phase.LOSER_TRADE
 
 _APPLY: dict[Phase, Callable[[CrossroadsState, int], None]] = {
     Phase.BUILD: CrossroadsState._do_build,

@@ -197,3 +197,26 @@ def test_knobs_are_valid_overrides():
     for knob in RULESET.knobs:
         for v in knob.values:
             with_override(RULESET.default_config(), knob.key, v)
+
+
+def test_grouped_chance_samples_what_it_lists():
+    """check.chance_detail = "classes" (the small variant): every sampled roll is one of the listed outcomes,
+    whose probabilities sum to 1, and a game plays to the end."""
+    from pathlib import Path
+
+    from envs.core.config import load_config
+
+    cfg = load_config(RULESET, Path(RULESET.rules_path).parent / "small.toml")
+    rng = Rng(7)
+    for _ in range(20):
+        st = CrossroadsState(cfg)
+        while not st.is_terminal():
+            if st.current_player() == CHANCE:
+                outcomes = dict(st.chance_outcomes())
+                assert math.isclose(sum(outcomes.values()), 1.0, abs_tol=1e-12)
+                o = st.sample_chance(rng)
+                assert o in outcomes, (o, sorted(outcomes))
+                st.apply_chance(o)
+                continue
+            legal = st.legal_actions()
+            st.apply_action(legal[int(rng.random() * len(legal))])

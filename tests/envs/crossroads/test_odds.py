@@ -71,3 +71,47 @@ def test_parse_stats():
     assert parse_stats("4, 5,3") == (4, 5, 3)
     with pytest.raises(ValueError, match="three integers"):
         parse_stats("4,4")
+
+
+def _class_of(face: int, thresholds: tuple[int, ...]) -> int:
+    """The test's own reading of a die: how many of the targets it exceeds (a die <= a target succeeds on it)."""
+    return sum(1 for t in thresholds if t < face)
+
+
+@pytest.mark.parametrize(
+    "thresholds", [(5, 5, 5), (1, 2, 10), (3, 7, 7), (9, 2, 1), (4,), (), (0, 5, 10), (10, 10, 10)]
+)
+@pytest.mark.parametrize("ordered", [False, True])
+def test_class_outcomes_agree_with_icepool(thresholds, ordered):
+    """check.chance_detail = "classes": the grouped outcomes carry the exact odds icepool gives for the dice's
+    classes (sorted: a pool of three; ordered: three dice in a row), and each representative die meets exactly
+    the targets of every face it stands for."""
+    from envs.crossroads.dice import class_outcomes, face_classes
+
+    rep = face_classes(thresholds)
+    for face in range(1, 11):
+        assert all((face <= t) == (rep[face] <= t) for t in thresholds), (face, rep[face])
+    die = icepool.d10.map(lambda f: _class_of(f, thresholds))
+    oracle = icepool.tupleize(die, die, die) if ordered else icepool.Pool([die] * 3).expand()
+    got: dict[tuple[int, ...], float] = {}
+    for dice, p in class_outcomes(thresholds, ordered):
+        assert ordered or list(dice) == sorted(dice)
+        k = tuple(_class_of(d, thresholds) for d in dice)
+        assert k not in got  # one outcome per class combination
+        got[k] = p
+    assert sum(got.values()) == pytest.approx(1.0, abs=1e-12)
+    assert set(got) == {tuple(o) for o in oracle.outcomes()}
+    for o in oracle.outcomes():
+        assert got[tuple(o)] == pytest.approx(float(oracle.probability(o)), abs=1e-12)
+
+
+@pytest.mark.parametrize("stats", [(5, 5, 5), (1, 4, 9), (2, 2, 7)])
+def test_class_outcomes_keep_the_odds_of_successes(stats):
+    """Under grouped chance the best assignment's successes have the odds of the 1,000-roll enumeration."""
+    from envs.crossroads.dice import class_outcomes
+
+    table = {k: Fraction(0) for k in ("0", "1", "2", "3")}
+    for dice, p in class_outcomes(stats, False):
+        table[str(max_successes(dice, stats))] += Fraction(p).limit_denominator(1000)
+    oracle = enumerate_odds(stats)
+    assert table == {k: oracle[k] for k in table}
