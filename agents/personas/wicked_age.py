@@ -7,12 +7,13 @@ Every persona plays the duel and the melee, PCs and NPCs alike; each decision ki
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import State
-from envs.wicked_age.actions import FORM_ACTIONS, NPC_FORM_ACTIONS, Act, Ctx
+from envs.wicked_age.actions import FORM_ACTIONS, NPC_FORM_ACTIONS, Act, Ctx, challenge_action
 from envs.wicked_age.conflict import WickedAgeState
 from envs.wicked_age.dice import size_key
 from envs.wicked_age.rules import NpcForm, Offer, PcForm, default_consequence_slots
@@ -49,6 +50,19 @@ def strongest_opponent(state: WickedAgeState, seat: int, targets: list[int]) -> 
     return max(targets, key=lambda t: (sum(state.roll_dice[t]), -t))
 
 
+def _handler(persona: WickedAgePersona, node: Any) -> Any:
+    """The persona's bound ``on_<node>`` method (or None), looked up by name once per class and node."""
+    cache = type(persona).__dict__.get("_handlers")
+    if cache is None:
+        cache = {}
+        type(persona)._handlers = cache  # type: ignore[attr-defined]
+    name = cache.get(node, "")
+    if name == "":
+        name = f"on_{node.name.lower()}" if hasattr(persona, f"on_{node.name.lower()}") else None
+        cache[node] = name
+    return getattr(persona, name) if name is not None else None
+
+
 class WickedAgePersona:
     """Base: rolls its biggest dice, fights ties, takes the whip, hurts where it hurts most."""
 
@@ -56,7 +70,7 @@ class WickedAgePersona:
 
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
         assert isinstance(state, WickedAgeState)
-        handler = getattr(self, f"on_{state.node.name.lower()}", None)
+        handler = _handler(self, state.node)
         if handler is not None:
             a = int(handler(state, state.actor, mask))
             if 0 <= a < len(mask) and mask[a]:
@@ -133,7 +147,7 @@ class WickedAgePersona:
         """Name the single weakest opponent."""
         opp = [t for t in range(state.num_players) if t != s and state.in_conflict[t]]
         weakest = min(opp, key=lambda t: (sum(state.roll_dice[t]), t))
-        return Act.CHALLENGE_1 - 1 + (1 << weakest)
+        return challenge_action((weakest,), state.num_players)
 
     def on_conseq_offer(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         return _first([Act.OFFER_LOSER_CHOICE, Act.TAKE_DEFAULT], mask)

@@ -98,6 +98,7 @@ BAD_VALUES: list[tuple[str, str, list[str]]] = [
     ("hallownest", "[parry]\nmax_shield_investment = 11\n", ["parry.max_shield_investment", "11", "≤ 10"]),
     ("hallownest", "[dodge]\nmax_investment = 11\n", ["dodge.max_investment", "11", "≤ 10"]),
     ("storyteller", "[multiple_actions]\nmax_actions = 11\n", ["multiple_actions.max_actions", "11", "≤ 10"]),
+    ("wicked_age", "[melee]\nparties = 9\n", ["melee.parties", "9", "≤ 8"]),
 ]
 
 
