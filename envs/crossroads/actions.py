@@ -30,9 +30,14 @@ FACTION_BASE = MAX_CHARACTER_SLOTS
 NUM_ENTITIES = MAX_CHARACTER_SLOTS + MAX_FACTION_SLOTS
 
 
-def is_faction(eid: int) -> bool:
-    """Whether an entity id names a faction (else a character)."""
-    return eid >= FACTION_BASE
+def is_faction(eid: int, faction_base: int = FACTION_BASE) -> bool:
+    """Whether an entity id names a faction (else a character); ``faction_base``: the config's character slots."""
+    return eid >= faction_base
+
+
+def num_actions(char_slots: int, faction_slots: int) -> int:
+    """The size of the action table with ``char_slots`` character and ``faction_slots`` faction targets."""
+    return Act.TARGET_0 + char_slots + faction_slots
 
 
 class Act(enum.IntEnum):
@@ -189,15 +194,24 @@ _STAT_LABELS = (
 )
 
 
-def entity_name(eid: int) -> str:
+def character_name(idx: int) -> str:
+    """The name of character slot ``idx`` (fixed names by slot; numbered beyond them)."""
+    return CHARACTER_NAMES[idx] if idx < len(CHARACTER_NAMES) else f"character {idx + 1}"
+
+
+def faction_name(idx: int) -> str:
+    """The name of faction slot ``idx`` (fixed names by slot; numbered beyond them)."""
+    return FACTION_NAMES[idx] if idx < len(FACTION_NAMES) else f"faction {idx + 1}"
+
+
+def entity_name(eid: int, faction_base: int = FACTION_BASE) -> str:
     """The name of entity ``eid`` (characters and factions have fixed names by slot)."""
-    if not is_faction(eid):
-        return CHARACTER_NAMES[eid]
-    k = eid - FACTION_BASE
-    return FACTION_NAMES[k] if k < len(FACTION_NAMES) else f"faction {eid}"
+    if not is_faction(eid, faction_base):
+        return character_name(eid)
+    return faction_name(eid - faction_base)
 
 
-def label(action: int, roll: Sequence[int] | None = None) -> str:
+def label(action: int, roll: Sequence[int] | None = None, faction_base: int = FACTION_BASE) -> str:
     """A short label of ``action``; an assignment names the dice of ``roll`` when one is being assigned."""
     a = int(action)
     if Act.VALUE_1 <= a < Act.ASSIGN_0:
@@ -207,8 +221,8 @@ def label(action: int, roll: Sequence[int] | None = None) -> str:
         if roll is not None:
             return "assign " + " ".join(f"{name}={roll[p[i]]}" for i, name in enumerate(STATS))
         return f"assign dice {p}"
-    if Act.TARGET_0 <= a < NUM_ACTIONS:
-        return entity_name(a - Act.TARGET_0)
+    if a >= Act.TARGET_0:
+        return entity_name(a - Act.TARGET_0, faction_base)
     if a in _LABELS:
         return _LABELS[a]  # type: ignore[index]
     for base, text in _STAT_LABELS:

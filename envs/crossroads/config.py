@@ -20,6 +20,13 @@ from envs.core.config import RulesModel
 MAX_CHARACTER_SLOTS = 10
 MAX_FACTION_SLOTS = 8
 MAX_SEATS = 5
+"""The slot counts of the rules as written (action table and observation); a config asking for more gets more."""
+MAX_PLAYERS = 12
+"""Rules 7/8 name no table size: 12 seats is a generous [decision] (every seat builds, presents and frames)."""
+MAX_CHARACTERS = 24
+"""Rule 9 names no limit: 24 characters in play is a generous [decision] (two per seat at the largest table)."""
+MAX_FACTIONS = 24
+"""Rules 2/9 name no limit: 24 factions in play is a generous [decision] (two per seat at the largest table)."""
 
 
 class CharacterRules(RulesModel):
@@ -192,8 +199,9 @@ class EpisodeRules(RulesModel):
     players: int = Field(
         default=3,
         ge=2,
-        le=MAX_SEATS,
-        description="seats at the table; 2..5 [decision] (the rules name no table size; seats size the observation)",
+        le=MAX_PLAYERS,
+        description="Rules 7/8: seats at the table; 2..12 [decision] (the rules name no table size; the observation "
+        "and the action table grow with the seats, characters and factions a config allows)",
     )
     exits_to_end: int = Field(default=3, ge=1, le=10, description="Rule 13: exits (write-offs) that end the episode")
     max_scenes: int = Field(
@@ -202,11 +210,14 @@ class EpisodeRules(RulesModel):
     max_characters: int = Field(
         default=MAX_CHARACTER_SLOTS,
         ge=2,
-        le=MAX_CHARACTER_SLOTS,
-        description="Rule 9 [decision]: most characters in play",
+        le=MAX_CHARACTERS,
+        description="Rule 9 [decision]: most characters in play (2..24; the rules name no limit)",
     )
     max_factions: int = Field(
-        default=MAX_FACTION_SLOTS, ge=1, le=MAX_FACTION_SLOTS, description="Rule 9 [decision]: most factions in play"
+        default=MAX_FACTION_SLOTS,
+        ge=1,
+        le=MAX_FACTIONS,
+        description="Rule 9 [decision]: most factions in play (1..24; the rules name no limit)",
     )
 
     @model_validator(mode="after")

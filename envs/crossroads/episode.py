@@ -9,20 +9,21 @@ introduction (Rule 9), a deal (Rule 10) or a confrontation (Rule 11), until thre
 Rule 12) or the scene limit (Rule 13).
 
 ## Actions
-``Discrete(69)``, one fixed table (:class:`envs.crossroads.actions.Act`): stat values 1-9 (build), six
-dice permutations (assign), spends/outcomes (+1/+2 stat, +C, -C named or plain, mark, harm, unmark, kill, Influence),
-pass, burn, trade, four scene types, no-opposition, and 18 entity targets (10 character, 8 faction
-slots). The decision context (``build``, ``assign``, ``spend``, ``admin_scene``, ``admin_target``,
-``admin_opposition``, ``admin_aim``, ``target_aim``, ``deal_faction``, ``deal_against``, ``burn_before``,
-``burn_after``, ``loser_trade``, ``buy_outcome``, ``loser_mark``, ``lower_influence``) says which are legal.
+``Discrete(69)`` as written, one table (:class:`envs.crossroads.actions.Act`): stat values 1-9 (build),
+six dice permutations (assign), spends/outcomes (+1/+2 stat, +C, -C named or plain, mark, harm, unmark,
+kill, Influence), pass, burn, trade, four scene types, no-opposition, and 18 entity targets (10 character,
+8 faction slots; ``episode.max_characters`` / ``max_factions`` above 10 / 8 add target ids). The decision
+context (``build``, ``assign``, ``spend``, ``admin_scene``, ``admin_target``, ``admin_opposition``,
+``admin_aim``, ``target_aim``, ``deal_faction``, ``deal_against``, ``burn_before``, ``burn_after``,
+``loser_trade``, ``buy_outcome``, ``loser_mark``, ``lower_influence``) says which are legal.
 
 ## Observation
-``Box(0, 1, (304,), float32)`` (``observation.py``): 52 global features (context one-hot, Admin seat
-relative to the agent, scene and exit progress, the dice being assigned or spent, successes / spends
-left / degree, both confrontation sides' dice, burns, successes and success flags, build step, check
-purpose), then 10 character slots x 18 (alive, mine, common, owner, stats, +C, -C, wounded, dying, goal
-boxes, Advantage, target / opposition markers) and 8 faction slots x 9 (alive, mine, owner, Influence,
-+C, -C, Advantage, opposition marker).
+``Box(0, 1, (304,), float32)`` as written (``observation.py``): 52 global features (context one-hot, Admin
+seat relative to the agent over 5 seat slots, scene and exit progress, the dice being assigned or spent,
+successes / spends left / degree, both confrontation sides' dice, burns, successes and success flags, build
+step, check purpose), then 10 character slots x 18 (alive, mine, common, owner, stats, +C, -C, wounded,
+dying, goal boxes, Advantage, target / opposition markers) and 8 faction slots x 9 (alive, mine, owner,
+Influence, +C, -C, Advantage, opposition marker). More seats, characters or factions than that add slots.
 
 ## Rewards
 At the end: +1 per personal character of the seat that achieved its goal, -1 per one otherwise written
@@ -33,7 +34,7 @@ Three exits (``completed``) or ``episode.max_scenes`` = 40 scenes (``time_limit`
 reason). ``max_episode_steps`` = 3000 agent decisions is never reached in practice.
 
 ## Arguments
-``episode.players`` (2-5) and every rules key of ``rules.toml`` via ``rules=`` / ``config=``.
+``episode.players`` (2-12) and every rules key of ``rules.toml`` via ``rules=`` / ``config=``.
 """
 
 from __future__ import annotations
@@ -48,8 +49,6 @@ from envs.crossroads import rules
 from envs.crossroads.actions import (
     ASSIGN_ACTIONS,
     CONTEXT_NAMES,
-    FACTION_BASE,
-    FACTION_NAMES,
     MINUS_C_ACTIONS,
     MINUS_C_OF,
     NUM_CONTEXTS,
@@ -57,8 +56,8 @@ from envs.crossroads.actions import (
     Phase,
     Purpose,
     Scene,
-    entity_name,
-    is_faction,
+    character_name,
+    faction_name,
     label,
     stat_of,
 )
@@ -148,7 +147,7 @@ class Character:
 
     @property
     def name(self) -> str:
-        return entity_name(self.idx)
+        return character_name(self.idx)
 
     def copy(self) -> Character:
         c = Character.__new__(Character)
@@ -192,7 +191,7 @@ class Faction:
 
     @property
     def name(self) -> str:
-        return FACTION_NAMES[self.idx]
+        return faction_name(self.idx)
 
     def copy(self) -> Faction:
         f = Faction.__new__(Faction)
@@ -254,6 +253,9 @@ class CrossroadsState(State[Hashable]):
     def __init__(self, cfg: CrossroadsConfig) -> None:
         self.settings = settings_of(cfg)
         self.encoder = encoder_of(self.settings)  # observation encoding (resolved once per config)
+        self.faction_base = self.encoder.layout.char_slots
+        """Entity id (and target offset) of faction 0: the character slots come first (10 as written)."""
+        self.faction_target_0 = _TARGET_0 + self.faction_base
         super().__init__(self.settings.players)
         self.cfg = cfg
         self.chars: list[Character] = []
@@ -303,7 +305,8 @@ class CrossroadsState(State[Hashable]):
     def entity(self, eid: int | None) -> Entity:
         """The character or faction with entity id ``eid``."""
         assert eid is not None
-        return self.factions[eid - FACTION_BASE] if eid >= FACTION_BASE else self.chars[eid]
+        fb = self.faction_base
+        return self.factions[eid - fb] if eid >= fb else self.chars[eid]
 
     def checker(self) -> Entity:
         """The entity rolling the current (non-confrontation) check."""
@@ -372,7 +375,7 @@ class CrossroadsState(State[Hashable]):
 
     def _legal_deal_faction(self) -> list[int]:
         """Rule 10: any faction in play."""
-        return [_FACTION_TARGET_0 + f.idx for f in self.factions if f.alive]
+        return [self.faction_target_0 + f.idx for f in self.factions if f.alive]
 
     def _legal_loser_trade(self) -> list[int]:
         """Rule 11.6: remove a -C of the winner while it has one and the degree is positive."""
@@ -387,7 +390,7 @@ class CrossroadsState(State[Hashable]):
 
     def _legal_lower_influence(self) -> list[int]:
         """Rule 12: the goal check lowers the Influence of a faction in play, or passes."""
-        return [_FACTION_TARGET_0 + f.idx for f in self.factions if f.alive] + [_PASS]
+        return [self.faction_target_0 + f.idx for f in self.factions if f.alive] + [_PASS]
 
     def _legal_scenes(self) -> list[int]:
         """Rule 8: the scene types that can happen now (none: the Admin passes)."""
@@ -416,7 +419,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.1: the Admin's own character, a common character or any faction (the target is another's)."""
         admin = self.admin
         out = [_TARGET_0 + c.idx for c in self.chars if c.alive and (not c.personal or c.owner == admin)]
-        out += [_FACTION_TARGET_0 + f.idx for f in self.factions if f.alive]
+        out += [self.faction_target_0 + f.idx for f in self.factions if f.alive]
         return out
 
     def _legal_oppositions(self) -> list[int]:
@@ -524,7 +527,7 @@ class CrossroadsState(State[Hashable]):
     def _roller_is_char(self) -> bool:
         eid = self.sides[self.side_i].eid if self.purpose == _Purpose.CONFRONT else self.chk_eid
         assert eid is not None
-        return not is_faction(eid)
+        return eid < self.faction_base
 
     def apply_chance(self, outcome: Hashable) -> None:
         self._legal = None
@@ -591,7 +594,7 @@ class CrossroadsState(State[Hashable]):
         self.factions.append(f)
         if self.narrating:
             self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
-        self.begin_check(FACTION_BASE + idx, seat, _Purpose.SPEND)
+        self.begin_check(self.faction_base + idx, seat, _Purpose.SPEND)
 
     def _build(self, value: int) -> None:
         c = self.chars[self._checker_id()]
@@ -1062,7 +1065,7 @@ class CrossroadsState(State[Hashable]):
     def _next_assign(self) -> None:
         while self.side_i < len(self.sides):
             s = self.sides[self.side_i]
-            if not is_faction(self._side_id(s)) and self.settings.one_each:
+            if self._side_id(s) < self.faction_base and self.settings.one_each:
                 self.phase = _Phase.ASSIGN
                 self.actor = s.seat
                 return
@@ -1209,7 +1212,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.8: a losing character may burn +C to mark goal boxes it succeeded on."""
         if self.settings.loser_mark and len(self.sides) == 2:
             for i, s in enumerate(self.sides):
-                if s.lost and not is_faction(self._side_id(s)):
+                if s.lost and self._side_id(s) < self.faction_base:
                     c = self.chars[self._side_id(s)]
                     if c.alive and c.plus > 0 and rules.markable_boxes(s.flags, c.goals):
                         self.side_i = i
@@ -1275,7 +1278,7 @@ class CrossroadsState(State[Hashable]):
         self._begin_burns()
 
     def _do_deal_faction(self, a: int) -> None:
-        self.deal_with(a - _FACTION_TARGET_0)
+        self.deal_with(a - self.faction_target_0)
 
     def _do_deal_against(self, a: int) -> None:
         self.close_deal(a - _TARGET_0)
@@ -1302,7 +1305,7 @@ class CrossroadsState(State[Hashable]):
         if a == _PASS:
             self.left = 0
         else:
-            self.change_influence(self.factions[a - _FACTION_TARGET_0], -1)
+            self.change_influence(self.factions[a - self.faction_target_0], -1)
             self.left -= 1
         if self.left > 0 and any(f.alive for f in self.factions):
             return
@@ -1408,7 +1411,7 @@ class CrossroadsState(State[Hashable]):
                 return "aim_plus_c"
             return "aim_goal"
         if p == _Phase.DEAL_FACTION:
-            owner = self.factions[a - _Act.TARGET_0 - FACTION_BASE].owner
+            owner = self.factions[a - self.faction_target_0].owner
             return "deal_own_faction" if owner == self.actor else "deal_other_faction"
         return _PHASE_OPTIONS.get(p)
 
@@ -1467,8 +1470,12 @@ class CrossroadsState(State[Hashable]):
         a = int(action)
         if a in ASSIGN_ACTIONS:
             roll = self.current_roll()
-            return label(a, roll[0] if roll is not None else None)
-        return label(a)
+            return label(a, roll[0] if roll is not None else None, self.faction_base)
+        return label(a, faction_base=self.faction_base)
+
+    def faction_target(self, k: int) -> int:
+        """The TARGET action naming faction ``k`` under this config (``Act.TARGET_0 + FACTION_BASE + k`` as written)."""
+        return self.faction_target_0 + k
 
     # ------------------------------------------------------------------------------------------
     # observation, key, clone
@@ -1617,7 +1624,6 @@ _SCENE_DEAL = int(Act.SCENE_DEAL)
 _SCENE_CONFRONT = int(Act.SCENE_CONFRONT)
 _NO_OPPOSITION = int(Act.NO_OPPOSITION)
 _TARGET_0 = int(Act.TARGET_0)
-_FACTION_TARGET_0 = _TARGET_0 + FACTION_BASE
 _HARM = [int(Act.HARM_G) + s for s in ALL_STATS]
 _HARM2 = [int(Act.HARM2_G) + s for s in ALL_STATS]
 _INFLUENCE_AGAINST = [int(Act.INFLUENCE_DOWN), int(Act.PUSH_INFLUENCE)]

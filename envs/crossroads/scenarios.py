@@ -1,4 +1,4 @@
-"""Crossroads scenarios: ``episode`` (Rules 1-13, 2-5 seats by ``episode.players``).
+"""Crossroads scenarios: ``episode`` (Rules 1-13, 2-12 seats by ``episode.players``).
 
 The scenario's rules card is the docstring of :mod:`envs.crossroads.episode`; this module holds its
 setup (sizes, players), its option groups and its decision contexts.
@@ -9,10 +9,10 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from envs.core.game import Scenario
-from envs.crossroads.actions import CONTEXT_NAMES, NUM_ACTIONS
-from envs.crossroads.config import MAX_SEATS, CrossroadsConfig
+from envs.crossroads.actions import CONTEXT_NAMES, num_actions
+from envs.crossroads.config import MAX_PLAYERS, CrossroadsConfig
 from envs.crossroads.episode import CrossroadsState
-from envs.crossroads.observation import OBS_SIZE
+from envs.crossroads.observation import Layout, layout_of
 
 OPTION_GROUPS = (
     "build",
@@ -65,26 +65,44 @@ def new_episode(config: BaseModel) -> CrossroadsState:
 
 
 def episode_players(config: BaseModel) -> int:
-    """``episode.players`` seats (2-5)."""
+    """``episode.players`` seats (2-12)."""
     assert isinstance(config, CrossroadsConfig)
     return config.episode.players
+
+
+def episode_layout(config: BaseModel) -> Layout:
+    """The slots of the config: 5 seats, 10 characters and 8 factions as written, more where the config asks."""
+    assert isinstance(config, CrossroadsConfig)
+    ep = config.episode
+    return layout_of(ep.players, ep.max_characters, ep.max_factions)
+
+
+def episode_actions(config: BaseModel) -> int:
+    """The action table's size: 69 as written (10 character and 8 faction targets), more with more slots."""
+    layout = episode_layout(config)
+    return num_actions(layout.char_slots, layout.faction_slots)
+
+
+def episode_observation_size(config: BaseModel) -> int:
+    """The observation's length: 304 as written."""
+    return episode_layout(config).size
 
 
 EPISODE = Scenario(
     name="episode",
     title="Episode",
     description=(
-        "A whole GM-less episode for 2-5 players (episode.players, default 3): build a character (12 points over "
+        "A whole GM-less episode for 2-12 players (episode.players, default 3): build a character (12 points over "
         "G/KH/M), present a faction, then take turns as Admin framing introductions, deals and confrontations "
         "until three exits or the scene limit. Reward: +1 goal achieved, -1 personal character written off, "
         "+-0.25 for the faction's Influence change."
     ),
     num_players=episode_players,
-    num_actions=NUM_ACTIONS,
-    observation_size=OBS_SIZE,
+    num_actions=episode_actions,
+    observation_size=episode_observation_size,
     new_game=new_episode,
     max_episode_steps=3000,
-    player_names=tuple(f"Player {i + 1}" for i in range(MAX_SEATS)),
+    player_names=tuple(f"Player {i + 1}" for i in range(MAX_PLAYERS)),
     observation_bounds=(0.0, 1.0),
     option_groups=OPTION_GROUPS,
     progress_resources=("goal_boxes",),

@@ -163,7 +163,8 @@ def test_scene_limit_is_reported_as_time_limit():
 
 
 def test_env_sizes_and_terminal():
-    assert EPISODE.num_actions == NUM_ACTIONS and EPISODE.observation_size == OBS_SIZE
+    cfg = RULESET.default_config()
+    assert EPISODE.action_count(cfg) == NUM_ACTIONS and EPISODE.observation_length(cfg) == OBS_SIZE
     assert EPISODE.players(config(episode__players=4)) == 4
     st = CrossroadsState(config())
     random_play(st, Rng(0))
@@ -220,3 +221,38 @@ def test_grouped_chance_samples_what_it_lists():
                 continue
             legal = st.legal_actions()
             st.apply_action(legal[int(rng.random() * len(legal))])
+
+
+def test_a_table_of_twelve_plays_to_the_end_with_masks_from_the_legal_list():
+    """Issue 21: the rules name no table size, so episode.players reaches 12 (a [decision]) and the action table
+    and observation grow with the seats, characters and factions the config allows. A 12-seat game with 16
+    character and 14 faction slots: every mask the env gives is the legal list, observations stay in
+    [0, 1] at the grown length, labels name the slots past the default ones, and games end."""
+    from gymnasium.utils.env_checker import check_env
+
+    cfg = config(episode__max_characters=16, episode__max_factions=14, episode__players=12)
+    n_actions, n_obs = EPISODE.action_count(cfg), EPISODE.observation_length(cfg)
+    # the layout of the rules card: 51 fixed ids + one target per slot; 17 + seats + 30 global features
+    assert n_actions == 51 + 16 + 14
+    assert n_obs == (17 + 12 + 30) + 16 * 18 + 14 * 9
+    env = GameEnv(RULESET, "episode", config=cfg, seat=11)
+    check_env(env, skip_render_check=True)
+    rng = Rng(3)
+    labels: set[str] = set()
+    for seed in range(3):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            st = env.state
+            legal = st.legal_actions()
+            assert [int(a) for a in np.flatnonzero(env.action_masks())] == sorted(legal)
+            assert [int(a) for a in np.flatnonzero(info["action_mask"])] == sorted(legal)
+            assert obs.shape == (n_obs,) and obs.min() >= 0.0 and obs.max() <= 1.0
+            labels.update(st.action_label(a) for a in legal)
+            obs, _, term, trunc, info = env.step(legal[int(rng.random() * len(legal))])
+            done = term or trunc
+        assert info["outcome"]["reason"] in ("completed", "time_limit") and len(info["outcome"]["returns"]) == 12
+    st = CrossroadsState(cfg)
+    random_play(st, Rng(11))
+    assert len(st.factions) >= 12 and len(st.chars) >= 12  # slots past the default 10 / 8 were used
+    assert st.factions[11].name == "faction 12" and st.chars[11].name == "character 12"
