@@ -1,4 +1,4 @@
-"""Rollout-based policy improvement over a base policy, exact where it fits (``search:<base>@<n>#rollout``).
+"""Rollout-based policy improvement over a base policy (``search:<base>@<n>#rollout``, ``...#rollout#exact``).
 
 At each decision of its seat with more than one allowed action (after the restriction and the caller's
 mask), the agent needs ``Q(s, a)`` for every allowed action ``a``: the expected return of taking ``a``, then
@@ -7,20 +7,21 @@ It plays the best of them — one step of policy iteration from the base (Howard
 rollout algorithm (Tesauro & Galperin 1996; Bertsekas, Tsitsiklis & Wu 1997; Bertsekas, *Rollout, Policy
 Iteration, and Distributed Reinforcement Learning*, 2020). ``Q`` is obtained in one of two ways:
 
-1. **Exactly, where it fits the budget.** The base's continuation from ``s`` after ``a`` is a small game
-   when the base is (nearly) deterministic: an expectimax over ``chance_outcomes()`` (Michie 1966) and the
-   base's action distribution, with a memo on ``State.key()``, gives ``Q`` with no sampling error. It may
-   expand :data:`EXACT_NODES_PER_PLAYOUT` positions per playout of the budget ``@<n>`` (about the cost of
-   the playouts it replaces), for all the actions together; if it runs out, or the engine offers no
-   ``key()``/``chance_outcomes()``, the decision is sampled (2.). The memo lives for one decision only, so
-   whether a decision is exact depends on the position and ``@<n>``, never on the games played before.
-   The choice is the exact argmax; the base's own choice (below) wins every tie.
-2. **By paired playouts** otherwise: ``k = max(2, ceil(n / #allowed))`` playouts per action, playout ``j``
-   of every action drawing its chance outcomes and the base's random choices from the same stream
-   (common random numbers), so the comparison of two actions is a *paired* one. The **default** is the
-   base's own choice on the seat's full legal list; the agent deviates from it only to the best-estimated
-   action whose mean paired advantage over the default, on *fresh* playouts, exceeds ``z`` standard errors
-   (and is positive), so with a good base noise does not pull it off its base.
+1. **Exactly, where it fits the budget** (only with ``#exact``, ``exact=True``: it costs more where it does
+   not fit, see docs/search.md). With a (nearly) deterministic base the continuation from ``s`` after ``a``
+   is a small game: an expectimax over ``chance_outcomes()`` (Michie 1966) and the base's action
+   distribution, with a memo on ``State.key()``, gives ``Q`` with no sampling error. It may expand
+   :data:`EXACT_NODES_PER_PLAYOUT` positions per playout of the budget ``@<n>``, for all the actions
+   together (a position costs several playout steps: a failed attempt is the extra cost); if it runs out,
+   or the engine offers no ``key()``/``chance_outcomes()``, the decision is sampled (2.). The memo lives for
+   one decision only, so whether a decision is exact depends on the position and ``@<n>``, never on the
+   games played before. The choice is the exact argmax; the base's own choice (below) wins every tie.
+2. **By paired playouts** otherwise (and always without ``#exact``): ``k = max(2, ceil(n / #allowed))``
+   playouts per action, playout ``j`` of every action drawing its chance outcomes and the base's random
+   choices from the same stream (common random numbers), so the comparison of two actions is a *paired*
+   one. The **default** is the base's own choice on the seat's full legal list; the agent deviates from it
+   only to the best-estimated action whose mean paired advantage over the default, on *fresh* playouts,
+   exceeds ``z`` standard errors (and is positive), so with a good base noise does not pull it off its base.
 
 When the base's own choice is not allowed (a restriction or the caller's mask removed it) there is no
 default: the agent plays the best value, so restricted play measures the option, not the base's fallback.
@@ -182,7 +183,7 @@ class RolloutAgent:
         z: float | None = None,
         name: str | None = None,
         steps: int = 1,
-        exact: bool = True,
+        exact: bool = False,
     ) -> None:
         if rollouts < 1:
             raise UserError(f"a rollout agent needs at least 1 playout per decision, got {rollouts}")

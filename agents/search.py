@@ -35,14 +35,14 @@ spec and is rebuilt in a worker process.
 Spec grammar (the CLI name)::
 
     search[:<base>][@<simulations>][#<option>]...
-    <option> := forbid=<group> | force=<group> | maxn | c=<float> | rollout | rollout2
+    <option> := forbid=<group> | force=<group> | maxn | c=<float> | rollout | exact
 
 ``<base>`` is any agent spec of :func:`agents.registry.make_agent` (a persona, ``random``, ``rl:<run dir>``;
 default ``random``); ``<simulations>`` is the budget per decision (default :data:`DEFAULT_SIMULATIONS`).
 Examples: ``search``, ``search:greedy``, ``search:greedy@64``, ``search:flurry@200#forbid=dodge``,
 ``search:rl:runs/x@32#maxn``. ``#rollout`` selects :class:`agents.rollout.RolloutAgent` (rollout policy
-improvement over the base, exact where the base's continuation fits the budget) instead of the tree;
-``#rollout2`` the same with two steps of policy iteration in its exact evaluation.
+improvement over the base) instead of the tree; ``#rollout#exact`` computes its values exactly where the
+base's continuation fits the budget.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ RestrictionMode = Literal["forbid", "force"]
 OpponentModel = Literal["base", "maxn"]
 Backup = Literal["max", "mean"]
 FinalChoice = Literal["value", "visits"]
-SearchMode = Literal["mcts", "rollout", "rollout2"]
+SearchMode = Literal["mcts", "rollout"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -504,6 +504,7 @@ class SearchSpec:
     opponents: OpponentModel
     c: float
     mode: SearchMode = "mcts"
+    exact: bool = False  # rollout mode: exact values where the base's continuation fits the budget
 
     def text(self) -> str:
         """The canonical spec string (what :func:`parse_search_spec` reads back)."""
@@ -514,8 +515,10 @@ class SearchSpec:
             out += "#maxn"
         if self.c != DEFAULT_C:
             out += f"#c={self.c:g}"
-        if self.mode != "mcts":
-            out += f"#{self.mode}"
+        if self.mode == "rollout":
+            out += "#rollout"
+        if self.exact:
+            out += "#exact"
         return out
 
 
@@ -549,6 +552,7 @@ def parse_search_spec(spec: str) -> SearchSpec:
     opponents: OpponentModel = "base"
     c = DEFAULT_C
     mode: SearchMode = "mcts"
+    exact = False
     for opt in options:
         if opt.startswith(("forbid=", "force=")):
             if restriction is not None:
@@ -558,8 +562,8 @@ def parse_search_spec(spec: str) -> SearchSpec:
             opponents = "maxn"
         elif opt == "rollout":
             mode = "rollout"
-        elif opt == "rollout2":
-            mode = "rollout2"
+        elif opt == "exact":
+            exact = True
         elif opt.startswith("c="):
             try:
                 c = float(opt[2:])
@@ -568,11 +572,13 @@ def parse_search_spec(spec: str) -> SearchSpec:
         else:
             raise UserError(
                 f"bad search option '{opt}' in '{spec}'; valid: forbid=<group>, force=<group>, maxn, c=<x>, "
-                "rollout, rollout2"
+                "rollout, exact"
             )
     if mode != "mcts" and opponents == "maxn":
         raise UserError(f"bad search spec '{spec}': #rollout models the other seats by the base (no #maxn)")
-    return SearchSpec(base, simulations, restriction, opponents, c, mode)
+    if exact and mode != "rollout":
+        raise UserError(f"bad search spec '{spec}': #exact is an option of #rollout")
+    return SearchSpec(base, simulations, restriction, opponents, c, mode, exact)
 
 
 def make_search_agent(
@@ -596,14 +602,16 @@ def make_search_agent(
             parsed.opponents,
             parsed.c,
             parsed.mode,
+            parsed.exact,
         )
     base = make_agent(ruleset, parsed.base, scenario)
     canonical = parsed.text()
     if parsed.mode != "mcts":
         from agents.rollout import RolloutAgent
 
-        steps = 2 if parsed.mode == "rollout2" else 1
-        rollout = RolloutAgent(base, parsed.simulations, restriction=parsed.restriction, name=canonical, steps=steps)
+        rollout = RolloutAgent(
+            base, parsed.simulations, restriction=parsed.restriction, name=canonical, exact=parsed.exact
+        )
         rollout._source = (ruleset, canonical, scenario)
         return rollout
     agent = SearchAgent(

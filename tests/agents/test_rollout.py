@@ -36,6 +36,10 @@ def test_spec_and_pickle() -> None:
     assert (s.base, s.simulations, s.mode, s.restriction) == ("greedy", 48, "rollout", Restriction("forbid", "dodge"))
     assert s.text() == "search:greedy@48#forbid=dodge#rollout"
     assert parse_search_spec("search:greedy@48").mode == "mcts"
+    assert parse_search_spec("search:greedy@48#exact#rollout").text() == "search:greedy@48#rollout#exact"
+    assert make_search_agent("blackbird", "search:greedy@8#rollout#exact", "session").exact  # type: ignore[attr-defined]
+    with pytest.raises(UserError):
+        parse_search_spec("search:greedy@8#exact")
     with pytest.raises(UserError):
         parse_search_spec("search:greedy@8#rollout#maxn")
     a = make_search_agent("blackbird", "search:greedy@8#rollout", "session", forbid="spend_all_pool")
@@ -137,7 +141,7 @@ def test_exact_values_are_the_solvers_values_of_the_base_continuation() -> None:
     decisions of the small session, the solver's exact value of (the action, then the base) — an independent
     expectimax over the same engine — and the agent plays the argmax, the base's own choice on a tie."""
     greedy = make_agent("blackbird", "greedy")
-    agent = RolloutAgent(greedy, 64)
+    agent = RolloutAgent(greedy, 64, exact=True)
     s = _first_decision(bb_session_root(), 3)
     checked = 0
     while (p := s.current_player()) != TERMINAL and checked < 4:
@@ -168,7 +172,7 @@ def test_falls_back_to_playouts_when_exact_does_not_fit(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(agents.rollout, "EXACT_NODES_PER_PLAYOUT", 1)
     s = _first_decision(bb_session_root(), 3)
-    agent = RolloutAgent(make_agent("blackbird", "greedy"), 1)
+    agent = RolloutAgent(make_agent("blackbird", "greedy"), 1, exact=True)
     a = agent.act(s, legal_mask(s, 64), Rng(5))
     visits = agent.last.root_visits
     assert visits is not None and all(v >= 2 for v in visits.values())
