@@ -2,11 +2,14 @@
 
 Every action of the duel is one row of :data:`ACTIONS` (a kind, an amount of invested Stamina or Soul,
 a direction); its id is its index. The first :data:`NUM_ACTIONS` rows are the table of every config whose
-bugs have at most 7 Stamina and Soul (the Rule 5 cap as written): ``Discrete(NUM_ACTIONS)``. A config
-that lets a bug invest more (Stamina or Soul up to 10, :data:`~envs.hallownest.config.MAX_POOL`) plays
-the whole table, ``Discrete(FULL_NUM_ACTIONS)``: the :data:`EXTENDED_AMOUNTS` rows follow the first ones,
-so every id keeps its meaning. Which rows are legal is decided by the duel (``duel.py``) from the rules
-(``rules.py``); the table never caps an investment the rules allow.
+bugs have at most 7 Stamina and Soul (the Rule 5 cap as written) and invest at most 3 in a grapple, a pogo,
+an escape or a resistance (the default ``grapple.max_*`` / ``pogo.max_investment``): ``Discrete(82)``.
+A config that lets a bug invest more plays a longer prefix of the table, the further rows after the first
+ones so that every id keeps its meaning: Stamina or Soul up to 10 (:data:`~envs.hallownest.config.MAX_POOL`)
+in an attack, a defense, a provoked attack or a focus, ``Discrete(POOL_NUM_ACTIONS)`` (100); more than 3
+in a grapple, pogo, escape or resistance, the whole table, ``Discrete(FULL_NUM_ACTIONS)`` (128). Which
+rows are legal is decided by the duel (``duel.py``) from the rules (``rules.py``); the table never caps an
+investment the rules allow.
 """
 
 from __future__ import annotations
@@ -123,7 +126,7 @@ class ActionSpec:
 
 
 MAX_ATTACK_INVEST = 7  # the first rows: a bug's 7 Stamina at most (Rule 5's cap as written)
-MAX_SMALL_INVEST = 3  # grapple, pogo (1..3) and escape / resist (0..3) [decision]
+MAX_SMALL_INVEST = 3  # grapple, pogo (1..3) and escape / resist (0..3) in the first rows: the default keys
 MAX_DEFENSE_INVEST = 6  # parry, dodge and provoked attack (0..6): 7 Stamina less the 1 the defense costs
 MAX_FOCUS = 7  # 7 Soul at most (Rule 5)
 
@@ -147,6 +150,13 @@ EXTENDED_AMOUNTS: dict[Kind, range] = {
     Kind.DODGE: range(MAX_DEFENSE_INVEST + 1, MAX_POOL + 1),
     Kind.PROVOKED: range(MAX_DEFENSE_INVEST + 1, MAX_POOL + 1),
 }
+#: and the last rows: grapple, pogo, escape and resistance past 3, up to all the Stamina a bug can have (Rule 16, 21)
+SMALL_EXTENDED_AMOUNTS: dict[Kind, range] = {
+    Kind.GRAPPLE: range(MAX_SMALL_INVEST + 1, MAX_POOL + 1),
+    Kind.POGO: range(MAX_SMALL_INVEST + 1, MAX_POOL + 1),
+    Kind.ESCAPE: range(MAX_SMALL_INVEST + 1, MAX_POOL + 1),
+    Kind.RESIST: range(MAX_SMALL_INVEST + 1, MAX_POOL + 1),
+}
 MOVES: tuple[Kind, ...] = (Kind.STEP, Kind.DASH, Kind.RETREAT)
 
 
@@ -164,7 +174,7 @@ FULL_CAPS = InvestCaps(MAX_POOL, MAX_POOL, MAX_POOL)
 """What the whole table offers: every investment a bug's Stamina and Soul allow."""
 
 
-def _build_actions() -> tuple[tuple[ActionSpec, ...], tuple[ActionSpec, ...]]:
+def _build_actions() -> tuple[tuple[ActionSpec, ...], tuple[ActionSpec, ...], tuple[ActionSpec, ...]]:
     def invest(kind: Kind) -> list[ActionSpec]:
         return [ActionSpec(kind, k) for k in AMOUNTS[kind]]
 
@@ -183,15 +193,21 @@ def _build_actions() -> tuple[tuple[ActionSpec, ...], tuple[ActionSpec, ...]]:
     first = len(acts)
     for kind, amounts in EXTENDED_AMOUNTS.items():
         acts += [ActionSpec(kind, k) for k in amounts]
-    return tuple(acts[:first]), tuple(acts[first:])
+    pool = len(acts)
+    for kind, amounts in SMALL_EXTENDED_AMOUNTS.items():
+        acts += [ActionSpec(kind, k) for k in amounts]
+    return tuple(acts[:first]), tuple(acts[first:pool]), tuple(acts[pool:])
 
 
-_FIRST, _EXTENDED = _build_actions()
-ACTIONS: tuple[ActionSpec, ...] = _FIRST + _EXTENDED
+_FIRST, _EXTENDED, _SMALL_EXTENDED = _build_actions()
+ACTIONS: tuple[ActionSpec, ...] = _FIRST + _EXTENDED + _SMALL_EXTENDED
 NUM_ACTIONS = len(_FIRST)
-"""The first rows: the table of a config whose bugs invest at most 7 (the rules as written, Rule 5)."""
+"""The first rows: the table of a config whose bugs invest at most 7 (the rules as written, Rule 5), and at
+most 3 in a grapple, pogo, escape or resistance (the default keys)."""
+POOL_NUM_ACTIONS = NUM_ACTIONS + len(_EXTENDED)
+"""The first rows and the next: a config whose bugs may invest up to 10 Stamina or Soul (3 in the small kinds)."""
 FULL_NUM_ACTIONS = len(ACTIONS)
-"""The whole table (a config whose bugs may have up to 10 Stamina or Soul)."""
+"""The whole table: a config whose bugs may also invest more than 3 in a grapple, pogo, escape or resistance."""
 ACTION_ID: dict[tuple[Kind, int, Direction | None], int] = {
     (s.kind, s.amount, s.direction): i for i, s in enumerate(ACTIONS)
 }
@@ -206,11 +222,11 @@ def action_id(kind: Kind, amount: int = 0, direction: int | None = None) -> int:
 #: ``AMOUNT_BASE[kind] + amount`` is the id of ``kind`` investing ``amount`` of the first rows (consecutive)
 AMOUNT_BASE: dict[Kind, int] = {kind: ACTION_ID[(kind, a.start, None)] - a.start for kind, a in AMOUNTS.items()}
 assert all(ACTION_ID[(kind, k, None)] == AMOUNT_BASE[kind] + k for kind, a in AMOUNTS.items() for k in a)
-#: the same for the further amounts of the whole table
-EXTENDED_BASE: dict[Kind, int] = {
-    kind: ACTION_ID[(kind, a.start, None)] - a.start for kind, a in EXTENDED_AMOUNTS.items()
-}
-assert all(ACTION_ID[(k, n, None)] == EXTENDED_BASE[k] + n for k, a in EXTENDED_AMOUNTS.items() for n in a)
+#: the same for the further amounts of the whole table (each kind has further rows in one block)
+_MORE_AMOUNTS: dict[Kind, range] = {**EXTENDED_AMOUNTS, **SMALL_EXTENDED_AMOUNTS}
+assert len(_MORE_AMOUNTS) == len(EXTENDED_AMOUNTS) + len(SMALL_EXTENDED_AMOUNTS)
+EXTENDED_BASE: dict[Kind, int] = {kind: ACTION_ID[(kind, a.start, None)] - a.start for kind, a in _MORE_AMOUNTS.items()}
+assert all(ACTION_ID[(k, n, None)] == EXTENDED_BASE[k] + n for k, a in _MORE_AMOUNTS.items() for n in a)
 
 
 def invest_ids(kind: Kind, low: int, high: int) -> list[int]:
@@ -222,7 +238,7 @@ def invest_ids(kind: Kind, low: int, high: int) -> list[int]:
     lo, hi = max(low, amounts.start), min(high, amounts.stop - 1)
     base = AMOUNT_BASE[kind]
     out = list(range(base + lo, base + hi + 1))
-    more = EXTENDED_AMOUNTS.get(kind)
+    more = _MORE_AMOUNTS.get(kind)
     if more is not None and high >= more.start:
         base = EXTENDED_BASE[kind]
         out.extend(range(base + max(low, more.start), base + min(high, more.stop - 1) + 1))

@@ -304,6 +304,27 @@ class GrappleRules(RulesModel):
     max_appendage_bonus: int = Field(default=2, ge=0, le=4, description="Rule 16: most bonus dice from appendages")
     penalty: int = Field(default=1, ge=0, le=3, description="Rule 16: dice a grappled bug loses on attack and defense")
     escape_cost: int = Field(default=1, ge=0, le=3, description="Rule 16: Stamina of an escape attempt")
+    max_investment: int = Field(
+        default=3,
+        ge=1,
+        le=MAX_POOL,
+        description="Rule 16: most Stamina invested in a grapple [decision]; a grapple is an attack, so the rules "
+        "set no maximum but the Stamina the bug has: up to 10 (the most Stamina a bug can have: no cap)",
+    )
+    max_escape_investment: int = Field(
+        default=3,
+        ge=0,
+        le=MAX_POOL,
+        description="Rule 16: most Stamina invested in an escape beyond its cost [decision]; the rules set no "
+        "maximum but the Stamina the bug has ('invest more Stamina, as in an attack'): up to 10 (no cap)",
+    )
+    max_resist_investment: int = Field(
+        default=3,
+        ge=0,
+        le=MAX_POOL,
+        description="Rule 16: most Stamina the grappler invests resisting an escape [decision]; the rules set no "
+        "maximum but the Stamina the bug has: up to 10 (no cap)",
+    )
     blocks_dodge: bool = Field(
         default=False, description="Rule 16 [decision]: a grappled bug counts as immobilised and cannot dodge"
     )
@@ -358,6 +379,13 @@ class PogoRules(RulesModel):
     )
     miss_imbalance: int = Field(
         default=1, ge=0, le=3, description="Rule 21: Imbalance after a pogo that missed or was dodged"
+    )
+    max_investment: int = Field(
+        default=3,
+        ge=1,
+        le=MAX_POOL,
+        description="Rule 21: most Stamina invested in a pogo strike [decision]; it is a melee attack, so the rules "
+        "set no maximum but the Stamina the bug has: up to 10 (the most Stamina a bug can have: no cap)",
     )
 
 
@@ -467,6 +495,9 @@ class DuelSettings:
     grapple_penalty: int
     grapple_escape_cost: int
     grapple_blocks_dodge: bool
+    grapple_max_investment: int
+    grapple_max_escape_investment: int
+    grapple_max_resist_investment: int
     delayed_removal_cost: int
     status_max_pool: int
     status_decay_per_turn: int
@@ -480,6 +511,7 @@ class DuelSettings:
     pogo_needs_pass_over: bool
     pogo_free_move: int
     pogo_miss_imbalance: int
+    pogo_max_investment: int
 
     @classmethod
     def of(cls, cfg: HallownestConfig) -> DuelSettings:

@@ -21,7 +21,11 @@ whether to move 1 cell; at Heart 0 Death's Door or unconscious; when provoked wh
 (invest 0-6); when its grappled foe tries to escape, how much to invest resisting (0-3).
 The table never caps what the rules allow: a config whose bugs may invest more (Stamina or Soul up to
 10, under a raised ``dice.max_characteristic``) plays ``Discrete(100)``, the 82 ids above unchanged and
-then attack 8-10, focus 8-10, parry, dodge and provoked attack 7-10 (``scenario.action_count(config)``).
+then attack 8-10, focus 8-10, parry, dodge and provoked attack 7-10; one whose bugs may also invest
+more than 3 in a grapple, pogo, escape or resistance (``grapple.max_investment``,
+``grapple.max_escape_investment``, ``grapple.max_resist_investment``, ``pogo.max_investment``: 3 by
+default, up to 10) plays ``Discrete(128)``, then grapple, pogo, escape and resist 4-10
+(``scenario.action_count(config)``).
 
 ## Observation
 ``Box(-1, 1, (80,), float32)`` (``observation.py``): 30 features of the seat's own bug (Heart, Stamina,
@@ -54,7 +58,6 @@ from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, Stat
 from envs.hallownest import rules as R
 from envs.hallownest.actions import (
     ACTIONS,
-    AMOUNT_BASE,
     CHANCE_PHASES,
     CLEAR_DELAYED_ID,
     CLEAR_IMBALANCE_ID,
@@ -70,6 +73,7 @@ from envs.hallownest.actions import (
     MAX_SMALL_INVEST,
     NO_DEFENSE_ID,
     NUM_ACTIONS,
+    POOL_NUM_ACTIONS,
     STAY_ID,
     TRACK_DIRECTIONS,
     UNCONSCIOUS_ID,
@@ -109,8 +113,7 @@ class PendingRoll(NamedTuple):
 TURN, DEFENSE, HEART_ZERO, DODGE_MOVE = Phase.TURN, Phase.DEFENSE, Phase.HEART_ZERO, Phase.DODGE_MOVE
 PROVOKED, RESIST, OVER = Phase.PROVOKED, Phase.RESIST, Phase.OVER
 STEP, DASH = Kind.STEP, Kind.DASH
-GRAPPLE_BASE, POGO_BASE, ESCAPE_BASE = AMOUNT_BASE[Kind.GRAPPLE], AMOUNT_BASE[Kind.POGO], AMOUNT_BASE[Kind.ESCAPE]
-K_ATTACK, K_FOCUS = Kind.ATTACK, Kind.FOCUS
+K_ATTACK, K_FOCUS, K_GRAPPLE, K_POGO, K_ESCAPE = Kind.ATTACK, Kind.FOCUS, Kind.GRAPPLE, Kind.POGO, Kind.ESCAPE
 A_GRAPPLE, A_POGO, A_PROVOKED = AttackKind.GRAPPLE, AttackKind.POGO, AttackKind.PROVOKED
 D_DODGE, D_NONE, D_PARRY = Defense.DODGE, Defense.NONE, Defense.PARRY
 K_DEATHS_DOOR, K_DECLINE, K_DODGE, K_NO_DEFENSE, K_PARRY, K_PROVOKED, K_RESIST = (
@@ -204,7 +207,9 @@ class _Setup:
         self.starts: tuple[Cell, ...] = tuple((c[0], c[1]) for c in cfg.arena.start[: len(self.profiles)])
         self.obs_statics: Statics | None = None  # filled by the first duel (observation.statics reads a state)
         self.full_table = _needs_full_table(self.profiles, k)
-        self.num_actions = FULL_NUM_ACTIONS if self.full_table else NUM_ACTIONS
+        self.small_rows = _needs_small_rows(self.profiles, k)
+        self.num_actions = FULL_NUM_ACTIONS if self.small_rows else POOL_NUM_ACTIONS if self.full_table else NUM_ACTIONS
+        self.sort_legal = self.full_table or self.small_rows  # further rows come after the first ones
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
         self.turn_options: dict[tuple[int | bool, ...], tuple[int, ...]] = {}  # DuelState._legal_turn, memoised
 
@@ -222,8 +227,24 @@ def _needs_full_table(profiles: Sequence[R.Profile], k: DuelSettings) -> bool:
     return stamina > FIRST_CAPS.attack or defense > FIRST_CAPS.defense or soul > FIRST_CAPS.focus
 
 
+def _needs_small_rows(profiles: Sequence[R.Profile], k: DuelSettings) -> bool:
+    """Whether a bug may invest more than 3 in a grapple, pogo, escape or resistance (Rules 16, 21).
+
+    Each is bounded by its key and by the Stamina the bug has (an escape's less its cost); the first
+    rows hold 0-3 (1-3 for the two attacks), the last rows of the table the rest.
+    """
+    stamina = max(p.stamina for p in profiles)
+    most = max(
+        min(stamina, k.grapple_max_investment) if k.grapple_enabled else 0,
+        min(stamina, k.pogo_max_investment) if k.pogo_enabled else 0,
+        min(stamina - k.grapple_escape_cost, k.grapple_max_escape_investment) if k.grapple_enabled else 0,
+        min(stamina, k.grapple_max_resist_investment) if k.grapple_enabled else 0,
+    )
+    return most > MAX_SMALL_INVEST
+
+
 def duel_action_count(cfg: HallownestConfig) -> int:
-    """The duel's number of action ids under ``cfg``: the first rows, or the whole table (``actions``)."""
+    """The duel's number of action ids under ``cfg``: the first 82 rows, the first 100, or all 128 (``actions``)."""
     return _setup(cfg).num_actions
 
 
@@ -429,7 +450,7 @@ class DuelState(State[int]):
         self.directions = setup.directions
         self.cover: dict[tuple[int, int], int] = setup.cover
         self.arena = setup.arena
-        self.full_table = setup.full_table  # the config plays the whole action table (actions.py)
+        self.sort_legal = setup.sort_legal  # the config plays further rows of the action table (actions.py)
         self.caps = setup.caps  # the most the table lets an attack, a defense and a focus invest
         self.bugs = [Bug(profile, x, y) for profile, (x, y) in zip(setup.profiles, setup.starts, strict=True)]
         self.phase = INITIATIVE
@@ -563,7 +584,7 @@ class DuelState(State[int]):
             return [DECLINE_ID, *invest_ids(K_PROVOKED, 0, min(self.caps.defense, b.stamina - cost))]
         if ph is RESIST:
             b = self.bugs[self.decider]
-            return invest_ids(K_RESIST, 0, min(MAX_SMALL_INVEST, b.stamina))
+            return invest_ids(K_RESIST, 0, min(self.k.grapple_max_resist_investment, b.stamina))
         return []
 
     def _memo_legal_turn(self) -> tuple[int, ...]:
@@ -625,9 +646,9 @@ class DuelState(State[int]):
             out.extend(invest_ids(K_ATTACK, lo, min(budget, caps.attack)))
         if targetable and dist == R.ADJACENT:
             if k.grapple_enabled and foe.grappled_by != self.active:
-                out.extend(range(GRAPPLE_BASE + 1, GRAPPLE_BASE + min(budget, MAX_SMALL_INVEST) + 1))
+                out.extend(invest_ids(K_GRAPPLE, 1, min(budget, k.grapple_max_investment)))
             if k.pogo_enabled and R.pogo_allowed(me.jumped, me.over_target, k.pogo_needs_pass_over, w):
-                out.extend(range(POGO_BASE + 1, POGO_BASE + min(budget, MAX_SMALL_INVEST) + 1))
+                out.extend(invest_ids(K_POGO, 1, min(budget, k.pogo_max_investment)))
         if not me.grappled:
             steps, dashes, retreats = self.arena.moves(here, self._occupied())
             if me.speed_left > 0 or me.free_move > 0:
@@ -643,10 +664,10 @@ class DuelState(State[int]):
         if me.status > 0 and st >= k.status_removal_cost:
             out.append(CLEAR_STATUS_ID)
         if me.grappled:
-            out.extend(range(ESCAPE_BASE, ESCAPE_BASE + min(st - k.grapple_escape_cost, MAX_SMALL_INVEST) + 1))
+            out.extend(invest_ids(K_ESCAPE, 0, min(st - k.grapple_escape_cost, k.grapple_max_escape_investment)))
         if k.focus_enabled and me.focus_pending == 0:
             out.extend(invest_ids(K_FOCUS, 1, min(me.soul, caps.focus)))
-        return sorted(out) if self.full_table else out  # the whole table's further rows come last
+        return sorted(out) if self.sort_legal else out  # the table's further rows come last
 
     def _legal_defense(self) -> list[int]:
         atk = self.atk
@@ -662,7 +683,7 @@ class DuelState(State[int]):
         out.extend(invest_ids(K_PARRY, 0, min(cap, most, spare)))
         if not (k.grapple_blocks_dodge and me.grappled):
             out.extend(invest_ids(K_DODGE, 0, min(k.dodge_max_investment, most, spare)))
-        return sorted(out) if self.full_table else out  # the whole table's further rows come last
+        return sorted(out) if self.sort_legal else out  # the table's further rows come last
 
     # -- geometry --------------------------------------------------------------------------------
     def _occupied(self) -> tuple[Cell, ...]:
