@@ -83,7 +83,7 @@ def sample_roll(rng: Rng, n: int, success_on: int) -> Roll:
     ``u * 6 >= success_on - 1`` and shows a six when ``u * 6 >= 5`` (``int(x) >= k`` iff ``x >= k`` for a whole
     ``k``), so the faces need not be made: the same draws read the same way, one comparison or two per die.
     """
-    rnd = rng.random
+    rnd = rng.uniform
     hit, top = success_on - 1, SIDES - 1
     s = six = 0
     for _ in range(n):

@@ -136,7 +136,8 @@ class State(ABC, Generic[ChanceT]):
     def finish(self, winner: int | None, reason: EndReason, returns: Sequence[float], detail: str = "") -> None:
         """Engines call this once to end the game."""
         self._outcome = Outcome(winner, reason, tuple(float(r) for r in returns), detail)
-        self.narrate("end", f"Game over ({reason.value}){': ' + detail if detail else ''}.", winner)
+        if self.narrating:
+            self.narrate("end", f"Game over ({reason.value}){': ' + detail if detail else ''}.", winner)
 
     def returns(self) -> list[float]:
         """Each seat's return; zeros until the game ends."""
