@@ -207,9 +207,10 @@ def test_games_with_the_small_keys_at_ten_end_with_masks_equal_to_the_legal_list
         assert all(seen[kind] > 3 for kind in SMALL_KINDS), seen
 
 
-def test_the_env_of_a_big_config_masks_the_whole_table() -> None:
-    env = gym.make("rulebreaker/HallownestDuel-v0", config=big())
-    assert env.action_space.n == 100  # type: ignore[attr-defined]
+@pytest.mark.parametrize(("small_keys", "n"), [(False, 100), (True, 128)])
+def test_the_env_of_a_big_config_masks_the_whole_table(small_keys: bool, n: int) -> None:
+    env = gym.make("rulebreaker/HallownestDuel-v0", config=big_small() if small_keys else big())
+    assert env.action_space.n == n  # type: ignore[attr-defined]
     rnd = np.random.default_rng(0)
     obs, info = env.reset(seed=3)
     for _ in range(400):
