@@ -207,7 +207,9 @@ def _exact(view: State) -> float:
 
 def test_planted_dead_and_dominated_options(dash, tmp_path):
     sec = _verdicts(tmp_path, 16, 30)
-    assert sec["subject"] == "search:roller@16#rollout"  # the persona itself is never the subject of a verdict
+    assert (
+        sec["subject"] == "search:roller@16#rollout#exact"
+    )  # a tiny game: exact values; the persona itself is never the subject of a verdict
     opts = sec["options"]
     for dead in ("wave", "nod"):  # identical and effect-free: forbidding or forcing changes no game at all ...
         row = opts[dead]

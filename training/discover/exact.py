@@ -25,6 +25,7 @@ from agents.registry import make_agent
 from agents.search import RestrictedState, Restriction
 from agents.solver import SolveResult, TooLargeError, estimate_states, solve
 from envs.core.dice import Rng
+from envs.core.errors import UserError
 from envs.core.game import State
 from envs.core.policy import Policy, UniformRandom
 from training.discover.discovery import Discovery
@@ -180,3 +181,23 @@ def _restricted_optima(
         v = _mean(vals, seats)
         out[r.spec()] = {"value": round(v, 6), "change": round(v - optimum, 6)}
     return out, left
+
+
+PROBE_STATES = 20_000
+"""The state limit of :func:`fits_exactly`: the exact rollout mode only pays on games this small."""
+
+
+def fits_exactly(d: Discovery, base: str) -> bool:
+    """Whether the plain game solves within :data:`PROBE_STATES` states (seat 0's best response to ``base`` at
+    the other seats): the verdict stage then plays its subject in the exact rollout mode (``#rollout#exact``,
+    agents/rollout.py), whose values are exact where the base's continuation fits, as on the small variants
+    the exact-reach tests measure. A bounded probe: a large game gives up after that many states."""
+    ex = _Solver(d, base if d.num_players > 1 else None)
+    ex.limit = min(ex.limit, PROBE_STATES)
+    try:
+        if estimate_states(ex.root, ex.opponents(0), probes=20).tree_nodes > TREE_GATE:
+            return False
+        ex.solve(0)
+    except (TooLargeError, NotImplementedError, UserError):
+        return False
+    return True

@@ -45,6 +45,7 @@ from results.findings import verdict_findings, verdict_of
 from results.records import GameRecord
 from results.stats import Interval, mean_interval
 from training.discover.discovery import Discovery, interval_dict
+from training.discover.exact import fits_exactly
 from training.runner import GameJob, play_game, seeds
 
 FORCE_SKIP_USAGE = 0.95
@@ -52,11 +53,12 @@ FORCE_SKIP_USAGE = 0.95
 VERDICT_SEED = 104_729
 
 
-def subject_spec(base: str, simulations: int, restriction: str | None = None) -> str:
+def subject_spec(base: str, simulations: int, restriction: str | None = None, *, exact: bool = False) -> str:
     """The search subject's agent spec, e.g. ``search:flurry@16#forbid=dodge#rollout``: rollout policy
-    improvement over the base (agents/rollout.py; docs/search.md "Rollout mode" for its measured reach)."""
+    improvement over the base (agents/rollout.py; docs/search.md "Rollout mode" for its measured reach), with
+    ``#exact`` values where the game is small enough (:func:`training.discover.exact.fits_exactly`)."""
     spec = f"search:{base}@{simulations}"
-    return (f"{spec}#{restriction}" if restriction else spec) + "#rollout"
+    return (f"{spec}#{restriction}" if restriction else spec) + ("#rollout#exact" if exact else "#rollout")
 
 
 def _iv(values: list[float], span: float = 1.0) -> Interval:
@@ -156,10 +158,11 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
     sc = d.ruleset.scenario(d.scenario)
     n = d.num_players
     sims = d.budget.search_simulations
-    subject = subject_spec(base, sims)
+    exact = fits_exactly(d, base)
+    subject = subject_spec(base, sims, exact=exact)
     deals = seeds(d.seed + VERDICT_SEED, deal_count(d))
     plain = _jobs(d, subject, base, deals)
-    doubled = _jobs(d, subject_spec(base, 2 * sims), base, deals)
+    doubled = _jobs(d, subject_spec(base, 2 * sims, exact=exact), base, deals)
     alone = _jobs(d, base, base, deals)
     k = len(deals)
     recs = d.play("verdict_base", plain + doubled + alone)
@@ -197,7 +200,7 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
     plan = plan[:cap]
     jobs: list[GameJob] = []
     for grp, mode in plan:
-        jobs.extend(_jobs(d, subject_spec(base, sims, f"{mode}={grp}"), base, deals))
+        jobs.extend(_jobs(d, subject_spec(base, sims, f"{mode}={grp}", exact=exact), base, deals))
     restricted = d.play("verdict_restricted", jobs)
     options: dict[str, Any] = {}
     for grp in wanted:
