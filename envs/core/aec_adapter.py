@@ -128,6 +128,8 @@ class GameAEC(AECEnv[str, dict[str, np.ndarray], np.int64]):
             self._np_random, _ = seeding.np_random(seed)
         self._rng = Rng.from_numpy(self._np_random)
         self.state = self.scenario.new_game(self.config)
+        if self.render_mode is None:
+            self.state.narrating = False  # nothing reads the log without a render mode
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

@@ -97,6 +97,10 @@ BAD_VALUES: list[tuple[str, str, list[str]]] = [
     # issue 21: bounds from the rules, not from an action table
     ("hallownest", "[parry]\nmax_shield_investment = 11\n", ["parry.max_shield_investment", "11", "≤ 10"]),
     ("hallownest", "[dodge]\nmax_investment = 11\n", ["dodge.max_investment", "11", "≤ 10"]),
+    ("hallownest", "[grapple]\nmax_investment = 11\n", ["grapple.max_investment", "11", "≤ 10"]),
+    ("hallownest", "[grapple]\nmax_escape_investment = 11\n", ["grapple.max_escape_investment", "11", "≤ 10"]),
+    ("hallownest", "[grapple]\nmax_resist_investment = 11\n", ["grapple.max_resist_investment", "11", "≤ 10"]),
+    ("hallownest", "[pogo]\nmax_investment = 11\n", ["pogo.max_investment", "11", "≤ 10"]),
     ("storyteller", "[multiple_actions]\nmax_actions = 11\n", ["multiple_actions.max_actions", "11", "≤ 10"]),
     ("wicked_age", "[melee]\nparties = 9\n", ["melee.parties", "9", "≤ 8"]),
 ]
@@ -142,6 +146,15 @@ def test_bad_value_is_one_line_naming_key_value_and_range(
             "hallownest",
             "[parry]\nmax_shield_investment = 10\n[dodge]\nmax_investment = 10\n",
             lambda c: c.parry.max_shield_investment == 10 and c.dodge.max_investment == 10,
+        ),
+        (
+            "hallownest",
+            "[grapple]\nmax_investment = 10\nmax_escape_investment = 10\nmax_resist_investment = 10\n"
+            "[pogo]\nmax_investment = 10\n",
+            lambda c: (
+                c.grapple.max_investment == c.grapple.max_escape_investment == 10
+                and c.grapple.max_resist_investment == c.pogo.max_investment == 10
+            ),
         ),
         ("storyteller", "[multiple_actions]\nmax_actions = 10\n", lambda c: c.multiple_actions.max_actions == 10),
     ],

@@ -3,8 +3,10 @@
 Stages (all on common random numbers so that comparisons are paired):
 1. persona round-robin;
 2. RL training and evaluation of the RL agent against every persona (when the budget allows); in a
-   multi-seat scenario a best-response exploiter trains beside it, against the best persona;
-3-4. verdicts (:mod:`~training.discover.verdicts`): the search agent over the best persona is the subject;
+   multi-seat scenario a best-response exploiter trains beside it, against the best persona (fine-tuned
+   against the search subject after the verdicts);
+3-4. verdicts (:mod:`~training.discover.verdicts`): the search agent over the best persona is the subject
+   (``search:<best persona>@<n>#rollout``; ``#rollout#exact`` where the game solves in 20,000 states);
    its usage per decision context; restricted play (Jaffe et al., AIIDE 2012) with each option group
    forbidden and forced, the subject re-optimizing under the restriction, paired by deal; the strength
    certificate's budget-doubling games;
@@ -13,7 +15,8 @@ Stages (all on common random numbers so that comparisons are paired):
    with a variant: the variant against the rules as written (windfalls show here);
 6. transplant (variant + RL): the policy trained on the rules as written against the variant's own;
 7. seat advantage, game length and end reasons, resource trajectories, snowballing;
-8. the exact optimum where tractable, the strength certificate (with the exploiter's edge over the subject),
+8. the exact optimum where tractable (multi-seat: each seat's best response to the base; each restriction's
+   exact restricted optimum), the strength certificate (with the exploiter's edge over the subject),
    findings resting on the subject's strength marked provisional when it is not converged, and whole builds
    where a build phase exists.
 """
@@ -68,7 +71,7 @@ def run_discovery(d: Discovery, rl_stage: RlStage | None = None) -> dict[str, An
     d.sections["best_persona"] = best_persona
     verdicts = stage_verdicts(d, best_persona)  # the search subject over the best persona: every verdict's player
     d.sections["strong_agent"] = verdicts["subject"]
-    best_response(d)  # multi-seat with RL: the exploiter against the verdict games' opponents
+    best_response(d)  # multi-seat with RL: the exploiter fine-tuned against the subject, played against it
     stage_sensitivity(d, personas, rr)
     stage_variant_vs_written(d, personas, rr)
     strong_recs = [r for r in rr.records if best_persona in r.agents] or rr.records
