@@ -1037,6 +1037,14 @@ def _strength_text(strength: Mapping[str, Any] | None) -> dict[str, str] | None:
         + (f" on the same {st['deals']} deals" if st.get("deals") else "")
         + f"; exact gap {gap}; best-response edge {edge_txt}."
     )
+    rx = st.get("restricted_exact") or {}
+    if rx:
+        within = sum(1 for r in rx.values() if r.get("within"))
+        worst = max((abs(r.get("off") or 0.0) for r in rx.values()), default=0.0)
+        text += (
+            f" Restricted play against the exact restricted optima: {within} of {len(rx)} changes within their "
+            f"interval or 0.02 (largest distance {worst:.3f})."
+        )
     if st.get("converged"):
         return {"level": "firm", "text": text + " Converged at this budget: the verdicts below are firm."}
     by = st.get("provisional_by")
