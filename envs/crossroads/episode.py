@@ -400,18 +400,24 @@ class CrossroadsState(State[Hashable]):
             out.append(_SCENE_INTRO_CHARACTER)
         if len(self.factions) < st.max_factions:
             out.append(_SCENE_INTRO_FACTION)
-        if self._personal_of(self.admin) is not None and any(f.alive for f in self.factions):
-            out.append(_SCENE_DEAL)
         admin = self.admin
-        has_target = opposition = False
+        faction_alive = False
+        for f in self.factions:
+            if f.alive:
+                faction_alive = True
+                break
+        has_target = opposition = own = False
         for c in self.chars:
             if c.alive:
-                if not c.personal or c.owner == admin:
+                if not c.personal:
                     opposition = True
-                elif c.personal:
+                elif c.owner == admin:
+                    opposition = own = True
+                else:
                     has_target = True
-        opposition = opposition or any(f.alive for f in self.factions)
-        if has_target and (st.nobody_opposes or opposition):
+        if own and faction_alive:  # the Admin has a personal character in play (Rule 10)
+            out.append(_SCENE_DEAL)
+        if has_target and (st.nobody_opposes or opposition or faction_alive):
             out.append(_SCENE_CONFRONT)
         return out or [_PASS]
 

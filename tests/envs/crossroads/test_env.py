@@ -256,3 +256,35 @@ def test_a_table_of_twelve_plays_to_the_end_with_masks_from_the_legal_list():
     random_play(st, Rng(11))
     assert len(st.factions) >= 12 and len(st.chars) >= 12  # slots past the default 10 / 8 were used
     assert st.factions[11].name == "faction 12" and st.chars[11].name == "character 12"
+
+
+def _one_scene_small():
+    from pathlib import Path
+
+    from envs.core.config import load_config, with_override
+
+    cfg = load_config(RULESET, Path(RULESET.rules_path).parent / "small.toml")
+    return with_override(cfg, "episode.max_scenes", 1)
+
+
+@pytest.mark.slow  # about 40 s per seat on the loaded 2-core machine (the full key's solve is the slow one)
+@pytest.mark.parametrize("seat", [0, 1])
+def test_key_leaves_out_only_what_no_rule_reads_again(seat):
+    """State.key drops the leftovers of finished checks and scenes (State.full_key keeps every field): the exact
+    solve over the canonical key gives the same values as over the full key, for the optimum and for random
+    play, in fewer positions."""
+    from agents.registry import make_agent
+    from agents.solver import solve
+    from envs.core.policy import UniformRandom
+
+    cfg = _one_scene_small()
+    root = CrossroadsState(cfg)
+    n = EPISODE.action_count(cfg)
+    for mine in (None, UniformRandom()):
+        opp = {1 - seat: make_agent("crossroads", "builder", "episode")}
+        if mine is not None:
+            opp[seat] = mine
+        short = solve(root, seat, opp, key=lambda s: s.key(), num_actions=n)
+        full = solve(root, seat, opp, key=lambda s: s.full_key(), num_actions=n)
+        assert short.value == pytest.approx(full.value, abs=1e-12)
+        assert short.num_states < full.num_states
