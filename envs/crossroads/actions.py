@@ -1,8 +1,10 @@
-"""Crossroads actions: the fixed action table, the decision phases and their labels.
+"""Crossroads actions: the action table, the decision phases and their labels.
 
-One table of 69 action ids serves every decision; the decision context (:class:`Phase`) says which
-subset is legal. Entities are named by an *entity id*: characters ``0..9`` and factions
-``FACTION_BASE + 0..7``, the same numbering as the ``TARGET_0`` actions.
+One table of action ids serves every decision (69 as written); the decision context (:class:`Phase`)
+says which subset is legal. Entities are named by an *entity id*: characters ``0..9`` and factions
+``FACTION_BASE + 0..7``, the same numbering as the ``TARGET_0`` actions. A config allowing more characters
+or factions (``episode.max_characters`` > 10, ``max_factions`` > 8) gets more target ids: its factions then
+start at the state's ``faction_base`` (:func:`num_actions`, ``CrossroadsState.faction_target``).
 """
 
 from __future__ import annotations
