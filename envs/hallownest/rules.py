@@ -102,14 +102,14 @@ class Defense(enum.IntEnum):
 
 def load_weapon(cfg: HallownestConfig, key: str) -> Weapon:
     """Rule 8: a weapon from the weapons data file."""
-    row = load_table(cfg.data.weapons)[key]
+    row = load_table(cfg.data.weapons, "weapons")[key]
     fields = {k: v for k, v in row.items() if k in Weapon.__dataclass_fields__}
     return Weapon(key=key, **fields)  # type: ignore[arg-type]
 
 
 def build_profile(cfg: HallownestConfig, spec: BugSpec) -> Profile:
     """Rules 5-6: template values, per-bug overrides, then the cap on characteristics and pools."""
-    t = load_table(cfg.data.templates)[spec.template]
+    t = load_table(cfg.data.templates, "templates")[spec.template]
     cap = cfg.dice.max_characteristic
 
     def stat(name: str) -> float:
