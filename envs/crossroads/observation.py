@@ -194,12 +194,12 @@ class Encoder:
                 g2,
                 c.advantage,
             )
-            row = rows.get(key)
-            if row is None:
+            try:
+                append(rows[key])
+            except KeyError:
                 if len(rows) >= _ROW_CACHE_LIMIT:
                     rows.clear()
-                row = rows[key] = self.char_bytes(c, seat, False, False)
-            append(row)
+                append(rows.setdefault(key, self.char_bytes(c, seat, False, False)))
         layout = self.layout
         empty = layout.char_slots - len(chars)
         if empty:
@@ -208,12 +208,12 @@ class Encoder:
         frows = self.faction_rows[seat]
         for f in st.factions:
             fkey = (f.alive, f.owner, f.influence, f.plus, f.minus, f.advantage)
-            row = frows.get(fkey)
-            if row is None:
+            try:
+                append(frows[fkey])
+            except KeyError:
                 if len(frows) >= _ROW_CACHE_LIMIT:
                     frows.clear()
-                row = frows[fkey] = self.faction_bytes(f, seat, False)
-            append(row)
+                append(frows.setdefault(fkey, self.faction_bytes(f, seat, False)))
         empty = layout.faction_slots - len(st.factions)
         if empty:
             append(self.empty_faction * empty)

@@ -45,8 +45,9 @@ test_best_persona_is_the_base)."""
 SHORT_OF_97 = {
     # measured 2026-12-01 13:40 on the loaded 2-core machine (60 games, seats alternating)
     "crossroads-episode": "search:builder@32#rollout 0.0307 ± 0.0078 of 0.0596 (random 0.0157, builder 0.0312): "
-    "34.2% (V/O 51.5%): the stakes of a two-scene game are small (an optimum of 0.06), and 32 paired rollouts "
-    "per decision do not tell the better action from the base's at that scale",
+    "34.2% (V/O 51.5%); @128, 40 games: 0.0318 ± 0.0095, 36.8%: the stakes of a two-scene game are small "
+    "(an optimum of 0.06), and paired rollouts per decision do not tell the better action from the base's at "
+    "that scale",
 }
 """Measured short of the bar (an honest xfail with the figures; the bar is not lowered)."""
 
