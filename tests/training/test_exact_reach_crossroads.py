@@ -2,7 +2,7 @@
 
 The method, the oracle and the bar are those of ``tests/training/test_exact_reach.py`` (its ``Case``,
 ``exact``, ``measure_reach``, ``discovery`` and ``check_restricted``): the subject
-``search:<best persona>@<n>#rollout`` against the exact best response to the base persona at the other seat
+``search:<best persona>@<n>`` in that file's mode (``Case.mode``) against the exact best response to the base persona at the other seat
 (both seats in turn), reach measured above uniform random play, ``>= REACH``; restricted-play changes within
 their interval or ``SLACK`` of the exact restricted-optimum change.
 
@@ -43,7 +43,9 @@ CASE = Case("crossroads", "episode", "builder", 32, 60)
 test_best_persona_is_the_base)."""
 
 SHORT_OF_97 = {
-    # measured 2026-12-01 13:40 on the loaded 2-core machine (60 games, seats alternating)
+    # measured 2026-12-01 13:40 on the loaded 2-core machine (60 games, seats alternating); the same figure with
+    # the file's default subject search:builder@32#rollout#exact at 13:56 (its exact budget of 16 x 32 positions
+    # per playout is below this game's size, so it samples)
     "crossroads-episode": "search:builder@32#rollout 0.0307 ± 0.0078 of 0.0596 (random 0.0157, builder 0.0312): "
     "34.2% (V/O 51.5%); @128, 40 games: 0.0318 ± 0.0095, 36.8%: the stakes of a two-scene game are small "
     "(an optimum of 0.06), and paired rollouts per decision do not tell the better action from the base's at "
