@@ -3,8 +3,9 @@
 The method, the oracle and the bar are those of ``tests/training/test_exact_reach.py`` (its ``Case``,
 ``exact``, ``measure_reach``, ``discovery`` and ``check_restricted``): the subject
 ``search:<best persona>@<n>`` in that file's mode (``Case.mode``) against the exact best response to the
-base persona at the other seat (both seats in turn), reach measured above uniform random play, ``>= REACH``; restricted-play changes within
-their interval or ``SLACK`` of the exact restricted-optimum change.
+base persona at the other seat (both seats in turn), reach measured above uniform random play,
+``>= REACH``; restricted-play changes within their interval or ``SLACK`` of the exact restricted-optimum
+change.
 
 The small game: two players, two scenes (each player the Admin once), every stat 5, no faction at setup, the
 first exit ends it, and the rolls' chance outcomes grouped by what the rules read (``check.chance_detail =
