@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from envs.core.dice import Rng
-from envs.crossroads.actions import FACTION_BASE, Act, Phase, Purpose
+from envs.crossroads.actions import Act, Phase, Purpose
 from envs.crossroads.dice import PERMUTATIONS, max_successes, success_flags
 from envs.crossroads.episode import Character, CrossroadsState
 
@@ -80,7 +80,7 @@ def _build(state: CrossroadsState, mask: np.ndarray, spike: bool) -> int:
 def _lower_influence(state: CrossroadsState, mask: np.ndarray, seat: int) -> int:
     """Cut the Influence of another player's faction, lowest first (to write it off)."""
     others = sorted((f for f in state.factions if f.alive and f.owner != seat), key=lambda f: f.influence)
-    pick = _first(mask, [Act.TARGET_0 + FACTION_BASE + f.idx for f in others])
+    pick = _first(mask, [state.faction_target(f.idx) for f in others])
     return pick if pick is not None else int(Act.PASS)
 
 
@@ -95,7 +95,7 @@ def _common(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
         return _first(mask, [Act.MARK_G, Act.MARK_G + 1, Act.MARK_G + 2, Act.PASS])
     if p == Phase.DEAL_FACTION:
         mine = [
-            Act.TARGET_0 + FACTION_BASE + f.idx
+            state.faction_target(f.idx)
             for f in state.factions
             if f.alive and f.owner == state.actor and f.influence < state.cfg.faction.writeoff_high - 1
         ]
@@ -261,7 +261,7 @@ class Attacker(_Persona):
             me = _own_character(state, seat)
             prefs = [Act.TARGET_0 + me.idx] if me else []
             facs = sorted((f for f in state.factions if f.alive), key=lambda f: -f.influence)
-            prefs += [Act.TARGET_0 + FACTION_BASE + f.idx for f in facs]
+            prefs += [state.faction_target(f.idx) for f in facs]
             return _first(mask, [*prefs, Act.NO_OPPOSITION])
         if p == Phase.ADMIN_AIM:
             return _first(mask, [Act.UNMARK_G, Act.UNMARK_G + 1, Act.UNMARK_G + 2, *GIVE_MINUS_C])
