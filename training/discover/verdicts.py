@@ -533,6 +533,30 @@ def _build_prefix(d: Discovery, rng: Rng, seat: int) -> tuple[int, ...] | None:
     return tuple(actions) or None
 
 
+def _build_labels(d: Discovery, build: tuple[int, ...]) -> list[str]:
+    """The action labels of seat 0's build decisions (what a designer reads: "+1 Might", not the option group)."""
+    st = d.ruleset.scenario(d.scenario).new_game(d.config)
+    chance = Rng(seed_for(d.seed, 17))
+    out: list[str] = []
+    for _ in range(10_000):
+        p = st.current_player()
+        if p == TERMINAL or len(out) == len(build):
+            break
+        if p == CHANCE:
+            st.apply_chance(st.sample_chance(chance))
+            continue
+        if st.decision_context() != "build":
+            break
+        legal = st.legal_actions()
+        a = build[len(out)] if p == 0 else legal[0]
+        if a not in legal:
+            break
+        if p == 0:
+            out.append(st.action_label(a))
+        st.apply_action(a)
+    return out
+
+
 def _build_dict(log: list[str], labels: list[str]) -> dict[str, str]:
     for line in log:
         m = _BUILT.search(line)
@@ -577,6 +601,9 @@ def stage_builds(d: Discovery, base: str) -> dict[str, Any] | None:
         chunk = recs[i * k : (i + 1) * k]
         iv = mean_interval([float(r.returns[0]) for r in chunk])
         labels = [opt for seat, ctx, opt in chunk[0].decisions if seat == 0 and ctx == "build"]
+        named = _build_labels(d, cands[i])
+        if len(named) == len(labels):
+            labels = named
         narrated = replace(jobs[i * k], narrate=True, trace=False)
         log = play_game(narrated).log  # one narrated game per build, for its sheet
         rows.append(
