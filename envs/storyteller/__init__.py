@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from envs.core.game import Ruleset, Scenario
-from envs.storyteller.actions import DUEL_ACTIONS, DUEL_OPTION_GROUPS, HEIST_OPTION_GROUPS
+from envs.storyteller.actions import DUEL_OPTION_GROUPS, HEIST_OPTION_GROUPS
 from envs.storyteller.config import StorytellerConfig
-from envs.storyteller.duel import new_duel
+from envs.storyteller.duel import duel_actions, duel_observation_length, new_duel
 from envs.storyteller.heist import heist_actions, new_heist
-from envs.storyteller.observation import DUEL_OBS_SIZE, HEIST_OBS_SIZE
+from envs.storyteller.observation import HEIST_OBS_SIZE
 from envs.storyteller.odds import ODDS
 from envs.storyteller.scenarios import DUEL_OPTION_RULES, HEIST_OPTION_RULES, KNOBS
 
@@ -43,8 +43,8 @@ DUEL = Scenario(
     description="Extended + resisted contest, first to N accumulated successes: attack/defend split, "
     "approach, Willpower",
     num_players=2,
-    num_actions=DUEL_ACTIONS,
-    observation_size=DUEL_OBS_SIZE,
+    num_actions=duel_actions,  # 8, and 2 more per action beyond 2 (duel.max_actions, one_roll_per_task = false)
+    observation_size=duel_observation_length,  # 40, and 3 more per action beyond 2
     new_game=new_duel,
     max_episode_steps=400,
     player_names=("Asha", "Bram"),

@@ -2,7 +2,9 @@
 
 Heist: ``Discrete(heist_action_count(max_actions))`` (``ACTION_COUNT`` = 22 when at most 3 actions may be
 declared, as the rules as written have it; each further action adds two ids at the end: declaring that
-many actions, and Willpower on that action); duel: ``Discrete(DUEL_ACTIONS)``. Each action id decodes to
+many actions, and Willpower on that action); duel: ``Discrete(duel_action_count(max_actions))``
+(``DUEL_ACTIONS`` = 8 for one action or two, as the rules as written have it; likewise two ids at the end
+per action beyond 2, used when ``extended.one_roll_per_task`` is false). Each action id decodes to
 a kind and its arguments (a task slot, an approach, an action number) by the helpers below, so the
 states never do arithmetic on raw ids. Rule numbers refer to docs/rules/storyteller.md.
 """
@@ -239,9 +241,14 @@ class DAct(enum.IntEnum):
 
 
 DUEL_ACTIONS = 8
-"""Size of the duel's action table."""
+"""Size of the duel's action table when at most :data:`DUEL_MAX_ACTIONS` actions may be declared."""
 DUEL_MAX_ACTIONS = 2
-"""The duel's action table offers one action or a two-action split (attack and defend)."""
+"""Rule 9: the most actions the first 8 ids of the duel's table declare (one action, or attack and defend)."""
+
+
+def duel_action_count(max_actions: int) -> int:
+    """Rule 9: the duel's table for up to ``max_actions`` actions a turn: 2 more ids per action beyond 2."""
+    return DUEL_ACTIONS + 2 * max(0, max_actions - DUEL_MAX_ACTIONS)
 
 
 class DPhase(enum.IntEnum):
@@ -275,7 +282,7 @@ KIND_NAMES: dict[Kind, str] = {Kind.ATTACK_MAIN: "attack", Kind.ATTACK_ALT: "wil
 DUEL_CONTEXTS: dict[DPhase, str] = {DPhase.COUNT: "actions", DPhase.PICK: "action", DPhase.WILLPOWER: "willpower"}
 """The decision context of each duel phase."""
 # hot-path aliases (a ``DAct.X`` lookup is a descriptor call in Python 3.11)
-_DACT_ATTACK, _DACT_ONE_ACTION = DAct.ATTACK, DAct.ONE_ACTION
+_DACT_ATTACK, _DACT_ONE_ACTION, _DACT_WILLPOWER = DAct.ATTACK, DAct.ONE_ACTION, DAct.WILLPOWER
 _KIND_DEFEND = Kind.DEFEND
 
 DUEL_OPTION_GROUPS: tuple[str, ...] = (
@@ -312,8 +319,47 @@ DUEL_OPTIONS: dict[DAct, str] = {
 
 
 def duel_count_action(n: int) -> int:
-    """The duel action that declares ``n`` actions (Rule 9)."""
-    return _DACT_ONE_ACTION + n - 1
+    """The duel action that declares ``n`` actions (Rule 9; beyond 2: id 8 + 2 (n - 3))."""
+    if n <= DUEL_MAX_ACTIONS:
+        return _DACT_ONE_ACTION + n - 1
+    return DUEL_ACTIONS + 2 * (n - DUEL_MAX_ACTIONS - 1)
+
+
+def duel_declared_count(action: int) -> int:
+    """How many actions a duel COUNT action declares (Rule 9)."""
+    if action < DUEL_ACTIONS:
+        return action - _DACT_ONE_ACTION + 1
+    return DUEL_MAX_ACTIONS + 1 + (action - DUEL_ACTIONS) // 2
+
+
+def duel_willpower_action(k: int) -> int:
+    """The duel action that spends Willpower on the turn's action ``k`` (0-based, Rule 8; beyond 2: 9 + 2 (k - 2))."""
+    if k < DUEL_MAX_ACTIONS:
+        return _DACT_WILLPOWER + k
+    return DUEL_ACTIONS + 2 * (k - DUEL_MAX_ACTIONS) + 1
+
+
+def duel_willpower_index(action: int) -> int:
+    """The turn's action (0-based) a duel Willpower action spends the point on (Rule 8)."""
+    if action < DUEL_ACTIONS:
+        return action - _DACT_WILLPOWER
+    return DUEL_MAX_ACTIONS + (action - DUEL_ACTIONS) // 2
+
+
+def duel_label(action: int) -> str:
+    """The label of a duel action id (the first 8 from :data:`DUEL_LABELS`)."""
+    if action < DUEL_ACTIONS:
+        return DUEL_LABELS[DAct(action)]
+    if (action - DUEL_ACTIONS) % 2 == 0:
+        return f"{duel_declared_count(action)} actions (split)"
+    return f"willpower on action {duel_willpower_index(action) + 1}"
+
+
+def duel_option(action: int) -> str:
+    """The option group of a duel action id (beyond the first 8: multiple actions or Willpower)."""
+    if action < DUEL_ACTIONS:
+        return DUEL_OPTIONS[DAct(action)]
+    return "multiple_actions" if (action - DUEL_ACTIONS) % 2 == 0 else "willpower"
 
 
 def pick_action(kind: Kind) -> int:

@@ -57,6 +57,8 @@ Rating = Annotated[int, Field(ge=0, le=MAX_RATING)]
 MAX_ACTIONS = MAX_RATING
 """Rule 9: the most actions any character can declare in a turn: an Attribute + Ability pool of at most
 2 x MAX_RATING = 20 dice fills 10 actions (the 10th rolls 20 - 10 - 9 = 1 die), never 11."""
+DUEL_ONE_EACH = 2
+"""Rules 9 and 11: with one roll per task a duellist declares at most two actions (one attack, one defence)."""
 
 TASK_KEYS: tuple[str, ...] = ("documents", "house", "drive", "autopsy", "virus", "tree", "phone", "director", "shoot")
 """Keys of the heist's task catalogue (``envs.storyteller.heist.CATALOGUE``), from the seed's example list."""
@@ -113,7 +115,7 @@ class MultipleActionRules(RulesModel):
         le=MAX_ACTIONS,
         description="Rule 9: most actions a character may declare per turn [decision]; the rules set no maximum "
         "but the pool (each action's pool - N - (k - 1) must stay >= 1), so up to 10, the most a 20-die pool "
-        "allows (10 = no cap); the duel's table stops at two (one attack and one defence a turn)",
+        "allows (10 = no cap); the duel declares at most duel.max_actions (two with one roll per task)",
     )
 
 
@@ -277,6 +279,15 @@ class DuelRules(RulesModel):
         default=6, ge=1, le=30, description="Duel: accumulated successes that win the contest (Rule 13)"
     )
     turns: int = Field(default=10, ge=1, le=30, description="Duel: turn limit; a draw (0) when it runs out")
+    max_actions: int = Field(
+        default=DUEL_ONE_EACH,
+        ge=1,
+        le=MAX_ACTIONS,
+        description="Duel, Rule 9 [decision]: most actions a duellist declares per turn when "
+        "extended.one_roll_per_task is false (up to 10, the most a 20-die pool allows; with one roll per task "
+        "the duel keeps one attack and one defence, 2); never more than multiple_actions.max_actions (the smaller "
+        "of the two applies; a value above 2 that exceeds it is an error)",
+    )
     fighters: list[Fighter] = Field(
         default=[
             Fighter(
@@ -319,3 +330,10 @@ class StorytellerConfig(RulesModel):
     specialties: SpecialtyRules = SpecialtyRules()
     heist: HeistRules = HeistRules()
     duel: DuelRules = DuelRules()
+
+    @model_validator(mode="after")
+    def _duel_actions(self) -> StorytellerConfig:
+        n, cap = self.duel.max_actions, self.multiple_actions.max_actions
+        if n > DUEL_ONE_EACH and n > cap:  # 1..2 only narrow the duel (the rules as written allow two)
+            raise ValueError(f"duel.max_actions = {n} exceeds multiple_actions.max_actions = {cap} (Rule 9)")
+        return self

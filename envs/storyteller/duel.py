@@ -3,14 +3,16 @@
 ## Description
 Two characters struggle ("someone dodges, a wrestling match"), first to ``duel.target``
 accumulated successes (docs/rules/storyteller.md, Duel). Each turn both characters, in secret,
-declare one action or two (Rule 9: dice -2 and -3 in the declared order): ATTACK (the extended roll
+declare one action or two (Rule 9: dice -2 and -3 in the declared order; more, see below): ATTACK (the extended roll
 that accumulates successes, by the main approach or the wild one: a bigger pool at a higher
 difficulty) and/or DEFEND (the resisting roll that cancels the opponent's attack successes,
 Rule 12). Seat 0 declares, then seat 1 (neither sees the other's declaration); the rolls follow in
 declared order, seat 0's first, and before each roll its side decides on Willpower, knowing the
 rolls made so far this turn (Rule 8; under ``willpower.declared = "before_the_turn"`` each side puts
 its point on one of its rolls when declaring). One
-attack and one defence per turn (Rule 11's one roll per task per interval); a defence botch counts
+attack and one defence per turn (Rule 11's one roll per task per interval); with
+``extended.one_roll_per_task = false`` up to ``duel.max_actions`` rolls of any kinds (Rule 9: the
+k-th of n rolls pool - n - (k - 1) dice, at least one). A defence botch counts
 as 0 successes. An attack's successes minus the opponent's defence successes accumulate
 (Rules 11-13); a botched attack loses everything accumulated. No automatic successes: it is a
 contest under stress (Rule 7).
@@ -19,15 +21,20 @@ contest under stress (Rule 7).
 ``Discrete(8)`` (``actions.DAct``): 0 one action, 1 two actions (dice -2, -3 in the declared
 order, Rule 9); 2 attack (main approach), 3 wild attack (alternative: bigger pool, higher
 difficulty), 4 defend (the resisting roll, Rule 12); 5 no Willpower, 6/7 Willpower on action 1/2
-(Rule 8: before each roll only that roll's is legal). The table stops at two actions even if
-``multiple_actions.max_actions`` is 3.
+(Rule 8: before each roll only that roll's is legal). With one roll per task (the rules as written)
+a turn holds at most two actions; otherwise up to ``duel.max_actions`` (1..10, [decision], never more
+than ``multiple_actions.max_actions``), and each action beyond 2 adds two ids after these:
+8 + 2 (n - 3) declares n actions, 9 + 2 (n - 3) spends Willpower on action n
+(``Discrete(8 + 2 (max_actions - 2))``).
 
 ## Observation
 ``Box(0, 1, (40,))`` from the seat's side (``observation.encode_duel``): both progresses / target,
 both Willpower / 10, turn, own decision phase and declared actions, both fighters' pools / 20 and
 difficulties / 10, last turn's gains and defence successes, the seat index; then, while the turn's
 rolls are made, own attack successes kept so far / 10, own defence / 10, the opponent's two, the
-kind of own roll a Willpower decision is about (one-hot), and whether own attack was reset this turn.
+kind of own roll a Willpower decision is about (one-hot), and whether own attack was reset this turn
+(40 values); with more than 2 actions a turn, own declared actions are divided by that most, and the
+kinds of own picks 3..n follow as 3 one-hot values each (``40 + 3 (max_actions - 2)`` values).
 
 ## Rewards
 +1 to the winner, -1 to the loser, 0 each on a draw.
@@ -38,7 +45,7 @@ node, Rule 13); under ``extended.abandon_on_reset`` a botched attack loses the d
 ``duel.turns`` turns (``TIME_LIMIT``).
 
 ## Arguments
-The config's ``[duel]`` table: ``target``, ``turns``, ``fighters`` (pools and difficulties of the
+The config's ``[duel]`` table: ``target``, ``turns``, ``max_actions``, ``fighters`` (pools and difficulties of the
 main attack, the wild attack and the defence; a specialty on the main attack); and every rule key
 the rules above name.
 """
@@ -55,21 +62,24 @@ from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, Stat
 from envs.storyteller import rules
 from envs.storyteller.actions import (
     DUEL_CONTEXTS,
-    DUEL_LABELS,
-    DUEL_MAX_ACTIONS,
-    DUEL_OPTIONS,
     KIND_NAMES,
     KINDS,
     DAct,
     DPhase,
     Kind,
+    duel_action_count,
     duel_count_action,
+    duel_declared_count,
+    duel_label,
+    duel_option,
+    duel_willpower_action,
+    duel_willpower_index,
     pick_action,
     picked_kind,
 )
 from envs.storyteller.config import Fighter, StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_distribution, outcome_of_faces, sample_outcome
-from envs.storyteller.observation import duel_fighters_part, encode_duel
+from envs.storyteller.observation import DUEL_PLAN_SCALE, duel_fighters_part, duel_observation_size, encode_duel
 
 DuelChance = int | tuple[int, ...]
 """A duel chance outcome: a roll's outcome (or forced faces), or the seat that wins the roll-off."""
@@ -78,7 +88,7 @@ SEATS = (0, 1)
 
 # Hot-path aliases: in Python 3.11 every ``DPhase.PICK``-style member lookup is a descriptor call.
 COUNT, PICK, WILLPOWER, RESOLVE, TIEBREAK = DPhase.COUNT, DPhase.PICK, DPhase.WILLPOWER, DPhase.RESOLVE, DPhase.TIEBREAK
-ACT_NO_WILLPOWER, ACT_ONE_ACTION, ACT_WILLPOWER = DAct.NO_WILLPOWER, DAct.ONE_ACTION, DAct.WILLPOWER
+ACT_NO_WILLPOWER = DAct.NO_WILLPOWER
 ATTACK_ALT, ATTACK_MAIN, DEFEND = Kind.ATTACK_ALT, Kind.ATTACK_MAIN, Kind.DEFEND
 OVER = DPhase.OVER
 
@@ -125,6 +135,8 @@ def _feasible(pools: tuple[int, ...], one_roll: bool, n: int, k0: int, used: tup
     """Rules 9 and 11: actions k0+1..n of an n-action turn can still be declared."""
     if k0 >= n:
         return True
+    if not one_roll:  # any roll may fill any place, and the last place has the smallest pools
+        return rules.can_attempt(rules.multiple_action_pool(max(pools), n, n))
     return any(
         _usable(pools, one_roll, kind, n, k0 + 1, used) and _feasible(pools, one_roll, n, k0 + 1, (*used, kind))
         for kind in KINDS
@@ -154,7 +166,10 @@ class _DuelSetup:
 
     def __init__(self, cfg: StorytellerConfig) -> None:
         self.sides = tuple(Side(f, cfg) for f in cfg.duel.fighters)
-        self.max_actions = min(rules.max_actions(cfg), DUEL_MAX_ACTIONS)
+        self.max_actions = rules.duel_max_actions(cfg)
+        self.action_count = duel_action_count(self.max_actions)
+        self.obs_size = duel_observation_size(self.max_actions)
+        self.plan_scale = max(DUEL_PLAN_SCALE, float(self.max_actions))  # observation: actions declared / this
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
         self.fighters_part: tuple[list[float], list[float]] | None = None  # filled by the first duel
 
@@ -196,6 +211,7 @@ class DuelState(State[DuelChance]):
         self.defence: list[int | None] = [None, None]
         self.last = (0, 0, 0, 0)  # last turn: gains and defence nets, for observations
         self.max_actions = setup.max_actions
+        self.action_count, self.obs_size, self.plan_scale = setup.action_count, setup.obs_size, setup.plan_scale
         self.willpower_per_roll = setup.willpower_per_roll
         # the config keys read on every step, resolved once into plain attributes
         self.one_roll_per_task = cfg.extended.one_roll_per_task
@@ -298,8 +314,8 @@ class DuelState(State[DuelChance]):
             return self._declaration(s, self.n_actions[s], tuple(self.plans[s]))
         if self.phase is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
-                return [ACT_NO_WILLPOWER, ACT_WILLPOWER + self.queue[0].index]
-            return [ACT_NO_WILLPOWER] + [ACT_WILLPOWER + k for k in range(len(self.plans[s]))]
+                return [ACT_NO_WILLPOWER, duel_willpower_action(self.queue[0].index)]
+            return [ACT_NO_WILLPOWER] + [duel_willpower_action(k) for k in range(len(self.plans[s]))]
         return []
 
     def apply_action(self, action: int) -> None:
@@ -308,7 +324,7 @@ class DuelState(State[DuelChance]):
         self._legal = None
         s = self.seat
         if self.phase is COUNT:
-            self.n_actions[s] = action - ACT_ONE_ACTION + 1
+            self.n_actions[s] = duel_declared_count(action)
             self.plans[s] = []
             self.phase = PICK
         elif self.phase is PICK:
@@ -319,17 +335,17 @@ class DuelState(State[DuelChance]):
                 else:
                     self._declared()
         elif self.phase is WILLPOWER:
-            self.wp_action[s] = None if action == ACT_NO_WILLPOWER else action - ACT_WILLPOWER
+            self.wp_action[s] = None if action == ACT_NO_WILLPOWER else duel_willpower_index(action)
             if self.willpower_per_roll:
                 self._willpower_on_next_roll(self.wp_action[s] is not None)
             else:
                 self._declared()
 
     def action_label(self, action: int) -> str:
-        return DUEL_LABELS.get(DAct(action), f"action {action}")
+        return duel_label(action) if 0 <= action < self.action_count else f"action {action}"
 
     def option_of(self, action: int) -> str | None:
-        return DUEL_OPTIONS[DAct(action)]
+        return duel_option(action) if 0 <= action < self.action_count else None
 
     def decision_context(self) -> str:
         return DUEL_CONTEXTS.get(self.phase, "none")
@@ -366,7 +382,7 @@ class DuelState(State[DuelChance]):
             plans = "; ".join(
                 f"{self.sides[s].name}: "
                 + ", ".join(KIND_NAMES[k] for k in self.plans[s])
-                + (" (split: dice -2, -3)" if self.n_actions[s] > 1 else "")
+                + (_split_text(self.n_actions[s]) if self.n_actions[s] > 1 else "")
                 for s in SEATS
             )
             self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
@@ -530,6 +546,23 @@ class DuelState(State[DuelChance]):
     def describe(self) -> dict[str, Any]:
         """A compact summary (tests and personas)."""
         return {"turn": self.turn, "progress": list(self.progress), "willpower": list(self.willpower)}
+
+
+def _split_text(n: int) -> str:
+    """Rule 9: the dice penalties of an n-action split, in the declared order (2: "dice -2, -3")."""
+    return " (split: dice " + ", ".join(f"-{n + k}" for k in range(n)) + ")"
+
+
+def duel_actions(cfg: Any) -> int:
+    """The duel's number of action ids under ``cfg`` (Rule 9: two more per action beyond 2 a turn)."""
+    assert isinstance(cfg, StorytellerConfig)
+    return duel_action_count(rules.duel_max_actions(cfg))
+
+
+def duel_observation_length(cfg: Any) -> int:
+    """The duel's observation length under ``cfg`` (3 more values per action beyond 2 a turn)."""
+    assert isinstance(cfg, StorytellerConfig)
+    return duel_observation_size(rules.duel_max_actions(cfg))
 
 
 def new_duel(cfg: Any) -> DuelState:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.storyteller.actions import SLOTS, DPhase, Phase
+from envs.storyteller.actions import KINDS, SLOTS, DPhase, Phase
 
 if TYPE_CHECKING:
     from envs.storyteller.duel import DuelState
@@ -97,9 +97,16 @@ DUEL_BASE = 32
 DUEL_TURN_ROLLS = 8
 """Duel: this turn's rolls so far and the roll a per-roll Willpower decision is about (Rule 8)."""
 DUEL_OBS_SIZE = DUEL_BASE + DUEL_TURN_ROLLS
-"""Duel: length of the observation vector."""
+"""Duel: length of the observation vector when at most :data:`DUEL_PLAN_PLACES` actions may be declared."""
 DUEL_PLAN_SCALE = 2.0
-"""Duel: actions declared are divided by this."""
+"""Duel: actions declared are divided by this (or by the duel's most actions a turn if more)."""
+DUEL_PLAN_PLACES = 2
+"""Duel: the places of the declared plan kept in the first 40 values; each later place adds 3 at the end."""
+
+
+def duel_observation_size(max_actions: int) -> int:
+    """Duel: the observation's length for up to ``max_actions`` actions a turn (3 more per place beyond 2)."""
+    return DUEL_OBS_SIZE + len(KINDS) * max(0, max_actions - DUEL_PLAN_PLACES)
 
 
 def duel_fighters_part(state: DuelState, seat: int) -> list[float]:
@@ -115,7 +122,7 @@ def duel_fighters_part(state: DuelState, seat: int) -> list[float]:
 def encode_duel(state: DuelState, seat: int) -> np.ndarray:
     """The duel's observation from ``seat``'s side."""
     o = 1 - seat
-    v = [0.0] * DUEL_OBS_SIZE
+    v = [0.0] * state.obs_size
     tgt = float(state.target)
     v[0] = min(state.progress[seat] / tgt, 1.0)
     v[1] = min(state.progress[o] / tgt, 1.0)
@@ -124,9 +131,9 @@ def encode_duel(state: DuelState, seat: int) -> np.ndarray:
     v[4] = min(state.turn / state.cfg.duel.turns, 1.0)
     if state.seat == seat and state.phase <= _D_WILLPOWER:
         v[5 + int(state.phase)] = 1.0
-        v[8] = state.n_actions[seat] / DUEL_PLAN_SCALE
-        for k, kind in enumerate(state.plans[seat][:2]):
-            v[9 + 3 * k + kind] = 1.0
+        v[8] = state.n_actions[seat] / state.plan_scale
+        for k, kind in enumerate(state.plans[seat]):
+            v[(9 + 3 * k if k < DUEL_PLAN_PLACES else DUEL_OBS_SIZE + 3 * (k - DUEL_PLAN_PLACES)) + kind] = 1.0
     v[15:27] = state.fighters_part[seat]
     g0, g1, d0, d1 = state.last
     mine, theirs = (g0, g1) if seat == 0 else (g1, g0)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
-from envs.storyteller.config import StorytellerConfig
+from envs.storyteller.config import DUEL_ONE_EACH, StorytellerConfig
 from envs.storyteller.dice import BOTCH, FAILURE, clamp_difficulty, outcome_distribution
 
 SINGLE_ACTION = 1
@@ -125,6 +125,16 @@ def can_attempt(pool: int) -> bool:
 def max_actions(cfg: StorytellerConfig) -> int:
     """Rule 9: how many actions a character may declare in one turn."""
     return cfg.multiple_actions.max_actions if cfg.multiple_actions.enabled else SINGLE_ACTION
+
+
+def duel_max_actions(cfg: StorytellerConfig) -> int:
+    """Rules 9 and 11: how many actions a duellist may declare in one turn.
+
+    With one roll per task a turn holds one attack and one defence (two actions); without it,
+    ``duel.max_actions``; never more than Rule 9's :func:`max_actions`.
+    """
+    cap = DUEL_ONE_EACH if cfg.extended.one_roll_per_task else cfg.duel.max_actions
+    return min(max_actions(cfg), cap)
 
 
 def retry_difficulty(base: int, attempt: int, cfg: StorytellerConfig) -> int | None:
