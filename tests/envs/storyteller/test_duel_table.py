@@ -23,7 +23,7 @@ from envs.core.dice import Rng
 from envs.core.errors import ConfigError
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import UniformRandom, legal_mask
-from envs.storyteller import RULESET
+from envs.storyteller import RULESET, rules
 from envs.storyteller.actions import (
     DUEL_OPTION_GROUPS,
     DAct,
@@ -85,6 +85,15 @@ def test_the_rules_as_written_and_every_variant_keep_the_8_ids_and_40_values() -
     assert DUEL.action_count(make_cfg(multiple_actions__max_actions=4, duel__max_actions=4)) == 8
     assert [duel_count_action(n) for n in (1, 2)] == [DAct.ONE_ACTION, DAct.TWO_ACTIONS]
     assert [duel_willpower_action(k) for k in (0, 1)] == [DAct.WILLPOWER, DAct.WILLPOWER_2]
+
+
+def test_rule_9_and_11_cap_of_a_duellists_turn() -> None:
+    assert rules.duel_max_actions(make_cfg()) == 2  # one roll per task: one attack, one defence
+    assert rules.duel_max_actions(make_cfg(multiple_actions__max_actions=10, duel__max_actions=10)) == 2
+    assert rules.duel_max_actions(free(4)) == 4 and rules.duel_max_actions(free(1)) == 1
+    assert rules.duel_max_actions(make_cfg(extended__one_roll_per_task=False)) == 2  # the key's default
+    assert rules.duel_max_actions(free(2, multiple_actions__enabled=False)) == 1  # Rule 9 off: one action
+    assert rules.duel_max_actions(make_cfg(multiple_actions__max_actions=1)) == 1
 
 
 def test_each_action_beyond_two_adds_two_ids_and_three_values() -> None:
