@@ -15,7 +15,16 @@ import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import State
-from envs.storyteller.actions import Act, DAct, DPhase, Phase, Status, ally_action, willpower_action
+from envs.storyteller.actions import (
+    Act,
+    DAct,
+    DPhase,
+    Phase,
+    Status,
+    ally_action,
+    duel_willpower_action,
+    willpower_action,
+)
 from envs.storyteller.dice import botch_chance, expected_net
 from envs.storyteller.duel import DuelState
 from envs.storyteller.heist import HeistState, Task
@@ -102,7 +111,7 @@ def _duel_willpower_now(state: DuelState, spend: bool) -> list[int]:
     if not spend:
         return [DAct.NO_WILLPOWER]
     if state.willpower_per_roll:
-        return [DAct.WILLPOWER + state.queue[0].index, DAct.NO_WILLPOWER]
+        return [duel_willpower_action(state.queue[0].index), DAct.NO_WILLPOWER]
     return [DAct.WILLPOWER, DAct.NO_WILLPOWER]
 
 

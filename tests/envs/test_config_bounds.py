@@ -102,6 +102,12 @@ BAD_VALUES: list[tuple[str, str, list[str]]] = [
     ("hallownest", "[grapple]\nmax_resist_investment = 11\n", ["grapple.max_resist_investment", "11", "≤ 10"]),
     ("hallownest", "[pogo]\nmax_investment = 11\n", ["pogo.max_investment", "11", "≤ 10"]),
     ("storyteller", "[multiple_actions]\nmax_actions = 11\n", ["multiple_actions.max_actions", "11", "≤ 10"]),
+    (
+        "storyteller",
+        "[multiple_actions]\nmax_actions = 10\n[duel]\nmax_actions = 11\n",
+        ["duel.max_actions", "11", "≤ 10"],
+    ),
+    ("storyteller", "[duel]\nmax_actions = 4\n", ["duel.max_actions = 4", "multiple_actions.max_actions = 3"]),
     ("wicked_age", "[melee]\nparties = 9\n", ["melee.parties", "9", "≤ 8"]),
 ]
 
@@ -157,6 +163,11 @@ def test_bad_value_is_one_line_naming_key_value_and_range(
             ),
         ),
         ("storyteller", "[multiple_actions]\nmax_actions = 10\n", lambda c: c.multiple_actions.max_actions == 10),
+        (
+            "storyteller",
+            "[extended]\none_roll_per_task = false\n[multiple_actions]\nmax_actions = 10\n[duel]\nmax_actions = 10\n",
+            lambda c: c.duel.max_actions == 10,
+        ),
     ],
 )
 def test_values_the_rules_allow_load(ruleset: str, text: str, check: Any, tmp_path: Path) -> None:
