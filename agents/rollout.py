@@ -26,9 +26,11 @@ Iteration, and Distributed Reinforcement Learning*, 2020). ``Q`` is obtained in 
 When the base's own choice is not allowed (a restriction or the caller's mask removed it) there is no
 default: the agent plays the best value, so restricted play measures the option, not the base's fallback.
 
-``steps`` (default 1) is the number of policy-iteration steps of the exact evaluation: with 2 the agent's
-own later decisions inside the evaluation play the one-step improvement instead of the base (tried first;
-if it does not fit, one step; if that does not fit, playouts). Deterministic for a seed (the sampled
+``steps`` (default 1; ``#steps=<k>`` on the spec) is the number of policy-iteration steps of the exact
+evaluation: with 2 the agent's own later decisions inside the evaluation play the one-step improvement
+instead of the base. The levels are deepened in turn on one memo (one step within the base budget, each
+further step with :data:`EXACT_DEEPER_NODES_PER_PLAYOUT` more positions per playout); the deepest that fits
+is played, and if not even one step fits, playouts. Deterministic for a seed (the sampled
 path's stream is seeded from one draw of the rng handed to :meth:`RolloutAgent.act`; the exact path uses
 fixed probe seeds); pickles as its spec when built by :func:`agents.search.make_search_agent`.
 docs/search.md "Rollout mode" has the measured reach and cost.
@@ -59,6 +61,8 @@ MIN_PER_ACTION = 2
 MAX_ROLLOUT_STEPS = 100_000
 EXACT_NODES_PER_PLAYOUT = 16
 """Positions the exact evaluation may expand per playout of the budget (``@n`` buys ``16 n`` positions)."""
+EXACT_DEEPER_NODES_PER_PLAYOUT = 32
+"""Further positions per playout that each policy-iteration step beyond the first may expand (``steps > 1``)."""
 EXACT_MAX_DEPTH = 400
 """Deepest line the exact evaluation follows (recursion); a deeper game is sampled."""
 BASE_PROBES = 8
@@ -196,6 +200,9 @@ class RolloutAgent:
             raise UserError(f"a rollout agent takes at least one step of policy iteration, got {steps}")
         self.steps = steps
         self.exact = exact
+        self.deeper_nodes = EXACT_DEEPER_NODES_PER_PLAYOUT
+        self.last_level: int | None = None
+        """The policy-iteration level of the last decision's exact values (None: sampled or a single action)."""
         self.name = name or f"search:{self.base.name}@{rollouts}#rollout"
         from agents.search import SearchStats
 
@@ -247,6 +254,7 @@ class RolloutAgent:
         forbid_extra = masked_groups(state, legal, mask, allowed_root)
         srng = Rng(int(rng.random() * 2**53))
         allowed = self.restriction.allowed(state, allowed_root) if self.restriction is not None else allowed_root
+        self.last_level = None
         if len(allowed) == 1:
             self.last = SearchStats(0, {allowed[0]: 0}, {}, time.perf_counter() - t0)
             return allowed[0]
@@ -299,15 +307,27 @@ class RolloutAgent:
         num_actions: int,
         copier: SimulationCloner,
     ) -> tuple[dict[int, float], int] | None:
-        """``Q(s, a)`` of every allowed action, exactly, at the highest level that fits the budget (else None)."""
+        """``Q(s, a)`` of every allowed action, exactly, at the highest level that fits the budget (else None).
+
+        Iterative deepening over the levels on one memo: level 0 (the base's continuation) within ``16 n``
+        positions, then each further level with :data:`EXACT_DEEPER_NODES_PER_PLAYOUT` ``n`` more, reusing the
+        values already computed (level ``L`` reads level ``L - 1`` at the seat's own decisions); the deepest
+        level that completes is played. With ``steps == 1`` this is the one level-0 attempt.
+        """
         cap = self.simulations * EXACT_NODES_PER_PLAYOUT
-        for level in range(self.steps - 1, -1, -1):
-            ex = _Exact(self, me, forbid_extra, num_actions, cap)
-            ex.copier = copier
+        ex = _Exact(self, me, forbid_extra, num_actions, cap)
+        ex.copier = copier
+        found: tuple[dict[int, float], int] | None = None
+        for level in range(self.steps):
+            if level > 0:
+                ex.left += self.simulations * self.deeper_nodes
+                cap += self.simulations * self.deeper_nodes
             try:
-                return ex.q_values(state, allowed, level), cap - ex.left
+                q = ex.q_values(state, allowed, level)
             except _TooLarge:
-                continue
+                break
             except NotImplementedError:  # no key() or no chance_outcomes(): sample
                 return None
-        return None
+            found = (q, cap - ex.left)
+            self.last_level = level
+        return found

@@ -35,14 +35,16 @@ spec and is rebuilt in a worker process.
 Spec grammar (the CLI name)::
 
     search[:<base>][@<simulations>][#<option>]...
-    <option> := forbid=<group> | force=<group> | maxn | c=<float> | rollout | exact
+    <option> := forbid=<group> | force=<group> | maxn | c=<float> | rollout | exact | steps=<k> | z=<float>
 
 ``<base>`` is any agent spec of :func:`agents.registry.make_agent` (a persona, ``random``, ``rl:<run dir>``;
 default ``random``); ``<simulations>`` is the budget per decision (default :data:`DEFAULT_SIMULATIONS`).
 Examples: ``search``, ``search:greedy``, ``search:greedy@64``, ``search:flurry@200#forbid=dodge``,
 ``search:rl:runs/x@32#maxn``. ``#rollout`` selects :class:`agents.rollout.RolloutAgent` (rollout policy
 improvement over the base) instead of the tree; ``#rollout#exact`` computes its values exactly where the
-base's continuation fits the budget.
+base's continuation fits the budget, and ``#rollout#exact#steps=<k>`` (k >= 2) takes up to ``k`` steps of policy
+iteration in that exact evaluation; ``#rollout#z=<x>`` sets the standard errors a sampled deviation from the
+base must clear (default 1; docs/search.md "Rollout mode").
 """
 
 from __future__ import annotations
@@ -505,6 +507,8 @@ class SearchSpec:
     c: float
     mode: SearchMode = "mcts"
     exact: bool = False  # rollout mode: exact values where the base's continuation fits the budget
+    steps: int = 1  # rollout mode with exact: policy-iteration steps of the exact evaluation
+    z: float | None = None  # rollout mode: standard errors a sampled deviation must clear (None: the default)
 
     def text(self) -> str:
         """The canonical spec string (what :func:`parse_search_spec` reads back)."""
@@ -519,6 +523,10 @@ class SearchSpec:
             out += "#rollout"
         if self.exact:
             out += "#exact"
+        if self.steps != 1:
+            out += f"#steps={self.steps}"
+        if self.z is not None:
+            out += f"#z={self.z:g}"
         return out
 
 
@@ -553,6 +561,8 @@ def parse_search_spec(spec: str) -> SearchSpec:
     c = DEFAULT_C
     mode: SearchMode = "mcts"
     exact = False
+    steps = 1
+    z: float | None = None
     for opt in options:
         if opt.startswith(("forbid=", "force=")):
             if restriction is not None:
@@ -564,6 +574,20 @@ def parse_search_spec(spec: str) -> SearchSpec:
             mode = "rollout"
         elif opt == "exact":
             exact = True
+        elif opt.startswith("steps="):
+            try:
+                steps = int(opt[len("steps=") :])
+            except ValueError:
+                raise UserError(f"bad search spec '{spec}': steps= needs a whole number") from None
+            if steps < 1:
+                raise UserError(f"bad search spec '{spec}': steps= needs at least 1, got {steps}")
+        elif opt.startswith("z="):
+            try:
+                z = float(opt[2:])
+            except ValueError:
+                raise UserError(f"bad search spec '{spec}': z= needs a number") from None
+            if not (z >= 0.0 and math.isfinite(z)):
+                raise UserError(f"bad search spec '{spec}': z= needs a finite number >= 0, got {opt[2:]}")
         elif opt.startswith("c="):
             try:
                 c = float(opt[2:])
@@ -572,13 +596,17 @@ def parse_search_spec(spec: str) -> SearchSpec:
         else:
             raise UserError(
                 f"bad search option '{opt}' in '{spec}'; valid: forbid=<group>, force=<group>, maxn, c=<x>, "
-                "rollout, exact"
+                "rollout, exact, steps=<k>, z=<x>"
             )
     if mode != "mcts" and opponents == "maxn":
         raise UserError(f"bad search spec '{spec}': #rollout models the other seats by the base (no #maxn)")
     if exact and mode != "rollout":
         raise UserError(f"bad search spec '{spec}': #exact is an option of #rollout")
-    return SearchSpec(base, simulations, restriction, opponents, c, mode, exact)
+    if steps != 1 and not exact:
+        raise UserError(f"bad search spec '{spec}': #steps= is an option of #rollout#exact")
+    if z is not None and mode != "rollout":
+        raise UserError(f"bad search spec '{spec}': #z= is an option of #rollout")
+    return SearchSpec(base, simulations, restriction, opponents, c, mode, exact, steps, z)
 
 
 def make_search_agent(
@@ -603,6 +631,8 @@ def make_search_agent(
             parsed.c,
             parsed.mode,
             parsed.exact,
+            parsed.steps,
+            parsed.z,
         )
     base = make_agent(ruleset, parsed.base, scenario)
     canonical = parsed.text()
@@ -610,7 +640,13 @@ def make_search_agent(
         from agents.rollout import RolloutAgent
 
         rollout = RolloutAgent(
-            base, parsed.simulations, restriction=parsed.restriction, name=canonical, exact=parsed.exact
+            base,
+            parsed.simulations,
+            restriction=parsed.restriction,
+            name=canonical,
+            exact=parsed.exact,
+            steps=parsed.steps,
+            z=parsed.z,
         )
         rollout._source = (ruleset, canonical, scenario)
         return rollout

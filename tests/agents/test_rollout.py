@@ -165,6 +165,51 @@ def test_exact_values_are_the_solvers_values_of_the_base_continuation() -> None:
     assert checked >= 2
 
 
+def test_two_exact_steps_lie_between_the_base_continuation_and_the_optimum() -> None:
+    """``#steps=2``: the values of the exact evaluation are those of the one-step improvement's continuation, so
+    by the policy improvement theorem (Howard 1960) each lies between the base's continuation (the solver's
+    exact evaluation of the base) and the optimum (the solver's best response); the spec round-trips and
+    ``#steps=`` needs ``#rollout#exact``."""
+    spec = parse_search_spec("search:greedy@64#rollout#exact#steps=2")
+    assert spec.steps == 2 and spec.text() == "search:greedy@64#rollout#exact#steps=2"
+    assert parse_search_spec("search:g@8#z=2#rollout").text() == "search:g@8#rollout#z=2"
+    assert make_search_agent("blackbird", "search:greedy@8#rollout#z=2.5", "session").z == 2.5  # type: ignore[attr-defined]
+    for bad in (
+        "search:greedy@8#rollout#steps=2",
+        "search:greedy@8#rollout#exact#steps=0",
+        "search:g#steps=x",
+        "search:g@8#z=2",
+        "search:g@8#rollout#z=-1",
+    ):
+        with pytest.raises(UserError):
+            parse_search_spec(bad)
+    base = make_agent("blackbird", "random")  # a weak base: its one-step improvement is not yet the optimum
+    agent = make_search_agent("blackbird", "search:random@64#rollout#exact#steps=2", "session")
+    assert isinstance(agent, RolloutAgent) and agent.steps == 2
+    s = _first_decision(bb_session_root(), 3)
+    checked = above = 0
+    while (p := s.current_player()) != TERMINAL and checked < 3:
+        if p == CHANCE:
+            s.apply_chance(s.sample_chance(Rng(checked)))
+            continue
+        legal = s.legal_actions()
+        a = agent.act(s, legal_mask(s, 64), Rng(5))
+        if len(legal) > 1:
+            q, visits = agent.last.root_values, agent.last.root_visits
+            assert q is not None and visits is not None and not any(visits.values())
+            assert agent.last_level == 1
+            best = solve(s, 0, {}).action_values(s)
+            for b in legal:
+                child = s.clone()
+                child.apply_action(b)
+                v0 = evaluate_exactly(child, {0: base}).value[0]
+                assert v0 - 1e-9 <= q[b] <= best[b] + 1e-9
+                above += q[b] > v0 + 1e-9
+            checked += 1
+        s.apply_action(a)
+    assert checked >= 2 and above >= 1  # the second step saw something the base's continuation did not
+
+
 def test_falls_back_to_playouts_when_exact_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a budget of one position per playout the exact evaluation of the session's first decision does not
     fit: the agent samples (playouts per action in ``last``), and its choice is the same for the same rng."""
