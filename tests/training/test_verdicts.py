@@ -207,9 +207,8 @@ def _exact(view: State) -> float:
 
 def test_planted_dead_and_dominated_options(dash, tmp_path):
     sec = _verdicts(tmp_path, 16, 30)
-    assert (
-        sec["subject"] == "search:roller@16#rollout#exact"
-    )  # a tiny game: exact values; the persona itself is never the subject of a verdict
+    # a tiny game: exact values, two policy-iteration steps; the persona itself is never the subject of a verdict
+    assert sec["subject"] == "search:roller@16#rollout#exact#steps=2#z=2"
     opts = sec["options"]
     for dead in ("wave", "nod"):  # identical and effect-free: forbidding or forcing changes no game at all ...
         row = opts[dead]

@@ -56,9 +56,11 @@ VERDICT_SEED = 104_729
 def subject_spec(base: str, simulations: int, restriction: str | None = None, *, exact: bool = False) -> str:
     """The search subject's agent spec, e.g. ``search:flurry@16#forbid=dodge#rollout``: rollout policy
     improvement over the base (agents/rollout.py; docs/search.md "Rollout mode" for its measured reach), with
-    ``#exact`` values where the game is small enough (:func:`training.discover.exact.fits_exactly`)."""
+    exact values and two policy-iteration steps where the game is small enough
+    (:func:`training.discover.exact.fits_exactly`: ``#rollout#exact#steps=2#z=2``, the exact-reach tests' agent)."""
     spec = f"search:{base}@{simulations}"
-    return (f"{spec}#{restriction}" if restriction else spec) + ("#rollout#exact" if exact else "#rollout")
+    mode = "#rollout#exact#steps=2#z=2" if exact else "#rollout"
+    return (f"{spec}#{restriction}" if restriction else spec) + mode
 
 
 def _iv(values: list[float], span: float = 1.0) -> Interval:
