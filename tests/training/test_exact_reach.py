@@ -361,8 +361,9 @@ RESTRICTED_OFF = {
     # wicked_age 5/6 (the same forbid roll_on -0.3000 [-0.5061, -0.0939] vs 0), blackbird 4/6 (accept_help and
     # decline_help now within, -0.0625 [-0.1325, +0.0075] vs -0.0916; off: forbid spend_all_pool +0.0750
     # [-0.0128, +0.1628] vs -0.0449, force give_up -0.0500 [-0.1174, +0.0174] vs -0.1537). Since 809ce29 the
-    # verdict stage plays #rollout#exact itself on the small variants that solve within 20,000 states (blackbird,
-    # heist, wicked_age; hallownest's does not and keeps #rollout). The changes off now:
+    # verdict stage plays #rollout#exact itself (d76b101: #rollout#exact#steps=2#z=2, not re-measured here) on the
+    # small variants that solve within 20,000 states (blackbird, heist, wicked_age; hallownest's keeps #rollout).
+    # The changes off now:
     "blackbird-session": "2 of 6 off (#rollout#exact): forbid spend_all_pool +0.0750 [-0.0128, +0.1628] vs exact "
     "-0.0449; force give_up -0.0500 [-0.1174, +0.0174] vs -0.1537",
     "wicked_age-duel": "forbid roll_on: measured -0.3000 [-0.5061, -0.0939] vs exact +0.0000 (the restricted "
