@@ -11,7 +11,9 @@ from typing import Protocol
 
 import numpy as np
 
+from envs.core.dice import Rng
 from envs.core.game import State
+from envs.core.policy import Policy
 
 
 class AllowsActions(Protocol):
@@ -35,3 +37,13 @@ def allowed_actions(
     if restriction is not None:
         legal = restriction.allowed(state, legal)
     return legal
+
+
+def base_act(base: Policy, state: State, allowed: list[int], num_actions: int, rng: Rng) -> int:
+    """``base``'s choice among ``allowed`` (a mask of at least ``num_actions``); an action outside it is an error."""
+    m = np.zeros(max(num_actions, max(allowed) + 1), dtype=bool)
+    m[allowed] = True
+    a = int(base.act(state, m, rng))
+    if not m[a]:
+        raise RuntimeError(f"base policy '{base.name}' chose action {a} outside its mask")
+    return a

@@ -58,7 +58,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from agents.masking import allowed_actions, masked_groups
+from agents.masking import allowed_actions, base_act, masked_groups
 from agents.solver import SimulationCloner
 from envs.core.dice import Rng, seed_for
 from envs.core.errors import UserError
@@ -384,12 +384,7 @@ class SearchAgent:
 
     # -- internals ------------------------------------------------------------------------------------
     def _base_act(self, state: State, allowed: list[int], num_actions: int, rng: Rng) -> int:
-        m = np.zeros(max(num_actions, max(allowed) + 1), dtype=bool)
-        m[allowed] = True
-        a = int(self.base.act(state, m, rng))
-        if not m[a]:
-            raise RuntimeError(f"base policy '{self.base.name}' chose action {a} outside its mask")
-        return a
+        return base_act(self.base, state, allowed, num_actions, rng)
 
     def _expand(self, node: _Node, state: State, allowed: list[int], num_actions: int, rng: Rng) -> None:
         b = self._base_act(state, allowed, num_actions, rng)
