@@ -20,7 +20,8 @@ from envs.wicked_age.rules import NpcForm, Offer, PcForm, default_consequence_sl
 
 
 def _legal(mask: np.ndarray) -> list[int]:
-    return [int(a) for a in np.flatnonzero(mask)]
+    """The ids where ``mask`` is set, increasing, as Python ints (``nonzero`` of a 1-d mask, one C call)."""
+    return mask.nonzero()[0].tolist()
 
 
 def _first(wanted: list[int], mask: np.ndarray) -> int:
@@ -33,8 +34,8 @@ def _first(wanted: list[int], mask: np.ndarray) -> int:
 def form_size(state: WickedAgeState, seat: int, action: int) -> int:
     """Total die size a pick action would roll (PC form die, or an NPC form's pair)."""
     ch = state.chars[seat]
-    if Act.NPC_FORM_0 <= action <= Act.NPC_FORM_2:
-        return sum(ch.form_dice(action - Act.NPC_FORM_0))
+    if _NPC_FORM_0 <= action <= _NPC_FORM_2:
+        return sum(ch.form_dice(action - _NPC_FORM_0))
     return ch.dice[action]
 
 
@@ -50,17 +51,26 @@ def strongest_opponent(state: WickedAgeState, seat: int, targets: list[int]) -> 
     return max(targets, key=lambda t: (sum(state.roll_dice[t]), -t))
 
 
-def _handler(persona: WickedAgePersona, node: Any) -> Any:
-    """The persona's bound ``on_<node>`` method (or None), looked up by name once per class and node."""
-    cache = type(persona).__dict__.get("_handlers")
-    if cache is None:
-        cache = {}
-        type(persona)._handlers = cache  # type: ignore[attr-defined]
-    name = cache.get(node, "")
-    if name == "":
-        name = f"on_{node.name.lower()}" if hasattr(persona, f"on_{node.name.lower()}") else None
-        cache[node] = name
-    return getattr(persona, name) if name is not None else None
+_NPC_FORM_0 = int(Act.NPC_FORM_0)
+_NPC_FORM_2 = int(Act.NPC_FORM_2)
+_HANDLER_SLOTS = max(int(c) for c in Ctx) + 1
+
+
+def _handlers(persona: WickedAgePersona) -> tuple[Any, ...]:
+    """The persona class's ``on_<node>`` functions indexed by ``int(node)`` (None: no handler), built once per class.
+
+    The functions are the class's own (looked up along its MRO), called with the persona as their first argument:
+    one tuple index per decision instead of a name lookup and a bound method.
+    """
+    cls = type(persona)
+    table = cls.__dict__.get("_handler_table")
+    if table is None:
+        slots: list[Any] = [None] * _HANDLER_SLOTS
+        for node in Ctx:
+            slots[int(node)] = getattr(cls, f"on_{node.name.lower()}", None)
+        table = tuple(slots)
+        cls._handler_table = table  # type: ignore[attr-defined]
+    return table
 
 
 class WickedAgePersona:
@@ -70,9 +80,9 @@ class WickedAgePersona:
 
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
         assert isinstance(state, WickedAgeState)
-        handler = _handler(self, state.node)
+        handler = _handlers(self)[state.node]
         if handler is not None:
-            a = int(handler(state, state.actor, mask))
+            a = int(handler(self, state, state.actor, mask))
             if 0 <= a < len(mask) and mask[a]:
                 return a
             # its preferred move is forbidden (restricted play narrows the mask): at the two-way choices

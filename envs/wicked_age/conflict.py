@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import operator
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from math import comb
@@ -100,6 +101,7 @@ PC_FORM_IDS: tuple[int, ...] = tuple(int(f) for f in PcForm)
 """Rule 4: the six PC forms as plain ids (a forms draw is a sorted tuple of them)."""
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
 """A sheet not (yet) shown: every die at 0."""
+_LE = operator.le
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 _ROLL_NODES = (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL)
 """The chance nodes that roll a party's dice (Rules 7, 9, 10)."""
@@ -698,13 +700,8 @@ class WickedAgeState(State):
         faces: tuple[int, ...] = tuple(map(int, outcome[0]))
         adv = int(outcome[1])
         dice = self.roll_dice[s]
-        bad = len(faces) != len(dice)
-        if not bad:
-            for f, d in zip(faces, dice, strict=True):
-                if not 1 <= f <= d:
-                    bad = True
-                    break
-        if bad:
+        # one face per die, each in 1..its size (checked by C-level calls: this runs at every roll of a playout)
+        if len(faces) != len(dice) or (faces and (min(faces) < 1 or not all(map(_LE, faces, dice)))):
             raise ValueError(f"{self.names[s]} rolls {dice_text(dice)}; bad faces {faces}")
         k = self.advantage_dice(s)
         if not k <= adv <= k * self.rules.advantage_sides:
@@ -819,8 +816,16 @@ class WickedAgeState(State):
     def _proceed(self) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends."""
         self._legal_cache = None
-        while self._outcome is None and not self._step():
-            pass
+        steps = _STAGE_STEPS
+        while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
+            if self.conseq is not None:
+                stopped = self._consequence_step()
+            elif self.offer is not None:
+                stopped = self._offer_step()
+            else:
+                stopped = steps[self.stage](self)
+            if stopped:
+                break
         if self._outcome is not None:
             self.node = _CTX_END
 

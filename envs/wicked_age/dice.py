@@ -56,12 +56,12 @@ class Roll:
     """The tuple compared lexicographically: (high + advantage, 2nd, 3rd, …), padded with 0."""
 
     def __init__(self, faces: tuple[int, ...], advantage: int = 0) -> None:
-        # a frozen record: the fields are set once, here (one call instead of the generated __init__ and
-        # a __post_init__: rolls are made at every chance node of a playout)
-        _set = object.__setattr__
-        _set(self, "faces", faces)
-        _set(self, "advantage", advantage)
-        _set(self, "key", read_roll(faces, advantage))
+        # a frozen record: the fields are set once, here, through their slot descriptors (one call instead of
+        # the generated __init__ and a __post_init__, and cheaper than object.__setattr__: rolls are made at
+        # every chance node of a playout)
+        _SET_FACES(self, faces)
+        _SET_ADVANTAGE(self, advantage)
+        _SET_KEY(self, read_roll(faces, advantage))
 
     @property
     def high(self) -> int:
@@ -76,8 +76,19 @@ class Roll:
         return " and ".join([head, *(str(f) for f in s[1:])])
 
 
+_SET_FACES = Roll.__dict__["faces"].__set__
+_SET_ADVANTAGE = Roll.__dict__["advantage"].__set__
+_SET_KEY = Roll.__dict__["key"].__set__
+
+
 def read_roll(faces: Sequence[int], advantage: int = 0) -> tuple[int, ...]:
     """Rule 6: sort high to low, add all advantage to the highest die, pad with 0."""
+    n = len(faces)
+    if n == 2:  # KEY_LENGTH 4: the common rolls (a PC's two forms, an NPC's form) without a sort
+        a, b = faces
+        return (a + advantage, b, 0, 0) if a >= b else (b + advantage, a, 0, 0)
+    if n == 1:
+        return (faces[0] + advantage, 0, 0, 0)
     s = sorted(faces, reverse=True)
     if s:
         s[0] += advantage
@@ -218,8 +229,12 @@ def roll_outcomes(dice: tuple[int, ...], advantage: int, sides: int = 6) -> tupl
 
 def roll_with_advantage(rng: Rng, dice: Sequence[int], advantage: int, sides: int = 6) -> tuple[tuple[int, ...], int]:
     """Rules 6 and 13: roll the form/strength dice, then the advantage dice; the faces and the advantage sum."""
-    faces = tuple(rng.roll_dice(dice))
-    return faces, sum(rng.roll(advantage, sides))
+    rnd = rng.uniform  # the draws of rng.roll_dice(dice) then rng.roll(advantage, sides), without their calls
+    faces = tuple([int(rnd() * d) + 1 for d in dice])
+    total = 0
+    for _ in range(advantage):
+        total += int(rnd() * sides) + 1
+    return faces, total
 
 
 def comparison_table(
