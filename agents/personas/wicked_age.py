@@ -7,7 +7,7 @@ Every persona plays the duel and the melee, PCs and NPCs alike; each decision ki
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -17,6 +17,24 @@ from envs.wicked_age.actions import FORM_ACTIONS, NPC_FORM_ACTIONS, Act, Ctx, ch
 from envs.wicked_age.conflict import WickedAgeState
 from envs.wicked_age.dice import size_key
 from envs.wicked_age.rules import NpcForm, Offer, PcForm, default_consequence_slots
+
+# Enum members read at every decision, as module names (a member read costs several times a global read)
+_ACT_ACCEPT = Act.ACCEPT
+_ACT_AVOID = Act.AVOID
+_ACT_CASH_OWE = Act.CASH_OWE
+_ACT_EXHAUST = Act.EXHAUST
+_ACT_FIGHT = Act.FIGHT
+_ACT_INJURE = Act.INJURE
+_ACT_INSIST = Act.INSIST
+_ACT_NO_STRENGTH = Act.NO_STRENGTH
+_ACT_OFFER_CONCEDE_STAKE = Act.OFFER_CONCEDE_STAKE
+_ACT_OFFER_LOSER_CHOICE = Act.OFFER_LOSER_CHOICE
+_ACT_ROLL = Act.ROLL
+_ACT_TAKE_DEFAULT = Act.TAKE_DEFAULT
+_ACT_TARGET_0 = Act.TARGET_0
+_CTX_ANSWER_ROLL = Ctx.ANSWER_ROLL
+_OFFER_CONCEDE_STAKE = Offer.CONCEDE_STAKE
+_OFFER_WINNER_CHOICE = Offer.WINNER_CHOICE
 
 
 def _legal(mask: np.ndarray) -> list[int]:
@@ -79,7 +97,7 @@ class WickedAgePersona:
     name = "base"
 
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
-        assert isinstance(state, WickedAgeState)
+        state = cast(WickedAgeState, state)  # no isinstance: an ABC check per decision is measurable
         handler = _handlers(self)[state.node]
         if handler is not None:
             a = int(handler(self, state, state.actor, mask))
@@ -124,19 +142,19 @@ class WickedAgePersona:
         return self.biggest(state, s, mask)
 
     def on_pick_strength(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return _first([a for a in _legal(mask) if a != Act.NO_STRENGTH] + [Act.NO_STRENGTH], mask)
+        return _first([a for a in _legal(mask) if a != _ACT_NO_STRENGTH] + [_ACT_NO_STRENGTH], mask)
 
     def on_window(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.ROLL
+        return _ACT_ROLL
 
     def on_offer_target(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        targets = [a - Act.TARGET_0 for a in _legal(mask)]
-        return Act.TARGET_0 + strongest_opponent(state, s, targets)
+        targets = [a - _ACT_TARGET_0 for a in _legal(mask)]
+        return _ACT_TARGET_0 + strongest_opponent(state, s, targets)
 
     def on_offer_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         assert state.offer is not None
         # dice lost beat a bare concession
-        return Act.ACCEPT if state.offer.kind is not Offer.CONCEDE_STAKE else Act.INSIST
+        return _ACT_ACCEPT if state.offer.kind is not _OFFER_CONCEDE_STAKE else _ACT_INSIST
 
     def on_offer_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         loser = state.conseq[1] if state.conseq else s
@@ -148,10 +166,10 @@ class WickedAgePersona:
 
     def on_pre_roll(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         last = state.round_no >= state.cfg.contest.max_rounds
-        return Act.CASH_OWE if last and state.roll_purpose == Ctx.ANSWER_ROLL else Act.ROLL
+        return _ACT_CASH_OWE if last and state.roll_purpose == _CTX_ANSWER_ROLL else _ACT_ROLL
 
     def on_tie_avoid(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.FIGHT
+        return _ACT_FIGHT
 
     def on_challenge(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         """Name the single weakest opponent."""
@@ -160,19 +178,19 @@ class WickedAgePersona:
         return challenge_action((weakest,), state.num_players)
 
     def on_conseq_offer(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return _first([Act.OFFER_LOSER_CHOICE, Act.TAKE_DEFAULT], mask)
+        return _first([_ACT_OFFER_LOSER_CHOICE, _ACT_TAKE_DEFAULT], mask)
 
     def on_conseq_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         assert state.conseq is not None
         if s == state.conseq.loser:  # the winner offers: any offer costs less than the default's two sizes
-            return Act.ACCEPT
-        return Act.ACCEPT if state.terms_offer is Offer.WINNER_CHOICE else Act.INSIST
+            return _ACT_ACCEPT
+        return _ACT_ACCEPT if state.terms_offer is _OFFER_WINNER_CHOICE else _ACT_INSIST
 
     def on_conseq_default(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         assert state.conseq is not None
         loser = state.conseq[1]
         ex, inj = harm_of(state, loser, True), harm_of(state, loser, False)
-        return Act.EXHAUST if ex >= inj else Act.INJURE
+        return _ACT_EXHAUST if ex >= inj else _ACT_INJURE
 
 
 class Highest(WickedAgePersona):
@@ -241,11 +259,11 @@ class OweFarmer(WickedAgePersona):
 
     def on_pick_strength(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         if self.farming(state, s):
-            return Act.NO_STRENGTH
+            return _ACT_NO_STRENGTH
         return super().on_pick_strength(state, s, mask)
 
     def on_pre_roll(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.CASH_OWE  # entries exist only when farming is over: cash them all at once
+        return _ACT_CASH_OWE  # entries exist only when farming is over: cash them all at once
 
 
 class Pacifist(WickedAgePersona):
@@ -269,28 +287,28 @@ class Pacifist(WickedAgePersona):
 
     def on_window(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         if state.round_no == 1 or any(state.adv[t][s] for t in range(state.num_players)):
-            return _first([Act.OFFER_CONCEDE_STAKE, Act.OFFER_LOSER_CHOICE, Act.ROLL], mask)
-        return Act.ROLL
+            return _first([_ACT_OFFER_CONCEDE_STAKE, _ACT_OFFER_LOSER_CHOICE, _ACT_ROLL], mask)
+        return _ACT_ROLL
 
     def on_offer_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.ACCEPT
+        return _ACT_ACCEPT
 
     def on_conseq_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.ACCEPT
+        return _ACT_ACCEPT
 
     def on_tie_avoid(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.AVOID
+        return _ACT_AVOID
 
     def on_pre_roll(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.ROLL
+        return _ACT_ROLL
 
     def on_conseq_default(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         assert state.conseq is not None
         loser = state.conseq[1]
-        if mask[Act.OFFER_LOSER_CHOICE]:  # as the winner it proposes the mild outcome first (Rule 17)
-            return Act.OFFER_LOSER_CHOICE
+        if mask[_ACT_OFFER_LOSER_CHOICE]:  # as the winner it proposes the mild outcome first (Rule 17)
+            return _ACT_OFFER_LOSER_CHOICE
         ex, inj = harm_of(state, loser, True), harm_of(state, loser, False)
-        return Act.EXHAUST if ex < inj else Act.INJURE  # the milder of the two
+        return _ACT_EXHAUST if ex < inj else _ACT_INJURE  # the milder of the two
 
 
 class Brute(WickedAgePersona):
@@ -309,19 +327,19 @@ class Brute(WickedAgePersona):
     )
 
     def on_offer_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.INSIST
+        return _ACT_INSIST
 
     def on_conseq_offer(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.TAKE_DEFAULT
+        return _ACT_TAKE_DEFAULT
 
     def on_conseq_response(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.INSIST
+        return _ACT_INSIST
 
     def on_conseq_default(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.EXHAUST
+        return _ACT_EXHAUST
 
     def on_pre_roll(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        return Act.CASH_OWE
+        return _ACT_CASH_OWE
 
     def on_challenge(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         return max(_legal(mask))  # the largest bitmask: everyone still in

@@ -99,6 +99,10 @@ from envs.wicked_age.rules import (
 
 PC_FORM_IDS: tuple[int, ...] = tuple(int(f) for f in PcForm)
 """Rule 4: the six PC forms as plain ids (a forms draw is a sorted tuple of them)."""
+_DRAWS: dict[tuple[int, ...], tuple[int, ...]] = {
+    c: c for k in range(len(PC_FORM_IDS) + 1) for c in itertools.combinations(PC_FORM_IDS, k)
+}
+"""Rule 4: every sorted forms draw, mapped to itself (a valid sampled draw is found, not rebuilt and checked)."""
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
 """A sheet not (yet) shown: every die at 0."""
 _LE = operator.le
@@ -672,9 +676,12 @@ class WickedAgeState(State):
         if node in _ROLL_NODES:
             self._apply_roll(s, outcome)
         elif node == _CTX_FORMS_DRAW:
-            forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[attr-defined]
-            if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
-                raise ValueError(f"bad forms draw {outcome!r}")
+            # a sorted draw as sampled is found as itself; anything else is rebuilt and checked
+            forms = _DRAWS.get(outcome) if type(outcome) is tuple else None
+            if forms is None or len(forms) != self.forms_available:
+                forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[attr-defined]
+                if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
+                    raise ValueError(f"bad forms draw {outcome!r}")
             self.available[s] = forms
             if self.narrating:
                 self.narrate(
@@ -1033,10 +1040,11 @@ class WickedAgeState(State):
     def _open_step(self) -> bool:
         """Rule 7: everyone still in rolls, simultaneously: all decide on cashing first (Rule 19), then all roll."""
         if self.open_step == _OPEN_CASH:
-            cursor = self._cash_round(self._parties(), self.idx, _CTX_OPENING_ROLL)
+            parties = self._parties() if self.owe else ()  # without entries nobody may cash: no list needed
+            cursor = self._cash_round(parties, self.idx, _CTX_OPENING_ROLL)
             if cursor is not None:
                 self.idx = cursor
-                return self._decide(_CTX_PRE_ROLL, self._parties()[cursor])
+                return self._decide(_CTX_PRE_ROLL, parties[cursor])
             self._apply_pending_cash(fresh=False)
             self.open_step, self.idx = _OPEN_ROLL, 0
         while self.idx < self.num_players and not self.in_conflict[self.idx]:
@@ -1402,19 +1410,21 @@ class WickedAgeState(State):
 
         The name goes to the end of the owe list (advantage dice excluded from the comparison).
         """
+        r = self.rules
+        seen: list[tuple[int, ...]] | None = None  # the dice as the test sees them: the same for every PC checked
         for s in range(self.num_players):
             if self.chars[s].npc or not self.in_conflict[s]:
                 continue
-            r = self.rules
             if r.owe_against_all:
                 against = [t for t in range(self.num_players) if t != s and self.roll_dice[t]]
             else:
                 against = [t for t in range(self.num_players) if (min(s, t), max(s, t)) in self.exchanged]
-            sides = r.advantage_sides
-            seen = [
-                dice_compared_for_owing(self.roll_dice[t], self.adv_rolled[t], sides, r.owe_count_advantage)
-                for t in range(self.num_players)
-            ]
+            if seen is None:
+                sides = r.advantage_sides
+                seen = [
+                    dice_compared_for_owing(self.roll_dice[t], self.adv_rolled[t], sides, r.owe_count_advantage)
+                    for t in range(self.num_players)
+                ]
             bigger = stronger_opponents(seen[s], against, seen)
             if bigger:
                 self.owe.append(s)
@@ -1625,7 +1635,10 @@ class WickedAgeState(State):
     # == Observation ==============================================================================
     def advantage_dice(self, s: int) -> int:
         """Rules 13 and 19: one die per opponent s holds the advantage over, plus cashed owe entries."""
-        return advantage_dice(self.adv[s], self.in_conflict, self._keep_advantage, self.cashed[s])
+        holds, cashed = self.adv[s], self.cashed[s]
+        if not cashed and True not in holds:  # no advantage held, nothing cashed: no dice (the rule's 0, uncalled)
+            return 0
+        return advantage_dice(holds, self.in_conflict, self._keep_advantage, cashed)
 
     def observation(self, seat: int) -> np.ndarray:
         return encode_observation(self, seat)

@@ -126,8 +126,9 @@ def compare_answer(
 
 def size_key(sizes: Sequence[int]) -> tuple[int, ...]:
     """Rule 18: dice sizes largest first, padded with 0, for the "lesser dice" comparison."""
-    s = sorted((x for x in sizes if x > 0), reverse=True)
-    s.extend([0] * (KEY_LENGTH - len(s)))
+    s = sorted([x for x in sizes if x > 0], reverse=True)
+    if len(s) < KEY_LENGTH:
+        s += _PADDING[len(s)]
     return tuple(s)
 
 
