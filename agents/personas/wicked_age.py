@@ -74,31 +74,32 @@ _NPC_FORM_2 = int(Act.NPC_FORM_2)
 _HANDLER_SLOTS = max(int(c) for c in Ctx) + 1
 
 
-def _handlers(persona: WickedAgePersona) -> tuple[Any, ...]:
-    """The persona class's ``on_<node>`` functions indexed by ``int(node)`` (None: no handler), built once per class.
+def _handlers(cls: type) -> tuple[Any, ...]:
+    """The ``on_<node>`` functions of a persona class indexed by ``int(node)`` (None: no handler).
 
     The functions are the class's own (looked up along its MRO), called with the persona as their first argument:
     one tuple index per decision instead of a name lookup and a bound method.
     """
-    cls = type(persona)
-    table = cls.__dict__.get("_handler_table")
-    if table is None:
-        slots: list[Any] = [None] * _HANDLER_SLOTS
-        for node in Ctx:
-            slots[int(node)] = getattr(cls, f"on_{node.name.lower()}", None)
-        table = tuple(slots)
-        cls._handler_table = table  # type: ignore[attr-defined]
-    return table
+    slots: list[Any] = [None] * _HANDLER_SLOTS
+    for node in Ctx:
+        slots[int(node)] = getattr(cls, f"on_{node.name.lower()}", None)
+    return tuple(slots)
 
 
 class WickedAgePersona:
     """Base: rolls its biggest dice, fights ties, takes the whip, hurts where it hurts most."""
 
     name = "base"
+    _handler_table: tuple[Any, ...] = ()
+    """The class's ``on_<node>`` functions by node id (:func:`_handlers`), built once per class."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._handler_table = _handlers(cls)
 
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
         state = cast(WickedAgeState, state)  # no isinstance: an ABC check per decision is measurable
-        handler = _handlers(self)[state.node]
+        handler = self._handler_table[state.node]
         if handler is not None:
             a = int(handler(self, state, state.actor, mask))
             if 0 <= a < len(mask) and mask[a]:
@@ -191,6 +192,9 @@ class WickedAgePersona:
         loser = state.conseq[1]
         ex, inj = harm_of(state, loser, True), harm_of(state, loser, False)
         return _ACT_EXHAUST if ex >= inj else _ACT_INJURE
+
+
+WickedAgePersona._handler_table = _handlers(WickedAgePersona)
 
 
 class Highest(WickedAgePersona):

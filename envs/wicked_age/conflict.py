@@ -21,6 +21,7 @@ import itertools
 import operator
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from math import comb
 from typing import Any, NamedTuple
 
@@ -256,6 +257,18 @@ class Exchange(NamedTuple):
     answerer: int
     challenger: int
     result: Result
+
+
+@lru_cache(maxsize=4096)
+def _challenge_menu(opponents: tuple[int, ...], parties: int) -> tuple[int, ...]:
+    """Rule 9: the challenge actions naming any of the opponents, sorted (built once per set of opponents)."""
+    return tuple(sorted(challenge_action(c, parties) for c in challenge_choices(opponents)))
+
+
+@lru_cache(maxsize=4096)
+def _named_answerers(action: int, parties: int) -> tuple[int, ...]:
+    """Rule 9: the seats a challenge action names (``challenge_targets``, decoded once per action)."""
+    return challenge_targets(action, parties)
 
 
 # -- characters ------------------------------------------------------------------------------------
@@ -528,7 +541,7 @@ class WickedAgeState(State):
         return [_ACT_AVOID, _ACT_FIGHT]
 
     def _legal_challenge(self, s: int) -> list[int]:
-        return sorted(challenge_action(c, self.num_players) for c in challenge_choices(self._opponents(s)))
+        return list(_challenge_menu(tuple(self._opponents(s)), self.num_players))
 
     def _legal_conseq_offer(self, s: int) -> list[int]:
         return [*self._offer_ids, _ACT_TAKE_DEFAULT]
@@ -788,7 +801,7 @@ class WickedAgeState(State):
             )
 
     def _on_challenge(self, s: int, a: int) -> None:
-        named = challenge_targets(a, self.num_players)
+        named = _named_answerers(a, self.num_players)
         self._name_answerers(s, [t for t in self.order if t in named])
 
     def _on_conseq_offer(self, s: int, a: int) -> None:

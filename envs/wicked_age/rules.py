@@ -183,7 +183,8 @@ def consequential_slot(
 # -- the opening roll (Rules 7-8) ------------------------------------------------------------------
 def turn_order(keys: Sequence[tuple[int, ...] | None], parties: Sequence[int]) -> list[int]:
     """Rule 7: turn order is the opening rolls high to low; the highest stands (seat order breaks a capped tie)."""
-    return sorted(parties, key=lambda s: (tuple(-k for k in keys[s] or ()), s))
+    neg = operator.neg
+    return sorted(parties, key=lambda s: (tuple(map(neg, keys[s] or ())), s))
 
 
 def compared_readings(a: Roll, b: Roll, pad_short_rolls: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -215,7 +216,11 @@ def opening_ties(
         ka, kb = compared_readings(a, b, pad_short_rolls)
         return ka == kb
 
-    tied = sorted(s for s in live if any(t != s and tie(s, t) for t in live))
+    if pad_short_rolls:  # padded readings tie exactly when the keys are equal: count them
+        keys = [_reading(rolls[s]) for s in live]
+        tied = sorted([s for s, k in zip(live, keys, strict=True) if keys.count(k) > 1])
+    else:
+        tied = sorted(s for s in live if any(t != s and tie(s, t) for t in live))
     if only_top and len(parties) > ONE_ON_ONE and tied:
         top = max(live, key=lambda s: (_reading(rolls[s]), -s))
         tied = [s for s in tied if s == top or tie(s, top)]
