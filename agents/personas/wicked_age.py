@@ -128,8 +128,15 @@ class WickedAgePersona:
         return _first([FORM_ACTIONS[f] for f in self.build_order], mask)
 
     def biggest(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
+        # the first (lowest) legal action of the largest total size: max over (size, -a) without a key tuple each
         legal = _legal(mask)
-        return max(legal, key=lambda a: (form_size(state, s, a), -a))
+        best = legal[0]
+        best_size = form_size(state, s, best)
+        for a in legal[1:]:
+            size = form_size(state, s, a)
+            if size > best_size:
+                best, best_size = a, size
+        return best
 
     def smallest(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         legal = _legal(mask)

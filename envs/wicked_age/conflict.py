@@ -428,6 +428,9 @@ class WickedAgeState(State):
         self.winner_offered = False  # the winner has made its one offer for this consequence
         self.avoid_votes: list[bool] = []
         self._legal_cache: list[int] | None = None
+        self._sampled: Any = None  # the roll sample_chance last drew, its dice and advantage dice (see _apply_roll)
+        self._sampled_dice: tuple[int, ...] = ()
+        self._sampled_adv = 0
         self.drafts: list[list[int]] = []  # Rules 1-2: the hidden sheets being built
         if build:
             self.drafts = [[0] * len(SHEET_SLOTS) for _ in characters]
@@ -680,7 +683,10 @@ class WickedAgeState(State):
         if node == _CTX_CASH_ROLL:
             return sum(rng.roll(self.fresh_adv[s], self.rules.advantage_sides))
         # the same roll `odds wicked_age --simulate` samples
-        return roll_with_advantage(rng, self.roll_dice[s], self.advantage_dice(s), self.rules.advantage_sides)
+        dice, k = self.roll_dice[s], self.advantage_dice(s)
+        outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
+        self._sampled, self._sampled_dice, self._sampled_adv = outcome, dice, k  # valid as drawn: see _apply_roll
+        return outcome
 
     def apply_chance(self, outcome: Hashable) -> None:
         node, s = self.node, self.actor
@@ -717,15 +723,21 @@ class WickedAgeState(State):
 
     def _apply_roll(self, s: int, outcome: Any) -> None:
         """Rules 6-7 and 10: ``s``'s roll ``(faces, advantage_sum)`` is read and stands, or answers."""
-        faces: tuple[int, ...] = tuple(map(int, outcome[0]))
-        adv = int(outcome[1])
         dice = self.roll_dice[s]
-        # one face per die, each in 1..its size (checked by C-level calls: this runs at every roll of a playout)
-        if len(faces) != len(dice) or (faces and (min(faces) < 1 or not all(map(_LE, faces, dice)))):
-            raise ValueError(f"{self.names[s]} rolls {dice_text(dice)}; bad faces {faces}")
-        k = self.advantage_dice(s)
-        if not k <= adv <= k * self.rules.advantage_sides:
-            raise ValueError(f"{self.names[s]} rolls {k} advantage dice; bad sum {adv}")
+        if outcome is self._sampled and dice is self._sampled_dice:
+            # the outcome this very roll drew (sample_chance): Python ints in range, its advantage dice counted
+            faces, adv = outcome
+            k = self._sampled_adv
+        else:
+            faces = tuple(map(int, outcome[0]))
+            adv = int(outcome[1])
+            # one face per die, each in 1..its size (checked by C-level calls)
+            if len(faces) != len(dice) or (faces and (min(faces) < 1 or not all(map(_LE, faces, dice)))):
+                raise ValueError(f"{self.names[s]} rolls {dice_text(dice)}; bad faces {faces}")
+            k = self.advantage_dice(s)
+            if not k <= adv <= k * self.rules.advantage_sides:
+                raise ValueError(f"{self.names[s]} rolls {k} advantage dice; bad sum {adv}")
+        self._sampled = None
         roll = Roll(faces, adv)
         self.rolls[s] = roll
         self.adv_rolled[s] = k
@@ -1287,7 +1299,7 @@ class WickedAgeState(State):
         res = compare_answer(answer, standing, self.round_no, r.max_rounds, r.absolute_multiple)
         self.last_result = res
         self.results.append(Exchange(t, c, res))
-        self.exchanged.add((min(t, c), max(t, c)))
+        self.exchanged.add((t, c) if t < c else (c, t))  # the pair, lower seat first
         lost_move = loses_move(self.moved[t], self.challenged[t])
         self.challenged[t] = True
         self.answer_idx += 1
@@ -1342,9 +1354,9 @@ class WickedAgeState(State):
         """Rule 13: the advantage between two opponents goes to ``holder`` (1-on-1 the die passes)."""
         had = self.adv[holder][other]
         self.adv = pass_advantage(self.adv, holder, other, self.rules.per_pair_advantage)
-        verb = "keeps" if had else "takes"
-        k = self.advantage_dice(holder)
         if self.narrating:
+            verb = "keeps" if had else "takes"
+            k = self.advantage_dice(holder)
             self.narrate(
                 "advantage",
                 f"{self.names[holder]} {verb} the advantage over {self.names[other]} "
