@@ -493,7 +493,7 @@ class WickedAgeState(State):
             return []
         legal = self._legal_cache
         if legal is None:
-            legal = self._legal_cache = self._legal()
+            legal = self._legal_cache = _LEGAL_AT[self.node](self, self.actor)  # :meth:`_legal`, inlined
         return legal.copy()
 
     def _legal_list(self) -> list[int]:
@@ -1587,8 +1587,8 @@ class WickedAgeState(State):
         ch = self.chars[loser]
         i = a - _ACT_FORM_0
         self._lose_size(loser, i)
-        what = f"one {FORM_TITLES[NpcForm(i // 2).key]} die" if ch.npc else FORM_TITLES[PcForm(i).key]
         if self.narrating:
+            what = f"one {FORM_TITLES[NpcForm(i // 2).key]} die" if ch.npc else FORM_TITLES[PcForm(i).key]
             self.narrate("consequence", f"As agreed, {ch.name} loses a size on {what}: {ch.sheet()}.", loser)
         self._finish_consequence()
 
@@ -1598,15 +1598,15 @@ class WickedAgeState(State):
         w, loser = self.conseq
         ch = self.chars[loser]
         cons = self.cfg.consequences
-        word = "exhausted" if exhausted else "injured"
-        if ch.npc:
-            form = cons.npc_exhausted_form if exhausted else cons.npc_injured_form
-            what = f"both {FORM_TITLES[form]} dice"
-        else:
-            what = " and ".join(FORM_TITLES[n] for n in (cons.exhausted_forms if exhausted else cons.injured_forms))
         for i in default_consequence_slots(ch.npc, exhausted, cons):
             self._lose_size(loser, i)
         if self.narrating:
+            word = "exhausted" if exhausted else "injured"
+            if ch.npc:
+                form = cons.npc_exhausted_form if exhausted else cons.npc_injured_form
+                what = f"both {FORM_TITLES[form]} dice"
+            else:
+                what = " and ".join(FORM_TITLES[n] for n in (cons.exhausted_forms if exhausted else cons.injured_forms))
             self.narrate(
                 "consequence",
                 f"{self.names[w]} leaves {ch.name} {word}: {what} lose a size ({ch.sheet()}).",
