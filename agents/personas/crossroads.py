@@ -99,15 +99,17 @@ def _best_assignment(dice: tuple[int, ...], stats: tuple[int, int, int], goals: 
 
 def best_assignment(state: CrossroadsState) -> int:
     """The assignment with the most successes; ties broken by successes on unmarked goal stats."""
-    roll = state.current_roll()
-    assert roll is not None
-    dice, stats = roll
+    if state.purpose == _CONFRONT:  # the roll being assigned (``state.current_roll()``), read directly
+        s = state.sides[state.side_i]
+        dice, roller = s.dice, state.entity(s.eid)
+    else:
+        dice, roller = state.dice, state.entity(state.chk_eid)
+    assert isinstance(roller, Character)
     if type(dice) is not tuple:
         dice = tuple(dice)
-    roller = state.entity(state.sides[state.side_i].eid if state.purpose == _CONFRONT else state.chk_eid)
-    assert isinstance(roller, Character)
-    g = roller.goals
-    return _ASSIGN_0 + _best_assignment(dice, stats, (g[0], g[1], g[2]))
+    g, kh, m = roller.stats
+    goals = roller.goals
+    return _ASSIGN_0 + _best_assignment(dice, (g, kh, m), (goals[0], goals[1], goals[2]))
 
 
 def _own_character(state: CrossroadsState, seat: int) -> Character | None:

@@ -190,5 +190,10 @@ def class_outcomes(thresholds: tuple[int, ...], ordered: bool) -> tuple[tuple[tu
 
 
 def roll_check_dice(rng: Rng) -> tuple[int, ...]:
-    """Rules 3-4: roll the three d10 of a check, in rolled order."""
-    return tuple(rng.roll(DICE, SIDES))
+    """Rules 3-4: roll the three d10 of a check, in rolled order.
+
+    The draws of ``rng.roll(DICE, SIDES)``, one uniform per die in order, without its loop (the search
+    agent's playouts roll a check every few steps).
+    """
+    u = rng.uniform
+    return (int(u() * SIDES) + 1, int(u() * SIDES) + 1, int(u() * SIDES) + 1)

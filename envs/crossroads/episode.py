@@ -107,7 +107,13 @@ def _sorted3(d: Dice) -> Dice:
     a, b, c = d
     if a <= b <= c:
         return d
-    return tuple(sorted(d))
+    if a > b:
+        a, b = b, a
+    if b > c:
+        b, c = c, b
+        if a > b:
+            a, b = b, a
+    return (a, b, c)
 
 
 class Character:
@@ -332,7 +338,7 @@ class CrossroadsState(State[Hashable]):
         c = self.chars[self._checker_id()]
         left = st.creation_points - sum(c.stats[: self.build_step])
         values = rules.stat_values(left, STAT_COUNT - 1 - self.build_step, st.stat_min, st.stat_max)
-        return [_VALUE_1 + v - 1 for v in values]
+        return list(range(_VALUE_1 + values.start - 1, _VALUE_1 + values.stop - 1))
 
     def _legal_spend(self) -> list[int]:
         """Rule 6: a spend on the roller itself."""
@@ -364,7 +370,7 @@ class CrossroadsState(State[Hashable]):
         """Rules 11.1/11.2: a -C for the target, unmarking one of its boxes, or no counteraction."""
         t = self.chars[self._target_id()]
         marked = [_UNMARK_G + s for s in ALL_STATS if t.goals[s]]
-        return self._minus_c_actions(t) + marked + [_NO_OPPOSITION]
+        return [*self._minus_c_actions(t), *marked, _NO_OPPOSITION]
 
     def _legal_target_aim(self) -> list[int]:
         """Rule 11.1: a +C, a -C for the opposition, or marking one of the target's boxes."""
@@ -447,16 +453,27 @@ class CrossroadsState(State[Hashable]):
         out: list[int] = []
         if isinstance(e, Character):
             stat_cap = st.stat_cap
-            stats = e.stats
-            out += [_STAT_UP_G + s for s in ALL_STATS if stats[s] < stat_cap]
+            g, kh, m = e.stats
+            if g < stat_cap:
+                out.append(_STAT_UP_G)
+            if kh < stat_cap:
+                out.append(_STAT_UP_G + 1)
+            if m < stat_cap:
+                out.append(_STAT_UP_G + 2)
             if rules.double_step_payment(st.double_step, True, e.plus, e.minus) > 0:
-                out += [_STAT_UP2_G + s for s in ALL_STATS if stats[s] + 2 <= stat_cap]
+                if g + 2 <= stat_cap:
+                    out.append(_STAT_UP2_G)
+                if kh + 2 <= stat_cap:
+                    out.append(_STAT_UP2_G + 1)
+                if m + 2 <= stat_cap:
+                    out.append(_STAT_UP2_G + 2)
             if rules.may_gain(e.plus, cap):
                 out.append(_GAIN_PLUS_C)
             if e.minus > 0:
                 out.append(_REMOVE_MINUS_C)
             if flags is not None:
-                out += [_MARK_G + s for s in rules.markable_boxes(flags, e.goals)]
+                for s in rules.markable_boxes(flags, e.goals):
+                    out.append(_MARK_G + s)
         else:
             if rules.may_gain(e.plus, cap):
                 out.append(_GAIN_PLUS_C)
@@ -485,7 +502,8 @@ class CrossroadsState(State[Hashable]):
                 out += self._minus_c_actions(o)
             if o.plus > 0:
                 out.append(_REMOVE_PLUS_C)
-            out += [_UNMARK_G + b for b in rules.unmarkable_boxes(s.flags, o.goals)]
+            for b in rules.unmarkable_boxes(s.flags, o.goals):
+                out.append(_UNMARK_G + b)
             if rules.killable(st.kill_outcome, o.wounded, o.dying):
                 out.append(_KILL)
         else:
@@ -553,9 +571,12 @@ class CrossroadsState(State[Hashable]):
             dice: Dice = outcome  # the common case: the tuple sample_chance / chance_outcomes gave
         else:
             dice = tuple(int(d) for d in outcome)  # type: ignore[attr-defined]
-        if len(dice) != STAT_COUNT or not all(1 <= d <= 10 for d in dice):
+        if len(dice) != STAT_COUNT:
             raise ValueError(f"3d10 outcome expected, got {outcome!r}")
-        if self.settings.one_each or not self._roller_is_char():
+        a, b, c = dice
+        if not (1 <= a <= 10 and 1 <= b <= 10 and 1 <= c <= 10):
+            raise ValueError(f"3d10 outcome expected, got {outcome!r}")
+        if not a <= b <= c and (self.settings.one_each or not self._roller_is_char()):
             dice = _sorted3(dice)
         self._rolled(dice)
 
@@ -699,6 +720,8 @@ class CrossroadsState(State[Hashable]):
 
         Returns the change in successes.
         """
+        if not self.narrating and self.settings.crossroads_effect == "none":
+            return 0  # the effect "none" changes nothing: only the narration reads the crossroads
         cr = crossroads_of(dice)
         times = rules.crossroads_times(cr, self.settings.triple_twice)
         if times == 0:
@@ -734,18 +757,18 @@ class CrossroadsState(State[Hashable]):
 
     def apply_self_op(self, e: Entity, a: int) -> None:
         """Rules 6 and 11.7: a spend or outcome on the roller itself."""
-        if isinstance(e, Character):
-            if (i := stat_of(a, _Act.STAT_UP_G)) is not None:
-                self.raise_stat(e, i, 1)
-            elif (i := stat_of(a, _Act.STAT_UP2_G)) is not None:
-                self.raise_stat_twice(e, i)
-            elif (i := stat_of(a, _Act.MARK_G)) is not None:
-                self.mark_goal(e, i)
-        if a == _Act.GAIN_PLUS_C:
+        if a == _GAIN_PLUS_C:
             self.gain_plus_c(e)
-        elif a == _Act.REMOVE_MINUS_C:
+        elif a == _REMOVE_MINUS_C:
             self.remove_minus_c(e)
-        elif a == _Act.INFLUENCE_UP and isinstance(e, Faction):
+        elif isinstance(e, Character):
+            if _STAT_UP_G <= a < _STAT_UP_G + STAT_COUNT:
+                self.raise_stat(e, a - _STAT_UP_G, 1)
+            elif _STAT_UP2_G <= a < _STAT_UP2_G + STAT_COUNT:
+                self.raise_stat_twice(e, a - _STAT_UP2_G)
+            elif _MARK_G <= a < _MARK_G + STAT_COUNT:
+                self.mark_goal(e, a - _MARK_G)
+        elif a == _INFLUENCE_UP:
             self.change_influence(e, 1)
 
     def raise_stat(self, c: Character, i: int, by: int) -> None:
@@ -785,14 +808,14 @@ class CrossroadsState(State[Hashable]):
         if self.narrating:
             self.narrate("condition", f"{e.name} sheds a -C ({e.minus} left).", None)
 
-    def _minus_c_actions(self, e: Entity) -> list[int]:
-        """Rule 12: the "give -C" actions against ``e``: the names a giver may choose."""
+    def _minus_c_actions(self, e: Entity) -> tuple[int, ...]:
+        """Rule 12: the "give -C" actions against ``e``: the names a giver may choose (see ``_MINUS_C_ACTS``)."""
         automatic = self.settings.minus_c_automatic
-        if isinstance(e, Character):
-            choices = rules.minus_c_choices(automatic, True, e.wounded, e.dying)
-        else:
-            choices = rules.minus_c_choices(automatic, False, False, False)
-        return [_MINUS_C_OF[k] for k in choices]
+        key = (automatic, True, e.wounded, e.dying) if isinstance(e, Character) else (automatic, False, False, False)
+        acts = _MINUS_C_ACTS.get(key)
+        if acts is None:
+            acts = _MINUS_C_ACTS[key] = tuple(_MINUS_C_OF[k] for k in rules.minus_c_choices(*key))
+        return acts
 
     def add_minus_c(self, e: Entity, named: MinusC) -> None:
         """Rules 11.7/12: a -C, named by its giver ("wounded", "dying" or another; ``writeoffs.minus_c_names``)."""
@@ -941,8 +964,8 @@ class CrossroadsState(State[Hashable]):
         mine = self._personal_of(self.admin)
         assert mine is not None
         c = self.chars[mine]
-        vs = f" against {self.chars[against].name}" if against is not None else ""
         if self.narrating:
+            vs = f" against {self.chars[against].name}" if against is not None else ""
             self.narrate("deal", f"{c.name} strikes a deal with {f.name}{vs}.", self.admin, against=against)
         self.change_influence(f, self.settings.deal_gain)
         self.begin_check(c.idx, self.admin, _Purpose.SPEND)
@@ -1093,27 +1116,27 @@ class CrossroadsState(State[Hashable]):
 
     def resolve_confrontation(self) -> None:
         """Rules 11.4/11.5: winners have the most successes (a tie is a shared win), degree = the gap."""
+        st = self.settings
         a, b = self.sides
-        res = rules.resolve((a.succ, b.succ), self.settings.tie_degree)
-        for s, won in zip(self.sides, res.won, strict=True):
-            s.won = won
-            s.lost = not won
+        res = rules.resolve((a.succ, b.succ), st.tie_degree)
+        a.won, b.won = res.won
+        a.lost, b.lost = not a.won, not b.won
         self.degree = res.degree
-        if res.tie:
-            if self.narrating:
+        tie = res.tie
+        if self.narrating:
+            if tie:
                 self.narrate("result", f"A tie: a shared win (degree {self.degree}).", None)
-        else:
-            w = a if a.won else b
-            if self.narrating:
+            else:
+                w = a if a.won else b
                 self.narrate("result", f"{self.entity(w.eid).name} wins with degree {self.degree}.", w.seat)
-        for s in self.sides:
+        for s in (a, b):
             e = self.entity(s.eid)
             personal = isinstance(e, Character) and e.personal
-            if rules.earns_advantage(self.settings.advantage, s.won, e.alive, personal):
+            if rules.earns_advantage(st.advantage, s.won, e.alive, personal):
                 e.advantage = True
                 if self.narrating:
                     self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
-        if not res.tie and self.settings.loser_trade:
+        if not tie and st.loser_trade:
             loser = b if a.won else a
             self.phase = _Phase.LOSER_TRADE
             self.actor = loser.seat
@@ -1147,16 +1170,16 @@ class CrossroadsState(State[Hashable]):
             return
         a = s.aim
         assert a is not None
-        unmark = stat_of(a, _Act.UNMARK_G)
-        mark = stat_of(a, _Act.MARK_G)
         if a in MINUS_C_ACTIONS and o.alive:
             self.add_minus_c(o, MINUS_C_ACTIONS[a])
-        elif unmark is not None and o.alive and s.flags[unmark] and isinstance(o, Character):
-            self.unmark_goal(o, unmark)
-        elif a == _Act.GAIN_PLUS_C:
+        elif (
+            _UNMARK_G <= a < _UNMARK_G + STAT_COUNT and o.alive and s.flags[a - _UNMARK_G] and isinstance(o, Character)
+        ):
+            self.unmark_goal(o, a - _UNMARK_G)
+        elif a == _GAIN_PLUS_C:
             self.gain_plus_c(e)
-        elif mark is not None and s.flags[mark] and isinstance(e, Character):
-            self.mark_goal(e, mark)
+        elif _MARK_G <= a < _MARK_G + STAT_COUNT and s.flags[a - _MARK_G] and isinstance(e, Character):
+            self.mark_goal(e, a - _MARK_G)
 
     def unmark_goal(self, c: Character, i: int) -> None:
         """Rule 11.7: unmark a goal box of a character."""
@@ -1186,26 +1209,26 @@ class CrossroadsState(State[Hashable]):
     def apply_opp_op(self, o: Entity, a: int) -> None:
         """Rule 11.7: an outcome against the other side."""
         if isinstance(o, Character):
-            if (i := stat_of(a, _Act.HARM_G)) is not None:
-                self.lower_stat(o, i, 1)
-            elif (i := stat_of(a, _Act.HARM2_G)) is not None:
+            if _HARM_G <= a < _HARM_G + STAT_COUNT:
+                self.lower_stat(o, a - _HARM_G, 1)
+            elif _HARM2_G <= a < _HARM2_G + STAT_COUNT:
                 if self.settings.double_step == "same_sign":
                     self.remove_minus_c(o)
                 else:
                     o.plus -= 1
-                self.lower_stat(o, i, 2)
-            elif (i := stat_of(a, _Act.UNMARK_G)) is not None:
-                self.unmark_goal(o, i)
-            elif a == _Act.KILL:
+                self.lower_stat(o, a - _HARM2_G, 2)
+            elif _UNMARK_G <= a < _UNMARK_G + STAT_COUNT:
+                self.unmark_goal(o, a - _UNMARK_G)
+            elif a == _KILL:
                 self.kill(o)
         else:
-            if a == _Act.INFLUENCE_DOWN:
+            if a == _INFLUENCE_DOWN:
                 self.change_influence(o, -1)
-            elif a == _Act.PUSH_INFLUENCE:
+            elif a == _PUSH_INFLUENCE:
                 self.change_influence(o, 1)
         if a in MINUS_C_ACTIONS:
             self.add_minus_c(o, MINUS_C_ACTIONS[a])
-        elif a == _Act.REMOVE_PLUS_C:
+        elif a == _REMOVE_PLUS_C:
             o.plus -= 1
             if self.narrating:
                 self.narrate("condition", f"{o.name} loses a +C ({o.plus}).", None)
@@ -1630,10 +1653,16 @@ _SCENE_DEAL = int(Act.SCENE_DEAL)
 _SCENE_CONFRONT = int(Act.SCENE_CONFRONT)
 _NO_OPPOSITION = int(Act.NO_OPPOSITION)
 _TARGET_0 = int(Act.TARGET_0)
+_HARM_G = int(Act.HARM_G)
+_HARM2_G = int(Act.HARM2_G)
+_INFLUENCE_DOWN = int(Act.INFLUENCE_DOWN)
+_PUSH_INFLUENCE = int(Act.PUSH_INFLUENCE)
 _HARM = [int(Act.HARM_G) + s for s in ALL_STATS]
 _HARM2 = [int(Act.HARM2_G) + s for s in ALL_STATS]
 _INFLUENCE_AGAINST = [int(Act.INFLUENCE_DOWN), int(Act.PUSH_INFLUENCE)]
 _MINUS_C_OF = {kind: int(act) for kind, act in MINUS_C_OF.items()}
+_MINUS_C_ACTS: dict[tuple[bool, bool, bool, bool], tuple[int, ...]] = {}
+"""Rule 12: the "give -C" actions by (names automatic, is a character, holds "wounded", holds "dying")."""
 _AGAINST_OTHER = frozenset(range(Act.HARM_G, Act.PUSH_INFLUENCE + 1)) - {_INFLUENCE_UP}
 """Rule 11.7: the outcome ids that act on the other side."""
 _ROLL = Phase.ROLL
