@@ -1229,7 +1229,7 @@ class WickedAgeState(State):
     # -- turns -------------------------------------------------------------------------------------
     def _turn_step(self) -> bool:
         """Rules 9-10: in turn order, each party not yet challenged moves; answerers answer."""
-        if self._conflict_over():
+        if sum(self.in_conflict) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined: this runs at every turn step
             if self.round_no == 1 and self.rules.owe_enabled:
                 self._check_owe_list()  # round 1 ends with the conflict (Rule 18)
             self._end_conflict()

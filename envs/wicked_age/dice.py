@@ -231,7 +231,11 @@ def roll_outcomes(dice: tuple[int, ...], advantage: int, sides: int = 6) -> tupl
 def roll_with_advantage(rng: Rng, dice: Sequence[int], advantage: int, sides: int = 6) -> tuple[tuple[int, ...], int]:
     """Rules 6 and 13: roll the form/strength dice, then the advantage dice; the faces and the advantage sum."""
     rnd = rng.uniform  # the draws of rng.roll_dice(dice) then rng.roll(advantage, sides), without their calls
-    faces = tuple([int(rnd() * d) + 1 for d in dice])
+    if len(dice) == 2:  # the common roll, drawn in the same order without a comprehension
+        d0, d1 = dice
+        faces: tuple[int, ...] = (int(rnd() * d0) + 1, int(rnd() * d1) + 1)
+    else:
+        faces = tuple([int(rnd() * d) + 1 for d in dice])
     total = 0
     for _ in range(advantage):
         total += int(rnd() * sides) + 1
