@@ -1443,7 +1443,8 @@ class WickedAgeState(State):
             if r.owe_against_all:
                 against = [t for t in range(self.num_players) if t != s and self.roll_dice[t]]
             else:
-                against = [t for t in range(self.num_players) if (min(s, t), max(s, t)) in self.exchanged]
+                exchanged = self.exchanged
+                against = [t for t in range(self.num_players) if ((s, t) if s < t else (t, s)) in exchanged]
             if seen is None:
                 sides = r.advantage_sides
                 seen = [

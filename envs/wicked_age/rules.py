@@ -23,7 +23,7 @@ from envs.wicked_age.config import (
     WickedAgeConfig,
     parse_strength,
 )
-from envs.wicked_age.dice import KEY_LENGTH, Result, Roll, rolled_lesser_dice, step_down
+from envs.wicked_age.dice import KEY_LENGTH, Result, Roll, size_key, step_down
 
 
 # -- the forms (Rules 1-2) -------------------------------------------------------------------------
@@ -217,7 +217,9 @@ def opening_ties(
         return ka == kb
 
     if pad_short_rolls:  # padded readings tie exactly when the keys are equal: count them
-        keys = [_reading(rolls[s]) for s in live]
+        keys = [rolls[s].key for s in live]  # type: ignore[union-attr]  # live: the parties that rolled
+        if len(set(keys)) == len(keys):  # all different (the common case): no tie
+            return []
         tied = sorted([s for s, k in zip(live, keys, strict=True) if keys.count(k) > 1])
     else:
         tied = sorted(s for s in live if any(t != s and tie(s, t) for t in live))
@@ -403,7 +405,8 @@ def owe_check_due(round_no: int, check_rounds: str) -> bool:
 
 def stronger_opponents(mine: Sequence[int], against: Sequence[int], rolled: Sequence[Sequence[int]]) -> list[int]:
     """Rule 18: the opponents in ``against`` who rolled bigger dice than ``mine`` (die sizes, largest first)."""
-    return [t for t in against if rolled_lesser_dice(mine, rolled[t])]
+    mine_key = size_key(mine)  # rolled_lesser_dice(mine, theirs), with mine read once
+    return [t for t in against if mine_key < size_key(rolled[t])]
 
 
 def dice_compared_for_owing(
