@@ -314,6 +314,61 @@ def dice_text(sizes: Sequence[int]) -> str:
     return ", ".join(_d(s) for s in sizes) if sizes else "no dice"
 
 
+class _Setup(NamedTuple):
+    """What a config fixes for every game: the resolved rules, Rule 17's offer menu, the ladder, the build dice."""
+
+    config: WickedAgeConfig
+    rules: ResolvedRules
+    offer_ids: tuple[int, ...]
+    ladder: tuple[int, ...]
+    pc_build_dice: tuple[tuple[int, ...], ...]  # Rule 1: the PC dice, largest first, one per placement
+    npc_build_dice: tuple[tuple[int, int], ...]  # Rule 2: the NPC die pairs, largest first
+
+
+_SETUPS: dict[int, _Setup] = {}
+"""Setups already read, by config identity (configs are frozen models; the entry keeps its config alive)."""
+_SETUPS_LIMIT = 64
+_PC_FORM_COUNT = len(PcForm)
+_NPC_FORM_COUNT = len(NpcForm)
+
+
+def _setup_of(cfg: WickedAgeConfig) -> _Setup:
+    """The setup of ``cfg``, read once per config (a new game reads no config attributes)."""
+    setup = _SETUPS.get(id(cfg))
+    if setup is not None and setup.config is cfg:
+        return setup
+    rules = ResolvedRules.from_config(cfg)
+    setup = _Setup(
+        cfg,
+        rules,
+        tuple(offer_action(o) for o in offer_menu(rules.offers)),
+        tuple(cfg.forms.ladder),
+        tuple((d,) for d in sorted(cfg.forms.pc_dice, reverse=True)),
+        tuple(npc_pairs_largest_first(cfg.forms.npc_pairs)),
+    )
+    if len(_SETUPS) >= _SETUPS_LIMIT:
+        _SETUPS.clear()
+    _SETUPS[id(cfg)] = setup
+    return setup
+
+
+_CHARACTERS: dict[tuple[int, str], tuple[WickedAgeConfig, tuple[Character, ...]]] = {}
+"""The characters each scenario sets up from a config, by config identity and scenario (kept as templates)."""
+
+
+def characters_of(
+    cfg: WickedAgeConfig, scenario: str, build: Callable[[WickedAgeConfig], list[Character]]
+) -> list[Character]:
+    """Fresh copies of the characters ``build(cfg)`` sets up for ``scenario`` (built once per config)."""
+    key = (id(cfg), scenario)
+    hit = _CHARACTERS.get(key)
+    if hit is None or hit[0] is not cfg:
+        if len(_CHARACTERS) >= _SETUPS_LIMIT:
+            _CHARACTERS.clear()
+        hit = _CHARACTERS[key] = (cfg, tuple(build(cfg)))
+    return [c.copy() for c in hit[1]]
+
+
 # -- the state -------------------------------------------------------------------------------------
 CLONE_COPIED: tuple[str, ...] = (
     "log",
@@ -366,16 +421,17 @@ class WickedAgeState(State):
         if not ONE_ON_ONE <= len(characters) <= MAX_PARTIES:
             raise ValueError(f"a conflict needs 2..{MAX_PARTIES} parties")
         self.cfg = cfg
-        self.rules = rules = ResolvedRules.from_config(cfg)  # the values read at every step, resolved once
+        setup = _setup_of(cfg)  # the values read at every step, resolved once per config
+        self.rules = rules = setup.rules
         self.chars = characters
         self._names: list[str] | None = None
         self._keep_advantage = rules.keep_advantage  # Rule 13, read at every observation
-        self._offer_ids = tuple(offer_action(o) for o in offer_menu(rules.offers))  # Rule 17's menu
+        self._offer_ids = setup.offer_ids  # Rule 17's menu
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
         self.conflict_win_bonus = conflict_win_bonus
-        self.ladder = tuple(cfg.forms.ladder)
+        self.ladder = setup.ladder
         self.in_chapter = [True] * n
         self.owe: list[int] = list(owe_list)
         self.put_out = [0] * n  # opponents this seat put out of the chapter
@@ -883,12 +939,13 @@ class WickedAgeState(State):
     def _start_build(self, seat: int) -> None:
         """Rules 1-2: ``seat`` assigns its dice (PC) or die pairs (NPC), largest first, on a hidden draft."""
         ch = self.chars[seat]
+        setup = _setup_of(self.cfg)
         if ch.npc:
-            self.build_dice = list(npc_pairs_largest_first(self.cfg.forms.npc_pairs))
-            self.build_filled = [False] * len(NpcForm)
+            self.build_dice = list(setup.npc_build_dice)
+            self.build_filled = [False] * _NPC_FORM_COUNT
         else:
-            self.build_dice = [(d,) for d in sorted(self.cfg.forms.pc_dice, reverse=True)]
-            self.build_filled = [False] * len(PcForm)
+            self.build_dice = list(setup.pc_build_dice)
+            self.build_filled = [False] * _PC_FORM_COUNT
         self.idx = seat
 
     def _build_step(self, s: int, a: int) -> None:

@@ -46,7 +46,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from envs.wicked_age.config import WickedAgeConfig
-from envs.wicked_age.conflict import Character, WickedAgeState
+from envs.wicked_age.conflict import Character, WickedAgeState, characters_of
 from envs.wicked_age.rules import Strength, assign_npc_pairs, assign_pc_dice
 
 DUEL_NAMES = ("Amek", "Mekha")
@@ -69,6 +69,19 @@ def new_duel(config: BaseModel) -> WickedAgeState:
     cfg = config
     assert isinstance(cfg, WickedAgeConfig)
     d = cfg.duel
+    return DuelState(
+        cfg,
+        characters_of(cfg, "duel", duel_characters),
+        max_conflicts=d.max_conflicts,
+        forms_available=d.forms_available,
+        build=d.build_phase,
+        conflict_win_bonus=d.conflict_win_bonus,
+    )
+
+
+def duel_characters(cfg: WickedAgeConfig) -> list[Character]:
+    """The duel's two characters: Amek, and Mekha or Esan by ``duel.opponent`` (their sheets before any build)."""
+    d = cfg.duel
     orders = d.pc_assignment
     a = Character(
         DUEL_NAMES[0], False, assign_pc_dice(cfg.forms.pc_dice, orders[0]), seat_strengths(cfg, d.strengths, 0)
@@ -87,11 +100,4 @@ def new_duel(config: BaseModel) -> WickedAgeState:
             assign_pc_dice(cfg.forms.pc_dice, orders[1 % len(orders)]),
             seat_strengths(cfg, d.strengths, 1),
         )
-    return DuelState(
-        cfg,
-        [a, b],
-        max_conflicts=d.max_conflicts,
-        forms_available=d.forms_available,
-        build=d.build_phase,
-        conflict_win_bonus=d.conflict_win_bonus,
-    )
+    return [a, b]

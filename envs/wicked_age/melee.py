@@ -37,7 +37,7 @@ from pydantic import BaseModel
 
 from envs.wicked_age.actions import action_count
 from envs.wicked_age.config import MAX_PARTIES, WickedAgeConfig
-from envs.wicked_age.conflict import Character, WickedAgeState
+from envs.wicked_age.conflict import Character, WickedAgeState, characters_of
 from envs.wicked_age.duel import seat_strengths
 from envs.wicked_age.observation import observation_size
 from envs.wicked_age.rules import assign_npc_pairs, assign_pc_dice
@@ -73,6 +73,13 @@ def new_melee(config: BaseModel) -> WickedAgeState:
     cfg = config
     assert isinstance(cfg, WickedAgeConfig)
     m = cfg.melee
+    chars = characters_of(cfg, "melee", melee_characters)
+    return MeleeState(cfg, chars, max_conflicts=m.max_conflicts, forms_available=m.forms_available, build=m.build_phase)
+
+
+def melee_characters(cfg: WickedAgeConfig) -> list[Character]:
+    """The melee's parties: ``melee.parties - 1`` PCs, then the NPC (their sheets before any build)."""
+    m = cfg.melee
     chars = [
         Character(
             MELEE_PC_NAMES[i],
@@ -90,4 +97,4 @@ def new_melee(config: BaseModel) -> WickedAgeState:
             seat_strengths(cfg, m.strengths, m.parties - 1),
         )
     )
-    return MeleeState(cfg, chars, max_conflicts=m.max_conflicts, forms_available=m.forms_available, build=m.build_phase)
+    return chars
