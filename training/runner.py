@@ -86,9 +86,10 @@ class FixedBuild:
 
 
 @lru_cache(maxsize=64)
-def _config_from_items(ruleset: str, items: str) -> BaseModel:
+def _config_from_items(ruleset: str, items: str) -> tuple[BaseModel, Any]:
+    """The model of a job config given as its JSON text, and a private copy of its items (parsed apart)."""
     rs = get_ruleset(ruleset)
-    return validate_config(rs.config_model, json.loads(items), "job config")
+    return validate_config(rs.config_model, json.loads(items), "job config"), json.loads(items)
 
 
 _CONFIGS: dict[tuple[str, int], tuple[object, Any, BaseModel]] = {}
@@ -103,10 +104,13 @@ def _config(job: GameJob) -> BaseModel:
     if seen is not None and seen[0] is job.config and seen[1] == job.config:
         return seen[2]
     cfg = job.config if isinstance(job.config, dict) else dict(job.config)
-    model = _config_from_items(job.ruleset, json.dumps(cfg, sort_keys=True))
+    model, items = _config_from_items(job.ruleset, json.dumps(cfg, sort_keys=True))
+    # A worker meets a new object of the same items in every chunk: the items parsed from the JSON text serve as
+    # its copy when they equal it (a deep copy per chunk cost a worker up to 0.5 ms); otherwise (tuples…) a copy.
+    copied = items if items == job.config else copy.deepcopy(job.config)
     if len(_CONFIGS) >= _CONFIGS_LIMIT:
         _CONFIGS.clear()
-    _CONFIGS[job.ruleset, id(job.config)] = (job.config, copy.deepcopy(job.config), model)
+    _CONFIGS[job.ruleset, id(job.config)] = (job.config, copied, model)
     return model
 
 

@@ -46,3 +46,30 @@ def test_a_job_config_changed_in_place_is_read_again(toy):
     assert changed.game.target == first.game.target + 5
     equal = GameJob(toy.name, "race", config_dict(toy.default_config()), ("random", "random"), seed=3)
     assert _config(equal).game.target == first.game.target  # another object: read from its own items
+
+
+def test_an_equal_config_object_is_read_without_a_copy_and_its_changes_are_still_seen(toy):
+    # a worker unpickles a new (equal) config object with every chunk: its model comes from the items already read
+    first_cfg = config_dict(toy.default_config())
+    first = _config(GameJob(toy.name, "race", first_cfg, ("random", "random"), seed=3))
+    cfg = config_dict(toy.default_config())
+    job = GameJob(toy.name, "race", cfg, ("random", "random"), seed=3)
+    assert _config(job) is first
+    cfg["game"]["target"] = first.game.target + 7  # changed in place after it was read
+    assert _config(job).game.target == first.game.target + 7
+    assert first_cfg["game"]["target"] == first.game.target  # the other object (and the items kept) untouched
+    assert _config(GameJob(toy.name, "race", first_cfg, ("random", "random"), seed=3)) is first
+
+
+def test_records_are_the_same_for_any_number_of_workers():
+    jobs = []
+    for ruleset, scenario in (("wicked_age", "duel"), ("blackbird", "session"), ("storyteller", "duel")):
+        rs = get_ruleset(ruleset)
+        personas = [a for a in _names(ruleset) if a != "random"][:3]
+        jobs += matchup_jobs(rs, scenario, rs.default_config(), personas, 4, 11)[0]
+    jobs = [replace(j, index=k, trace=k % 3 == 0, keep_actions=k % 2 == 0) for k, j in enumerate(jobs)]
+    serial = run_games(jobs, workers=1)
+    for workers, chunk in ((2, 32), (2, 3)):
+        parallel = run_games(jobs, workers=workers, chunk=chunk)
+        assert parallel == serial  # every field: outcome, length, actions, decisions, resources, options seen
+    assert any(r.decisions for r in serial) and any(r.actions for r in serial) and any(not r.actions for r in serial)
