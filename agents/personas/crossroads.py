@@ -80,12 +80,19 @@ def _first(mask: np.ndarray, prefs: Iterable[int]) -> int | None:
     return None
 
 
+def _first_fixed(mask: np.ndarray, prefs: tuple[int, ...]) -> int | None:
+    """:func:`_first` over fixed action ids below ``Act.TARGET_0`` (always inside a mask: no bounds check)."""
+    for a in prefs:
+        if mask[a]:
+            return a
+    return None
+
+
 def _any(mask: np.ndarray, rng: Rng) -> int:
     legal = mask.nonzero()[0]  # the allowed ids in increasing order (np.flatnonzero of a 1-d mask)
     return int(legal[int(rng.random() * len(legal))])
 
 
-@lru_cache(maxsize=65536)
 def _best_assignment(dice: tuple[int, ...], stats: tuple[int, int, int], goals: tuple[bool, bool, bool]) -> int:
     """The index into ``PERMUTATIONS`` with the most successes; ties: most successes on unmarked goal stats."""
     best, best_key = 0, (-1, -1)
@@ -95,6 +102,11 @@ def _best_assignment(dice: tuple[int, ...], stats: tuple[int, int, int], goals: 
         if key > best_key:
             best, best_key = k, key
     return best
+
+
+_BEST: dict[tuple[object, ...], int] = {}
+"""Memo of :func:`_best_assignment` by (dice, stats, goal boxes)."""
+_BEST_LIMIT = 1 << 16
 
 
 def best_assignment(state: CrossroadsState) -> int:
@@ -109,7 +121,13 @@ def best_assignment(state: CrossroadsState) -> int:
         dice = tuple(dice)
     g, kh, m = roller.stats
     goals = roller.goals
-    return _ASSIGN_0 + _best_assignment(dice, (g, kh, m), (goals[0], goals[1], goals[2]))
+    key = (dice, g, kh, m, goals[0], goals[1], goals[2])
+    k = _BEST.get(key)
+    if k is None:
+        if len(_BEST) >= _BEST_LIMIT:
+            _BEST.clear()
+        k = _BEST[key] = _best_assignment(dice, (g, kh, m), (goals[0], goals[1], goals[2]))
+    return _ASSIGN_0 + k
 
 
 def _own_character(state: CrossroadsState, seat: int) -> Character | None:
@@ -164,15 +182,14 @@ def _lower_influence(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int 
 
 
 def _loser_mark(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
-    return _first(mask, _LOSER_MARKS)
+    return _first_fixed(mask, _LOSER_MARKS)
 
 
 def _deal_faction(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
     """A deal with one's own faction while it is not about to be written off by it; else any."""
-    high = state.cfg.faction.writeoff_high - 1
-    mine = [
-        state.faction_target(f.idx) for f in state.factions if f.alive and f.owner == state.actor and f.influence < high
-    ]
+    high = state.settings.writeoff_high - 1
+    seat, t0 = state.actor, state.faction_target_0  # faction k is target ``state.faction_target(k)`` = t0 + k
+    mine = [t0 + f.idx for f in state.factions if f.alive and f.owner == seat and f.influence < high]
     pick = _first(mask, mine)
     return pick if pick is not None else _any(mask, rng)
 
@@ -230,10 +247,10 @@ def _builder_opposition(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> i
 
 
 def _builder_outcome(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
-    pick = _first(mask, _MARKS)
+    pick = _first_fixed(mask, _MARKS)
     if pick is None:
         pick = _first(mask, _stat_ups(state, True))
-    return pick if pick is not None else _first(mask, _BUILDER_OUTCOME_TAIL)
+    return pick if pick is not None else _first_fixed(mask, _BUILDER_OUTCOME_TAIL)
 
 
 class Builder(_Persona):
@@ -245,11 +262,11 @@ class Builder(_Persona):
         **_COMMON,
         Phase.BUILD: lambda state, mask, rng: _build(state, mask, spike=False),
         Phase.SPEND: _builder_spend,
-        Phase.ADMIN_SCENE: lambda state, mask, rng: _first(mask, _SCENES_QUIET),
+        Phase.ADMIN_SCENE: lambda state, mask, rng: _first_fixed(mask, _SCENES_QUIET),
         Phase.ADMIN_OPPOSITION: _builder_opposition,
         Phase.ADMIN_TARGET: _random_choice,
-        Phase.ADMIN_AIM: lambda state, mask, rng: _first(mask, _BUILDER_AIM),  # no counteraction: beauty
-        Phase.TARGET_AIM: lambda state, mask, rng: _first(mask, _BUILDER_TARGET_AIM),
+        Phase.ADMIN_AIM: lambda state, mask, rng: _first_fixed(mask, _BUILDER_AIM),  # no counteraction: beauty
+        Phase.TARGET_AIM: lambda state, mask, rng: _first_fixed(mask, _BUILDER_TARGET_AIM),
         Phase.BURN_BEFORE: _pass,
         Phase.BURN_AFTER: _pass,
         Phase.LOSER_TRADE: lambda state, mask, rng: _first(mask, (_TRADE, _PASS)),
@@ -269,7 +286,7 @@ def _schemer_spend(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | 
 
 def _schemer_scene(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
     me = _own_character(state, state.actor)
-    return _first(mask, _SCENES_ARMED if me is not None and me.plus >= 2 else _SCENES_QUIET)
+    return _first_fixed(mask, _SCENES_ARMED if me is not None and me.plus >= 2 else _SCENES_QUIET)
 
 
 def _schemer_target(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
@@ -315,12 +332,12 @@ class Schemer(_Persona):
         Phase.ADMIN_SCENE: _schemer_scene,
         Phase.ADMIN_TARGET: _schemer_target,
         Phase.ADMIN_OPPOSITION: _schemer_opposition,
-        Phase.ADMIN_AIM: lambda state, mask, rng: _first(mask, _SCHEMER_AIM),
-        Phase.TARGET_AIM: lambda state, mask, rng: _first(mask, _SCHEMER_TARGET_AIM),
+        Phase.ADMIN_AIM: lambda state, mask, rng: _first_fixed(mask, _SCHEMER_AIM),
+        Phase.TARGET_AIM: lambda state, mask, rng: _first_fixed(mask, _SCHEMER_TARGET_AIM),
         Phase.BURN_BEFORE: _schemer_burn_before,
         Phase.BURN_AFTER: _schemer_burn_after,
         Phase.LOSER_TRADE: _pass,  # +C are never spent on a lost fight
-        Phase.BUY_OUTCOME: lambda state, mask, rng: _first(mask, _SCHEMER_OUTCOMES),
+        Phase.BUY_OUTCOME: lambda state, mask, rng: _first_fixed(mask, _SCHEMER_OUTCOMES),
     }
 
 
@@ -358,11 +375,11 @@ class Attacker(_Persona):
         **_COMMON,
         Phase.BUILD: lambda state, mask, rng: _build(state, mask, spike=True),
         Phase.SPEND: _attacker_spend,
-        Phase.ADMIN_SCENE: lambda state, mask, rng: _first(mask, _SCENES_ATTACK),
+        Phase.ADMIN_SCENE: lambda state, mask, rng: _first_fixed(mask, _SCENES_ATTACK),
         Phase.ADMIN_TARGET: _attacker_target,
         Phase.ADMIN_OPPOSITION: _attacker_opposition,
-        Phase.ADMIN_AIM: lambda state, mask, rng: _first(mask, _SCHEMER_AIM),
-        Phase.TARGET_AIM: lambda state, mask, rng: _first(mask, _GIVE),
+        Phase.ADMIN_AIM: lambda state, mask, rng: _first_fixed(mask, _SCHEMER_AIM),
+        Phase.TARGET_AIM: lambda state, mask, rng: _first_fixed(mask, _GIVE),
         Phase.BURN_BEFORE: _attacker_burn_before,
         Phase.BURN_AFTER: _pass,
         Phase.LOSER_TRADE: _pass,

@@ -700,9 +700,19 @@ class CrossroadsState(State[Hashable]):
         self._next_spend()
 
     def read_check(self, e: Entity, dice: Dice, perm: int) -> rules.Check:
-        """Rules 3 and 4: per-stat success flags and the success count of a roll."""
+        """Rules 3 and 4: per-stat success flags and the success count of a roll (a stat check memoised)."""
         if isinstance(e, Character):
-            return rules.stat_check(dice, perm, e.stats)
+            g, kh, m = e.stats
+            key = (dice, perm, g, kh, m)
+            try:
+                return _STAT_CHECKS[key]
+            except KeyError:
+                if len(_STAT_CHECKS) >= _STAT_CHECKS_LIMIT:
+                    _STAT_CHECKS.clear()
+                chk = _STAT_CHECKS[key] = rules.stat_check(dice, perm, (g, kh, m))
+                return chk
+            except TypeError:  # dice given as a list: nothing to memoise
+                return rules.stat_check(dice, perm, e.stats)
         st = self.settings
         return rules.faction_check(dice, e.influence, st.faction_rolls, st.faction_bonus, st.faction_gate_any)
 
@@ -1661,6 +1671,9 @@ _HARM = [int(Act.HARM_G) + s for s in ALL_STATS]
 _HARM2 = [int(Act.HARM2_G) + s for s in ALL_STATS]
 _INFLUENCE_AGAINST = [int(Act.INFLUENCE_DOWN), int(Act.PUSH_INFLUENCE)]
 _MINUS_C_OF = {kind: int(act) for kind, act in MINUS_C_OF.items()}
+_STAT_CHECKS: dict[tuple[Dice, int, int, int, int], rules.Check] = {}
+"""Rule 3 memo: the reading of a stat check by (dice, assignment, G, KH, M); bounded by ``_STAT_CHECKS_LIMIT``."""
+_STAT_CHECKS_LIMIT = 1 << 16
 _MINUS_C_ACTS: dict[tuple[bool, bool, bool, bool], tuple[int, ...]] = {}
 """Rule 12: the "give -C" actions by (names automatic, is a character, holds "wounded", holds "dying")."""
 _AGAINST_OTHER = frozenset(range(Act.HARM_G, Act.PUSH_INFLUENCE + 1)) - {_INFLUENCE_UP}
