@@ -126,6 +126,20 @@ def test_bare_bench_runs_every_table_figure_and_reports_positive_ratios(capsys):
     )
     assert isinstance(games["provisional"], bool) and len(games["load_average_before_after"]) == 2
     assert games["workers_batch_serial_s"] > 0.5  # not a tiny batch that only times the pool's start-up
+    # the same games in two plain forked processes, from the same alternated rounds: what two processes allow on
+    # these games, and the runner's own CPU over it; the CPU split between the parent and its workers
+    for key in ("plain_2_speedups", "plain_2_cpu_over_serial_rounds", "workers_2_cpu_over_plain_2_rounds"):
+        assert len(games[key]) == 2 and all(_positive(x) for x in games[key])
+    assert games["workers_2_cpu_over_plain_2"] == pytest.approx(
+        sum(games["workers_2_cpu_over_plain_2_rounds"]) / 2, abs=1e-3
+    )
+    assert games["workers_2_efficiency_vs_plain_2"] == pytest.approx(
+        games["workers_2_speedup"] / games["plain_2_speedup"], rel=0.02
+    )
+    assert 0 < games["workers_2_parent_cpu_s"] < games["workers_2_cpu_s"]
+    assert games["workers_2_cpu_ms_per_game"] == pytest.approx(
+        1000 * games["workers_2_cpu_s"] / games["workers_jobs"], rel=0.02
+    )
     floor = envs["adapter_floor"]
     assert _positive(floor["ratio"]) and floor["ratio_min"] <= floor["ratio"] <= floor["ratio_max"]
     assert _positive(res["train"]["ratio"]) and "Blackjack-v1" in res["train"]["reference"]

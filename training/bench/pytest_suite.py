@@ -20,6 +20,7 @@ from training.bench.speed import (
     _burn,
     _persona_jobs,
     _Stepper,
+    _timed_run,
     clone_pool,
     scenario_ids,
     trivial_env,
@@ -78,6 +79,13 @@ def test_run_games_workers(benchmark: Any, workers: int) -> None:
     jobs = [j for r, s, _ in IDS for j in _persona_jobs(r, s, 4, 0)[:8]]
     benchmark.group = "run_games batch"
     benchmark.pedantic(run_games, args=(jobs,), kwargs={"workers": workers}, rounds=3)
+
+
+def test_plain_two_processes_games(benchmark: Any) -> None:
+    """The same batch cut in two halves, each played serially by a plain forked process, both at once (no pool)."""
+    jobs = [j for r, s, _ in IDS for j in _persona_jobs(r, s, 4, 0)[:8]]
+    benchmark.group = "run_games batch"
+    benchmark.pedantic(_timed_run, args=(jobs, 0, len(jobs) // 2), rounds=3)
 
 
 @pytest.mark.parametrize("processes", [1, 2])

@@ -11,13 +11,18 @@ in the machine's load hits both sides alike:
 * ``search``: searched decisions/s of the search agent in every seat
   (:func:`agents.search.measure_decisions_per_second`).
 * ``games``: persona games/s on one core per scenario (every persona against every other, as ``evaluate``
-  plays them), and the speed-up of ``run_games(workers=2)`` over ``workers=1`` on the same jobs, the two
-  alternated and each timed twice (medians).
+  plays them: no action lists kept), and the speed-up of ``run_games(workers=2)`` over ``workers=1`` on the
+  same jobs, alternated over rounds (medians), with the CPU seconds of the parent and of the workers. Beside it
+  two references: a pure-Python burner in 1 and 2 processes (what the cores allow at all), and the same games
+  split in two halves of equal estimated cost, each played serially in a plain forked process, both at once
+  (what two processes allow on *these* games, with no pool, hand-over or pickling: the runner's own overhead
+  is the gap between it and ``run_games(workers=2)``).
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import random
 import resource
@@ -287,10 +292,11 @@ def bench_search(opts: BenchOptions) -> dict[str, Any]:
 
 # -- games --------------------------------------------------------------------------------------------
 def _persona_jobs(ruleset: str, scenario: str, games: int, seed: int) -> list[Any]:
+    """Every persona against every other, as ``evaluate`` deals them (and, as it does, no action lists kept)."""
     rs = get_ruleset(ruleset)
     agents = [a for a in agent_names(ruleset) if a != "random"] or ["random"]
     jobs, _ = matchup_jobs(rs, scenario, rs.default_config(), agents, max(1, games), seed)
-    return jobs
+    return [replace(j, keep_actions=False) for j in jobs]
 
 
 def _games_rate(jobs: list[Any], workers: int) -> float:
@@ -306,11 +312,50 @@ def _cpu_used() -> float:
 
 def _timed_games(jobs: list[Any], workers: int) -> tuple[float, float]:
     """(games per wall second, CPU seconds of this process and its workers) of ``run_games`` on ``jobs``."""
-    cpu = _cpu_used()
+    got = _timed_run(jobs, workers)
+    return len(jobs) / got["wall"], got["parent"] + got["children"]
+
+
+def _split_by_cost(costs: list[float]) -> int:
+    """Where to cut a list of jobs so that both runs of consecutive jobs cost about the same (estimated seconds)."""
+    half, acc = sum(costs) / 2, 0.0
+    for i, c in enumerate(costs):
+        if acc + c / 2 >= half:
+            return max(1, i)
+        acc += c
+    return len(costs) - 1
+
+
+def _play_serially(jobs: list[Any]) -> None:
+    run_games(jobs, workers=1)
+
+
+def _timed_run(jobs: list[Any], mode: int, cut: int | None = None) -> dict[str, float]:
+    """Wall seconds and CPU seconds of this process and of its children for one way of playing ``jobs``.
+
+    ``mode`` 1 or 2: ``run_games`` with that many workers; 0: the jobs cut at ``cut`` into two runs of
+    consecutive jobs, each played by ``run_games(workers=1)`` in a plain forked process, both at once.
+    """
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    run_games(jobs, workers=workers)
+    if mode == 0:
+        ctx = multiprocessing.get_context("fork")
+        procs = [ctx.Process(target=_play_serially, args=(part,)) for part in (jobs[:cut], jobs[cut:])]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+    else:
+        run_games(jobs, workers=mode)
     wall = time.perf_counter() - t0
-    return len(jobs) / wall, _cpu_used() - cpu
+    me2 = resource.getrusage(resource.RUSAGE_SELF)
+    kids2 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "wall": wall,
+        "parent": me2.ru_utime + me2.ru_stime - me.ru_utime - me.ru_stime,
+        "children": kids2.ru_utime + kids2.ru_stime - kids.ru_utime - kids.ru_stime,
+    }
 
 
 def _burn(iterations: int) -> int:
@@ -369,6 +414,7 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
     ids = _selected(opts)
     per: dict[str, Any] = {}
     all_jobs: list[Any] = []
+    costs: list[float] = []  # each job's estimated one-core seconds, from its scenario's rate
     mix_seconds = 0.0  # one-core seconds of all_jobs, from each scenario's rate
     for i, (ruleset, scenario, _) in enumerate(ids):
         _tick(opts, f"games: {ruleset} {scenario}", i, len(ids) + 1)
@@ -382,6 +428,7 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
         per[f"{ruleset} {scenario}"] = {"games": len(jobs), "games_per_s": round(rate, 1)}
         step = max(1, round(len(ids) / WORKERS_SPAN))  # every scenario's jobs, thinned
         all_jobs.extend(jobs[::step])
+        costs.extend([1 / rate] * len(jobs[::step]))
         mix_seconds += len(jobs[::step]) / rate
     # The speed-up on every scenario's jobs at once (evaluate's batch shape, mixed lengths), indexed afresh.
     # The batch is long enough (WORKERS_SECONDS of one-core play) that the pool's fixed start-up is a small
@@ -390,17 +437,26 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
     seconds = WORKERS_SECONDS[0 if opts.quick else 1]
     repeat = max(1, math.ceil(seconds / max(mix_seconds, 1e-3)))  # the mix replayed until it is long enough
     jobs = [replace(j, index=k) for k, j in enumerate(all_jobs * repeat)]
+    cut = _split_by_cost(costs * repeat)
+    plain = "fork" in multiprocessing.get_all_start_methods()  # the plain two-process reference needs fork
     load_before = _load()
     cap_before = _burn_capacity(0.25 if opts.quick else 1.0)
     one, two, cpu_ratios = [], [], []
-    cpu1s, cpu2s = [], []
-    for order in ((1, 2), (2, 1), (1, 2), (2, 1)) if not opts.quick else ((1, 2), (2, 1)):
-        got = {w: _timed_games(jobs, w) for w in order}
-        one.append(got[1][0])
-        two.append(got[2][0])
-        cpu1s.append(got[1][1])
-        cpu2s.append(got[2][1])
-        cpu_ratios.append(2 * got[1][1] / got[2][1])
+    cpu1s, cpu2s, parent2s, plain_speedups, plain_cpu_ratios, own_cpu_ratios = [], [], [], [], [], []
+    orders = ((1, 2, 0), (0, 2, 1), (2, 1, 0), (0, 1, 2))[: 2 if opts.quick else 4]
+    for order in orders:
+        got = {m: _timed_run(jobs, m, cut) for m in order if m or plain}
+        cpu = {m: g["parent"] + g["children"] for m, g in got.items()}
+        one.append(len(jobs) / got[1]["wall"])
+        two.append(len(jobs) / got[2]["wall"])
+        cpu1s.append(cpu[1])
+        cpu2s.append(cpu[2])
+        parent2s.append(got[2]["parent"])
+        cpu_ratios.append(2 * cpu[1] / cpu[2])
+        if plain:
+            plain_speedups.append(got[1]["wall"] / got[0]["wall"])
+            plain_cpu_ratios.append(cpu[0] / cpu[1])
+            own_cpu_ratios.append(cpu[2] / cpu[0])
     cap_after = _burn_capacity(0.25 if opts.quick else 1.0)
     load_after = _load()
     r1, r2 = statistics.median(one), statistics.median(two)
@@ -410,6 +466,20 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
     # with cores free, 2 workers finish in about (CPU of the parallel run) / 2 against the serial CPU time.
     # The CPU seconds are those of the same alternated runs (medians of the per-round ratios).
     cpu1, cpu2 = statistics.median(cpu1s), statistics.median(cpu2s)
+    ms = 1000 / len(jobs)
+    # The same games in two plain processes: the speed-up and the CPU price of two processes on these games
+    # (cache and core sharing), against which the runner's own overhead (pool, hand-over, pickling) is the rest.
+    reference: dict[str, Any] = {}
+    if plain:
+        reference = {
+            "plain_2_speedup": round(statistics.median(plain_speedups), 3),
+            "plain_2_speedups": [round(x, 3) for x in plain_speedups],
+            "plain_2_cpu_over_serial": round(statistics.median(plain_cpu_ratios), 3),
+            "plain_2_cpu_over_serial_rounds": [round(x, 3) for x in plain_cpu_ratios],
+            "workers_2_cpu_over_plain_2": round(statistics.median(own_cpu_ratios), 3),
+            "workers_2_cpu_over_plain_2_rounds": [round(x, 3) for x in own_cpu_ratios],
+            "workers_2_efficiency_vs_plain_2": round((r2 / r1) / statistics.median(plain_speedups), 3),
+        }
     return {
         "agents": "every persona against every other (evaluate's matchups)",
         "scenarios": per,
@@ -429,4 +499,8 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
         "workers_2_cpu_s": round(cpu2, 3),
         "workers_2_speedup_cpu_bound": round(statistics.median(cpu_ratios), 3),
         "workers_2_speedup_cpu_bound_rounds": [round(x, 3) for x in cpu_ratios],
+        "serial_cpu_ms_per_game": round(cpu1 * ms, 4),
+        "workers_2_cpu_ms_per_game": round(cpu2 * ms, 4),
+        "workers_2_parent_cpu_s": round(statistics.median(parent2s), 3),
+        **reference,
     }
