@@ -173,7 +173,7 @@ class WickedAgePersona:
         return min(legal, key=lambda a: (dice[a], a))  # push the loser's smallest die to 0
 
     def on_pre_roll(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
-        last = state.round_no >= state.cfg.contest.max_rounds
+        last = state.round_no >= state.rules.max_rounds  # contest.max_rounds, resolved
         return _ACT_CASH_OWE if last and state.roll_purpose == _CTX_ANSWER_ROLL else _ACT_ROLL
 
     def on_tie_avoid(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
@@ -230,7 +230,7 @@ class OweFarmer(WickedAgePersona):
     )
 
     def farming(self, state: WickedAgeState, s: int) -> bool:
-        return state.cfg.owe_list.enabled and not state.chars[s].npc and s not in state.owe
+        return state.rules.owe_enabled and not state.chars[s].npc and s not in state.owe
 
     def on_pick_form(self, state: WickedAgeState, s: int, mask: np.ndarray) -> int:
         if self.farming(state, s):

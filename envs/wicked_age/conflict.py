@@ -1031,10 +1031,12 @@ class WickedAgeState(State):
             self._start_round()
             return False
         ch = self.chars[s]
-        if self.pick_step == _PICK_FIRST_FORM:
-            return self._decide(_CTX_PICK_FORM, s)
+        if self.pick_step == _PICK_FIRST_FORM:  # (:meth:`_decide`, inlined)
+            self.node, self.actor = _CTX_PICK_FORM, s
+            return True
         if self.pick_step == _PICK_SECOND_FORM and not ch.npc:
-            return self._decide(_CTX_PICK_SECOND_FORM, s)
+            self.node, self.actor = _CTX_PICK_SECOND_FORM, s
+            return True
         if self.pick_step <= _PICK_STRENGTH:
             if ch.strengths and self._usable_strengths(s):
                 return self._decide(_CTX_PICK_STRENGTH, s)
@@ -1082,13 +1084,14 @@ class WickedAgeState(State):
 
     def _window_step(self) -> bool:
         """Rule 17: before the round's roll each party may offer to concede instead of rolling on."""
-        if self._conflict_over():
+        if sum(self.in_conflict) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined
             self._end_conflict()
             return False
         while self.idx < self.num_players and not self.in_conflict[self.idx]:
             self.idx += 1
         if self.idx < self.num_players:
-            return self._decide(_CTX_WINDOW, self.idx)
+            self.node, self.actor = _CTX_WINDOW, self.idx  # :meth:`_decide`, inlined
+            return True
         self._enter(_STAGE_OPEN)
         return False
 
