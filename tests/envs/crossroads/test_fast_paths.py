@@ -1,0 +1,128 @@
+"""The engine's and the personas' speed short cuts against brute-force twins (issue 16: no behaviour change).
+
+Each fast path of the search agent's playouts (a one-pass roll, a 3-element sort, memoised stat checks and
+-C action lists, no crossroads reading when nobody narrates, the personas' memoised best assignment) is
+checked against a slow formulation written here, over every input or over whole seeded games.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import product
+
+import numpy as np
+import pytest
+
+from agents.personas.crossroads import PERSONAS, best_assignment
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL
+from envs.core.policy import legal_mask
+from envs.crossroads import RULESET
+from envs.crossroads.actions import MINUS_C_OF, NUM_ACTIONS, Act, Phase, Purpose
+from envs.crossroads.dice import PERMUTATIONS, roll_check_dice
+from envs.crossroads.episode import Character, CrossroadsState, _sorted3
+from envs.crossroads.rules import MinusC
+
+from .helpers import ALL_PERMS, assign_action, config
+
+FACES = range(1, 11)
+
+
+def test_sorted3_sorts_every_roll():
+    for d in product(FACES, repeat=3):
+        assert _sorted3(d) == tuple(sorted(d))
+
+
+def test_roll_check_dice_draws_what_rng_roll_draws():
+    a, b = Rng(7), Rng(7)
+    for _ in range(2000):
+        assert roll_check_dice(a) == b.roll(3, 10)
+
+
+def test_memoised_stat_check_reads_like_brute_force():
+    st = CrossroadsState(config())
+    rnd = random.Random(3)
+    for _ in range(3000):
+        dice = (rnd.randint(1, 10), rnd.randint(1, 10), rnd.randint(1, 10))
+        stats = [rnd.randint(0, 10) for _ in range(3)]
+        c = Character(0, 0, True, stats)
+        for p in ALL_PERMS:
+            perm = assign_action(p) - Act.ASSIGN_0
+            flags = tuple(dice[p[i]] <= stats[i] for i in range(3))
+            for _ in range(2):  # the second reading comes from the memo
+                assert st.read_check(c, dice, perm) == (flags, sum(flags))
+        assert st.read_check(c, list(dice), 0)[1] == sum(dice[i] <= stats[i] for i in range(3))  # unhashable dice
+
+
+@pytest.mark.parametrize("names", ["chosen", "automatic"])
+def test_minus_c_actions_are_the_names_a_giver_may_choose(names):
+    st = CrossroadsState(config(writeoffs__minus_c_names=names))
+    for wounded, dying in product((False, True), repeat=2):
+        c = Character(0, 0, True, [4, 4, 4])
+        c.wounded, c.dying = wounded, dying
+        expected = [MINUS_C_OF[MinusC.PLAIN]]
+        if names == "chosen":
+            expected += [MINUS_C_OF[MinusC.WOUNDED]] * (not wounded) + [MINUS_C_OF[MinusC.DYING]] * (not dying)
+        assert list(st._minus_c_actions(c)) == [int(a) for a in expected]
+
+
+def _slow_best(dice: tuple[int, ...], stats: list[int], goals: list[bool]) -> tuple[int, ...]:
+    """The assignment with the most successes, ties to the most on unmarked boxes, then the action table's order."""
+    engine_order = list(PERMUTATIONS)
+    assert sorted(engine_order) == sorted(ALL_PERMS)
+
+    def score(p: tuple[int, ...]) -> tuple[int, int]:
+        ok = [dice[p[i]] <= stats[i] for i in range(3)]
+        return sum(ok), sum(1 for i in range(3) if ok[i] and not goals[i])
+
+    best = max(score(p) for p in engine_order)
+    return next(p for p in engine_order if score(p) == best)
+
+
+def _play(lineup, seed: int, narrating: bool, watch=None) -> tuple[list[int], list[float], list[object]]:
+    st = RULESET.new_game(config(), "episode")
+    assert isinstance(st, CrossroadsState)
+    st.narrating = narrating
+    rng = Rng(seed)
+    actions: list[int] = []
+    keys: list[object] = []
+    while (p := st.current_player()) != TERMINAL:
+        if p == CHANCE:
+            st.apply_chance(st.sample_chance(rng))
+            continue
+        mask = legal_mask(st, NUM_ACTIONS)
+        if watch is not None:
+            watch(st, mask)
+        a = lineup[p].act(st, mask, rng)
+        actions.append(a)
+        keys.append(st.full_key())
+        st.apply_action(a)
+    return actions, st.returns(), keys
+
+
+def test_best_assignment_matches_the_slow_rule_in_play():
+    seen = {"n": 0}
+
+    def watch(st: CrossroadsState, mask: np.ndarray) -> None:
+        if st.phase != Phase.ASSIGN:
+            return
+        confront = st.purpose == Purpose.CONFRONT
+        dice = st.sides[st.side_i].dice if confront else st.dice
+        roller = st.entity(st.sides[st.side_i].eid if confront else st.chk_eid)
+        assert isinstance(roller, Character)
+        perm = _slow_best(dice, roller.stats, roller.goals)
+        assert best_assignment(st) == assign_action(perm)
+        seen["n"] += 1
+
+    for seed in range(6):
+        _play([PERSONAS[n]() for n in ("schemer", "builder", "attacker")], seed, True, watch)
+    assert seen["n"] > 100
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_silent_games_play_like_narrated_ones(seed):
+    """Without narration the engine skips work only the log reads (the crossroads of effect "none")."""
+    lineup = [PERSONAS[n]() for n in ("schemer", "attacker", "builder")]
+    loud = _play(lineup, seed, True)
+    quiet = _play(lineup, seed, False)
+    assert loud == quiet
