@@ -1,0 +1,167 @@
+"""The engine's fast paths against brute-force twins written here (issue 16: speed work changes no result).
+
+Each fast path of the engine (a reading without a sort, ties by counting keys, a roll applied as sampled,
+a forms draw found as itself, setups cached by config) is checked against the plain definition of its rule.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import cast
+
+import numpy as np
+import pytest
+from pydantic import BaseModel
+
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL
+from envs.core.policy import UniformRandom, legal_mask
+from envs.wicked_age import RULESET
+from envs.wicked_age.actions import Ctx
+from envs.wicked_age.conflict import WickedAgeState
+from envs.wicked_age.dice import Roll, RollOutcome, read_roll, roll_with_advantage, size_key
+from envs.wicked_age.rules import opening_ties, stronger_opponents, turn_order
+
+
+def plain_reading(faces: tuple[int, ...], advantage: int) -> tuple[int, ...]:
+    """Rule 6 as written: high to low, all advantage on the highest die, padded with 0 to four."""
+    s = sorted(faces, reverse=True) or [0]
+    s[0] += advantage
+    return tuple(s + [0] * (4 - len(s)))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+def test_reading_matches_rule6_for_every_face_combination(n: int) -> None:
+    for faces in itertools.product(range(1, 13), repeat=n) if n < 3 else itertools.product((1, 4, 9, 12), repeat=3):
+        for adv in (0, 1, 5, 13):
+            assert read_roll(faces, adv) == plain_reading(faces, adv), (faces, adv)
+            assert Roll(faces, adv).key == plain_reading(faces, adv)
+
+
+def test_size_key_largest_first_padded() -> None:
+    for sizes in itertools.product((0, 4, 6, 8, 10, 12), repeat=3):
+        live = sorted((x for x in sizes if x > 0), reverse=True)
+        assert size_key(sizes) == tuple(live + [0] * (4 - len(live)))
+    assert size_key((12, 10, 8, 6, 4)) == (12, 10, 8, 6, 4)  # five dice: nothing cut, nothing padded
+
+
+def test_roll_with_advantage_draws_what_the_rng_helpers_draw() -> None:
+    for dice in ((), (8,), (12, 10), (12, 10, 8)):
+        for k in (0, 1, 3):
+            a, b = Rng(7), Rng(7)
+            got = roll_with_advantage(a, dice, k, 6)
+            assert got == (b.roll_dice(dice), sum(b.roll(k, 6)))
+            assert a.random() == b.random()  # the same number of draws
+
+
+def random_rolls(rnd: random.Random, parties: int, missing: float = 0.0) -> list[Roll | None]:
+    """Small rolls (many exact ties), a share ``missing`` of the parties without a roll."""
+    return [
+        None
+        if rnd.random() < missing
+        else Roll(tuple(rnd.randint(1, 3) for _ in range(rnd.randint(0, 3))), rnd.randint(0, 1))
+        for _ in range(parties)
+    ]
+
+
+def test_opening_ties_match_the_pairwise_definition() -> None:
+    rnd = random.Random(3)
+    for _ in range(2000):
+        n = rnd.randint(2, 5)
+        rolls = random_rolls(rnd, n, missing=0.1)
+        parties = sorted(rnd.sample(range(n), rnd.randint(2, n)))
+        live = [s for s in parties if rolls[s] is not None]
+        if not live:
+            continue
+        pairwise = sorted(s for s in live if any(t != s and rolls[t].key == rolls[s].key for t in live))  # type: ignore[union-attr]
+        assert opening_ties(rolls, parties) == pairwise
+        top = max(live, key=lambda s: (rolls[s].key, -s))  # type: ignore[union-attr]
+        top_tied = [s for s in pairwise if s == top or rolls[s].key == rolls[top].key]  # type: ignore[union-attr]
+        expected_top = pairwise if len(parties) <= 2 or not pairwise else (top_tied if len(top_tied) > 1 else [])
+        assert opening_ties(rolls, parties, only_top=True) == expected_top
+
+
+def test_turn_order_is_highest_first_then_seat_order() -> None:
+    rnd = random.Random(5)
+    for _ in range(500):
+        n = rnd.randint(2, 5)
+        keys = [r.key if r is not None else None for r in random_rolls(rnd, n)]
+        expected = sorted(range(n), key=lambda s: (tuple(-k for k in keys[s] or ()), s))  # the rule as first written
+        assert turn_order(keys, list(range(n))) == expected
+
+
+def test_stronger_opponents_compare_sizes_largest_first() -> None:
+    rolled = [(10, 8), (12, 4), (10, 8), (8, 6, 6)]
+    assert stronger_opponents(rolled[0], [1, 2, 3], rolled) == [1]  # (10,8) is lesser than (12,4) only
+
+
+def new_game(scenario: str, cfg: BaseModel) -> WickedAgeState:
+    state = RULESET.scenario(scenario).new_game(cfg)
+    assert isinstance(state, WickedAgeState)
+    return state
+
+
+def at_node(node: Ctx, scenario: str = "melee", seed: int = 0) -> WickedAgeState:
+    """A game of random play stopped at the first chance node ``node``."""
+    cfg = RULESET.default_config()
+    sc = RULESET.scenario(scenario)
+    state, rng, pol = new_game(scenario, cfg), Rng(seed), UniformRandom()
+    while not (state.current_player() == CHANCE and state.node == node):
+        assert state.current_player() != TERMINAL
+        if state.current_player() == CHANCE:
+            state.apply_chance(state.sample_chance(rng))
+        else:
+            state.apply_action(pol.act(state, legal_mask(state, sc.action_count(cfg)), rng))
+    return state
+
+
+@pytest.mark.parametrize("node", [Ctx.OPENING_ROLL, Ctx.ANSWER_ROLL])
+def test_a_sampled_roll_applies_as_an_equal_roll_given_from_outside(node: Ctx) -> None:
+    state = at_node(node)
+    sampled = state.sample_chance(Rng(11))
+    given = state.clone()
+    faces, adv = cast(RollOutcome, sampled)
+    given.apply_chance(([np.int64(f) for f in faces], np.int64(adv)))  # checked and converted: the slow path
+    state.apply_chance(sampled)
+    assert state.key() == given.key()
+    assert state.rolls == given.rolls and all(type(f) is int for r in state.rolls if r for f in r.faces)
+
+
+def test_a_bad_roll_is_refused_even_right_after_a_sample() -> None:
+    state = at_node(Ctx.OPENING_ROLL)
+    faces, adv = cast(RollOutcome, state.sample_chance(Rng(11)))
+    assert faces, "a party with dice to roll"
+    bad = (tuple(f + 100 for f in faces), adv)  # not the sampled object: checked
+    with pytest.raises(ValueError, match="bad faces"):
+        state.clone().apply_chance(bad)
+    with pytest.raises(ValueError, match="advantage"):
+        state.clone().apply_chance((faces, adv + 99))
+
+
+def test_forms_draws_in_any_shape_are_read_as_the_sorted_draw() -> None:
+    state = at_node(Ctx.FORMS_DRAW)
+    seat = state.actor
+    k = state.forms_available
+    draw = tuple(range(k))
+    for shape in (draw, list(draw), tuple(reversed(draw)), tuple(np.int64(f) for f in draw)):
+        c = state.clone()
+        c.apply_chance(shape)  # type: ignore[arg-type]  # a list too
+        assert c.available[seat] == draw and all(type(f) is int for f in c.available[seat])
+    with pytest.raises(ValueError, match="bad forms draw"):
+        state.clone().apply_chance(tuple(range(k + 1)))
+
+
+@pytest.mark.parametrize("scenario", ["duel", "melee"])
+def test_new_games_from_one_config_share_no_mutable_sheet(scenario: str) -> None:
+    cfg = RULESET.default_config()
+    first = new_game(scenario, cfg)
+    for ch in first.chars:
+        ch.dice[:] = [4] * len(ch.dice)
+    second = new_game(scenario, cfg)
+    assert all(a.dice is not b.dice for a, b in zip(first.chars, second.chars, strict=True))
+    other = RULESET.default_config()  # an equal config read again: its own setup
+    assert other is not cfg
+    fresh = new_game(scenario, other)
+    assert [c.dice for c in second.chars] == [c.dice for c in fresh.chars]
+    assert second.key() == fresh.key()
