@@ -26,6 +26,15 @@ Iteration, and Distributed Reinforcement Learning*, 2020). ``Q`` is obtained in 
 When the base's own choice is not allowed (a restriction or the caller's mask removed it) there is no
 default: the agent plays the best value, so restricted play measures the option, not the base's fallback.
 
+**Whole games** (``#whole``, ``whole=True``, with ``#exact``): no budget of positions, and the exact values
+(and the base's answers) are kept across decisions for as long as the game's rules are the same (the engine
+state's ``cfg``/``config`` object; an engine without one keeps them for one decision only). Every decision is
+then exact, at the deepest level of ``steps``, whatever the budget ``@<n>``: the agent is the ``steps``-step
+policy iteration from the base, computed once per position, so its play never depends on the games played
+before it (the values are exact; only the cost does). For games small enough to solve (the discover
+pipeline selects it where :func:`training.discover.exact.fits_exactly` holds); on a large game its first
+decision explores the whole game. Deeper than :data:`EXACT_MAX_DEPTH` moves it samples, as above.
+
 ``steps`` (default 1; ``#steps=<k>`` on the spec) is the number of policy-iteration steps of the exact
 evaluation: with 2 the agent's own later decisions inside the evaluation play the one-step improvement
 instead of the base. The levels are deepened in turn on one memo (one step within the base budget, each
@@ -40,7 +49,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -65,6 +74,8 @@ EXACT_DEEPER_NODES_PER_PLAYOUT = 32
 """Further positions per playout that each policy-iteration step beyond the first may expand (``steps > 1``)."""
 EXACT_MAX_DEPTH = 400
 """Deepest line the exact evaluation follows (recursion); a deeper game is sampled."""
+WHOLE_MEMO_LIMIT = 3_000_000
+"""Exact values a ``#whole`` agent keeps in all; beyond it they are dropped and recomputed (only a cost)."""
 BASE_PROBES = 8
 """Probes of a base that answers differently on two seeds, to estimate its action distribution."""
 TIE = 1e-12
@@ -72,6 +83,23 @@ TIE = 1e-12
 
 class _TooLarge(Exception):
     """The exact evaluation ran out of its budget of positions (or depth): sample instead."""
+
+
+_Store = tuple[dict[tuple[int, Hashable], float], dict[Hashable, list[tuple[int, float]]]]
+"""Exact values by (level, position key) and the base's answers by position key, for one seat under one mask."""
+
+
+def _plain_key(state: State) -> Hashable:
+    return state.key()
+
+
+def rules_token(state: State) -> Any:
+    """The object that stands for the rules of ``state``'s game (its config), or None if the engine keeps none."""
+    for name in ("cfg", "config"):
+        cfg = getattr(state, name, None)
+        if cfg is not None and not callable(cfg):
+            return cfg
+    return None
 
 
 class _Exact:
@@ -84,15 +112,26 @@ class _Exact:
     memo never outlives it, so what is computed exactly does not depend on the games played before.
     """
 
-    def __init__(self, agent: RolloutAgent, me: int, forbid_extra: frozenset[str], num_actions: int, cap: int) -> None:
+    def __init__(
+        self,
+        agent: RolloutAgent,
+        me: int,
+        forbid_extra: frozenset[str],
+        num_actions: int,
+        cap: float,
+        store: _Store | None = None,
+        key: Callable[[State], Hashable] | None = None,
+    ) -> None:
         self.agent = agent
         self.me = me
         self.forbid_extra = forbid_extra
         self.num_actions = num_actions
         self.left = cap
         self.copier: SimulationCloner | None = None
-        self.memo: dict[tuple[int, Hashable], float] = {}
-        self.dists: dict[Hashable, list[tuple[int, float]]] = {}
+        self.key = key or _plain_key
+        memo, dists = store if store is not None else ({}, {})
+        self.memo: dict[tuple[int, Hashable], float] = memo
+        self.dists: dict[Hashable, list[tuple[int, float]]] = dists
 
     def child(self, state: State, move: Any, chance: bool) -> State:
         assert self.copier is not None
@@ -138,7 +177,7 @@ class _Exact:
         player = state.current_player()
         if player == TERMINAL:
             return float(state.returns()[self.me])
-        k = state.key()
+        k = self.key(state)
         v = self.memo.get((level, k))
         if v is not None:
             return v
@@ -188,6 +227,7 @@ class RolloutAgent:
         name: str | None = None,
         steps: int = 1,
         exact: bool = False,
+        whole: bool = False,
     ) -> None:
         if rollouts < 1:
             raise UserError(f"a rollout agent needs at least 1 playout per decision, got {rollouts}")
@@ -200,6 +240,12 @@ class RolloutAgent:
             raise UserError(f"a rollout agent takes at least one step of policy iteration, got {steps}")
         self.steps = steps
         self.exact = exact
+        if whole and not exact:
+            raise UserError("a rollout agent keeps whole-game exact values only with exact=True (#exact#whole)")
+        self.whole = whole
+        self._stores: dict[int, tuple[Any, dict[tuple[int, frozenset[str]], _Store]]] = {}
+        self._key: Callable[[State], Hashable] | None = None
+        self._whole_default: int | None = None
         self.deeper_nodes = EXACT_DEEPER_NODES_PER_PLAYOUT
         self.last_level: int | None = None
         """The policy-iteration level of the last decision's exact values (None: sampled or a single action)."""
@@ -263,6 +309,8 @@ class RolloutAgent:
             found = self._exact_values(state, allowed, me, forbid_extra, num_actions, copier)
             if found is not None:
                 q, expanded = found
+                if self.whole:  # the default the whole-game values assume (exact_value is this play's value)
+                    default = self._whole_default
                 choice = _Exact.greedy(q, allowed, default)
                 self.last = SearchStats(expanded, dict.fromkeys(allowed, 0), q, time.perf_counter() - t0)
                 return int(choice)
@@ -309,6 +357,8 @@ class RolloutAgent:
         values already computed (level ``L`` reads level ``L - 1`` at the seat's own decisions); the deepest
         level that completes is played. With ``steps == 1`` this is the one level-0 attempt.
         """
+        if self.whole:
+            return self._whole_values(state, allowed, me, forbid_extra, num_actions, copier)
         cap = self.simulations * EXACT_NODES_PER_PLAYOUT
         ex = _Exact(self, me, forbid_extra, num_actions, cap)
         ex.copier = copier
@@ -323,6 +373,75 @@ class RolloutAgent:
                 break
             except NotImplementedError:  # no key() or no chance_outcomes(): sample
                 return None
-            found = (q, cap - ex.left)
+            found = (q, int(cap - ex.left))
             self.last_level = level
         return found
+
+    def _store(self, state: State, me: int, forbid_extra: frozenset[str]) -> _Store | None:
+        """The kept exact values of this game's rules for ``me`` under ``forbid_extra`` (None: not kept)."""
+        token = rules_token(state)
+        if token is None:
+            return None
+        if sum(len(m) + len(d) for _, stores in self._stores.values() for m, d in stores.values()) > WHOLE_MEMO_LIMIT:
+            self._stores.clear()
+        held = self._stores.get(id(token))
+        if held is None or held[0] is not token:  # each token is held, so its id is not reused while kept
+            same = next((stores for tok, stores in self._stores.values() if tok == token), None)
+            held = (token, same if same is not None else {})  # equal rules (another copy): the same values
+            self._stores[id(token)] = held
+        return held[1].setdefault((me, forbid_extra), ({}, {}))
+
+    def _whole_values(
+        self,
+        state: State,
+        allowed: list[int],
+        me: int,
+        forbid_extra: frozenset[str],
+        num_actions: int,
+        copier: SimulationCloner,
+    ) -> tuple[dict[int, float], int] | None:
+        """``#whole``: the deepest level's ``Q(s, a)``, exactly, with no budget and the values kept (else None)."""
+        store = self._store(state, me, forbid_extra)
+        if self._key is None:
+            self._resolve_key(state)
+        ex = _Exact(self, me, forbid_extra, num_actions, math.inf, store, self._key)
+        ex.copier = copier
+        level = self.steps - 1
+        before = len(ex.memo)
+        try:
+            q = ex.q_values(state, allowed, level)
+        except _TooLarge:  # deeper than EXACT_MAX_DEPTH: sample
+            return None
+        except NotImplementedError:
+            return None
+        self.last_level = level
+        self._whole_default = ex.own_choice(state, ex.key(state), allowed)
+        return q, len(ex.memo) - before
+
+    def exact_value(self, state: State, seat: int, num_actions: int, *, base: bool = False) -> float | None:
+        """``#whole``: the exact expected return of ``seat`` from ``state`` when it plays this agent (``base``:
+        the base, under the agent's restriction) and every other seat plays the base, over every chance outcome.
+
+        It is the value of the agent's own play: at each decision the agent plays the argmax this evaluates
+        (ties to the base's most likely choice, as :meth:`act` does in this mode). None where the engine has no
+        ``key()``/``chance_outcomes()`` or the game is deeper than :data:`EXACT_MAX_DEPTH`. The values are kept,
+        so the games played afterwards in this process cost little.
+        """
+        if not self.whole:
+            raise ValueError("exact_value needs a #whole agent (search:<base>@<n>#rollout#exact#whole)")
+        if self._key is None:
+            self._resolve_key(state)
+        assert self._key is not None
+        ex = _Exact(self, seat, frozenset(), num_actions, math.inf, self._store(state, seat, frozenset()), self._key)
+        ex.copier = SimulationCloner(state)
+        try:
+            return ex.value(state.clone(), 0 if base else self.steps)
+        except (_TooLarge, NotImplementedError):
+            return None
+
+    def _resolve_key(self, state: State) -> None:
+        """The exact solver's key for this scenario (it merges positions no later rule tells apart)."""
+        from agents.solver_keys import solver_key
+
+        src = self._source
+        self._key = solver_key(src[0], src[2], state) if src is not None and src[2] is not None else _plain_key

@@ -35,7 +35,7 @@ spec and is rebuilt in a worker process.
 Spec grammar (the CLI name)::
 
     search[:<base>][@<simulations>][#<option>]...
-    <option> := forbid=<group> | force=<group> | maxn | c=<float> | rollout | exact | steps=<k> | z=<float>
+    <option> := forbid=<group> | force=<group> | maxn | c=<float> | rollout | exact | whole | steps=<k> | z=<float>
 
 ``<base>`` is any agent spec of :func:`agents.registry.make_agent` (a persona, ``random``, ``rl:<run dir>``;
 default ``random``); ``<simulations>`` is the budget per decision (default :data:`DEFAULT_SIMULATIONS`).
@@ -43,7 +43,9 @@ Examples: ``search``, ``search:greedy``, ``search:greedy@64``, ``search:flurry@2
 ``search:rl:runs/x@32#maxn``. ``#rollout`` selects :class:`agents.rollout.RolloutAgent` (rollout policy
 improvement over the base) instead of the tree; ``#rollout#exact`` computes its values exactly where the
 base's continuation fits the budget, and ``#rollout#exact#steps=<k>`` (k >= 2) takes up to ``k`` steps of policy
-iteration in that exact evaluation; ``#rollout#z=<x>`` sets the standard errors a sampled deviation from the
+iteration in that exact evaluation, and ``#rollout#exact#whole`` drops the per-decision budget of positions and keeps
+the exact values across decisions (for games small enough to solve: every decision is then exact; docs/search.md
+"Whole games"); ``#rollout#z=<x>`` sets the standard errors a sampled deviation from the
 base must clear (default 1; docs/search.md "Rollout mode").
 """
 
@@ -504,6 +506,7 @@ class SearchSpec:
     exact: bool = False  # rollout mode: exact values where the base's continuation fits the budget
     steps: int = 1  # rollout mode with exact: policy-iteration steps of the exact evaluation
     z: float | None = None  # rollout mode: standard errors a sampled deviation must clear (None: the default)
+    whole: bool = False  # rollout mode with exact: no position budget, exact values kept across decisions
 
     def text(self) -> str:
         """The canonical spec string (what :func:`parse_search_spec` reads back)."""
@@ -518,6 +521,8 @@ class SearchSpec:
             out += "#rollout"
         if self.exact:
             out += "#exact"
+        if self.whole:
+            out += "#whole"
         if self.steps != 1:
             out += f"#steps={self.steps}"
         if self.z is not None:
@@ -556,6 +561,7 @@ def parse_search_spec(spec: str) -> SearchSpec:
     c = DEFAULT_C
     mode: SearchMode = "mcts"
     exact = False
+    whole = False
     steps = 1
     z: float | None = None
     for opt in options:
@@ -569,6 +575,8 @@ def parse_search_spec(spec: str) -> SearchSpec:
             mode = "rollout"
         elif opt == "exact":
             exact = True
+        elif opt == "whole":
+            whole = True
         elif opt.startswith("steps="):
             try:
                 steps = int(opt[len("steps=") :])
@@ -591,17 +599,19 @@ def parse_search_spec(spec: str) -> SearchSpec:
         else:
             raise UserError(
                 f"bad search option '{opt}' in '{spec}'; valid: forbid=<group>, force=<group>, maxn, c=<x>, "
-                "rollout, exact, steps=<k>, z=<x>"
+                "rollout, exact, whole, steps=<k>, z=<x>"
             )
     if mode != "mcts" and opponents == "maxn":
         raise UserError(f"bad search spec '{spec}': #rollout models the other seats by the base (no #maxn)")
     if exact and mode != "rollout":
         raise UserError(f"bad search spec '{spec}': #exact is an option of #rollout")
+    if whole and not exact:
+        raise UserError(f"bad search spec '{spec}': #whole is an option of #rollout#exact")
     if steps != 1 and not exact:
         raise UserError(f"bad search spec '{spec}': #steps= is an option of #rollout#exact")
     if z is not None and mode != "rollout":
         raise UserError(f"bad search spec '{spec}': #z= is an option of #rollout")
-    return SearchSpec(base, simulations, restriction, opponents, c, mode, exact, steps, z)
+    return SearchSpec(base, simulations, restriction, opponents, c, mode, exact, steps, z, whole)
 
 
 def make_search_agent(
@@ -628,6 +638,7 @@ def make_search_agent(
             parsed.exact,
             parsed.steps,
             parsed.z,
+            parsed.whole,
         )
     base = make_agent(ruleset, parsed.base, scenario)
     canonical = parsed.text()
@@ -642,6 +653,7 @@ def make_search_agent(
             exact=parsed.exact,
             steps=parsed.steps,
             z=parsed.z,
+            whole=parsed.whole,
         )
         rollout._source = (ruleset, canonical, scenario)
         return rollout

@@ -173,10 +173,10 @@ def test_wicked_age_key_adapter_blanks_only_what_the_future_cannot_see(stop_at: 
     blanks changes nothing that follows: the same choices and dice give the same legal actions at
     every step and the same returns."""
     pytest.importorskip("envs.wicked_age")
+    from agents.solver_keys import wicked_age_duel_blanks
     from envs import get_ruleset
     from envs.core.dice import Rng
     from envs.core.game import CHANCE, TERMINAL
-    from training.solve import wicked_age_duel_blanks
 
     rs = get_ruleset("wicked_age")
     cfg = rs.default_config()

@@ -207,16 +207,19 @@ def _exact(view: State) -> float:
 
 def test_planted_dead_and_dominated_options(dash, tmp_path):
     sec = _verdicts(tmp_path, 16, 30)
-    # a tiny game: exact values, two policy-iteration steps; the persona itself is never the subject of a verdict
-    assert sec["subject"] == "search:roller@16#rollout#exact#steps=2#z=2"
+    # a tiny game: the whole-game exact subject (two policy-iteration steps, every decision exact) and its values
+    # computed over every chance outcome; the persona itself is never the subject of a verdict
+    assert sec["subject"] == "search:roller@16#rollout#exact#whole#steps=2"
+    assert sec["values"] == "exact" and sec["doubling"] == {"value": 0.0, "low": 0.0, "high": 0.0}
     opts = sec["options"]
     for dead in ("wave", "nod"):  # identical and effect-free: forbidding or forcing changes no game at all ...
         row = opts[dead]
-        iv = row["forbid"] or row["force"]
-        assert iv["value"] == 0.0
-        # ... but 30 unchanged pairs cannot show a change rarer than 3 in 30 games (the rule of three), so the
-        # interval keeps that width and the verdict waits for more games (test_effect_free_options_are_dead)
-        assert iv["high"] - iv["low"] > 2 * 0.01 and row["verdict"] != "dead", (dead, row)
+        measured = [iv for iv in (row["forbid"], row["force"]) if iv is not None]
+        assert measured and all(iv == {"value": 0.0, "low": 0.0, "high": 0.0} for iv in measured), (dead, row)
+        # ... and, computed exactly, that is no sampling accident: no rule of three widens it
+        sampled = [row[f"{m}_sampled"] for m in ("forbid", "force") if row[m] is not None]
+        assert sampled and all(sv["value"] == 0.0 for sv in sampled)  # the games agree
+        assert row["verdict"] in ("dead", "not met"), (dead, row)
     assert opts["gift"]["verdict"] == "dominated", opts["gift"]
     assert opts["gift"]["chosen"] == 0 and opts["gift"]["forbid"] is None  # never chosen: not replayed forbidden
     exact_gift = _exact(RestrictedState(DashState(DashConfig()), 0, Restriction("force", "gift"))) - _exact(

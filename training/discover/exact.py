@@ -31,12 +31,12 @@ from envs.core.policy import Policy, UniformRandom
 from training.discover.discovery import Discovery
 from training.solve import solver_key
 
-MAX_STATES = {"quick": 20_000, "standard": 500_000, "deep": 5_000_000}
+MAX_STATES = {"quick": 40_000, "standard": 500_000, "deep": 5_000_000}
 TREE_GATE = 1e18
 """Explore only when Knuth's estimate of the game *tree* is below this. The tree counts a position once per
 path to it, so it overstates distinct positions by many orders of magnitude (the one-task heist: a 1e13
 tree, 1e4 positions); the gate only skips scenarios that are astronomically large (1e34 and up as shipped)."""
-RESTRICTED_STATES = {"quick": 80_000, "standard": 5_000_000, "deep": 50_000_000}
+RESTRICTED_STATES = {"quick": 600_000, "standard": 5_000_000, "deep": 50_000_000}
 """Positions the restricted solves may explore in all (each explores at most what the unrestricted solve of
 its seat did: a restriction only removes moves). Restrictions beyond it are left out, in the verdict plan's
 order, and counted in ``restricted_left_out``; deterministic, unlike a time limit."""
@@ -183,7 +183,7 @@ def _restricted_optima(
     return out, left
 
 
-PROBE_STATES = 20_000
+PROBE_STATES = 40_000
 """The state limit of :func:`fits_exactly`: the exact rollout mode only pays on games this small."""
 
 

@@ -46,6 +46,7 @@ from results.records import GameRecord
 from results.stats import Interval, mean_interval
 from training.discover.discovery import Discovery, interval_dict
 from training.discover.exact import fits_exactly
+from training.discover.whole import WholeGame
 from training.runner import GameJob, play_game, seeds
 
 FORCE_SKIP_USAGE = 0.95
@@ -55,11 +56,12 @@ VERDICT_SEED = 104_729
 
 def subject_spec(base: str, simulations: int, restriction: str | None = None, *, exact: bool = False) -> str:
     """The search subject's agent spec, e.g. ``search:flurry@16#forbid=dodge#rollout``: rollout policy
-    improvement over the base (agents/rollout.py; docs/search.md "Rollout mode" for its measured reach), with
-    exact values and two policy-iteration steps where the game is small enough
-    (:func:`training.discover.exact.fits_exactly`: ``#rollout#exact#steps=2#z=2``, the exact-reach tests' agent)."""
+    improvement over the base (agents/rollout.py; docs/search.md "Rollout mode" for its measured reach), and
+    where the game is small enough (:func:`training.discover.exact.fits_exactly`) two steps of policy iteration
+    from the base computed exactly over the whole game (``#rollout#exact#whole#steps=2``: every decision exact,
+    whatever the budget, so restricted play re-optimizes even where the base's fallback is useless)."""
     spec = f"search:{base}@{simulations}"
-    mode = "#rollout#exact#steps=2#z=2" if exact else "#rollout"
+    mode = "#rollout#exact#whole#steps=2" if exact else "#rollout"
     return (f"{spec}#{restriction}" if restriction else spec) + mode
 
 
@@ -163,12 +165,19 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
     exact = fits_exactly(d, base)
     subject = subject_spec(base, sims, exact=exact)
     deals = seeds(d.seed + VERDICT_SEED, deal_count(d))
+    whole = WholeGame(d) if exact else None  # values computed exactly, games played here (training/discover/whole.py)
+    play = whole.play if whole is not None else d.play
     plain = _jobs(d, subject, base, deals)
-    doubled = _jobs(d, subject_spec(base, 2 * sims, exact=exact), base, deals)
     alone = _jobs(d, base, base, deals)
     k = len(deals)
-    recs = d.play("verdict_base", plain + doubled + alone)
-    base_recs, dbl_recs, alone_recs = recs[:k], recs[k : 2 * k], recs[2 * k :]
+    if whole is None:
+        doubled = _jobs(d, subject_spec(base, 2 * sims, exact=exact), base, deals)
+        recs = d.play("verdict_base", plain + doubled + alone)
+        base_recs, dbl_recs, alone_recs = recs[:k], recs[k : 2 * k], recs[2 * k :]
+    else:  # the whole-game subject does not depend on its budget: no doubled games
+        recs = play("verdict_base", plain + alone)
+        base_recs, alone_recs = recs[:k], recs[k:]
+        dbl_recs = base_recs
     usage = _usage(base_recs, n)
     chosen: Counter[str] = Counter()
     for g, r in enumerate(base_recs):
@@ -203,7 +212,7 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
     jobs: list[GameJob] = []
     for grp, mode in plan:
         jobs.extend(_jobs(d, subject_spec(base, sims, f"{mode}={grp}", exact=exact), base, deals))
-    restricted = d.play("verdict_restricted", jobs)
+    restricted = play("verdict_restricted", jobs)
     options: dict[str, Any] = {}
     for grp in wanted:
         options[grp] = {
@@ -221,6 +230,10 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
         chunk = restricted[p * k : (p + 1) * k]
         iv, diffs = _paired(base_recs, chunk, n)
         row = options[grp]
+        exact_iv = whole.change(subject_spec(base, sims, f"{mode}={grp}", exact=exact), subject, k) if whole else None
+        if exact_iv is not None:  # the exact change of the subject's own play (the games give usage and examples)
+            row[f"{mode}_sampled"] = interval_dict(iv)
+            iv = exact_iv
         row[mode] = interval_dict(iv)
         worst = min(range(k), key=lambda g: diffs[g])
         row[f"example_{mode}"] = d.game_id("verdict", jobs[p * k + worst], p * k + worst)
@@ -237,6 +250,13 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
     base_iv = mean_interval([_value(r, g, n) for g, r in enumerate(base_recs)])
     dbl, _ = _paired(base_recs, dbl_recs, n)
     over_base, _ = _paired(alone_recs, base_recs, n)
+    values = "sampled"
+    if whole is not None:
+        v, vb = whole.value(subject, k), whole.value(subject, k, base=True)
+        if v is not None and vb is not None:
+            values = "exact"
+            base_iv, dbl = v, Interval(0.0, 0.0, 0.0)
+            over_base = Interval(v.value - vb.value, v.value - vb.value, v.value - vb.value)
     sec = {
         "subject": subject,
         "base": base,
@@ -248,6 +268,7 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
         "usage": usage,
         "options": options,
         "doubling": interval_dict(dbl),
+        "values": values,  # "exact": every value and change above is the subject's exact expectation
         "over_base": interval_dict(over_base),
         "core_options": list(sc.core_options),
         "seconds": round(time.perf_counter() - t0, 1),
