@@ -1420,39 +1420,52 @@ class CrossroadsState(State[Hashable]):
     def option_of(self, action: int) -> str | None:
         a = int(action)
         p = self.phase
-        if p == _Phase.ASSIGN:
-            return "optimal_assignment" if self._assignment_is_optimal(a - _Act.ASSIGN_0) else "suboptimal_assignment"
-        if p == _Phase.BUILD:
+        if p == _ASSIGN_PHASE:
+            return "optimal_assignment" if self._assignment_is_optimal(a - _ASSIGN_0) else "suboptimal_assignment"
+        if p == _BUILD_PHASE:
             return "build"
-        if a == _Act.PASS:
+        if a == _PASS:
             return "pass"
-        if p == _Phase.SPEND or p == _Phase.BUY_OUTCOME:
-            return self._outcome_option(a, p == _Phase.SPEND)
-        if p == _Phase.ADMIN_SCENE:
-            if a in (_Act.SCENE_INTRO_CHARACTER, _Act.SCENE_INTRO_FACTION):
-                return "introduce"
-            return "deal" if a == _Act.SCENE_DEAL else "confront"
-        if p == _Phase.ADMIN_TARGET:
-            return "target_leader" if self.chars[a - _Act.TARGET_0].owner == self.leader() else "target_other"
-        if p == _Phase.ADMIN_OPPOSITION:
-            if a == _Act.NO_OPPOSITION:
-                return "no_opposition"
-            e = self.entity(a - _Act.TARGET_0)
-            if not isinstance(e, Character):
-                return "oppose_faction"
-            return "oppose_own_character" if e.personal else "oppose_common"
-        if p == _Phase.ADMIN_AIM or p == _Phase.TARGET_AIM:
-            if a == _Act.NO_OPPOSITION:
-                return "no_opposition"
-            if a in MINUS_C_ACTIONS:
-                return "aim_minus_c"
-            if a == _Act.GAIN_PLUS_C:
-                return "aim_plus_c"
-            return "aim_goal"
-        if p == _Phase.DEAL_FACTION:
-            owner = self.factions[a - self.faction_target_0].owner
-            return "deal_own_faction" if owner == self.actor else "deal_other_faction"
-        return _PHASE_OPTIONS.get(p)
+        read = _OPTION_READERS.get(p)  # restricted play reads the option of every legal action at each decision
+        return read(self, a) if read is not None else _PHASE_OPTIONS.get(p)
+
+    # -- the option group of an action, per decision phase (option_of) ------------------------------
+    def _spend_option(self, a: int) -> str:
+        option = _SPEND_OPTIONS.get(a)
+        return option if option is not None else self._outcome_option(a, True)
+
+    def _buy_option(self, a: int) -> str:
+        option = _BUY_OPTIONS.get(a)
+        return option if option is not None else self._outcome_option(a, False)
+
+    def _scene_option(self, a: int) -> str:
+        if a in (_SCENE_INTRO_CHARACTER, _SCENE_INTRO_FACTION):
+            return "introduce"
+        return "deal" if a == _SCENE_DEAL else "confront"
+
+    def _target_option(self, a: int) -> str:
+        return "target_leader" if self.chars[a - _TARGET_0].owner == self.leader() else "target_other"
+
+    def _opposition_option(self, a: int) -> str:
+        if a == _NO_OPPOSITION:
+            return "no_opposition"
+        e = self.entity(a - _TARGET_0)
+        if not isinstance(e, Character):
+            return "oppose_faction"
+        return "oppose_own_character" if e.personal else "oppose_common"
+
+    def _aim_option(self, a: int) -> str:
+        if a == _NO_OPPOSITION:
+            return "no_opposition"
+        if a in MINUS_C_ACTIONS:
+            return "aim_minus_c"
+        if a == _GAIN_PLUS_C:
+            return "aim_plus_c"
+        return "aim_goal"
+
+    def _deal_faction_option(self, a: int) -> str:
+        owner = self.factions[a - self.faction_target_0].owner
+        return "deal_own_faction" if owner == self.actor else "deal_other_faction"
 
     @staticmethod
     def _outcome_option(a: int, spend: bool) -> str:
@@ -1491,7 +1504,15 @@ class CrossroadsState(State[Hashable]):
         roll = self.current_roll()
         assert roll is not None
         dice, stats = roll
-        return perm in optimal_permutations(dice, stats)
+        try:
+            optimal = _OPTIMAL[roll]
+        except KeyError:
+            if len(_OPTIMAL) >= _OPTIMAL_LIMIT:
+                _OPTIMAL.clear()
+            optimal = _OPTIMAL[roll] = frozenset(optimal_permutations(dice, stats))
+        except TypeError:  # dice given as a list: nothing to memoise
+            return perm in optimal_permutations(dice, stats)
+        return perm in optimal
 
     def resources(self, seat: int) -> dict[str, float]:
         ci = self._personal_of(seat)
@@ -1631,7 +1652,6 @@ _PHASE_OPTIONS = {
 }
 """Decision phases whose every non-pass action is one option group."""
 
-
 # -- hot-path constants and dispatch tables --------------------------------------------------------
 _Phase = fast_members(Phase)
 _Purpose = fast_members(Purpose)
@@ -1683,6 +1703,24 @@ _OVER = Phase.OVER
 _FIRST_PLAYER = Phase.FIRST_PLAYER
 _CONFRONT = Purpose.CONFRONT
 _BEAUTY = Purpose.BEAUTY
+
+_OPTION_READERS: dict[Phase, Callable[[CrossroadsState, int], str]] = {
+    Phase.SPEND: CrossroadsState._spend_option,
+    Phase.BUY_OUTCOME: CrossroadsState._buy_option,
+    Phase.ADMIN_SCENE: CrossroadsState._scene_option,
+    Phase.ADMIN_TARGET: CrossroadsState._target_option,
+    Phase.ADMIN_OPPOSITION: CrossroadsState._opposition_option,
+    Phase.ADMIN_AIM: CrossroadsState._aim_option,
+    Phase.TARGET_AIM: CrossroadsState._aim_option,
+    Phase.DEAL_FACTION: CrossroadsState._deal_faction_option,
+}
+"""The option group of a non-pass action in the phases where it depends on the action (option_of)."""
+_SPEND_OPTIONS = {a: CrossroadsState._outcome_option(a, True) for a in range(Act.TARGET_0)}
+_BUY_OPTIONS = {a: CrossroadsState._outcome_option(a, False) for a in range(Act.TARGET_0)}
+"""``_outcome_option`` of every action id below the targets, as a spend and as an outcome (a table lookup)."""
+_OPTIMAL: dict[tuple[Dice, tuple[int, int, int]], frozenset[int]] = {}
+"""Rule 3 memo: the optimal assignments of (dice, stats) (option_of at an assignment)."""
+_OPTIMAL_LIMIT = 1 << 16
 
 _LEGAL: dict[Phase, Callable[[CrossroadsState], list[int]]] = {
     Phase.BUILD: CrossroadsState._legal_build,
