@@ -81,11 +81,17 @@ def _first(mask: np.ndarray, prefs: Iterable[int]) -> int | None:
 
 
 def _first_fixed(mask: np.ndarray, prefs: tuple[int, ...]) -> int | None:
-    """:func:`_first` over fixed action ids below ``Act.TARGET_0`` (always inside a mask: no bounds check)."""
+    """:func:`_first` over a tuple of non-negative int ids (a mask may be shorter than the action table)."""
+    n = len(mask)
     for a in prefs:
-        if mask[a]:
+        if a < n and mask[a]:
             return a
     return None
+
+
+def _allows(mask: np.ndarray, a: int) -> bool:
+    """Whether ``mask`` allows action ``a`` (false beyond its end, as :func:`_first` reads it)."""
+    return a < len(mask) and bool(mask[a])
 
 
 def _any(mask: np.ndarray, rng: Rng) -> int:
@@ -240,7 +246,7 @@ def _builder_spend(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | 
 
 def _builder_opposition(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
     """Its own character, which then gets a beauty outcome too."""
-    if mask[_NO_OPPOSITION]:
+    if _allows(mask, _NO_OPPOSITION):
         return _NO_OPPOSITION
     me = _own_character(state, state.actor)
     return _first(mask, (_TARGET_0 + me.idx,)) if me else None
@@ -276,9 +282,9 @@ class Builder(_Persona):
 
 # -- schemer ----------------------------------------------------------------------------------------
 def _schemer_spend(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
-    if mask[_GAIN_PLUS_C]:
+    if _allows(mask, _GAIN_PLUS_C):
         return _GAIN_PLUS_C
-    if mask[_REMOVE_MINUS_C]:
+    if _allows(mask, _REMOVE_MINUS_C):
         return _REMOVE_MINUS_C
     pick = _first(mask, _stat_ups(state, True))
     return pick if pick is not None else _first(mask, (_PASS,))
@@ -305,7 +311,7 @@ def _schemer_opposition(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> i
 
 def _schemer_burn_before(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
     a = _BURN if state.sides[state.side_i].burned < 2 else _PASS
-    return a if mask[a] else None
+    return a if _allows(mask, a) else None
 
 
 def _schemer_burn_after(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
@@ -317,7 +323,7 @@ def _schemer_burn_after(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> i
     else:
         bad = sum(1 for d in s.dice if d <= e.influence) < 2
     a = _BURN if bad else _PASS
-    return a if mask[a] else None
+    return a if _allows(mask, a) else None
 
 
 class Schemer(_Persona):
@@ -363,7 +369,7 @@ def _attacker_opposition(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> 
 
 def _attacker_burn_before(state: CrossroadsState, mask: np.ndarray, rng: Rng) -> int | None:
     a = _BURN if state.sides[state.side_i].burned < 1 else _PASS
-    return a if mask[a] else None
+    return a if _allows(mask, a) else None
 
 
 class Attacker(_Persona):

@@ -126,3 +126,22 @@ def test_silent_games_play_like_narrated_ones(seed):
     loud = _play(lineup, seed, True)
     quiet = _play(lineup, seed, False)
     assert loud == quiet
+
+
+@pytest.mark.parametrize("name", sorted(PERSONAS))
+def test_personas_read_a_short_mask_like_the_full_one(name):
+    """A mask may end at the highest legal id (agents.solver.estimate_states): the choice is the same."""
+    persona = PERSONAS[name]()
+    seen = {"n": 0}
+
+    def watch(st: CrossroadsState, mask: np.ndarray) -> None:
+        legal = st.legal_actions()
+        short = np.zeros(max(legal) + 1, dtype=bool)
+        short[legal] = True
+        r1, r2 = Rng(seen["n"]), Rng(seen["n"])
+        assert persona.act(st, short, r1) == persona.act(st, mask, r2)
+        seen["n"] += 1
+
+    for seed in range(4):
+        _play([PERSONAS[n]() for n in ("schemer", "builder", "attacker")], seed, False, watch)
+    assert seen["n"] > 300
