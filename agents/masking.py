@@ -39,10 +39,25 @@ def allowed_actions(
     return legal
 
 
+_MASKS: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+_MASKS_LIMIT = 50_000
+
+
 def base_act(base: Policy, state: State, allowed: list[int], num_actions: int, rng: Rng) -> int:
-    """``base``'s choice among ``allowed`` (a mask of at least ``num_actions``); an action outside it is an error."""
-    m = np.zeros(max(num_actions, max(allowed) + 1), dtype=bool)
-    m[allowed] = True
+    """``base``'s choice among ``allowed`` (a mask of at least ``num_actions``); an action outside it is an error.
+
+    The mask handed over is fresh (a copy of one cached per allowed list: building it costs about ten times
+    the copy, and a search calls this at every playout decision)."""
+    key = (max(num_actions, max(allowed) + 1), tuple(allowed))
+    cached = _MASKS.get(key)
+    if cached is None:
+        if len(_MASKS) >= _MASKS_LIMIT:
+            _MASKS.clear()
+        cached = np.zeros(key[0], dtype=bool)
+        cached[allowed] = True
+        cached.flags.writeable = False
+        _MASKS[key] = cached
+    m = cached.copy()
     a = int(base.act(state, m, rng))
     if not m[a]:
         raise RuntimeError(f"base policy '{base.name}' chose action {a} outside its mask")
