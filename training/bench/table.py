@@ -113,6 +113,15 @@ def summary_rows(results: dict[str, Any]) -> list[Row]:
                 games["workers_2_speedup_cpu_bound"] >= WORKERS_GOAL,
             )
         )
+        if "plain_2_speedup" in games:
+            rows.append(
+                Row(
+                    "  the same games in two plain forked processes (no pool): speed-up; their CPU ÷ serial; "
+                    "run_games CPU ÷ theirs",
+                    f"{games['plain_2_speedup']:.2f}×; {games['plain_2_cpu_over_serial']:.2f}; "
+                    f"{games['workers_2_cpu_over_plain_2']:.2f} (parent {games['workers_2_parent_cpu_s']:.2f} s CPU)",
+                )
+            )
     train = results.get("train")
     if train:
         rows.append(
