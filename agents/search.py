@@ -104,12 +104,13 @@ class Restriction:
 
     def allowed(self, state: State, legal: Sequence[int]) -> list[int]:
         """The subset of ``legal`` the restricted seat may pick in ``state`` (never empty if ``legal`` is not)."""
-        inside = [a for a in legal if state.option_of(a) == self.group]
+        mine = [state.option_of(a) == self.group for a in legal]  # one option_of per action (a hot path)
+        inside = [a for a, m in zip(legal, mine, strict=True) if m]
         if self.mode == "force":
             return inside if inside else list(legal)
         if not inside:
             return list(legal)
-        outside = [a for a in legal if state.option_of(a) != self.group]
+        outside = [a for a, m in zip(legal, mine, strict=True) if not m]
         return outside if outside else list(legal)
 
     def spec(self) -> str:
