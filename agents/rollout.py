@@ -33,7 +33,8 @@ then exact, at the deepest level of ``steps``, whatever the budget ``@<n>``: the
 policy iteration from the base, computed once per position, so its play never depends on the games played
 before it (the values are exact; only the cost does). For games small enough to solve (the discover
 pipeline selects it where :func:`training.discover.exact.fits_exactly` holds); on a large game its first
-decision explores the whole game. Deeper than :data:`EXACT_MAX_DEPTH` moves it samples, as above.
+decision would explore the whole game: past :data:`WHOLE_MAX_NEW` new positions in one decision (or deeper
+than :data:`EXACT_MAX_DEPTH` moves) it falls back to the budgeted evaluation above.
 
 ``steps`` (default 1; ``#steps=<k>`` on the spec) is the number of policy-iteration steps of the exact
 evaluation: with 2 the agent's own later decisions inside the evaluation play the one-step improvement
@@ -74,6 +75,11 @@ EXACT_DEEPER_NODES_PER_PLAYOUT = 32
 """Further positions per playout that each policy-iteration step beyond the first may expand (``steps > 1``)."""
 EXACT_MAX_DEPTH = 400
 """Deepest line the exact evaluation follows (recursion); a deeper game is sampled."""
+WHOLE_MAX_NEW = 400_000
+"""Most new positions one ``#whole`` evaluation may expand: beyond it (a game far larger than the ones it is
+for) the decision falls back to the budgeted exact evaluation and then to playouts, and ``exact_value`` gives
+None. The positions it did expand stay kept (they are exact), so only on such a game may play depend on the
+games before."""
 WHOLE_MEMO_LIMIT = 3_000_000
 """Exact values a ``#whole`` agent keeps in all; beyond it they are dropped and recomputed (only a cost)."""
 BASE_PROBES = 8
@@ -358,7 +364,9 @@ class RolloutAgent:
         level that completes is played. With ``steps == 1`` this is the one level-0 attempt.
         """
         if self.whole:
-            return self._whole_values(state, allowed, me, forbid_extra, num_actions, copier)
+            whole = self._whole_values(state, allowed, me, forbid_extra, num_actions, copier)
+            if whole is not None:
+                return whole
         cap = self.simulations * EXACT_NODES_PER_PLAYOUT
         ex = _Exact(self, me, forbid_extra, num_actions, cap)
         ex.copier = copier
@@ -404,13 +412,13 @@ class RolloutAgent:
         store = self._store(state, me, forbid_extra)
         if self._key is None:
             self._resolve_key(state)
-        ex = _Exact(self, me, forbid_extra, num_actions, math.inf, store, self._key)
+        ex = _Exact(self, me, forbid_extra, num_actions, WHOLE_MAX_NEW, store, self._key)
         ex.copier = copier
         level = self.steps - 1
         before = len(ex.memo)
         try:
             q = ex.q_values(state, allowed, level)
-        except _TooLarge:  # deeper than EXACT_MAX_DEPTH: sample
+        except _TooLarge:  # over WHOLE_MAX_NEW positions or deeper than EXACT_MAX_DEPTH: the budgeted path
             return None
         except NotImplementedError:
             return None
@@ -432,7 +440,9 @@ class RolloutAgent:
         if self._key is None:
             self._resolve_key(state)
         assert self._key is not None
-        ex = _Exact(self, seat, frozenset(), num_actions, math.inf, self._store(state, seat, frozenset()), self._key)
+        ex = _Exact(
+            self, seat, frozenset(), num_actions, WHOLE_MAX_NEW, self._store(state, seat, frozenset()), self._key
+        )
         ex.copier = SimulationCloner(state)
         try:
             return ex.value(state.clone(), 0 if base else self.steps)

@@ -271,3 +271,28 @@ def test_same_seed_same_verdicts(dash, tmp_path):
     for sec in (a, b):
         sec.pop("seconds")
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_adapting_rows_are_exact_on_a_game_that_solves(dash, tmp_path):
+    """On a game that solves, the adapting sensitivity's change under a perturbed rule is the subject's exact
+    change: the solver's evaluation of the same whole-game agent's moves under each rule set (independent of the
+    agent's own evaluation), on the verdict seat schedule (one seat here)."""
+    from agents.search import make_search_agent
+    from agents.solver import evaluate_exactly
+    from envs.core.config import with_override
+    from training.discover.verdicts import adapting_rows
+
+    d = make_discovery(DASH, "dash", None, _budget(16, 6), 0, 1, tmp_path, rl=False)
+    sec = stage_verdicts(d, "roller", ("roll",))
+    assert sec["values"] == "exact"
+    shorter = with_override(d.config, "game.turns", 3)
+    (row,) = adapting_rows(d, [shorter])
+    (stats,) = row.values()
+    agent = make_search_agent("toy_dash", sec["subject"], "dash")
+    truth = (
+        evaluate_exactly(DashState(shorter), {0: agent}, 0).value[0]
+        - evaluate_exactly(DashState(d.config), {0: agent}, 0).value[0]
+    )
+    assert truth < -0.01  # one turn fewer costs the adapting player something
+    assert stats["exact"] and stats["low"] == stats["high"] == stats["change"]
+    assert stats["change"] == pytest.approx(truth, abs=1e-6)

@@ -46,6 +46,7 @@ class Discovery:
     sections: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     rl_agents: dict[str, str] = field(default_factory=dict)  # label -> agent spec "rl:<path>"
+    whole: Any = None  # the verdict stage's WholeGame (exact values) on a game that solves, else None
     written_records: list[GameRecord] | None = None  # the round-robin replayed under the rules as written
     verdict_records: list[GameRecord] | None = None  # the unrestricted search subject's games (verdict stage)
 

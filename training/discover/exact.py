@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from agents.registry import make_agent
 from agents.search import RestrictedState, Restriction
@@ -64,11 +65,12 @@ def seat_schedule(d: Discovery) -> list[int]:
 class _Solver:
     """The exact solves of one discovery's scenario, each seat's against the base at the other seats."""
 
-    def __init__(self, d: Discovery, base: str | None) -> None:
+    def __init__(self, d: Discovery, base: str | None, config: BaseModel | None = None) -> None:
         self.d = d
+        cfg = d.config if config is None else config
         self.sc = d.ruleset.scenario(d.scenario)
-        self.num_actions = self.sc.action_count(d.config)
-        self.root = self.sc.new_game(d.config)
+        self.num_actions = self.sc.action_count(cfg)
+        self.root = self.sc.new_game(cfg)
         self.key = solver_key(d.ruleset.name, d.scenario, self.root)
         self.limit = MAX_STATES.get(d.budget.name, 200_000)
         self.base = base
@@ -187,12 +189,13 @@ PROBE_STATES = 40_000
 """The state limit of :func:`fits_exactly`: the exact rollout mode only pays on games this small."""
 
 
-def fits_exactly(d: Discovery, base: str) -> bool:
+def fits_exactly(d: Discovery, base: str, config: BaseModel | None = None) -> bool:
     """Whether the plain game solves within :data:`PROBE_STATES` states (seat 0's best response to ``base`` at
     the other seats): the verdict stage then plays its subject in the exact rollout mode (``#rollout#exact``,
     agents/rollout.py), whose values are exact where the base's continuation fits, as on the small variants
-    the exact-reach tests measure. A bounded probe: a large game gives up after that many states."""
-    ex = _Solver(d, base if d.num_players > 1 else None)
+    the exact-reach tests measure. A bounded probe: a large game gives up after that many states. ``config``:
+    another rule set of the same scenario (a perturbed rule of the adapting sensitivity; default the discovery's)."""
+    ex = _Solver(d, base if d.num_players > 1 else None, config)
     ex.limit = min(ex.limit, PROBE_STATES)
     try:
         if estimate_states(ex.root, ex.opponents(0), probes=20).tree_nodes > TREE_GATE:

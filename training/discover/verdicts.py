@@ -166,6 +166,7 @@ def stage_verdicts(d: Discovery, base: str, groups: Sequence[str] | None = None)
     subject = subject_spec(base, sims, exact=exact)
     deals = seeds(d.seed + VERDICT_SEED, deal_count(d))
     whole = WholeGame(d) if exact else None  # values computed exactly, games played here (training/discover/whole.py)
+    d.whole = whole
     play = whole.play if whole is not None else d.play
     plain = _jobs(d, subject, base, deals)
     alone = _jobs(d, base, base, deals)
@@ -501,6 +502,8 @@ def adapting_rows(d: Discovery, configs: list[BaseModel]) -> list[dict[str, dict
         played = min(len(configs), int(share // k))
     if played == 0:
         return [{} for _ in configs]
+    if sec.get("values") == "exact" and isinstance(d.whole, WholeGame):
+        return _exact_adapting_rows(d, d.whole, configs, played, k)
     deals = seeds(d.seed + VERDICT_SEED, sec["deals"])[:k]
     jobs: list[GameJob] = []
     for cfg in configs[:played]:
@@ -524,6 +527,30 @@ def adapting_rows(d: Discovery, configs: list[BaseModel]) -> list[dict[str, dict
                 }
             }
         )
+    return out + [{} for _ in configs[played:]]
+
+
+def _exact_adapting_rows(
+    d: Discovery, whole: WholeGame, configs: list[BaseModel], played: int, k: int
+) -> list[dict[str, dict[str, float]]]:
+    """Adapting rows of the whole-game subject (a game that solves): each perturbed rule's exact change of the
+    subject's return on the seat schedule of ``k`` deals, where the perturbed game solves too (else no row: the
+    whole-game subject on a game beyond the probe would explore all of it at its first decision)."""
+    sec = d.sections["verdicts"]
+    subject, base = sec["subject"], sec["base"]
+    ref = whole.value(subject, k)
+    name = f"return[{subject} adapting]"
+    out: list[dict[str, dict[str, float]]] = []
+    for cfg in configs[:played]:
+        other = WholeGame(d, cfg) if ref is not None and fits_exactly(d, base, cfg) else None
+        v = other.value(subject, k) if other is not None else None
+        if ref is None or v is None:
+            out.append({})
+            continue
+        c = v.value - ref.value
+        b = ref.value
+        row = {"baseline": b, "change": c, "low": c, "high": c, "relative": c / abs(b) if b else 0.0, "games": k}
+        out.append({name: {key: round(x, 6) for key, x in row.items()} | {"exact": True}})
     return out + [{} for _ in configs[played:]]
 
 

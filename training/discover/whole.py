@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from pydantic import BaseModel
+
 from agents.registry import make_agent
 from agents.rollout import RolloutAgent
 from agents.search import is_search_spec, make_search_agent
@@ -29,11 +31,12 @@ from training.runner import GameJob, play_game
 class WholeGame:
     """Exact values of the verdict stage's whole-game subject and its restricted variants, one scenario."""
 
-    def __init__(self, d: Discovery) -> None:
+    def __init__(self, d: Discovery, config: BaseModel | None = None) -> None:
         self.d = d
+        cfg = d.config if config is None else config
         sc = d.ruleset.scenario(d.scenario)
-        self.root = sc.new_game(d.config)
-        self.num_actions = sc.action_count(d.config)
+        self.root = sc.new_game(cfg)
+        self.num_actions = sc.action_count(cfg)
         self.n = self.root.num_players
         self._agents: dict[str, Policy] = {}
         self._values: dict[tuple[str, bool], dict[int, float]] = {}
