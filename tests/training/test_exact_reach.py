@@ -527,3 +527,31 @@ def test_same_seed_same_findings(tmp_path: Path) -> None:
     sec = out[0][1]["verdicts"]
     assert sec["subject"].startswith("search:greedy@8") and sec["games"] > 3 * 8
     assert any(r["forbid"] is not None or r["force"] is not None for r in sec["options"].values())
+
+
+@pytest.mark.slow
+def test_exact_exploiter_edge_on_a_game_that_solves(tmp_path: Path) -> None:
+    """The best-response edge on a game that solves is exact: the subject against itself gains nothing, and any
+    exploiter's edge lies below the exact best response to the subject (the solver optimizing the seat with the
+    subject fixed at the other one) minus the subject's self-play, on the same seat schedule."""
+    from training.discover.whole import WholeGame
+
+    case = CASES["wicked_age-duel"]
+    ex = exact(case)
+    d = discovery(case, tmp_path, simulations=16, deals=4, restrictions=1)
+    subject = subject_spec(case.base, 16, exact=True)
+    whole = WholeGame(d)
+    same = whole.edge(subject, subject, 4)
+    assert same is not None and same.value == pytest.approx(0.0, abs=1e-12)
+    rnd = whole.edge("random", subject, 4)
+    assert rnd is not None and rnd.low == rnd.high == rnd.value
+    me = whole.agent(subject)
+    bound = []
+    for seat in range(ex.n):
+        others = {s: me for s in range(ex.n) if s != seat}
+        best = solve(ex.root, seat, others, key=ex.key, num_actions=ex.num_actions).value[seat]
+        selfplay = solve(ex.root, seat, {s: me for s in range(ex.n)}, key=ex.key, num_actions=ex.num_actions)
+        bound.append(best - selfplay.value[seat])
+    cap = sum(bound[g % ex.n] for g in range(4)) / 4
+    print(f"edge of random {rnd.value:+.4f}, best response to the subject {cap:+.4f}")
+    assert rnd.value <= cap + 1e-9 and rnd.value < 0

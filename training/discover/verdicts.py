@@ -455,6 +455,11 @@ def best_response(d: Discovery) -> dict[str, Any] | None:
     k = len(deals)
     recs = d.play("best_response", jobs + self_play)
     iv, diffs = _paired(recs[k:], recs[:k], n)
+    sampled = None
+    if sec.get("values") == "exact" and isinstance(d.whole, WholeGame):  # a game that solves: the exact edge
+        exact_edge = d.whole.edge(agent, subject, k)
+        if exact_edge is not None:
+            sampled, iv = interval_dict(iv), exact_edge
     top = max(range(k), key=lambda g: diffs[g])  # the deal where the exploiter gains most
     out = {
         "agent": agent,
@@ -466,6 +471,7 @@ def best_response(d: Discovery) -> dict[str, Any] | None:
         "against": f"{subject} at every other seat, paired with {subject} in self-play on the same deals",
         "subject": subject,
         "edge": interval_dict(iv),
+        **({"values": "exact", "edge_sampled": sampled} if sampled is not None else {}),
         "games": k,
         "example": d.game_id("best_response", jobs[top], top),
         "usage": usage_of(recs[:k], [_seat(g, n) for g in range(k)]),

@@ -21,11 +21,17 @@ from pydantic import BaseModel
 from agents.registry import make_agent
 from agents.rollout import RolloutAgent
 from agents.search import is_search_spec, make_search_agent
+from agents.solver import TooLargeError, evaluate_exactly
+from agents.solver_keys import solver_key
 from envs.core.policy import Policy
 from results.records import GameRecord
 from results.stats import Interval
 from training.discover.discovery import Discovery
 from training.runner import GameJob, play_game
+
+EDGE_STATES = 200_000
+"""The solver's limit for the exact evaluation of the exploiter against the subject (a game that solves within
+the probe's 40,000 positions evaluates two fixed policies within far fewer)."""
 
 
 class WholeGame:
@@ -80,6 +86,26 @@ class WholeGame:
             return None
         c = a.value - b.value
         return Interval(c, c, c)
+
+    def edge(self, exploiter: str, subject: str, deals: int) -> Interval | None:
+        """The exploiter's exact edge over the subject on the seat schedule: its return at seat ``s`` with the
+        subject at every other seat, minus the subject's own at ``s`` in self-play, both by the exact solver's
+        evaluation of the agents' moves (None where that does not fit the solver's limit)."""
+        if deals <= 0:
+            return None
+        key = solver_key(self.d.ruleset.name, self.d.scenario, self.root)
+        edges: dict[int, float] = {}
+        try:
+            for seat in range(self.n):
+                mine = {s: self.agent(subject) for s in range(self.n)}
+                selfplay = evaluate_exactly(self.root, mine, seat, key=key, max_states=EDGE_STATES).value[seat]
+                mine[seat] = self.agent(exploiter)
+                exploited = evaluate_exactly(self.root, mine, seat, key=key, max_states=EDGE_STATES).value[seat]
+                edges[seat] = exploited - selfplay
+        except TooLargeError:
+            return None
+        e = sum(edges[g % self.n] for g in range(deals)) / deals
+        return Interval(e, e, e)
 
     def play(self, stage: str, jobs: Sequence[GameJob]) -> list[GameRecord]:
         """Play ``jobs`` in this process with the agents built here (results as :meth:`Discovery.play`'s)."""
