@@ -373,12 +373,19 @@ class RLPolicy:
         self.low, self.high = bounds
         self.stochastic = stochastic
         self._obs = np.empty(net.obs_size, np.float32)
+        self._width = net.num_actions
 
     def observe(self, state: State, seat: int) -> np.ndarray:
         """The observation the training env gave this seat (clipped to the scenario's bounds)."""
         return np.clip(np.asarray(state.observation(seat), dtype=np.float32), self.low, self.high)
 
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
+        n = self._width
+        if len(mask) != n:  # a caller's mask sized by the legal list (the exact solver's): the net's width
+            full = np.zeros(n, dtype=bool)
+            m = min(n, len(mask))
+            full[:m] = mask[:m]
+            mask = full
         if self.stochastic:
             return self.net.sample(self.observe(state, state.current_player()), mask, rng)
         # The fast path: the observation cast and clipped into a preallocated buffer, then greedy_one.

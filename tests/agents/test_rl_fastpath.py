@@ -175,3 +175,26 @@ def test_sample_respects_mask_and_follows_softmax():
     assert 2 not in draws
     share = draws.count(1) / len(draws)  # softmax of (0, ln 3) over the legal two: 3/4
     assert abs(share - 0.75) < 4 * np.sqrt(0.75 * 0.25 / 4000)
+
+
+def test_a_mask_cut_to_the_legal_list_gives_the_same_action():
+    """The exact solver hands policies masks as long as the largest legal id + 1: the RL policy reads them at its
+    own width (missing ids illegal), choosing what it chooses on the full mask."""
+    from agents.rl import RLPolicy
+
+    class Obs:
+        def __init__(self, o):
+            self.o = o
+
+        def current_player(self):
+            return 0
+
+        def observation(self, seat):
+            return self.o
+
+    net = export_numpy(_model("maskable-ppo", "tanh"))
+    pol = RLPolicy(net, "rl:test")
+    obs, masks = _obs_masks(200, seed=5)
+    for o, m in zip(obs, masks, strict=True):
+        short = m[: int(np.flatnonzero(m).max()) + 1]
+        assert pol.act(Obs(o), short, Rng(0)) == pol.act(Obs(o), m, Rng(0))  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from agents.registry import make_agent
 from agents.rollout import RolloutAgent
 from agents.search import is_search_spec, make_search_agent
-from agents.solver import TooLargeError, evaluate_exactly
+from agents.solver import TooLargeError, solve
 from agents.solver_keys import solver_key
 from envs.core.policy import Policy
 from results.records import GameRecord
@@ -90,17 +90,19 @@ class WholeGame:
     def edge(self, exploiter: str, subject: str, deals: int) -> Interval | None:
         """The exploiter's exact edge over the subject on the seat schedule: its return at seat ``s`` with the
         subject at every other seat, minus the subject's own at ``s`` in self-play, both by the exact solver's
-        evaluation of the agents' moves (None where that does not fit the solver's limit)."""
+        evaluation of the agents' moves (every seat fixed: ``solve`` optimizes nothing); None where that does not
+        fit the solver's limit."""
         if deals <= 0:
             return None
         key = solver_key(self.d.ruleset.name, self.d.scenario, self.root)
+        na = self.num_actions  # full-width masks, as the env gives them (an RL policy needs its own width)
         edges: dict[int, float] = {}
         try:
             for seat in range(self.n):
                 mine = {s: self.agent(subject) for s in range(self.n)}
-                selfplay = evaluate_exactly(self.root, mine, seat, key=key, max_states=EDGE_STATES).value[seat]
+                selfplay = solve(self.root, seat, mine, key=key, max_states=EDGE_STATES, num_actions=na).value[seat]
                 mine[seat] = self.agent(exploiter)
-                exploited = evaluate_exactly(self.root, mine, seat, key=key, max_states=EDGE_STATES).value[seat]
+                exploited = solve(self.root, seat, mine, key=key, max_states=EDGE_STATES, num_actions=na).value[seat]
                 edges[seat] = exploited - selfplay
         except TooLargeError:
             return None
