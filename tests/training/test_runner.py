@@ -1,13 +1,17 @@
 """The batch loop's fast paths change no game: narration off, no action list, the config found by identity."""
 
+import pickle
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from envs.core.config import config_dict
 from envs.core.registry import get_ruleset
+from results.records import GameRecord
 from training.evaluate import matchup_jobs
-from training.runner import GameJob, _config, run_games
+from training.runner import _SHAPE, GameJob, _config, _pack, _unpack, chunk_sizes, run_games
 
 
 def _outcomes(records):
@@ -73,3 +77,38 @@ def test_records_are_the_same_for_any_number_of_workers():
         parallel = run_games(jobs, workers=workers, chunk=chunk)
         assert parallel == serial  # every field: outcome, length, actions, decisions, resources, options seen
     assert any(r.decisions for r in serial) and any(r.actions for r in serial) and any(not r.actions for r in serial)
+
+
+@given(st.integers(1, 20_000), st.integers(2, 8), st.integers(1, 512))
+def test_chunks_cover_the_batch_in_order_and_shrink(jobs, workers, cap):
+    sizes = chunk_sizes(jobs, workers, cap)
+    assert sum(sizes) == jobs and all(1 <= s <= cap for s in sizes)
+    assert sizes == sorted(sizes, reverse=True)  # the tail is the smallest: workers finish together
+    assert len(sizes) >= min(jobs, 2 * workers)  # every worker gets work, even from a short batch
+
+
+def test_a_chunk_travels_as_one_job_per_matchup_and_seeds_and_comes_back_whole():
+    rs = get_ruleset("storyteller")
+    personas = [a for a in _names("storyteller") if a != "random"][:3]
+    jobs, _ = matchup_jobs(rs, "duel", rs.default_config(), personas, 20, 2)
+    jobs = [replace(j, index=k, trace=k == 4) for k, j in enumerate(jobs)]
+    packed = _pack(jobs)
+    assert _unpack(packed) == jobs  # every field, in order
+    firsts, picks = packed
+    assert len(firsts) == 7  # three pairs x two lineups, and the traced game apart
+    assert len({_SHAPE(j) == _SHAPE(firsts[k]) for j, (k, _, _) in zip(jobs, picks, strict=True)}) == 1
+    assert len(pickle.dumps(packed)) < 0.6 * len(pickle.dumps(jobs))  # the config once either way (memo)
+
+
+def test_a_record_pickles_to_an_equal_record_traced_or_not():
+    rs = get_ruleset("wicked_age")
+    jobs, _ = matchup_jobs(rs, "duel", rs.default_config(), ["brute", "owe_farmer"], 1, 4)
+    traced = run_games([replace(j, trace=True, narrate=True) for j in jobs[:1]])[0]
+    lean = run_games([replace(j, keep_actions=False) for j in jobs[:1]])[0]
+    assert traced.decisions and traced.actions and traced.log and traced.available and not lean.actions
+    for rec in (traced, lean):
+        back = pickle.loads(pickle.dumps(rec))
+        assert back == rec and type(back) is GameRecord
+        back.actions.append((0, 0))
+        assert rec.actions != back.actions  # fresh lists, not shared defaults
+    assert len(pickle.dumps(lean)) < len(pickle.dumps(traced))
