@@ -161,6 +161,24 @@ def test_search_work_cap_shrinks_long_scenarios_only(tmp_path):
     assert restriction_cap(d, 9) == 4  # 30000 / 4050 = 7.4 -> 7 - 3
 
 
+def test_verdict_work_pays_restricted_play_only(tmp_path):
+    from training.discover.rl import subject_steps
+    from training.discover.verdicts import deal_count, restriction_cap
+
+    b = _budget().model_copy(
+        update={"search_deals": 40, "max_restrictions": 12, "search_work": 30_000, "min_restrictions": 4}
+    )
+    d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
+    d.sections["round_robin"] = {"mean_length": 30.0}  # 450 per game
+    before = (deal_count(d), restriction_cap(d, 9), subject_steps(d))
+    assert before[:2] == (9, 4)
+    d.budget = b.model_copy(update={"verdict_work": 90_000})
+    assert deal_count(d) == 28  # 90000 / 3150 = 28.6
+    assert restriction_cap(d, 28) == 4  # 90000 / (450 * 28) = 7.1 -> 7 - 3
+    assert restriction_cap(d, 9) == 12  # 90000 / 4050 = 22.2 -> 19, capped by max_restrictions
+    assert subject_steps(d) == before[2]  # the exploiter's fine-tune keeps to search_work
+
+
 def test_fragile_rule_on_a_return_is_worded_per_game():
     from results.findings import sensitivity_findings
 

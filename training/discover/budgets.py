@@ -27,6 +27,11 @@ class Budget(BaseModel):
         description="cap on the search subject's work (games x mean length^2 / seats): fewer restrictions and "
         "adapting games on long scenarios (None: no cap)",
     )
+    verdict_work: float | None = Field(
+        None,
+        description="cap on restricted play's search work alone (deals x restrictions; None: search_work): "
+        "standard gives the verdicts more than the exploiter's fine-tune and the adapting sensitivity",
+    )
     min_restrictions: int = Field(4, description="restrictions played even when search_work is spent")
     min_search_deals: int = Field(6, description="paired games per restriction even when search_work is spent")
     sensitivity_search_games: int = Field(16, description="games per knob value with the search subject adapting")
@@ -64,6 +69,7 @@ BUDGETS: dict[str, Budget] = {
         max_restrictions=60,
         sensitivity_search_games=60,
         search_work=150_000,
+        verdict_work=300_000,
         build_candidates=40,
         build_games=80,
         wall_seconds=900,

@@ -130,25 +130,30 @@ def game_work(d: Discovery) -> float | None:
     return float(length) ** 2 / max(1, d.num_players) if length else None
 
 
+def verdict_work(d: Discovery) -> float | None:
+    """The work restricted play may spend: :attr:`Budget.verdict_work`, else :attr:`Budget.search_work`."""
+    return d.budget.verdict_work if d.budget.verdict_work is not None else d.budget.search_work
+
+
 def deal_count(d: Discovery) -> int:
-    """Paired games per restriction: ``search_deals``, fewer (never below ``min_search_deals``) where
-    ``search_work`` cannot pay for ``min_restrictions`` restrictions of that many games."""
-    w = game_work(d)
+    """Paired games per restriction: ``search_deals``, fewer (never below ``min_search_deals``) where the
+    verdict work (:func:`verdict_work`) cannot pay for ``min_restrictions`` restrictions of that many games."""
+    w, work = game_work(d), verdict_work(d)
     full = d.budget.search_deals
-    if d.budget.search_work is None or not w:
+    if work is None or not w:
         return full
-    fit = int(d.budget.search_work / (w * (3 + d.budget.min_restrictions)))
+    fit = int(work / (w * (3 + d.budget.min_restrictions)))
     return max(min(full, d.budget.min_search_deals), min(full, fit))
 
 
 def restriction_cap(d: Discovery, deals: int) -> int:
-    """How many forbid/force replays the budget allows: ``max_restrictions``, fewer where ``search_work``
+    """How many forbid/force replays the budget allows: ``max_restrictions``, fewer where the verdict work
     runs out on a long scenario (never fewer than ``min_restrictions``)."""
     cap = d.budget.max_restrictions
-    w = game_work(d)
-    if d.budget.search_work is None or not w:
+    w, work = game_work(d), verdict_work(d)
+    if work is None or not w:
         return cap
-    games = d.budget.search_work / (w * max(1, deals))  # verdict games per deal the work allows
+    games = work / (w * max(1, deals))  # verdict games per deal the work allows
     fit = int(games) - 3  # the plain subject and the doubled one (twice the simulations) come first
     return max(min(cap, d.budget.min_restrictions), min(cap, fit))
 
