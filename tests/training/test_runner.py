@@ -112,3 +112,15 @@ def test_a_record_pickles_to_an_equal_record_traced_or_not():
         back.actions.append((0, 0))
         assert rec.actions != back.actions  # fresh lists, not shared defaults
     assert len(pickle.dumps(lean)) < len(pickle.dumps(traced))
+
+
+def test_parallel_progress_counts_every_game_once():
+    rs = get_ruleset("blackbird")
+    jobs, _ = matchup_jobs(rs, "session", rs.default_config(), ["greedy", "defender"], 40, 3)
+    jobs = [replace(j, index=k, keep_actions=False) for k, j in enumerate(jobs)]
+    calls: list[int] = []
+    records = run_games(jobs, workers=2, progress=calls.append)
+    assert sum(calls) == len(jobs) == len(records)
+    assert len(calls) == len(chunk_sizes(len(jobs), 2)) and max(calls) > 1  # one call per chunk, as dealt
+    assert [r.index for r in records] == list(range(len(jobs)))
+    assert records == run_games(jobs, workers=1)
