@@ -146,7 +146,13 @@ def test_search_work_cap_shrinks_long_scenarios_only(tmp_path):
     from training.discover.verdicts import deal_count, restriction_cap
 
     b = _budget().model_copy(
-        update={"search_deals": 10, "max_restrictions": 12, "search_work": 30_000, "min_restrictions": 4}
+        update={
+            "search_deals": 10,
+            "max_restrictions": 12,
+            "search_work": 30_000,
+            "min_restrictions": 4,
+            "planned_restrictions": 4,
+        }
     )
     d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
     assert deal_count(d) == 10 and restriction_cap(d, 10) == 12  # no round-robin yet: no length, no cap
@@ -166,7 +172,13 @@ def test_verdict_work_pays_restricted_play_only(tmp_path):
     from training.discover.verdicts import deal_count, restriction_cap
 
     b = _budget().model_copy(
-        update={"search_deals": 40, "max_restrictions": 12, "search_work": 30_000, "min_restrictions": 4}
+        update={
+            "search_deals": 40,
+            "max_restrictions": 12,
+            "search_work": 30_000,
+            "min_restrictions": 4,
+            "planned_restrictions": 4,
+        }
     )
     d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
     d.sections["round_robin"] = {"mean_length": 30.0}  # 450 per game
@@ -177,6 +189,23 @@ def test_verdict_work_pays_restricted_play_only(tmp_path):
     assert restriction_cap(d, 28) == 4  # 90000 / (450 * 28) = 7.1 -> 7 - 3
     assert restriction_cap(d, 9) == 12  # 90000 / 4050 = 22.2 -> 19, capped by max_restrictions
     assert subject_steps(d) == before[2]  # the exploiter's fine-tune keeps to search_work
+
+
+def test_deals_leave_work_for_the_planned_restrictions(tmp_path):
+    from training.discover.verdicts import deal_count, restriction_cap
+
+    b = _budget().model_copy(
+        update={"search_deals": 100, "max_restrictions": 60, "search_work": 90_000, "min_restrictions": 4}
+    )
+    d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
+    d.sections["round_robin"] = {"mean_length": 30.0}  # 450 per game
+    assert b.planned_restrictions == 8
+    assert deal_count(d) == 18  # 90000 / (450 * (3 + 8)) = 18.2
+    assert restriction_cap(d, 18) == 8  # 90000 / (450 * 18) = 11.1 -> 11 - 3
+    d.budget = b.model_copy(update={"planned_restrictions": 4})
+    assert deal_count(d) == 28 and restriction_cap(d, 28) == 4  # every unit of work on deals, the floor of options
+    d.budget = b.model_copy(update={"max_restrictions": 6})
+    assert deal_count(d) == 22  # plans no more restrictions than the cap: 90000 / (450 * 9) = 22.2
 
 
 def test_fragile_rule_on_a_return_is_worded_per_game():

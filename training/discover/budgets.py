@@ -33,6 +33,11 @@ class Budget(BaseModel):
         "standard gives the verdicts more than the exploiter's fine-tune and the adapting sensitivity",
     )
     min_restrictions: int = Field(4, description="restrictions played even when search_work is spent")
+    planned_restrictions: int = Field(
+        8,
+        description="restrictions the deal count leaves work for: deals shrink (never below min_search_deals) "
+        "until this many restrictions fit, so more work buys more options played as well as more deals",
+    )
     min_search_deals: int = Field(6, description="paired games per restriction even when search_work is spent")
     sensitivity_search_games: int = Field(16, description="games per knob value with the search subject adapting")
     build_candidates: int = Field(12, description="whole builds tried where a scenario has a build phase")

@@ -137,12 +137,15 @@ def verdict_work(d: Discovery) -> float | None:
 
 def deal_count(d: Discovery) -> int:
     """Paired games per restriction: ``search_deals``, fewer (never below ``min_search_deals``) where the
-    verdict work (:func:`verdict_work`) cannot pay for ``min_restrictions`` restrictions of that many games."""
+    verdict work (:func:`verdict_work`) cannot pay for ``planned_restrictions`` restrictions of that many games
+    (at least ``min_restrictions``): on a long scenario more work then buys more options played, not only
+    narrower intervals on the first few."""
     w, work = game_work(d), verdict_work(d)
     full = d.budget.search_deals
     if work is None or not w:
         return full
-    fit = int(work / (w * (3 + d.budget.min_restrictions)))
+    planned = max(d.budget.min_restrictions, min(d.budget.planned_restrictions, d.budget.max_restrictions))
+    fit = int(work / (w * (3 + planned)))
     return max(min(full, d.budget.min_search_deals), min(full, fit))
 
 
