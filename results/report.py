@@ -1045,6 +1045,14 @@ def _strength_text(strength: Mapping[str, Any] | None) -> dict[str, str] | None:
             f" Restricted play against the exact restricted optima: {within} of {len(rx)} changes within their "
             f"interval or 0.02 (largest distance {worst:.3f})."
         )
+    gain = st.get("restricted_gain")
+    if gain:
+        how = "forbidding" if gain["mode"] == "forbid" else "forcing"
+        text += (
+            f" Restricted play beats it: {how} {gain['option'].replace('_', ' ')} raises its value by "
+            f"{_signed(gain['value'], 3)} [{_signed(gain['low'], 3)}, {_signed(gain['high'], 3)}], so it misses "
+            f"better play by at least {gain['low']:.3f}."
+        )
     if st.get("converged"):
         return {"level": "firm", "text": text + " Converged at this budget: the verdicts below are firm."}
     by = st.get("provisional_by")

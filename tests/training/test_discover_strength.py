@@ -142,6 +142,32 @@ def test_converged_considers_the_best_response_edge(pig):
     assert st["converged"] and st["best_response_edge"] is None and "no exploiter" in st["best_response_note"]
 
 
+def test_restricted_play_that_beats_the_subject_unsettles_the_certificate(pig):
+    from results.report import _strength_text
+
+    d = pig
+    d.sections["verdicts"] = {**d.sections["verdicts"], "doubling": {"value": 0.0, "low": -0.01, "high": 0.01}}
+    d.sections["exact"] = {"tractable": False}
+    d.sections.pop("best_response", None)
+    options = {k: dict(v) for k, v in d.sections["verdicts"]["options"].items()}
+    for row in options.values():
+        row["forbid"], row["force"] = None, None
+    d.sections["verdicts"]["options"] = options
+    assert strength_certificate(d)["converged"] and strength_certificate(d)["restricted_gain"] is None
+    first, second = list(options)[:2]
+    options[first]["forbid"] = {"value": 0.05, "low": -0.01, "high": 0.11}  # a gain within noise: no evidence
+    options[second]["force"] = {"value": 0.22, "low": 0.08, "high": 0.36}  # forcing it plays better than the subject
+    st = strength_certificate(d)
+    assert st["restricted_gain"] == {"option": second, "mode": "force", "value": 0.22, "low": 0.08, "high": 0.36}
+    assert not st["converged"] and st["provisional_by"] == pytest.approx(0.08)
+    text = _strength_text(st)
+    assert text is not None and text["level"] == "provisional"
+    assert f"forcing {second.replace('_', ' ')} raises its value by +0.220 [+0.080, +0.360]" in text["text"]
+    options[second]["force"] = {"value": 0.03, "low": 0.01, "high": 0.05}  # beyond noise but under dominant_loss
+    st = strength_certificate(d)
+    assert st["restricted_gain"]["low"] == 0.01 and st["converged"]
+
+
 def test_search_work_cap_shrinks_long_scenarios_only(tmp_path):
     from training.discover.verdicts import deal_count, restriction_cap
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -356,14 +356,33 @@ def _exploiter_note(d: Discovery, br: dict[str, Any] | None) -> str:
     return "no exploiter trained (--no-rl or a budget without RL steps)"
 
 
+def restricted_gain(sec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The restriction under which the subject did best, where that beats the unrestricted subject beyond doubt.
+
+    A restricted subject plays a subset of the unrestricted one's policies, so a paired change whose whole 95%
+    interval is above 0 shows the subject missing better play (the low end is a lower bound on how much): in the
+    hallownest duel at standard, forbidding dodge raised the subject's value by +0.22 [+0.01, +0.43]. ``None``
+    when no forbid or force change is significantly positive. The largest low end wins.
+    """
+    best: dict[str, Any] | None = None
+    for option, row in (sec.get("options") or {}).items():
+        for mode in ("forbid", "force"):
+            r = row.get(mode)
+            if not r or r.get("low") is None or r["low"] <= 0:
+                continue
+            if best is None or r["low"] > best["low"]:
+                best = {"option": option, "mode": mode, "value": r["value"], "low": r["low"], "high": r["high"]}
+    return best
+
+
 def strength_certificate(d: Discovery) -> dict[str, Any]:
     """``{agent, exact_gap, budget_doubling_delta, best_response_edge, converged, …}`` for findings.json.
 
     ``exact_gap``: the exact optimum (multi-seat: the best response to the base, on the verdict seat schedule)
     minus the subject's sampled value; ``restricted_exact``: :func:`restricted_exact`; ``best_response_edge``:
-    :func:`best_response`'s. Converged when the doubling interval, the exact gap, every restricted change's
-    distance to the exact one and the exploiter interval's upper end are all within ``dominant_loss``;
-    ``provisional_by`` is the largest of them.
+    :func:`best_response`'s; ``restricted_gain``: :func:`restricted_gain`. Converged when the doubling interval,
+    the exact gap, every restricted change's distance to the exact one, the exploiter interval's upper end and
+    the restricted gain's lower end are all within ``dominant_loss``; ``provisional_by`` is the largest of them.
     """
     sec = d.sections.get("verdicts")
     if not sec:
@@ -386,11 +405,14 @@ def strength_certificate(d: Discovery) -> dict[str, Any]:
     br = d.sections.get("best_response")
     edge = br["edge"] if br else None
     edge_off = max(0.0, edge["high"]) if edge else 0.0  # how much the exploiter may gain over the subject
+    gain = restricted_gain(sec)
+    gain_off = gain["low"] if gain else 0.0  # the subject is at least this far from its best play
     converged = (
         off <= t.dominant_loss
         and (exact_gap is None or exact_gap <= t.dominant_loss)
         and restricted_off <= t.dominant_loss
         and (edge is None or edge_off <= t.dominant_loss)
+        and gain_off <= t.dominant_loss
     )
     out = {
         "agent": sec["subject"],
@@ -403,8 +425,9 @@ def strength_certificate(d: Discovery) -> dict[str, Any]:
         "best_response_trained": br.get("trained") if br else None,
         "best_response_note": _exploiter_note(d, br),
         "over_base": sec["over_base"],
+        "restricted_gain": gain,
         "converged": converged,
-        "provisional_by": round(max(off, exact_gap or 0.0, restricted_off, edge_off), 6),
+        "provisional_by": round(max(off, exact_gap or 0.0, restricted_off, edge_off, gain_off), 6),
         "games": sec["games"],
         "simulations": sec["simulations"],
         "deals": sec["deals"],
