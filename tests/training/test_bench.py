@@ -18,6 +18,7 @@ from training.bench import (
     run_benchmarks,
     summary_rows,
 )
+from training.bench.speed import WORKERS_SECONDS
 
 TOY = BenchOptions(ruleset="toy_pig", scenario="race", steps=256, decisions=300, n_envs=2)
 
@@ -125,7 +126,9 @@ def test_bare_bench_runs_every_table_figure_and_reports_positive_ratios(capsys):
         games["workers_2_speedup"] / games["machine_capacity_2"], rel=0.02
     )
     assert isinstance(games["provisional"], bool) and len(games["load_average_before_after"]) == 2
-    assert games["workers_batch_serial_s"] > 0.5  # not a tiny batch that only times the pool's start-up
+    # not a tiny batch that only times the pool's start-up: sized for the quick budget's seconds of one-core play
+    # (from each scenario's measured rate; the batch's own serial time is a measurement, not asserted)
+    assert games["workers_batch_planned_s"] >= WORKERS_SECONDS[0] and _positive(games["workers_batch_serial_s"])
     # the same games in two plain forked processes, from the same alternated rounds: what two processes allow on
     # these games, and the runner's own CPU over it; the CPU split between the parent and its workers
     for key in ("plain_2_speedups", "plain_2_cpu_over_serial_rounds", "workers_2_cpu_over_plain_2_rounds"):

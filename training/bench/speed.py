@@ -485,6 +485,7 @@ def bench_games(opts: BenchOptions) -> dict[str, Any]:
         "scenarios": per,
         "workers_jobs": len(jobs),
         "workers_batch_serial_s": round(len(jobs) / r1, 2),
+        "workers_batch_planned_s": round(mix_seconds * repeat, 3),  # one-core seconds it was sized for
         "workers_1_games_per_s": round(r1, 1),
         "workers_2_games_per_s": round(r2, 1),
         "workers_2_speedup": round(r2 / r1, 3),
