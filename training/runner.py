@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
+from itertools import accumulate
 from operator import attrgetter
 from typing import Any
 
@@ -247,8 +248,8 @@ MAX_CHUNK = 128
 def chunk_sizes(jobs: int, workers: int, cap: int = MAX_CHUNK) -> list[int]:
     """The sizes of the consecutive chunks a batch of ``jobs`` games is cut into for ``workers`` workers.
 
-    Each chunk takes 1/(:data:`GUIDE` x ``workers``) of the games left, at most ``cap`` and at least one: a
-    batch of 10,000 goes in about 130 chunks (128 games each until the last thousand), one of 40 in 17.
+    Each chunk takes 1/(:data:`GUIDE` x ``workers``) of the games left, at most ``cap`` and at least one: for
+    two workers a batch of 10,000 goes in 111 chunks (128 games each until the last thousand), one of 40 in 18.
     """
     sizes: list[int] = []
     left = jobs
@@ -294,9 +295,7 @@ def run_games(
         except KeyboardInterrupt:
             raise GamesInterrupted(out) from None
         return out
-    starts = [0]
-    for size in chunk_sizes(len(jobs), workers, chunk):
-        starts.append(starts[-1] + size)
+    starts = [0, *accumulate(chunk_sizes(len(jobs), workers, chunk))]
     chunks = [_pack(jobs[a:b]) for a, b in zip(starts, starts[1:], strict=False)]
     placed: list[GameRecord | None] = [None] * len(jobs)
     pool = ray_game_executor() or ProcessPoolExecutor(max_workers=min(workers, len(chunks)))

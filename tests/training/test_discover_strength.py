@@ -168,19 +168,19 @@ def test_restricted_play_that_beats_the_subject_unsettles_the_certificate(pig):
     assert st["restricted_gain"]["low"] == 0.01 and st["converged"]
 
 
+def _work_discovery(tmp_path, mean_length=None, **update):
+    """A toy discovery whose budget caps the search work (``update``: the budget fields under test)."""
+    b = _budget().model_copy(update={"max_restrictions": 12, "min_restrictions": 4, **update})
+    d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
+    if mean_length is not None:
+        d.sections["round_robin"] = {"mean_length": mean_length}
+    return d
+
+
 def test_search_work_cap_shrinks_long_scenarios_only(tmp_path):
     from training.discover.verdicts import deal_count, restriction_cap
 
-    b = _budget().model_copy(
-        update={
-            "search_deals": 10,
-            "max_restrictions": 12,
-            "search_work": 30_000,
-            "min_restrictions": 4,
-            "planned_restrictions": 4,
-        }
-    )
-    d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
+    d = _work_discovery(tmp_path, search_deals=10, search_work=30_000, planned_restrictions=4)
     assert deal_count(d) == 10 and restriction_cap(d, 10) == 12  # no round-robin yet: no length, no cap
     d.sections["round_robin"] = {"mean_length": 17.0}  # a short duel: 17² / 2 = 144.5 per game
     assert deal_count(d) == 10  # 30000 / (144.5 * 7) = 29.6 deals would fit
@@ -197,17 +197,8 @@ def test_verdict_work_pays_restricted_play_only(tmp_path):
     from training.discover.rl import subject_steps
     from training.discover.verdicts import deal_count, restriction_cap
 
-    b = _budget().model_copy(
-        update={
-            "search_deals": 40,
-            "max_restrictions": 12,
-            "search_work": 30_000,
-            "min_restrictions": 4,
-            "planned_restrictions": 4,
-        }
-    )
-    d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
-    d.sections["round_robin"] = {"mean_length": 30.0}  # 450 per game
+    d = _work_discovery(tmp_path, 30.0, search_deals=40, search_work=30_000, planned_restrictions=4)  # 450/game
+    b = d.budget
     before = (deal_count(d), restriction_cap(d, 9), subject_steps(d))
     assert before[:2] == (9, 4)
     d.budget = b.model_copy(update={"verdict_work": 90_000})
@@ -220,11 +211,8 @@ def test_verdict_work_pays_restricted_play_only(tmp_path):
 def test_deals_leave_work_for_the_planned_restrictions(tmp_path):
     from training.discover.verdicts import deal_count, restriction_cap
 
-    b = _budget().model_copy(
-        update={"search_deals": 100, "max_restrictions": 60, "search_work": 90_000, "min_restrictions": 4}
-    )
-    d = make_discovery(TOY, "race", None, b, 0, 1, tmp_path, rl=False)
-    d.sections["round_robin"] = {"mean_length": 30.0}  # 450 per game
+    d = _work_discovery(tmp_path, 30.0, search_deals=100, max_restrictions=60, search_work=90_000)  # 450 per game
+    b = d.budget
     assert b.planned_restrictions == 8
     assert deal_count(d) == 18  # 90000 / (450 * (3 + 8)) = 18.2
     assert restriction_cap(d, 18) == 8  # 90000 / (450 * 18) = 11.1 -> 11 - 3
