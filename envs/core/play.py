@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, State
-from envs.core.policy import Policy, legal_mask
+from envs.core.policy import Policy, UniformRandom, legal_mask
 
 StepHook = Callable[[State, int, int], None]
 """Called as ``hook(state_before, seat, action)`` before each seat action is applied."""
@@ -50,8 +50,11 @@ def advance(
         policy = policies[player]
         if policy is None:
             raise ValueError(f"no policy for seat {player}")
-        mask = legal_mask(state, num_actions)
-        action = policy.act(state, mask, policy_rngs[player] if policy_rngs else rng)
+        prng = policy_rngs[player] if policy_rngs else rng
+        if type(policy) is UniformRandom:  # exactly it (a subclass may pick otherwise): no mask needed
+            action = UniformRandom.act_legal(state.legal_actions(), prng)
+        else:
+            action = policy.act(state, legal_mask(state, num_actions), prng)
         if hook is not None:
             hook(state, player, action)
         state.apply_action(action)

@@ -64,3 +64,13 @@ class UniformRandom:
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int:
         legal = mask.nonzero()[0]  # the ids in increasing order, as np.flatnonzero gives them
         return int(legal[int(rng.random() * len(legal))])
+
+    @staticmethod
+    def act_legal(legal: list[int], rng: Rng) -> int:
+        """The action :meth:`act` picks from the mask of exactly ``legal`` (distinct ids), without the mask.
+
+        :func:`~envs.core.play.advance` plays the uniform opponents this way: the same draw from the same ids in
+        increasing order, without building a mask per decision.
+        """
+        ids = sorted(legal)
+        return ids[int(rng.random() * len(ids))]
