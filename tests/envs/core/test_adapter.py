@@ -4,6 +4,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from envs.core.dice import Rng
@@ -195,3 +197,41 @@ def test_infos_and_observations_are_fresh_and_the_mask_is_the_decisions(toy):
     _, _, term, _, info2 = env.step(env.action_space.n)  # illegal: ends the episode
     assert term and info2["action_mask"] is not info1["action_mask"]
     assert info2["action_mask"].tolist() == info1["action_mask"].tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(legal=st.sets(st.integers(0, 63), min_size=1).map(list).flatmap(st.permutations), seed=st.integers(0, 2**32))
+def test_uniform_pick_from_the_legal_list_is_its_pick_from_the_mask(legal, seed):
+    """advance plays uniform opponents from the legal list (in any order): the same id as from the mask."""
+
+    class _Stub:
+        def legal_actions(self):
+            return legal
+
+    mask = np.zeros(64, dtype=bool)
+    mask[legal] = True
+    a, b = Rng(seed), Rng(seed)
+    for _ in range(5):
+        assert UniformRandom.act_legal(legal, a) == UniformRandom().act(_Stub(), mask, b)
+
+
+def test_a_uniform_subclass_is_asked_through_its_own_act(toy):
+    """Only UniformRandom itself takes the maskless path: a subclass that picks otherwise is honoured."""
+
+    class Lowest(UniformRandom):
+        def act(self, state, mask, rng):
+            return int(mask.nonzero()[0][0])
+
+    rs = toy
+    sc = rs.scenario("race")
+    cfg = rs.default_config()
+    state = sc.new_game(cfg)
+    seen = []
+    advance(
+        state,
+        Rng(0),
+        [Lowest()] * sc.players(cfg),
+        sc.action_count(cfg),
+        hook=lambda s, p, a: seen.append((s.legal_actions(), a)),
+    )
+    assert seen and all(a == min(legal) for legal, a in seen)
