@@ -7,13 +7,15 @@ seats, ``MAX_CHARACTER_SLOTS`` and ``MAX_FACTION_SLOTS`` slots, more when ``epis
 ``episode.max_characters`` or ``episode.max_factions`` ask for more.
 
 Speed: an entity's slot is a function of a handful of small values, so each slot's float32 bytes are
-memoised by those values (a bounded table per layout); an observation is the packed global features
-joined with the slots' bytes, copied once into a fresh writable array.
+memoised by those values (a bounded table per layout); the global features are byte pieces (the one-hots
+from tables, the rest packed); the confrontation's markers replace a slot's last bytes. An observation is
+the pieces joined once into a fresh bytearray, the writable array's buffer.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -25,7 +27,7 @@ from envs.crossroads.config import MAX_CHARACTER_SLOTS, MAX_FACTION_SLOTS, MAX_S
 
 if TYPE_CHECKING:
     from envs.crossroads.config import Settings
-    from envs.crossroads.episode import Character, CrossroadsState, Faction
+    from envs.crossroads.episode import Character, CrossroadsState, Faction, Side
 
 CHAR_FEATURES = 18
 FACTION_FEATURES = 9
@@ -71,6 +73,10 @@ _BUILD, _ASSIGN, _SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE = (
     Phase.LOWER_INFLUENCE,
 )
 _CONFRONT, _GOAL, _BEAUTY_CHECK = Purpose.CONFRONT, Purpose.GOAL, Purpose.BEAUTY
+_ROLL_PHASES = (_ASSIGN, _SPEND, _LOWER_INFLUENCE)
+"""The phases whose observation shows the roll being assigned or spent."""
+_FLAG_PHASES = (_SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE)
+"""The phases whose observation shows a check's success flags (outside a two-sided confrontation)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,10 +113,23 @@ class Encoder:
     def __init__(self, layout: Layout, players: int, max_conditions: int, writeoff_high: int) -> None:
         self.layout = layout
         self.players = players
-        self.global_size = g = layout.global_size
+        self.global_size = layout.global_size
         self.size = layout.size
         self.after = _ADMIN + layout.seat_slots  # start of the features after the Admin one-hot
-        self.pack_global = struct.Struct(f"{g}f").pack
+        # the global features as byte pieces: context and "to move", the Admin one-hot, the scene, roll and
+        # counts, the two sides, the success flags and the second-side flag, the build step and the purpose
+        self.heads = [
+            [_one_hot(_TO_MOVE + 1, (p,)), _one_hot(_TO_MOVE + 1, (p, _TO_MOVE))] for p in range(NUM_CONTEXTS)
+        ]
+        self.no_head = bytes(4 * (_TO_MOVE + 1))
+        self.admins = [_one_hot(layout.seat_slots, (k,)) for k in range(layout.seat_slots)]
+        self.pack_mid = struct.Struct(f"{_SIDES}f").pack
+        self.pack_sides = struct.Struct(f"{2 * _SIDE_FEATURES}f").pack
+        self.no_sides = bytes(4 * 2 * _SIDE_FEATURES)
+        self.pack_flags = struct.Struct(f"{_BUILD_STEP - _FLAGS}f").pack
+        self.no_flags = bytes(4 * (_BUILD_STEP - _FLAGS))
+        self.own_flags = _FlagBytes(self.pack_flags)
+        self.pack_tail = struct.Struct(f"{_AFTER_ADMIN - _BUILD_STEP}f").pack
         self.pack_char = struct.Struct(f"{CHAR_FEATURES}f").pack
         self.pack_faction = struct.Struct(f"{FACTION_FEATURES}f").pack
         self.empty_char = bytes(4 * CHAR_FEATURES)
@@ -171,7 +190,7 @@ class Encoder:
 
     def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array."""
-        parts = [self.pack_global(*self.global_features(st, seat))]
+        parts = self.global_parts(st, seat)
         append = parts.append
         chars = st.chars
         rows = self.char_rows[seat]
@@ -218,72 +237,110 @@ class Encoder:
         if empty:
             append(self.empty_faction * empty)
         sides = st.sides
-        if sides:  # the confrontation's markers: its target (a character) and the opposition
+        if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
             target = sides[-1].eid
             opp = sides[0].eid if len(sides) == 2 else None
             for eid in (target, opp):
                 if eid is None:
                     continue
                 if eid < layout.char_slots:
-                    parts[1 + eid] = self.char_bytes(chars[eid], seat, eid == target, eid == opp)
+                    k = _GLOBAL_PARTS + eid
+                    parts[k] = parts[k][:-8] + _CHAR_MARKS[eid == target][eid == opp]
                 else:
-                    k = eid - layout.char_slots
-                    parts[first_faction + k] = self.faction_bytes(st.factions[k], seat, eid == opp)
-        # struct packs Python floats to float32 (the same C cast numpy uses); one copy makes the array writable
-        return np.frombuffer(bytearray(b"".join(parts)), dtype=np.float32)
+                    k = first_faction + eid - layout.char_slots
+                    parts[k] = parts[k][:-4] + _FACTION_MARKS[eid == opp]
+        # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
+        return np.frombuffer(_JOIN(parts), dtype=np.float32)
 
-    def global_features(self, st: CrossroadsState, seat: int) -> list[float]:
-        """The global features of ``seat``'s observation (context, Admin, scene, the roll, the confrontation)."""
-        n = self.players
-        flag = _FLAG
+    def global_parts(self, st: CrossroadsState, seat: int) -> list[bytes]:
+        """The global features of ``seat``'s observation (context, Admin, scene, the roll, the confrontation).
+
+        As float32 byte pieces (the context and Admin one-hots from tables, the rest packed), the first items
+        of the observation's parts.
+        """
         tenths = _TENTHS
         sixths = _SIXTHS  # counts are never negative; at 6 and above the feature is 1
         settings = st.settings
-        obs = [0.0] * self.global_size
         p = st.phase
-        if p < NUM_CONTEXTS:
-            obs[_CONTEXT + p] = 1.0
-            obs[_TO_MOVE] = flag[st.actor == seat]
-        obs[_ADMIN + (st.admin - seat) % n] = 1.0
-        a = self.after
-        obs[a + _SCENE] = st.scene_no / settings.max_scenes
-        obs[a + _EXITS] = min(1.0, st.exits / settings.exits_to_end)
+        head = self.heads[p][st.actor == seat] if p < NUM_CONTEXTS else self.no_head
         roll = None
-        if p in (_ASSIGN, _SPEND, _LOWER_INFLUENCE):
+        if p in _ROLL_PHASES:
             roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
+        d0 = d1 = d2 = 0.0
         if roll:
-            d = a + _DICE
-            obs[d : d + 3] = tenths[roll[0]], tenths[roll[1]], tenths[roll[2]]
-        if st.succ:
-            obs[a + _SUCCESSES] = sixths[st.succ] if st.succ <= _SCALE else 1.0
-        if st.left:
-            obs[a + _LEFT] = sixths[st.left] if st.left <= _SCALE else 1.0
-        if st.degree:
-            obs[a + _DEGREE] = sixths[st.degree] if st.degree <= _SCALE else 1.0
+            d0, d1, d2 = tenths[roll[0]], tenths[roll[1]], tenths[roll[2]]
+        succ, left, degree = st.succ, st.left, st.degree
+        mid = self.pack_mid(
+            st.scene_no / settings.max_scenes,
+            min(1.0, st.exits / settings.exits_to_end),
+            d0,
+            d1,
+            d2,
+            (sixths[succ] if succ <= _SCALE else 1.0) if succ else 0.0,
+            (sixths[left] if left <= _SCALE else 1.0) if left else 0.0,
+            (sixths[degree] if degree <= _SCALE else 1.0) if degree else 0.0,
+        )
         sides = st.sides
         if len(sides) == 2 and sides[0].eid is not None:
-            for k, s in enumerate(sides):
-                base = a + _SIDES + _SIDE_FEATURES * k
-                obs[base] = flag[s.seat == seat]
-                if s.dice:
-                    d3 = s.dice
-                    obs[base + 1 : base + 4] = tenths[d3[0]], tenths[d3[1]], tenths[d3[2]]
-                obs[base + 4] = sixths[s.burned] if s.burned <= _SCALE else 1.0
-                obs[base + 5] = sixths[s.succ] if s.succ <= _SCALE else 1.0
-                f0, f1, f2 = s.flags  # no flags (all false) until the side's dice are assigned
-                fl = a + _FLAGS + 3 * k
-                obs[fl : fl + 3] = flag[f0], flag[f1], flag[f2]
-            obs[a + _SECOND_SIDE] = flag[st.side_i == 1]
-        elif p in (_SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE):
+            confront = self.pack_sides(*self.side_features(sides[0], seat), *self.side_features(sides[1], seat))
+            f0, f1, f2 = sides[0].flags  # no flags (all false) until the side's dice are assigned
+            f3, f4, f5 = sides[1].flags
+            flag = _FLAG
+            flags = self.pack_flags(flag[f0], flag[f1], flag[f2], flag[f3], flag[f4], flag[f5], flag[st.side_i == 1])
+        elif p in _FLAG_PHASES:
+            confront = self.no_sides
             f0, f1, f2 = st.flags
-            fl = a + _FLAGS
-            obs[fl : fl + 3] = flag[f0], flag[f1], flag[f2]
-        if p == _BUILD:
-            obs[a + _BUILD_STEP] = st.build_step / 2
+            flags = self.own_flags[f0, f1, f2]
+        else:
+            confront, flags = self.no_sides, self.no_flags
         purpose = st.purpose
-        obs[a + _GOAL_CHECK] = flag[purpose == _GOAL]
-        obs[a + _BEAUTY] = flag[purpose == _BEAUTY_CHECK]
-        return obs
+        tail = self.pack_tail(
+            st.build_step / 2 if p == _BUILD else 0.0, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK]
+        )
+        return [head, self.admins[(st.admin - seat) % self.players], mid, confront, flags, tail]
+
+    @staticmethod
+    def side_features(s: Side, seat: int) -> tuple[float, ...]:
+        """A confrontation side's six features: mine, its three dice, burns, successes."""
+        tenths, sixths = _TENTHS, _SIXTHS
+        d3 = s.dice
+        burned, succ = s.burned, s.succ
+        return (
+            _FLAG[s.seat == seat],
+            tenths[d3[0]] if d3 else 0.0,
+            tenths[d3[1]] if d3 else 0.0,
+            tenths[d3[2]] if d3 else 0.0,
+            sixths[burned] if burned <= _SCALE else 1.0,
+            sixths[succ] if succ <= _SCALE else 1.0,
+        )
+
+
+def _one_hot(n: int, ones: tuple[int, ...]) -> bytes:
+    """The float32 bytes of ``n`` zeros with a 1 at each index of ``ones``."""
+    return struct.pack(f"{n}f", *[float(k in ones) for k in range(n)])
+
+
+class _FlagBytes(dict[tuple[bool, bool, bool], bytes]):
+    """The flags piece of a check outside a confrontation (its three success flags, the rest zero), by flags."""
+
+    def __init__(self, pack: Callable[..., bytes]) -> None:
+        super().__init__()
+        self.pack = pack
+
+    def __missing__(self, flags: tuple[bool, bool, bool]) -> bytes:
+        f0, f1, f2 = flags
+        value = self[flags] = self.pack(_FLAG[f0], _FLAG[f1], _FLAG[f2], 0.0, 0.0, 0.0, 0.0)
+        return value
+
+
+_CHAR_MARKS = tuple(tuple(struct.pack("2f", float(t), float(o)) for o in (False, True)) for t in (False, True))
+"""A character slot's last two features (target, opposition marker) by (is target, is opposition)."""
+_FACTION_MARKS = tuple(struct.pack("f", float(o)) for o in (False, True))
+"""A faction slot's last feature (opposition marker)."""
+_GLOBAL_PARTS = 6
+"""The number of byte pieces :meth:`Encoder.global_parts` gives (the character slots follow)."""
+_JOIN = bytearray().join
+"""Joins the observation's float32 pieces into one fresh bytearray (one copy; the array over it is writable)."""
 
 
 @lru_cache(maxsize=64)
