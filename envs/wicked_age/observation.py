@@ -10,8 +10,7 @@ pending consequence.
 from __future__ import annotations
 
 import struct
-from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,11 +49,8 @@ _OFFERS = len(Offer)
 _FLAG = (0.0, 1.0)
 _DIE = tuple(d / DIE_NORM for d in range(MAX_DIE + 1))
 """``d / DIE_NORM`` for every die size a config may name (the same doubles the division gives)."""
-_ONE = np.float32(1.0)
 _ABSENT = (0.0,) * PARTY_FEATURES
 _NO_FORMS = (0.0,) * _FORMS
-_ABSENT_SLOTS: tuple[tuple[float, ...], ...] = tuple(_ABSENT * (party_slots(n) - n) for n in range(MAX_PARTIES + 1))
-"""The zeros of the absent party slots of a conflict of ``n`` parties, by ``n``."""
 _HIDDEN_SHEET = (0,) * len(SHEET_SLOTS)
 """Another seat's sheet during the build: nothing shown."""
 
@@ -96,35 +92,85 @@ def _rolled(dice: tuple[int, ...]) -> tuple[float, float, float]:
     return out
 
 
-@lru_cache(maxsize=16)
-def _buffer(size: int) -> tuple[struct.Struct, bytearray, np.ndarray]:
-    """The packer, the preallocated byte buffer and its float32 view for observations of ``size`` features.
+_ROW = struct.Struct(f"{PARTY_FEATURES}f")
+_GLOBAL = struct.Struct(f"{GLOBAL_FEATURES}f")
+_ABSENT_BYTES: tuple[bytes, ...] = tuple(_ROW.pack(*_ABSENT) * (party_slots(n) - n) for n in range(MAX_PARTIES + 1))
+"""The float32 bytes of the absent party slots of a conflict of ``n`` parties, by ``n``."""
+_CACHE_LIMIT = 1 << 14
+_ROWS: dict[tuple[Any, ...], bytes] = {}
+"""The float32 bytes of a party's block, by every value the block is computed from (see ``_row``)."""
+_GLOBALS: dict[tuple[Any, ...], bytes] = {}
+"""The float32 bytes of the global block, by every value it is computed from (see ``_global``)."""
 
-    One per process and size, shared by every state: an encoding fills it and copies it out at once (threads
-    that encode at the same time would each need their own).
+
+def _packed(packer: struct.Struct, v: list[float]) -> bytes:
+    """``v`` as float32 bytes, each feature clipped to at most 1.
+
+    ``struct`` casts a double to float32 as numpy does, and the cast keeps order: clipping the doubles is
+    clipping the floats (``np.minimum`` of the packed array, as the encoder did before the block caches).
     """
-    buf = bytearray(4 * size)
-    return struct.Struct(f"{size}f"), buf, np.frombuffer(buf, dtype=np.float32)
+    return packer.pack(*[x if x < 1.0 else 1.0 for x in v])
+
+
+def _row(key: tuple[Any, ...]) -> bytes:
+    """A party's block from its cache key (a miss of ``_ROWS``: the features as the rules card lists them)."""
+    (s0, s1, s2, s3, s4, s5, rd, rkey, chapter, conflict, npc, adv_dice, held_over_me, mine_over_it, owe_net,
+     challenged, moved, challenger) = key  # fmt: skip
+    flag, die = _FLAG, _DIE
+    v = [1.0, flag[chapter], flag[conflict], flag[npc], die[s0], die[s1], die[s2], die[s3], die[s4], die[s5]]
+    v += _ROLLED.get(rd) or _rolled(rd)
+    v += (
+        adv_dice / ADVANTAGE_NORM,
+        flag[held_over_me],
+        flag[mine_over_it],
+        owe_net / OWE_NORM,
+        flag[challenged],
+        flag[moved],
+        0.0 if rkey is None else rkey[0] / ROLL_NORM,
+        0.0 if rkey is None else rkey[1] / ROLL_NORM,
+        flag[challenger],
+    )
+    if len(_ROWS) >= _CACHE_LIMIT:
+        _ROWS.clear()
+    out = _ROWS[key] = _packed(_ROW, v)
+    return out
+
+
+def _global(key: tuple[Any, ...]) -> bytes:
+    """The global block from its cache key (a miss of ``_GLOBALS``)."""
+    round_no, max_rounds, conflict_no, max_conflicts, node, available, first, crkey, kind, won, lost = key
+    v = [round_no / max_rounds, conflict_no / max_conflicts]
+    v += _CONTEXT_ONE_HOT[node]
+    v += _FITTING.get(available) or _fitting(available)
+    v += _NO_FORMS if first is None else _FORM_ONE_HOT[first]
+    v += (0.0, 0.0) if crkey is None else (crkey[0] / ROLL_NORM, crkey[1] / ROLL_NORM)
+    v += _NO_OFFER if kind is None else _OFFER_ONE_HOT[kind]
+    v += (_FLAG[won], _FLAG[lost])
+    if len(_GLOBALS) >= _CACHE_LIMIT:
+        _GLOBALS.clear()
+    out = _GLOBALS[key] = _packed(_GLOBAL, v)
+    return out
 
 
 def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     """Flat float32 in [0, 1]: parties (self first), then the round, decision and pending offer.
 
-    The features are gathered as Python floats, packed to float32 in one call into a preallocated buffer
-    (``struct`` casts a double to float32 as numpy does) and clipped into a fresh array, several times
-    cheaper than setting array items one by one. The returned array is the caller's to keep.
+    Each party's block and the global block are float32 bytes cached by the values they are computed from
+    (a game meets the same few blocks again and again): an encoding gathers those values, looks its blocks
+    up and joins them into a fresh array, several times cheaper than computing and packing every feature.
+    Features are clipped to at most 1 as the blocks are packed. The returned array is the caller's to keep.
     """
     n = state.num_players
     in_turns = state.in_turns
     challenger = state.challenger
-    flag, die, rolled_of, rolled_get = _FLAG, _DIE, _rolled, _ROLLED.get
+    rows, row_of = _ROWS, _row
     chars, in_chapter, in_conflict = state.chars, state.in_chapter, state.in_conflict
     roll_dice, rolls, adv, adv_seat = state.roll_dice, state.rolls, state.adv, state.adv[seat]
     challenged, moved, owe = state.challenged, state.moved, state.owe
-    per_entry, keep, cashed = state.rules.dice_per_entry, state.rules.keep_advantage, state.cashed
+    keep, cashed = state._keep_advantage, state.cashed
     building = state.drafts if state.in_build else None
-    own_pending = state.pending_cash[seat]
-    v: list[float] = []
+    parts: list[bytes] = []
+    append = parts.append
     for k in range(n):
         p = seat + k
         if p >= n:
@@ -134,59 +180,52 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         s0, s1, s2, s3, s4, s5 = (
             ch.dice if building is None else (building[p] if p == seat else _HIDDEN_SHEET)
         )  # SHEET_SLOTS
-        rd = roll_dice[p]
-        pending = own_pending if k == 0 else 0  # a seat sees its own undecided cashing only (k 0: the seat)
         r = rolls[p]
-        if r is None:
-            k0 = k1 = 0.0
-        else:
-            key = r.key
-            k0, k1 = key[0] / ROLL_NORM, key[1] / ROLL_NORM
-        v += (
-            1.0,
-            flag[in_chapter[p]],
-            flag[in_conflict[p]],
-            flag[ch.npc],
-            die[s0],
-            die[s1],
-            die[s2],
-            die[s3],
-            die[s4],
-            die[s5],
-        )
-        v += rolled_get(rd) or rolled_of(rd)
         holds = adv[p]
         dice = advantage_dice(holds, in_conflict, keep, cashed[p]) if cashed[p] or True in holds else 0
-        v += (
-            (dice + pending * per_entry) / ADVANTAGE_NORM,
-            flag[adv[p][seat]],
-            flag[adv_seat[p]],
-            ((owe.count(p) if owe else 0) - pending) / OWE_NORM,
-            flag[challenged[p]],
-            flag[moved[p]],
-            k0,
-            k1,
-            flag[in_turns and challenger == p],
+        owed = owe.count(p) if owe else 0
+        if k == 0:  # a seat sees its own undecided cashing only
+            pending = state.pending_cash[seat]
+            if pending:
+                dice += pending * state.rules.dice_per_entry
+                owed -= pending
+        key = (
+            s0,
+            s1,
+            s2,
+            s3,
+            s4,
+            s5,
+            roll_dice[p],
+            None if r is None else r.key,
+            in_chapter[p],
+            in_conflict[p],
+            ch.npc,
+            dice,
+            holds[seat],
+            adv_seat[p],
+            owed,
+            challenged[p],
+            moved[p],
+            in_turns and challenger == p,
         )
-    v += _ABSENT_SLOTS[n]
-    v += (state.round_no / state.rules.max_rounds, state.conflict_no / state.max_conflicts)
-    v += _CONTEXT_ONE_HOT[state.node]
-    available = state.available[seat]
-    v += _FITTING.get(available) or _fitting(available)
+        append(rows.get(key) or row_of(key))
+    append(_ABSENT_BYTES[n])
     picks = state.picks[seat]
-    v += _FORM_ONE_HOT[picks[0]] if picks else _NO_FORMS
     cr = rolls[challenger] if in_turns and challenger is not None else None
-    if cr is None:
-        v += (0.0, 0.0)
-    else:
-        v += (cr.key[0] / ROLL_NORM, cr.key[1] / ROLL_NORM)
-    kind = state.pending_offer_kind()
-    v += _NO_OFFER if kind is None else _OFFER_ONE_HOT[kind]
     conseq = state.conseq
-    if conseq is None:
-        v += (0.0, 0.0)
-    else:
-        v += (flag[conseq.winner == seat], flag[conseq.loser == seat])
-    pack, buf, view = _buffer(len(v))
-    pack.pack_into(buf, 0, *v)
-    return np.minimum(view, _ONE)
+    gkey = (
+        state.round_no,
+        state.rules.max_rounds,
+        state.conflict_no,
+        state.max_conflicts,
+        state.node,
+        state.available[seat],
+        picks[0] if picks else None,
+        None if cr is None else cr.key,
+        state.pending_offer_kind(),
+        conseq is not None and conseq.winner == seat,
+        conseq is not None and conseq.loser == seat,
+    )
+    append(_GLOBALS.get(gkey) or _global(gkey))
+    return np.frombuffer(bytearray(b"".join(parts)), dtype=np.float32)

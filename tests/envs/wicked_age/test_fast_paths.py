@@ -18,10 +18,12 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import UniformRandom, legal_mask
 from envs.wicked_age import RULESET
-from envs.wicked_age.actions import Ctx
+from envs.wicked_age import observation as obs
+from envs.wicked_age.actions import DECISION_CONTEXTS, Ctx
 from envs.wicked_age.conflict import WickedAgeState
 from envs.wicked_age.dice import Roll, RollOutcome, read_roll, roll_with_advantage, size_key
-from envs.wicked_age.rules import opening_ties, stronger_opponents, turn_order
+from envs.wicked_age.rules import Offer, PcForm, opening_ties, stronger_opponents, turn_order
+from tests.envs.wicked_age.helpers import config
 
 
 def plain_reading(faces: tuple[int, ...], advantage: int) -> tuple[int, ...]:
@@ -165,3 +167,75 @@ def test_new_games_from_one_config_share_no_mutable_sheet(scenario: str) -> None
     fresh = new_game(scenario, other)
     assert [c.dice for c in second.chars] == [c.dice for c in fresh.chars]
     assert second.key() == fresh.key()
+
+
+def plain_observation(state: WickedAgeState, seat: int) -> np.ndarray:
+    """The observation's layout (``observation.py``) computed feature by feature, nothing cached."""
+    n, v = state.num_players, []
+    for k in range(n):
+        p = (seat + k) % n
+        ch = state.chars[p]
+        pending = state.pending_cash[seat] if k == 0 else 0
+        sheet = state.sheet_seen_by(p, seat)
+        rolled = list(state.roll_dice[p][: obs.ROLLED_DICE_SHOWN])
+        r = state.rolls[p]
+        v += [1.0, float(state.in_chapter[p]), float(state.in_conflict[p]), float(ch.npc)]
+        v += [d / obs.DIE_NORM for d in sheet]
+        v += [d / obs.DIE_NORM for d in rolled] + [0.0] * (obs.ROLLED_DICE_SHOWN - len(rolled))
+        v += [
+            (state.advantage_dice(p) + pending * state.rules.dice_per_entry) / obs.ADVANTAGE_NORM,
+            float(state.adv[p][seat]),
+            float(state.adv[seat][p]),
+            (state.owe.count(p) - pending) / obs.OWE_NORM,
+            float(state.challenged[p]),
+            float(state.moved[p]),
+            0.0 if r is None else r.key[0] / obs.ROLL_NORM,
+            0.0 if r is None else r.key[1] / obs.ROLL_NORM,
+            float(state.in_turns and state.challenger == p),
+        ]
+    v += [0.0] * (obs.observation_size(n) - obs.GLOBAL_FEATURES - len(v))
+    v += [state.round_no / state.rules.max_rounds, state.conflict_no / state.max_conflicts]
+    v += [float(state.node == c) for c in DECISION_CONTEXTS]
+    v += [float(f in state.available[seat]) for f in PcForm]
+    picks = state.picks[seat]
+    v += [float(bool(picks) and picks[0] == f) for f in PcForm]
+    cr = state.rolls[state.challenger] if state.in_turns and state.challenger is not None else None
+    v += [0.0, 0.0] if cr is None else [cr.key[0] / obs.ROLL_NORM, cr.key[1] / obs.ROLL_NORM]
+    v += [float(state.pending_offer_kind() == o) for o in Offer]
+    conseq = state.conseq
+    v += [0.0, 0.0] if conseq is None else [float(conseq.winner == seat), float(conseq.loser == seat)]
+    return np.minimum(np.array(v, dtype=np.float32), np.float32(1.0))
+
+
+def test_cached_observation_blocks_equal_the_plain_encoding() -> None:
+    """The encoder's party and global block caches are keyed on everything the blocks read.
+
+    Random games of several configs at once (round limit, owe dice, kept advantage, more parties) are encoded
+    for every seat, with the caches warm and with them emptied, and compared with the plain encoding: a value
+    missing from a key would let a block cached for another position (or config) stand in for this one.
+    """
+    configs = [
+        ("duel", RULESET.default_config()),
+        ("melee", RULESET.default_config()),
+        ("duel", config(contest={"max_rounds": 2}, owe_list={"dice_per_entry": 2})),
+        ("melee", config(melee={"parties": 5}, advantage={"keep_when_opponent_out": True})),
+    ]
+    states = [new_game(sc, cfg) for sc, cfg in configs]
+    rngs = [Rng(i) for i in range(len(configs))]
+    pol = UniformRandom()
+    for step in range(600):
+        for i, (sc, cfg) in enumerate(configs):
+            state, rng = states[i], rngs[i]
+            if state.current_player() == TERMINAL:
+                state = states[i] = new_game(sc, cfg)
+            for seat in range(state.num_players):
+                plain = plain_observation(state, seat).tobytes()
+                assert state.observation(seat).tobytes() == plain
+                if step % 50 == 0:
+                    obs._ROWS.clear()
+                    obs._GLOBALS.clear()
+                    assert state.observation(seat).tobytes() == plain
+            if state.current_player() == CHANCE:
+                state.apply_chance(state.sample_chance(rng))
+            else:
+                state.apply_action(pol.act(state, legal_mask(state, RULESET.scenario(sc).action_count(cfg)), rng))
