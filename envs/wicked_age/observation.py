@@ -68,102 +68,107 @@ _FORM_ONE_HOT: tuple[tuple[float, ...], ...] = tuple(_one_hot(_FORMS, f) for f i
 _OFFER_ONE_HOT: tuple[tuple[float, ...], ...] = tuple(_one_hot(_OFFERS, k) for k in range(_OFFERS))
 """The pending-offer features of each offer kind."""
 _NO_OFFER = (0.0,) * _OFFERS
-_FITTING: dict[tuple[int, ...], tuple[float, ...]] = {}
-"""The fitting-forms features of each set of forms met so far (a draw is one of at most 64 sorted tuples)."""
-_ROLLED: dict[tuple[int, ...], tuple[float, float, float]] = {}
-"""The rolled-dice features (the first ``ROLLED_DICE_SHOWN`` dice, zeros after) of each dice tuple met so far."""
-
-
-def _fitting(forms: tuple[int, ...]) -> tuple[float, ...]:
-    v = [0.0] * _FORMS
-    for f in forms:
-        v[f] = 1.0
-    out = _FITTING[forms] = tuple(v)
-    return out
-
-
-def _rolled(dice: tuple[int, ...]) -> tuple[float, float, float]:
-    n = len(dice)
-    out = _ROLLED[dice] = (
-        _DIE[dice[0]] if n else 0.0,
-        _DIE[dice[1]] if n > 1 else 0.0,
-        _DIE[dice[2]] if n > 2 else 0.0,  # ROLLED_DICE_SHOWN
-    )
-    return out
-
-
-_ROW = struct.Struct(f"{PARTY_FEATURES}f")
-_GLOBAL = struct.Struct(f"{GLOBAL_FEATURES}f")
-_ABSENT_BYTES: tuple[bytes, ...] = tuple(_ROW.pack(*_ABSENT) * (party_slots(n) - n) for n in range(MAX_PARTIES + 1))
+_ABSENT_BYTES: tuple[bytes, ...] = tuple(
+    struct.pack(f"{len(_ABSENT)}f", *_ABSENT) * (party_slots(n) - n) for n in range(MAX_PARTIES + 1)
+)
 """The float32 bytes of the absent party slots of a conflict of ``n`` parties, by ``n``."""
-_CACHE_LIMIT = 1 << 14
-_ROWS: dict[tuple[Any, ...], bytes] = {}
-"""The float32 bytes of a party's block, by every value the block is computed from (see ``_row``)."""
-_GLOBALS: dict[tuple[Any, ...], bytes] = {}
-"""The float32 bytes of the global block, by every value it is computed from (see ``_global``)."""
+
+# The blocks of an observation as float32 bytes, each cached by the values it is computed from (a game meets the
+# same few of each again and again; split this way, each cache stays small where whole rows would not).
+_CACHE_LIMIT = 1 << 12
+_Key = tuple[Any, ...]
+_SHEETS: dict[_Key, bytes] = {}
+"""A party's present, in chapter, in conflict and NPC flags and its six sheet dice, by those values."""
+_ROLLED: dict[tuple[int, ...], bytes] = {}
+"""A party's rolled dice (the first ``ROLLED_DICE_SHOWN``, zeros after), by its dice tuple."""
+_STANDING: dict[_Key, bytes] = {}
+"""A party's advantage dice, advantages, owe entries, challenged and moved, by those values."""
+_READINGS: dict[_Key, bytes] = {}
+"""A party's opening roll (two features) and the is-the-challenger flag, by roll key and flag."""
+_PROGRESS: dict[_Key, bytes] = {}
+"""Round and conflict progress and the decision kind, by the round, conflict, their limits and the node."""
+_FORMS_SEEN: dict[_Key, bytes] = {}
+"""The forms that fit the seat's action and its first picked form, by the draw and the form."""
+_PENDING: dict[_Key, bytes] = {}
+"""The standing challenge's roll, the pending offer's kind and the seat's part in a consequence."""
+_CACHES = (_SHEETS, _ROLLED, _STANDING, _READINGS, _PROGRESS, _FORMS_SEEN, _PENDING)
 
 
-def _packed(packer: struct.Struct, v: list[float]) -> bytes:
-    """``v`` as float32 bytes, each feature clipped to at most 1.
+def _packed(cache: dict[Any, bytes], key: Any, *v: float) -> bytes:
+    """Store and return ``v`` as float32 bytes under ``key``, each feature clipped to at most 1.
 
     ``struct`` casts a double to float32 as numpy does, and the cast keeps order: clipping the doubles is
     clipping the floats (``np.minimum`` of the packed array, as the encoder did before the block caches).
     """
-    return packer.pack(*[x if x < 1.0 else 1.0 for x in v])
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    out = cache[key] = struct.pack(f"{len(v)}f", *[x if x < 1.0 else 1.0 for x in v])
+    return out
 
 
-def _row(key: tuple[Any, ...]) -> bytes:
-    """A party's block from its cache key (a miss of ``_ROWS``: the features as the rules card lists them)."""
-    (s0, s1, s2, s3, s4, s5, rd, rkey, chapter, conflict, npc, adv_dice, held_over_me, mine_over_it, owe_net,
-     challenged, moved, challenger) = key  # fmt: skip
-    flag, die = _FLAG, _DIE
-    v = [1.0, flag[chapter], flag[conflict], flag[npc], die[s0], die[s1], die[s2], die[s3], die[s4], die[s5]]
-    v += _ROLLED.get(rd) or _rolled(rd)
-    v += (
-        adv_dice / ADVANTAGE_NORM,
-        flag[held_over_me],
-        flag[mine_over_it],
-        owe_net / OWE_NORM,
-        flag[challenged],
-        flag[moved],
-        0.0 if rkey is None else rkey[0] / ROLL_NORM,
-        0.0 if rkey is None else rkey[1] / ROLL_NORM,
-        flag[challenger],
+def _sheet(key: _Key) -> bytes:
+    s0, s1, s2, s3, s4, s5, chapter, conflict, npc = key
+    die = _DIE
+    return _packed(_SHEETS, key, 1.0, _FLAG[chapter], _FLAG[conflict], _FLAG[npc], die[s0], die[s1], die[s2],
+                   die[s3], die[s4], die[s5])  # fmt: skip
+
+
+def _rolled(dice: tuple[int, ...]) -> bytes:
+    n = len(dice)
+    return _packed(
+        _ROLLED,
+        dice,
+        _DIE[dice[0]] if n else 0.0,
+        _DIE[dice[1]] if n > 1 else 0.0,
+        _DIE[dice[2]] if n > 2 else 0.0,  # ROLLED_DICE_SHOWN
     )
-    if len(_ROWS) >= _CACHE_LIMIT:
-        _ROWS.clear()
-    out = _ROWS[key] = _packed(_ROW, v)
-    return out
 
 
-def _global(key: tuple[Any, ...]) -> bytes:
-    """The global block from its cache key (a miss of ``_GLOBALS``)."""
-    round_no, max_rounds, conflict_no, max_conflicts, node, available, first, crkey, kind, won, lost = key
-    v = [round_no / max_rounds, conflict_no / max_conflicts]
-    v += _CONTEXT_ONE_HOT[node]
-    v += _FITTING.get(available) or _fitting(available)
-    v += _NO_FORMS if first is None else _FORM_ONE_HOT[first]
-    v += (0.0, 0.0) if crkey is None else (crkey[0] / ROLL_NORM, crkey[1] / ROLL_NORM)
-    v += _NO_OFFER if kind is None else _OFFER_ONE_HOT[kind]
-    v += (_FLAG[won], _FLAG[lost])
-    if len(_GLOBALS) >= _CACHE_LIMIT:
-        _GLOBALS.clear()
-    out = _GLOBALS[key] = _packed(_GLOBAL, v)
-    return out
+def _standing(key: _Key) -> bytes:
+    adv_dice, held_over_me, mine_over_it, owe_net, challenged, moved = key
+    flag = _FLAG
+    return _packed(_STANDING, key, adv_dice / ADVANTAGE_NORM, flag[held_over_me], flag[mine_over_it],
+                   owe_net / OWE_NORM, flag[challenged], flag[moved])  # fmt: skip
+
+
+def _reading(key: _Key) -> bytes:
+    rkey, challenger = key
+    if rkey is None:
+        return _packed(_READINGS, key, 0.0, 0.0, _FLAG[challenger])
+    return _packed(_READINGS, key, rkey[0] / ROLL_NORM, rkey[1] / ROLL_NORM, _FLAG[challenger])
+
+
+def _progress(key: _Key) -> bytes:
+    round_no, max_rounds, conflict_no, max_conflicts, node = key
+    return _packed(_PROGRESS, key, round_no / max_rounds, conflict_no / max_conflicts, *_CONTEXT_ONE_HOT[node])
+
+
+def _forms_seen(key: _Key) -> bytes:
+    available, first = key
+    v = [0.0] * _FORMS
+    for f in available:
+        v[f] = 1.0
+    return _packed(_FORMS_SEEN, key, *v, *(_NO_FORMS if first is None else _FORM_ONE_HOT[first]))
+
+
+def _pending(key: _Key) -> bytes:
+    crkey, kind, won, lost = key
+    roll = (0.0, 0.0) if crkey is None else (crkey[0] / ROLL_NORM, crkey[1] / ROLL_NORM)
+    return _packed(_PENDING, key, *roll, *(_NO_OFFER if kind is None else _OFFER_ONE_HOT[kind]), _FLAG[won],
+                   _FLAG[lost])  # fmt: skip
 
 
 def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     """Flat float32 in [0, 1]: parties (self first), then the round, decision and pending offer.
 
-    Each party's block and the global block are float32 bytes cached by the values they are computed from
-    (a game meets the same few blocks again and again): an encoding gathers those values, looks its blocks
-    up and joins them into a fresh array, several times cheaper than computing and packing every feature.
-    Features are clipped to at most 1 as the blocks are packed. The returned array is the caller's to keep.
+    The blocks of features are float32 bytes cached by the values they are computed from (see ``_CACHES``):
+    an encoding gathers those values, looks its blocks up and joins them into a fresh array, several times
+    cheaper than computing and packing every feature. The returned array is the caller's to keep.
     """
     n = state.num_players
     in_turns = state.in_turns
     challenger = state.challenger
-    rows, row_of = _ROWS, _row
+    sheets, rolled, standing, readings = _SHEETS, _ROLLED, _STANDING, _READINGS
     chars, in_chapter, in_conflict = state.chars, state.in_chapter, state.in_conflict
     roll_dice, rolls, adv, adv_seat = state.roll_dice, state.rolls, state.adv, state.adv[seat]
     challenged, moved, owe = state.challenged, state.moved, state.owe
@@ -180,7 +185,10 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         s0, s1, s2, s3, s4, s5 = (
             ch.dice if building is None else (building[p] if p == seat else _HIDDEN_SHEET)
         )  # SHEET_SLOTS
-        r = rolls[p]
+        key: _Key = (s0, s1, s2, s3, s4, s5, in_chapter[p], in_conflict[p], ch.npc)
+        append(sheets.get(key) or _sheet(key))
+        rd = roll_dice[p]
+        append(rolled.get(rd) or _rolled(rd))
         holds = adv[p]
         dice = advantage_dice(holds, in_conflict, keep, cashed[p]) if cashed[p] or True in holds else 0
         owed = owe.count(p) if owe else 0
@@ -189,43 +197,24 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
             if pending:
                 dice += pending * state.rules.dice_per_entry
                 owed -= pending
-        key = (
-            s0,
-            s1,
-            s2,
-            s3,
-            s4,
-            s5,
-            roll_dice[p],
-            None if r is None else r.key,
-            in_chapter[p],
-            in_conflict[p],
-            ch.npc,
-            dice,
-            holds[seat],
-            adv_seat[p],
-            owed,
-            challenged[p],
-            moved[p],
-            in_turns and challenger == p,
-        )
-        append(rows.get(key) or row_of(key))
+        key = (dice, holds[seat], adv_seat[p], owed, challenged[p], moved[p])
+        append(standing.get(key) or _standing(key))
+        r = rolls[p]
+        key = (None if r is None else r.key, in_turns and challenger == p)
+        append(readings.get(key) or _reading(key))
     append(_ABSENT_BYTES[n])
+    key = (state.round_no, state.rules.max_rounds, state.conflict_no, state.max_conflicts, state.node)
+    append(_PROGRESS.get(key) or _progress(key))
     picks = state.picks[seat]
+    key = (state.available[seat], picks[0] if picks else None)
+    append(_FORMS_SEEN.get(key) or _forms_seen(key))
     cr = rolls[challenger] if in_turns and challenger is not None else None
     conseq = state.conseq
-    gkey = (
-        state.round_no,
-        state.rules.max_rounds,
-        state.conflict_no,
-        state.max_conflicts,
-        state.node,
-        state.available[seat],
-        picks[0] if picks else None,
+    key = (
         None if cr is None else cr.key,
         state.pending_offer_kind(),
         conseq is not None and conseq.winner == seat,
         conseq is not None and conseq.loser == seat,
     )
-    append(_GLOBALS.get(gkey) or _global(gkey))
+    append(_PENDING.get(key) or _pending(key))
     return np.frombuffer(bytearray(b"".join(parts)), dtype=np.float32)

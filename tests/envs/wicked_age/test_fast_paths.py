@@ -232,8 +232,8 @@ def test_cached_observation_blocks_equal_the_plain_encoding() -> None:
                 plain = plain_observation(state, seat).tobytes()
                 assert state.observation(seat).tobytes() == plain
                 if step % 50 == 0:
-                    obs._ROWS.clear()
-                    obs._GLOBALS.clear()
+                    for cache in obs._CACHES:
+                        cache.clear()
                     assert state.observation(seat).tobytes() == plain
             if state.current_player() == CHANCE:
                 state.apply_chance(state.sample_chance(rng))
