@@ -88,7 +88,7 @@ from envs.hallownest.actions import (
 )
 from envs.hallownest.config import DuelSettings, HallownestConfig
 from envs.hallownest.dice import SIDES, initiative_outcomes, sample_initiative, sample_successes, success_outcomes
-from envs.hallownest.observation import Statics, encode_observation, statics
+from envs.hallownest.observation import Encoder, encode_observation, statics
 from envs.hallownest.rules import AttackKind, Defense
 
 NOBODY: Final = -1  # the seat in ``grappled_by`` / ``grappling`` / ``decider`` when there is none
@@ -205,7 +205,7 @@ class _Setup:
         self.arena = _arena(self.width, self.height, self.directions, k.movement_dash_cells, k.movement_retreat_cells)
         self.profiles = tuple(R.build_profile(cfg, spec) for spec in cfg.duel.bugs)
         self.starts: tuple[Cell, ...] = tuple((c[0], c[1]) for c in cfg.arena.start[: len(self.profiles)])
-        self.obs_statics: Statics | None = None  # filled by the first duel (observation.statics reads a state)
+        self.obs_encoder: Encoder | None = None  # filled by the first duel (observation.statics reads a state)
         self.full_table = _needs_full_table(self.profiles, k)
         self.small_rows = _needs_small_rows(self.profiles, k)
         self.num_actions = FULL_NUM_ACTIONS if self.small_rows else POOL_NUM_ACTIONS if self.full_table else NUM_ACTIONS
@@ -471,9 +471,9 @@ class DuelState(State[int]):
         self._soak_mod = 0
         self._focus_auto = 0
         self._legal: Sequence[int] | None = None  # this decision's legal ids, until the state moves
-        if setup.obs_statics is None:
-            setup.obs_statics = statics(self)
-        self.obs_statics = setup.obs_statics  # observation.py: the part of the encoding that never changes
+        if setup.obs_encoder is None:
+            setup.obs_encoder = Encoder(statics(self))
+        self.obs_encoder = setup.obs_encoder  # observation.py: the fixed features and the blocks built
         self._turn_options = setup.turn_options
         if self.narrating:
             self.narrate(

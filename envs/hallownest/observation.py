@@ -7,6 +7,8 @@ scale (the most it usually reaches) and the vector is clipped to [-1, 1].
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -94,11 +96,35 @@ CONTEXT_ONE_HOT: dict[Phase, tuple[float, ...]] = {
     phase: tuple(1.0 if phase is c else 0.0 for c in CONTEXTS) for phase in Phase
 }
 NO_PENDING_ATTACK = (0.0,) * PENDING_ATTACK_FEATURES
-_UPPER = np.ones(OBSERVATION_SIZE, dtype=np.float32)
-_LOWER = -_UPPER
-_UPPER.flags.writeable = _LOWER.flags.writeable = False
-_PACK = struct.Struct(f"={OBSERVATION_SIZE}f").pack
-"""Packs the 80 features as float32 (the C cast numpy makes too) into one bytes buffer in a single call."""
+_F32 = np.float32
+_ONE = _F32(1.0)
+_PACK_BUG = struct.Struct(f"={BUG_FEATURES}f").pack
+_PACK_SHARED = struct.Struct(f"={SHARED_FEATURES}f").pack
+"""Pack a block's features as float32 (the C cast numpy makes too) into one bytes buffer in a single call."""
+_BUG_FIELDS = attrgetter(
+    "heart",
+    "stamina",
+    "imbalance",
+    "soul",
+    "focus_pending",
+    "at_dd",
+    "unconscious",
+    "dd_used",
+    "delayed",
+    "status",
+    "next_roll_penalty",
+    "grappled_by",
+    "grappling",
+    "attacks_made",
+    "speed_left",
+    "jumped",
+    "over_target",
+    "free_move",
+    "x",
+    "y",
+)
+"""Every field of a bug that :func:`_bug_features` reads (with the seat and who acts first: the block's key)."""
+BLOCK_CACHE_LIMIT = 1 << 13  # packed blocks kept per cache (~450 bytes each) before it starts afresh
 
 
 def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> tuple[float, ...]:
@@ -133,15 +159,9 @@ def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> tuple[flo
     )
 
 
-def encode_observation(st: DuelState, seat: int) -> np.ndarray:
-    """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1].
-
-    The features are packed as float32 into one bytes buffer (a single C call), read as an array and
-    clipped by two ufuncs: the first writes the fresh array the caller gets, the second clips it in place.
-    """
-    fixed = st.obs_statics
-    other = 1 - seat
-    me, foe = st.bugs[seat], st.bugs[other]
+def _shared_features(st: DuelState, seat: int, fixed: Statics) -> tuple[float, ...]:
+    """The 20 shared features, seen from ``seat``: relative position, round, context, the pending attack."""
+    me, foe = st.bugs[seat], st.bugs[1 - seat]
     span = fixed.span
     dx, dy = foe.x - me.x, foe.y - me.y
     atk = st.atk
@@ -161,9 +181,7 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
         )
     else:
         pending = NO_PENDING_ATTACK
-    raw = _PACK(
-        *_bug_features(st, me, seat, fixed),
-        *_bug_features(st, foe, other, fixed),
+    return (
         dx / span,
         dy / span,
         max(abs(dx), abs(dy)) / span,  # Rule 15: the Chebyshev distance (R.chebyshev)
@@ -172,7 +190,65 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
         *CONTEXT_ONE_HOT[st.phase],
         *pending,
     )
-    # clip to [-1, 1]: two ufuncs against bound vectors (cheaper than np.clip's wrapper or scalar bounds)
-    vec = np.minimum(np.frombuffer(raw, dtype=np.float32), _UPPER)
-    np.maximum(vec, _LOWER, out=vec)
-    return vec
+
+
+def _packed(features: tuple[float, ...], pack: Callable[..., bytes]) -> bytes:
+    """``features`` as float32 bytes clipped to [-1, 1].
+
+    Clipping the float32 values (numpy's two ufuncs) gives the same bytes as clipping the floats first;
+    a block already inside the bounds (the common case) is packed without the detour through numpy.
+    """
+    if max(features) <= 1.0 and min(features) >= -1.0:
+        return pack(*features)
+    vec = np.minimum(np.frombuffer(pack(*features), dtype=_F32), _ONE)
+    return np.maximum(vec, -_ONE, out=vec).tobytes()
+
+
+class Encoder:
+    """The encoding of one config's duels: the fixed features and the packed blocks already built.
+
+    An observation is three blocks (the seat's bug, the foe's, the shared features), each packed once per
+    key and then joined: a bug's block is keyed on its seat, who acts first and every field it reads
+    (:data:`_BUG_FIELDS`); the shared block on the seat and every field it reads. The config, the arena,
+    its cover and each seat's profile are fixed for the encoder (one per config, shared by every clone).
+    """
+
+    def __init__(self, fixed: Statics) -> None:
+        self.fixed = fixed
+        self.bug_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {}, {}, {})  # seat * 2 + first
+        self.shared_blocks: dict[tuple[object, ...], bytes] = {}
+
+    def bug_block(self, st: DuelState, seat: int) -> bytes:
+        b = st.bugs[seat]
+        key = _BUG_FIELDS(b)
+        table = self.bug_blocks[2 * seat + (st.order[0] == seat)]
+        block = table.get(key)
+        if block is None:
+            if len(table) >= BLOCK_CACHE_LIMIT:
+                table.clear()
+            block = table[key] = _packed(_bug_features(st, b, seat, self.fixed), _PACK_BUG)
+        return block
+
+    def shared_block(self, st: DuelState, seat: int) -> bytes:
+        me, foe = st.bugs[seat], st.bugs[1 - seat]
+        atk = st.atk
+        key: tuple[object, ...] = (seat, foe.x - me.x, foe.y - me.y, st.round, st.active, st.phase)
+        if atk is not None:
+            key += (atk.attacker, atk.kind, atk.att_succ, atk.invested, atk.dice, atk.att_rolled)
+        table = self.shared_blocks
+        block = table.get(key)
+        if block is None:
+            if len(table) >= BLOCK_CACHE_LIMIT:
+                table.clear()
+            block = table[key] = _packed(_shared_features(st, seat, self.fixed), _PACK_SHARED)
+        return block
+
+
+def encode_observation(st: DuelState, seat: int) -> np.ndarray:
+    """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1].
+
+    The three packed blocks (:class:`Encoder`) are joined and read as a fresh float32 array.
+    """
+    enc = st.obs_encoder
+    raw = enc.bug_block(st, seat) + enc.bug_block(st, 1 - seat) + enc.shared_block(st, seat)
+    return np.frombuffer(raw, dtype=_F32).copy()
