@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -101,29 +100,6 @@ _ONE = _F32(1.0)
 _PACK_BUG = struct.Struct(f"={BUG_FEATURES}f").pack
 _PACK_SHARED = struct.Struct(f"={SHARED_FEATURES}f").pack
 """Pack a block's features as float32 (the C cast numpy makes too) into one bytes buffer in a single call."""
-_BUG_FIELDS = attrgetter(
-    "heart",
-    "stamina",
-    "imbalance",
-    "soul",
-    "focus_pending",
-    "at_dd",
-    "unconscious",
-    "dd_used",
-    "delayed",
-    "status",
-    "next_roll_penalty",
-    "grappled_by",
-    "grappling",
-    "attacks_made",
-    "speed_left",
-    "jumped",
-    "over_target",
-    "free_move",
-    "x",
-    "y",
-)
-"""Every field of a bug that :func:`_bug_features` reads (with the seat and who acts first: the block's key)."""
 BLOCK_CACHE_LIMIT = 1 << 13  # packed blocks kept per cache (~450 bytes each) before it starts afresh
 
 
@@ -200,7 +176,7 @@ def _packed(features: tuple[float, ...], pack: Callable[..., bytes]) -> bytes:
     """
     if max(features) <= 1.0 and min(features) >= -1.0:
         return pack(*features)
-    vec = np.minimum(np.frombuffer(pack(*features), dtype=_F32), _ONE)
+    vec = np.minimum(np.frombuffer(pack(*features), _F32), _ONE)
     return np.maximum(vec, -_ONE, out=vec).tobytes()
 
 
@@ -208,19 +184,41 @@ class Encoder:
     """The encoding of one config's duels: the fixed features and the packed blocks already built.
 
     An observation is three blocks (the seat's bug, the foe's, the shared features), each packed once per
-    key and then joined: a bug's block is keyed on its seat, who acts first and every field it reads
-    (:data:`_BUG_FIELDS`); the shared block on the seat and every field it reads. The config, the arena,
-    its cover and each seat's profile are fixed for the encoder (one per config, shared by every clone).
+    key and then joined once per triple of blocks: a bug's block is keyed on its seat, who acts first and
+    every field it reads; the shared block on the seat and every field it reads. The config, the arena, its
+    cover and each seat's profile are fixed for the encoder (one per config, shared by every clone).
     """
 
     def __init__(self, fixed: Statics) -> None:
         self.fixed = fixed
         self.bug_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {}, {}, {})  # seat * 2 + first
         self.shared_blocks: dict[tuple[object, ...], bytes] = {}
+        self.vectors: dict[tuple[bytes, bytes, bytes], np.ndarray] = {}  # the joined blocks, read-only
 
     def bug_block(self, st: DuelState, seat: int) -> bytes:
         b = st.bugs[seat]
-        key = _BUG_FIELDS(b)
+        key = (  # every field _bug_features reads (plain attribute loads: cheaper than an attrgetter)
+            b.heart,
+            b.stamina,
+            b.imbalance,
+            b.soul,
+            b.focus_pending,
+            b.at_dd,
+            b.unconscious,
+            b.dd_used,
+            b.delayed,
+            b.status,
+            b.next_roll_penalty,
+            b.grappled_by,
+            b.grappling,
+            b.attacks_made,
+            b.speed_left,
+            b.jumped,
+            b.over_target,
+            b.free_move,
+            b.x,
+            b.y,
+        )
         table = self.bug_blocks[2 * seat + (st.order[0] == seat)]
         block = table.get(key)
         if block is None:
@@ -247,8 +245,15 @@ class Encoder:
 def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1].
 
-    The three packed blocks (:class:`Encoder`) are joined and read as a fresh float32 array.
+    The three packed blocks (:class:`Encoder`) are joined once into a read-only vector; the caller gets a
+    fresh copy of it.
     """
     enc = st.obs_encoder
-    raw = enc.bug_block(st, seat) + enc.bug_block(st, 1 - seat) + enc.shared_block(st, seat)
-    return np.frombuffer(raw, dtype=_F32).copy()
+    key = (enc.bug_block(st, seat), enc.bug_block(st, 1 - seat), enc.shared_block(st, seat))
+    table = enc.vectors
+    vec = table.get(key)
+    if vec is None:
+        if len(table) >= BLOCK_CACHE_LIMIT:
+            table.clear()
+        vec = table[key] = np.frombuffer(b"".join(key), _F32)  # positional dtype: cheaper than the keyword
+    return vec.copy()
