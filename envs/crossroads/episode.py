@@ -39,7 +39,7 @@ reason). ``max_episode_steps`` = 3000 agent decisions is never reached in practi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -291,7 +291,7 @@ class CrossroadsState(State[Hashable]):
         self.degree = 0
         self.deal_faction: int | None = None
         self.initial_rolls = False
-        self._legal: list[int] | None = None  # legal actions of the current node (cleared by every move)
+        self._legal: Sequence[int] | None = None  # legal actions of the current node (cleared by every move)
         if cfg.setup.first_player == "seat0":
             self._begin_setup(0)
 
@@ -316,21 +316,25 @@ class CrossroadsState(State[Hashable]):
 
     def checker(self) -> Entity:
         """The entity rolling the current (non-confrontation) check."""
-        return self.entity(self.chk_eid)
+        eid = self.chk_eid  # entity() inlined: the spends and checks read the checker at every step
+        assert eid is not None
+        fb = self.faction_base
+        return self.factions[eid - fb] if eid >= fb else self.chars[eid]
 
     def legal_actions(self) -> list[int]:
         cached = self._legal
         if cached is None:
-            cached = self._legal = _LEGAL[self.phase](self)
+            cached = self._legal = _LEGAL_OF[self.phase](self)
         return list(cached)
 
     # -- legal actions per decision phase (the rules decide; these only list the ids) --------------
-    def _legal_none(self) -> list[int]:
-        return []
+    # (a phase's list may be a shared tuple: legal_actions hands out copies)
+    def _legal_none(self) -> Sequence[int]:
+        return ()
 
-    def _legal_assign(self) -> list[int]:
+    def _legal_assign(self) -> Sequence[int]:
         """Rule 3: any of the six assignments."""
-        return list(ASSIGN_ACTIONS)
+        return ASSIGN_ACTIONS
 
     def _legal_build(self) -> list[int]:
         """Rule 1: the values the stat being set may take."""
@@ -351,15 +355,15 @@ class CrossroadsState(State[Hashable]):
         opp = None if beauty_own else self.opponent_side(self.side_i)
         return self._own_options(self.entity(s.eid), s.flags, spend=False) + self._opponent_options(s, opp)
 
-    def _legal_burn_before(self) -> list[int]:
+    def _legal_burn_before(self) -> Sequence[int]:
         """Rule 11.3: a side with a +C may burn it for a success."""
-        return [_BURN, _PASS] if self.entity(self.sides[self.side_i].eid).plus > 0 else [_PASS]
+        return _BURN_OR_PASS if self.entity(self.sides[self.side_i].eid).plus > 0 else _PASS_ONLY
 
-    def _legal_burn_after(self) -> list[int]:
+    def _legal_burn_after(self) -> Sequence[int]:
         """Rule 11.3: a side with a +C may burn it to reroll."""
         s = self.sides[self.side_i]
         ok = rules.may_reroll(self.entity(s.eid).plus, self.settings.reroll_repeatable, s.rerolls)
-        return [_BURN, _PASS] if ok else [_PASS]
+        return _BURN_OR_PASS if ok else _PASS_ONLY
 
     def _legal_target(self) -> list[int]:
         """Rule 11.1: another player's personal character."""
@@ -383,10 +387,10 @@ class CrossroadsState(State[Hashable]):
         """Rule 10: any faction in play."""
         return [self.faction_target_0 + f.idx for f in self.factions if f.alive]
 
-    def _legal_loser_trade(self) -> list[int]:
+    def _legal_loser_trade(self) -> Sequence[int]:
         """Rule 11.6: remove a -C of the winner while it has one and the degree is positive."""
         w = self.entity(self._winner_side().eid)
-        return [_TRADE, _PASS] if rules.may_trade(w.minus, self.degree) else [_PASS]
+        return _TRADE_OR_PASS if rules.may_trade(w.minus, self.degree) else _PASS_ONLY
 
     def _legal_loser_mark(self) -> list[int]:
         """Rule 11.8: a box the loser succeeded on, or pass."""
@@ -398,7 +402,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 12: the goal check lowers the Influence of a faction in play, or passes."""
         return [self.faction_target_0 + f.idx for f in self.factions if f.alive] + [_PASS]
 
-    def _legal_scenes(self) -> list[int]:
+    def _legal_scenes(self) -> Sequence[int]:
         """Rule 8: the scene types that can happen now (none: the Admin passes)."""
         st = self.settings
         out: list[int] = []
@@ -425,7 +429,7 @@ class CrossroadsState(State[Hashable]):
             out.append(_SCENE_DEAL)
         if has_target and (st.nobody_opposes or opposition or faction_alive):
             out.append(_SCENE_CONFRONT)
-        return out or [_PASS]
+        return out or _PASS_ONLY
 
     def _opposition_candidates(self) -> list[int]:
         """Rule 11.1: the Admin's own character, a common character or any faction (the target is another's)."""
@@ -1264,14 +1268,14 @@ class CrossroadsState(State[Hashable]):
     # apply_action: the decision dispatcher
     # ------------------------------------------------------------------------------------------
     def apply_action(self, action: int) -> None:
-        a = int(action)
+        a = action if type(action) is int else int(action)
         legal = self._legal
         if legal is None:
-            legal = self._legal = _LEGAL[self.phase](self)
+            legal = self._legal = _LEGAL_OF[self.phase](self)
         if a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) in {self.decision_context()}")
         self._legal = None
-        _APPLY[self.phase](self, a)
+        _APPLY_OF[self.phase](self, a)
         self._legal = None
 
     # -- one method per decision phase --------------------------------------------------------------
@@ -1691,6 +1695,9 @@ _HARM = [int(Act.HARM_G) + s for s in ALL_STATS]
 _HARM2 = [int(Act.HARM2_G) + s for s in ALL_STATS]
 _INFLUENCE_AGAINST = [int(Act.INFLUENCE_DOWN), int(Act.PUSH_INFLUENCE)]
 _MINUS_C_OF = {kind: int(act) for kind, act in MINUS_C_OF.items()}
+_PASS_ONLY = (_PASS,)
+_BURN_OR_PASS = (_BURN, _PASS)
+_TRADE_OR_PASS = (_TRADE, _PASS)
 _STAT_CHECKS: dict[tuple[Dice, int, int, int, int], rules.Check] = {}
 """Rule 3 memo: the reading of a stat check by (dice, assignment, G, KH, M); bounded by ``_STAT_CHECKS_LIMIT``."""
 _STAT_CHECKS_LIMIT = 1 << 16
@@ -1722,7 +1729,7 @@ _OPTIMAL: dict[tuple[Dice, tuple[int, int, int]], frozenset[int]] = {}
 """Rule 3 memo: the optimal assignments of (dice, stats) (option_of at an assignment)."""
 _OPTIMAL_LIMIT = 1 << 16
 
-_LEGAL: dict[Phase, Callable[[CrossroadsState], list[int]]] = {
+_LEGAL: dict[Phase, Callable[[CrossroadsState], Sequence[int]]] = {
     Phase.BUILD: CrossroadsState._legal_build,
     Phase.ASSIGN: CrossroadsState._legal_assign,
     Phase.SPEND: CrossroadsState._legal_spend,
@@ -1744,6 +1751,8 @@ _LEGAL: dict[Phase, Callable[[CrossroadsState], list[int]]] = {
     Phase.OVER: CrossroadsState._legal_none,
 }
 """The legal actions of each phase (chance and terminal nodes have none)."""
+_LEGAL_OF = tuple(_LEGAL[p] for p in sorted(Phase))
+"""``_LEGAL`` indexed by the phase's value (a tuple subscript costs less than a dict lookup)."""
 
 # where the rules read which part of the position (CrossroadsState.key leaves the rest out)
 _CHECK_PHASES = (Phase.BUILD, Phase.ROLL, Phase.ASSIGN, Phase.SPEND, Phase.LOWER_INFLUENCE)
@@ -1784,3 +1793,11 @@ _APPLY: dict[Phase, Callable[[CrossroadsState, int], None]] = {
     Phase.LOWER_INFLUENCE: CrossroadsState._do_lower_influence,
 }
 """What an action does in each decision phase."""
+
+
+def _no_decision(state: CrossroadsState, a: int) -> None:
+    raise IllegalActionError(f"no decision in {state.decision_context()}")  # pragma: no cover - nothing is legal
+
+
+_APPLY_OF = tuple(_APPLY.get(p, _no_decision) for p in sorted(Phase))
+"""``_APPLY`` indexed by the phase's value (chance and terminal nodes have no legal action to apply)."""
