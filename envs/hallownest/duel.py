@@ -65,6 +65,7 @@ from envs.hallownest.actions import (
     DEATHS_DOOR_ID,
     DECISION_CONTEXT,
     DECLINE_ID,
+    DIRECTIONS,
     END_TURN_ID,
     FIRST_CAPS,
     FULL_CAPS,
@@ -170,6 +171,7 @@ class Arena:
                 lines[d] = tuple(x for x in R.dash_path(c, d.delta, retreat) if x in inside)
             self.steps[c], self.dashes[c], self.lines[c] = tuple(steps), tuple(dashes), lines
         self._moves: dict[tuple[Cell, tuple[Cell, ...]], tuple[list[int], list[int], list[int]]] = {}
+        self._contacts: dict[tuple[tuple[Cell, ...], Cell], tuple[int, bool]] = {}
 
     def moves(self, here: Cell, occupied: tuple[Cell, ...]) -> tuple[list[int], list[int], list[int]]:
         """The step, dash and retreat ids open from ``here`` with ``occupied`` cells held (memoised)."""
@@ -179,6 +181,16 @@ class Arena:
             free = [d for d, c in self.steps[here] if c not in occupied]
             dashes = [DASH_IDS[d] for d, path in self.dashes[here] if path[-1] not in occupied]
             found = self._moves[key] = ([STEP_IDS[d] for d in free], dashes, [RETREAT_IDS[d] for d in free])
+        return found
+
+    def contacts(self, cells: tuple[Cell, ...], foe: Cell) -> tuple[int, bool]:
+        """Rule 15: the foe-adjacent cells a move enters and whether it passes through the foe's (memoised)."""
+        key = (cells, foe)
+        found = self._contacts.get(key)
+        if found is None:
+            if len(self._contacts) >= _CONTACTS_LIMIT:
+                self._contacts.clear()
+            found = self._contacts[key] = (R.adjacent_cells_entered(cells, foe), R.passes_through(cells, foe))
         return found
 
 
@@ -205,6 +217,7 @@ class _Setup:
         self.arena = _arena(self.width, self.height, self.directions, k.movement_dash_cells, k.movement_retreat_cells)
         self.profiles = tuple(R.build_profile(cfg, spec) for spec in cfg.duel.bugs)
         self.starts: tuple[Cell, ...] = tuple((c[0], c[1]) for c in cfg.arena.start[: len(self.profiles)])
+        self.maneuverability = tuple(R.maneuverability(p.grace) for p in self.profiles)  # Rule 7, per seat
         self.obs_encoder: Encoder | None = None  # filled by the first duel (observation.statics reads a state)
         self.full_table = _needs_full_table(self.profiles, k)
         self.small_rows = _needs_small_rows(self.profiles, k)
@@ -250,6 +263,7 @@ def duel_action_count(cfg: HallownestConfig) -> int:
 
 _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
 _SETUPS_LIMIT = 16  # configs whose setup is kept (a sweep plays many configs one after another)
+_CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena (a large grid has many)
 _TURN_OPTIONS_LIMIT = 16384  # memoised turn option lists per config (~300 bytes each) before the table starts afresh
 
 
@@ -452,6 +466,7 @@ class DuelState(State[int]):
         self.arena = setup.arena
         self.sort_legal = setup.sort_legal  # the config plays further rows of the action table (actions.py)
         self.caps = setup.caps  # the most the table lets an attack, a defense and a focus invest
+        self.maneuverability = setup.maneuverability
         self.bugs = [Bug(profile, x, y) for profile, (x, y) in zip(setup.profiles, setup.starts, strict=True)]
         self.phase = INITIATIVE
         self.init_seat = 0
@@ -557,7 +572,7 @@ class DuelState(State[int]):
     def legal_actions(self) -> list[int]:
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._compute_legal()
+            legal = self._legal = self._memo_legal_turn() if self.phase is TURN else self._compute_legal()
         return list(legal)
 
     def _compute_legal(self) -> Sequence[int]:
@@ -703,14 +718,17 @@ class DuelState(State[int]):
 
     # -- applying decisions ----------------------------------------------------------------------
     def apply_action(self, action: int) -> None:
-        if self.current_player() < 0 or action not in (self._legal or self._compute_legal()):
+        # a chance node or the end has no legal action (_compute_legal is empty there)
+        if action not in (self._legal or self._compute_legal()):
             raise IllegalActionError(f"illegal action {action} in phase {self.phase.name}")
         self._legal = None
-        s = ACTIONS[action]
         ph = self.phase
         if ph is TURN:
-            self._turn_action(s)
-        elif ph is DEFENSE:
+            self.bugs[self.active].over_target = False  # Rule 21: any action ends a move over the target
+            _TURN_HANDLERS[action](self)
+            return
+        s = ACTIONS[action]
+        if ph is DEFENSE:
             self._declare_defense(s)
         elif ph is HEART_ZERO:
             self._choose_at_heart_zero(s.kind)
@@ -721,24 +739,10 @@ class DuelState(State[int]):
         elif ph is RESIST:
             self._resist_escape(s.amount)
 
-    def _turn_action(self, s: ActionSpec) -> None:
-        self.bugs[self.active].over_target = False  # Rule 21: any action ends a move over the target
-        _TURN_ACTIONS[s.kind](self, s)
-
-    def _end_turn_action(self, s: ActionSpec) -> None:
+    def _end_turn_action(self) -> None:
         if self.narrating:
             self.narrate("end_turn", f"{self.bugs[self.active].name} ends the turn.", self.active)
         self._end_turn()
-
-    def _move_action(self, s: ActionSpec) -> None:
-        assert s.direction is not None
-        kind = s.kind
-        if kind is STEP:
-            self._step(s.direction)
-        elif kind is DASH:
-            self._dash(s.direction)
-        else:
-            self._retreat(s.direction)
 
     # -- chance ----------------------------------------------------------------------------------
     def chance_outcomes(self) -> list[tuple[int, float]]:
@@ -1288,13 +1292,13 @@ class DuelState(State[int]):
         self._back_to_turn()
 
     # -- Rule 15: movement -----------------------------------------------------------------------
-    def _moved_through(self, seat: int, cells: Sequence[Cell]) -> None:
+    def _moved_through(self, seat: int, cells: tuple[Cell, ...]) -> None:
         """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes."""
         me = self.bugs[seat]
         foe = self.bugs[1 - seat]
-        foe_cell = (foe.x, foe.y)
-        me.adj_moved += R.adjacent_cells_entered(cells, foe_cell)
-        provoking = R.provoking_move(me.adj_moved, R.maneuverability(me.p.grace), R.passes_through(cells, foe_cell))
+        adjacent, through = self.arena.contacts(cells, (foe.x, foe.y))
+        me.adj_moved += adjacent
+        provoking = R.provoking_move(me.adj_moved, self.maneuverability[seat], through)
         if not provoking:  # the common case: provoked_attack_offered needs a provoking move
             return
         k = self.k
@@ -1313,7 +1317,7 @@ class DuelState(State[int]):
 
     def _step(self, d: Direction) -> None:
         me = self.bugs[self.active]
-        dx, dy = d.delta
+        dx, dy = DIRECTIONS[d]
         me.x, me.y = me.x + dx, me.y + dy
         if me.free_move > 0:
             me.free_move -= 1
@@ -1440,17 +1444,38 @@ class DuelState(State[int]):
         self._end_turn()
 
 
-_TURN_ACTIONS: dict[Kind, Callable[[DuelState, ActionSpec], None]] = {
-    Kind.END_TURN: DuelState._end_turn_action,
-    Kind.ATTACK: lambda st, s: st._declare_attack(AttackKind.WEAPON, s.amount),
-    Kind.GRAPPLE: lambda st, s: st._declare_attack(AttackKind.GRAPPLE, s.amount),
-    Kind.POGO: lambda st, s: st._declare_attack(AttackKind.POGO, s.amount),
-    Kind.STEP: DuelState._move_action,
-    Kind.DASH: DuelState._move_action,
-    Kind.RETREAT: DuelState._move_action,
-    Kind.CLEAR_IMBALANCE: lambda st, s: st._clear_imbalance(),
-    Kind.CLEAR_DELAYED: lambda st, s: st._clear_delayed(),
-    Kind.CLEAR_STATUS: lambda st, s: st._clear_status(),
-    Kind.ESCAPE: lambda st, s: st._attempt_escape(s.amount),
-    Kind.FOCUS: lambda st, s: st._focus(s.amount),
-}
+def _turn_handler(s: ActionSpec) -> Callable[[DuelState], None]:
+    """What a turn action does, bound to its amount or direction (``apply_action`` indexes them by id)."""
+    kind, n, d = s.kind, s.amount, s.direction
+    if kind is Kind.END_TURN:
+        return DuelState._end_turn_action
+    if kind is Kind.ATTACK:
+        return lambda st: st._declare_attack(AttackKind.WEAPON, n)
+    if kind is Kind.GRAPPLE:
+        return lambda st: st._declare_attack(AttackKind.GRAPPLE, n)
+    if kind is Kind.POGO:
+        return lambda st: st._declare_attack(AttackKind.POGO, n)
+    if kind is Kind.CLEAR_IMBALANCE:
+        return DuelState._clear_imbalance
+    if kind is Kind.CLEAR_DELAYED:
+        return DuelState._clear_delayed
+    if kind is Kind.CLEAR_STATUS:
+        return DuelState._clear_status
+    if kind is Kind.ESCAPE:
+        return lambda st: st._attempt_escape(n)
+    if kind is Kind.FOCUS:
+        return lambda st: st._focus(n)
+    if d is not None and kind is Kind.STEP:
+        return lambda st: st._step(d)
+    if d is not None and kind is Kind.DASH:
+        return lambda st: st._dash(d)
+    if d is not None and kind is Kind.RETREAT:
+        return lambda st: st._retreat(d)
+
+    def not_a_turn_action(st: DuelState) -> None:  # never legal in a turn (a reaction's row)
+        raise IllegalActionError(f"{s} is not a turn action")
+
+    return not_a_turn_action
+
+
+_TURN_HANDLERS: tuple[Callable[[DuelState], None], ...] = tuple(_turn_handler(s) for s in ACTIONS)

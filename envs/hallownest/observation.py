@@ -100,7 +100,7 @@ _ONE = _F32(1.0)
 _PACK_BUG = struct.Struct(f"={BUG_FEATURES}f").pack
 _PACK_SHARED = struct.Struct(f"={SHARED_FEATURES}f").pack
 """Pack a block's features as float32 (the C cast numpy makes too) into one bytes buffer in a single call."""
-BLOCK_CACHE_LIMIT = 1 << 13  # packed blocks kept per cache (~450 bytes each) before it starts afresh
+BLOCK_CACHE_LIMIT = 1 << 14  # packed blocks kept per cache (~450 bytes each: 4 bug caches ~30 MB at most)
 
 
 def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> tuple[float, ...]:
@@ -184,16 +184,15 @@ class Encoder:
     """The encoding of one config's duels: the fixed features and the packed blocks already built.
 
     An observation is three blocks (the seat's bug, the foe's, the shared features), each packed once per
-    key and then joined once per triple of blocks: a bug's block is keyed on its seat, who acts first and
-    every field it reads; the shared block on the seat and every field it reads. The config, the arena, its
-    cover and each seat's profile are fixed for the encoder (one per config, shared by every clone).
+    key and then joined: a bug's block is keyed on its seat, who acts first and every field it reads; the
+    shared block on the seat and every field it reads. The config, the arena, its cover and each seat's
+    profile are fixed for the encoder (one per config, shared by every clone).
     """
 
     def __init__(self, fixed: Statics) -> None:
         self.fixed = fixed
         self.bug_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {}, {}, {})  # seat * 2 + first
         self.shared_blocks: dict[tuple[object, ...], bytes] = {}
-        self.vectors: dict[tuple[bytes, bytes, bytes], np.ndarray] = {}  # the joined blocks, read-only
 
     def bug_block(self, st: DuelState, seat: int) -> bytes:
         b = st.bugs[seat]
@@ -245,15 +244,9 @@ class Encoder:
 def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1].
 
-    The three packed blocks (:class:`Encoder`) are joined once into a read-only vector; the caller gets a
-    fresh copy of it.
+    The three packed blocks (:class:`Encoder`) are joined into a fresh bytearray read as a (writeable)
+    float32 array; almost every triple of blocks is new, so the joined vector is not kept.
     """
     enc = st.obs_encoder
-    key = (enc.bug_block(st, seat), enc.bug_block(st, 1 - seat), enc.shared_block(st, seat))
-    table = enc.vectors
-    vec = table.get(key)
-    if vec is None:
-        if len(table) >= BLOCK_CACHE_LIMIT:
-            table.clear()
-        vec = table[key] = np.frombuffer(b"".join(key), _F32)  # positional dtype: cheaper than the keyword
-    return vec.copy()
+    raw = enc.bug_block(st, seat) + enc.bug_block(st, 1 - seat) + enc.shared_block(st, seat)
+    return np.frombuffer(bytearray(raw), _F32)  # positional dtype: cheaper than the keyword
