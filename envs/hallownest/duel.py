@@ -110,6 +110,7 @@ class PendingRoll(NamedTuple):
     success_on: int
 
 
+_new_tuple = tuple.__new__
 # Hot-path aliases: in Python 3.11 every ``Phase.TURN``-style member lookup is a descriptor call.
 TURN, DEFENSE, HEART_ZERO, DODGE_MOVE = Phase.TURN, Phase.DEFENSE, Phase.HEART_ZERO, Phase.DODGE_MOVE
 PROVOKED, RESIST, OVER = Phase.PROVOKED, Phase.RESIST, Phase.OVER
@@ -225,6 +226,7 @@ class _Setup:
         self.sort_legal = self.full_table or self.small_rows  # further rows come after the first ones
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
         self.turn_options: dict[tuple[int | bool, ...], tuple[int, ...]] = {}  # DuelState._legal_turn, memoised
+        self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
 
 
 def _needs_full_table(profiles: Sequence[R.Profile], k: DuelSettings) -> bool:
@@ -490,6 +492,7 @@ class DuelState(State[int]):
             setup.obs_encoder = Encoder(statics(self))
         self.obs_encoder = setup.obs_encoder  # observation.py: the fixed features and the blocks built
         self._turn_options = setup.turn_options
+        self._defense_options = setup.defense_options
         if self.narrating:
             self.narrate(
                 "start",
@@ -580,7 +583,17 @@ class DuelState(State[int]):
         if ph is TURN:
             return self._memo_legal_turn()
         if ph is DEFENSE:
-            return self._legal_defense()
+            atk = self.atk
+            assert atk is not None
+            me = self.bugs[atk.target]
+            key = (atk.target, me.stamina, me.grappled_by)  # all _legal_defense reads that a config does not fix
+            table = self._defense_options
+            found = table.get(key)
+            if found is None:
+                if len(table) >= _TURN_OPTIONS_LIMIT:
+                    table.clear()
+                found = table[key] = tuple(self._legal_defense())
+            return found
         if ph is HEART_ZERO:
             out = []
             if self.k.deaths_door_enabled:
@@ -814,7 +827,8 @@ class DuelState(State[int]):
     # -- helpers ---------------------------------------------------------------------------------
     def _set_roll(self, phase: Phase, dice: int, rerolls: int) -> None:
         self.phase = phase
-        self.roll = PendingRoll(max(0, dice), max(0, rerolls), self.k.dice_success_on)
+        # tuple.__new__ builds the same PendingRoll without the NamedTuple's Python-level __new__
+        self.roll = _new_tuple(PendingRoll, (max(0, dice), max(0, rerolls), self.k.dice_success_on))
 
     def _roll_penalty(self, b: Bug) -> int:
         """Rules 8, 18: the bug's roll penalty now; a Fang's next-roll penalty is used up by it."""
@@ -1262,8 +1276,7 @@ class DuelState(State[int]):
         if self.phase == OVER or atk is None:
             return
         tgt = self.bugs[atk.target]
-        occupied = self._occupied()
-        room = any(c not in occupied for _, c in self.arena.steps[(tgt.x, tgt.y)])
+        room = bool(self.arena.moves((tgt.x, tgt.y), self._occupied())[0])  # a free cell to step to
         if R.dodge_move_offered(atk.defense == D_DODGE, self.k.dodge_move_cells, tgt.can_act, tgt.grappled, room):
             self.phase, self.decider = DODGE_MOVE, atk.target
             return

@@ -120,9 +120,9 @@ def test_a_clone_is_independent_of_its_original() -> None:
     ],
 )
 def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
-    """The turn options memoised per config (their key) equal _legal_turn computed afresh, state by state."""
+    """The turn and defense options memoised per config (their keys) equal _legal_turn / _legal_defense afresh."""
     cfg = config(**sections)
-    checked = 0
+    checked = defenses = 0
     for seed in range(40):
         st = DuelState(cfg)
         rng = Rng(100 + seed)
@@ -134,8 +134,11 @@ def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, o
             if st.phase == Phase.TURN:
                 assert legal == st._legal_turn()
                 checked += 1
+            elif st.phase == Phase.DEFENSE:
+                assert legal == st._legal_defense()
+                defenses += 1
             st.apply_action(legal[int(rng.random() * len(legal))])
-    assert checked > 500
+    assert checked > 500 and defenses > 10
 
 
 def _brute_observation(st: DuelState, seat: int) -> list[float]:
