@@ -352,6 +352,10 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     return setup
 
 
+_USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], tuple[int, ...]]] = {}
+"""Rules 4-5: the usable strengths by the identity of a sheet's strengths tuple (kept alive by the entry and
+checked, so a reused id cannot hit), its kind and its picks: a pick asks twice, and the same few sheets recur."""
+
 _CHARACTERS: dict[tuple[int, str], tuple[WickedAgeConfig, tuple[Character, ...]]] = {}
 """The characters each scenario sets up from a config, by config identity and scenario (kept as templates)."""
 
@@ -1052,10 +1056,19 @@ class WickedAgeState(State):
         self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
         return False
 
-    def _usable_strengths(self, s: int) -> list[int]:
+    def _usable_strengths(self, s: int) -> tuple[int, ...]:
+        """Rules 4-5: the strengths ``s`` may use with its picks (``usable_strengths``, found in :data:`_USABLE`)."""
         ch = self.chars[s]
-        names = ch.form_names()
-        return usable_strengths(ch.strengths, [names[f] for f in self.picks[s]], MAX_STRENGTHS)
+        strengths = ch.strengths
+        key = (id(strengths), ch.npc, *self.picks[s])
+        hit = _USABLE.get(key)
+        if hit is None or hit[0] is not strengths:
+            names = ch.form_names()
+            usable = usable_strengths(strengths, [names[f] for f in self.picks[s]], MAX_STRENGTHS)
+            if len(_USABLE) >= _SETUPS_LIMIT * 64:
+                _USABLE.clear()
+            hit = _USABLE[key] = (strengths, tuple(usable))
+        return hit[1]
 
     def _forms_text(self, s: int) -> str:
         ch = self.chars[s]

@@ -75,7 +75,7 @@ _ABSENT_BYTES: tuple[bytes, ...] = tuple(
 
 # The blocks of an observation as float32 bytes, each cached by the values it is computed from (a game meets the
 # same few of each again and again; split this way, each cache stays small where whole rows would not).
-_CACHE_LIMIT = 1 << 12
+_CACHE_LIMIT = 1 << 15
 _Key = tuple[Any, ...]
 _SHEETS: dict[_Key, bytes] = {}
 """A party's present, in chapter, in conflict and NPC flags and its six sheet dice, by those values."""
