@@ -49,7 +49,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
@@ -267,6 +267,16 @@ _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
 _SETUPS_LIMIT = 16  # configs whose setup is kept (a sweep plays many configs one after another)
 _CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena (a large grid has many)
 _TURN_OPTIONS_LIMIT = 16384  # memoised turn option lists per config (~300 bytes each) before the table starts afresh
+
+
+def _memo_options(table: dict[Any, tuple[int, ...]], key: Any, compute: Callable[[], list[int]]) -> tuple[int, ...]:
+    """The options ``compute`` gives, memoised in ``table`` under ``key`` (cleared at ``_TURN_OPTIONS_LIMIT``)."""
+    found = table.get(key)
+    if found is None:
+        if len(table) >= _TURN_OPTIONS_LIMIT:
+            table.clear()
+        found = table[key] = tuple(compute())
+    return found
 
 
 def _setup(cfg: HallownestConfig) -> _Setup:
@@ -587,13 +597,7 @@ class DuelState(State[int]):
             assert atk is not None
             me = self.bugs[atk.target]
             key = (atk.target, me.stamina, me.grappled_by)  # all _legal_defense reads that a config does not fix
-            table = self._defense_options
-            found = table.get(key)
-            if found is None:
-                if len(table) >= _TURN_OPTIONS_LIMIT:
-                    table.clear()
-                found = table[key] = tuple(self._legal_defense())
-            return found
+            return _memo_options(self._defense_options, key, self._legal_defense)
         if ph is HEART_ZERO:
             out = []
             if self.k.deaths_door_enabled:
@@ -647,13 +651,7 @@ class DuelState(State[int]):
             foe.unconscious,
             foe.grappled_by,
         )
-        table = self._turn_options
-        found = table.get(key)
-        if found is None:
-            if len(table) >= _TURN_OPTIONS_LIMIT:
-                table.clear()
-            found = table[key] = tuple(self._legal_turn())
-        return found
+        return _memo_options(self._turn_options, key, self._legal_turn)
 
     def _legal_turn(self) -> list[int]:
         """The active bug's options, in increasing action id (the table's order)."""
