@@ -13,7 +13,8 @@ The checks, per scenario:
 - ``random_play``: ``steps`` random masked decisions (every seat random, chance drawn with
   ``sample_chance``); every episode ends within the scenario's ``max_episode_steps`` decisions; legal
   actions are distinct ids in range and non-empty at a decision, empty elsewhere; observations have the
-  declared length, are finite float32 inside ``observation_bounds``; returns are finite.
+  declared length, are finite float32 inside ``observation_bounds`` (and fresh, writable arrays where the scenario
+  declares ``observation_in_bounds``); returns are finite.
 - ``masks``: the env's ``action_masks()`` equals the mask of ``state.legal_actions()`` at every step.
 - ``clone``: a clone starts equal to its original, and playing on the clone leaves the original unchanged.
 - ``chance``: at the chance nodes met (up to ``chance_nodes`` distinct ones), ``chance_outcomes()`` has
@@ -243,6 +244,13 @@ def _check_observation(state: State, scenario: Scenario, n_obs: int, seat: int) 
     if bad.size:
         i = int(bad[0])
         raise CheckFailure(f"observation({seat})[{i}] = {obs[i]} is outside observation_bounds ({low}, {high})")
+    if scenario.observation_in_bounds:  # the adapter hands these arrays to the user as they are
+        if not obs.flags.writeable:
+            raise CheckFailure(f"observation({seat}) is read-only; observation_in_bounds needs a fresh writable array")
+        if np.shares_memory(obs, state.observation(seat)):
+            raise CheckFailure(
+                f"observation({seat}) shares memory with the next call's; observation_in_bounds needs fresh arrays"
+            )
 
 
 def check_random_play(

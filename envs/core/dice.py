@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from random import Random
 from typing import Any, TypeVar
 
 import numpy as np
@@ -20,25 +21,25 @@ T = TypeVar("T")
 class Rng:
     """A seeded random source for dice. Never use ``random``/``np.random`` globals in engines."""
 
-    __slots__ = ("_r", "_random")
+    __slots__ = ("_r", "_random", "random")
+
+    random: Callable[[], float]
+    """A float in [0, 1): the generator's own bound method (a C call, no Python frame in between)."""
 
     def __init__(self, seed: int | None = None) -> None:
         self._r = random.Random(seed)
-        self._random = self._r.random
+        self._random = self.random = self._r.random
 
     @classmethod
     def from_numpy(cls, np_random: np.random.Generator) -> Rng:
         """An Rng seeded from a numpy Generator (the Gymnasium env's ``np_random``)."""
         return cls(int(np_random.integers(0, 2**63 - 1)))
 
-    def random(self) -> float:
-        return self._random()
-
     @property
     def uniform(self) -> Callable[[], float]:
         """The bound uniform source itself, for hot loops that draw many dice.
 
-        ``rng.uniform()`` draws what ``rng.random()`` draws, without the wrapper's extra call.
+        ``rng.uniform()`` draws what ``rng.random()`` draws (the same bound method).
         """
         return self._random
 
@@ -65,6 +66,14 @@ class Rng:
 
     def shuffle(self, items: list[Any]) -> None:
         self._r.shuffle(items)
+
+    def __getstate__(self) -> Random:
+        """Copied and pickled as its generator: a copy draws its own stream, the same as the original's."""
+        return self._r
+
+    def __setstate__(self, r: Random) -> None:
+        self._r = r
+        self._random = self.random = r.random
 
     def getstate(self) -> object:
         return self._r.getstate()

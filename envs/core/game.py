@@ -204,6 +204,9 @@ class Scenario:
     max_episode_steps: int = 1000
     player_names: tuple[str, ...] = ()
     observation_bounds: tuple[float, float] = (-1.0, 1.0)
+    observation_in_bounds: bool = False
+    """The engine's observations are already float32 arrays within ``observation_bounds``, fresh on every call:
+    the Gymnasium adapter passes them on without clipping (a test plays every such built-in scenario to check)."""
     option_groups: tuple[str, ...] = ()  # option groups restricted play may forbid (see State.option_of)
     progress_resources: tuple[str, ...] = ()  # name prefixes of progress counters and clocks: never runaways
     time_limit_is_rule: bool = False  # the scenario's time limit is part of the game (a timed job), not a stall

@@ -35,7 +35,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Observation Space
     ``Box(low, high, (scenario.observation_length(config),), float32)`` with the scenario's bounds; the engine's
-    observation of the seat, clipped to the bounds.
+    observation of the seat, clipped to the bounds (a scenario with ``observation_in_bounds`` promises, and the
+    tests check, that they need no clipping).
 
     ## Rewards
     The seat's return when the game ends (0 on every other step). An illegal action ends the
@@ -98,6 +99,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         )
         self.set_opponents(opponents)
         self._low, self._high = self.observation_space.low, self.observation_space.high  # float32 bound vectors
+        self._in_bounds = self.scenario.observation_in_bounds  # the engine's observations need no clipping
         self._mask = np.ones(n, dtype=bool)
         self.state: State | None = None
         self._ended_by_illegal = False
@@ -209,13 +211,17 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     def _clip(self, obs: np.ndarray) -> np.ndarray:
         """``obs`` as float32 clipped to the bounds, in a fresh array.
 
-        ``np.maximum`` against the bound vector writes the one new array and ``np.minimum`` clips it in place:
-        the same values as ``np.clip`` of the float32 observation (NaN stays NaN) without its Python-level
-        dispatch; vector bounds of the observation's own dtype cost half of scalar ones with a ``dtype``
-        argument. An observation that is not a float32 array is converted first.
+        A scenario with ``observation_in_bounds`` promises float32 arrays within the bounds, fresh on every call:
+        those pass as they are (clipping them would copy the same values). Otherwise ``np.maximum`` against the
+        bound vector writes the one new array and ``np.minimum`` clips it in place: the same values as ``np.clip``
+        of the float32 observation (NaN stays NaN) without its Python-level dispatch; vector bounds of the
+        observation's own dtype cost half of scalar ones with a ``dtype`` argument. An observation that is not a
+        float32 array is converted first (and clipped).
         """
         if type(obs) is not np.ndarray or obs.dtype != np.float32:
             obs = np.asarray(obs, dtype=np.float32)
+        elif self._in_bounds:
+            return obs
         out = np.maximum(obs, self._low)
         return np.minimum(out, self._high, out=out)
 

@@ -34,6 +34,7 @@ DUEL = Scenario(
     max_episode_steps=4000,
     player_names=("Nailbug", "Greatbug"),
     observation_bounds=(-1.0, 1.0),
+    observation_in_bounds=True,
     option_groups=OPTION_GROUPS,
     option_rules={  # the rule of docs/rules/hallownest.md each option plays (named by the report)
         **dict.fromkeys(("invest_all", "invest_1", "invest_some", "multi_attack"), "11"),

@@ -73,6 +73,7 @@ DUEL = Scenario(
     max_episode_steps=3000,
     player_names=DUEL_NAMES,
     observation_bounds=(0.0, 1.0),
+    observation_in_bounds=True,
     option_groups=OPTION_GROUPS,
     option_rules=OPTION_RULES,
 )
@@ -88,6 +89,7 @@ MELEE = Scenario(
     max_episode_steps=5000,
     player_names=(*MELEE_PC_NAMES, MELEE_NPC_NAME),
     observation_bounds=(0.0, 1.0),
+    observation_in_bounds=True,
     option_groups=MELEE_GROUPS,
     option_rules=OPTION_RULES,
 )
