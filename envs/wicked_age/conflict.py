@@ -97,6 +97,7 @@ from envs.wicked_age.rules import (
     usable_strengths,
     winner_may_offer,
 )
+from envs.wicked_age.stages import Stage, Terms
 
 PC_FORM_IDS: tuple[int, ...] = tuple(int(f) for f in PcForm)
 """Rule 4: the six PC forms as plain ids (a forms draw is a sorted tuple of them)."""
@@ -112,20 +113,6 @@ _ROLL_NODES = (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL)
 """The chance nodes that roll a party's dice (Rules 7, 9, 10)."""
 
 """Contexts below this one are decisions: ``node < _FIRST_CHANCE`` is ``node.is_decision`` without a property call."""
-
-
-class Stage(enum.IntEnum):
-    """Where the chapter is."""
-
-    BUILD = 0  # Rules 1-2: the sheets are being built
-    DRAW = 1  # Rule 4: the forms that fit each PC's action are drawn
-    PICK = 2  # Rule 4: forms (and strengths) are picked
-    WINDOW = 3  # Rule 17: offers before a round's roll
-    OPEN = 4  # Rule 7: the opening rolls
-    TIE = 5  # Rule 8: opening ties
-    TURN = 6  # Rules 9-13: moves and answers
-    END = 7
-    SETTLE = 8  # Rule 12 ("advantage_wins"): advantages left after the last round win
 
 
 class PickStep(enum.IntEnum):
@@ -159,15 +146,6 @@ class TieStep(enum.IntEnum):
     VOTE = 0
     CASH = 1
     REROLL = 2
-
-
-class Terms(enum.Enum):
-    """Rules 14-17: the settling of a pending consequence."""
-
-    ASK = "ask"  # the loser may offer a negotiated outcome instead of the default
-    OFFERED = "offered"  # an offer (``terms_offer``) of ``terms_by`` awaits the other side's answer
-    DEFAULT = "default"  # the winner picks exhausted or injured (or, once, proposes an offer of its own)
-    AGREED = "agreed"  # the offer ``terms_offer`` was agreed: apply it
 
 
 # Reading an enum member (``Ctx.BUILD``) costs about a quarter of a microsecond in Python 3.11, a module global a
@@ -269,6 +247,31 @@ def _challenge_menu(opponents: tuple[int, ...], parties: int) -> tuple[int, ...]
 def _named_answerers(action: int, parties: int) -> tuple[int, ...]:
     """Rule 9: the seats a challenge action names (``challenge_targets``, decoded once per action)."""
     return challenge_targets(action, parties)
+
+
+_MENUS: dict[Hashable, list[int]] = {}
+"""Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
+kind and the filled forms, a first pick by the forms draw, a second by the draw and the first form, a strength
+pick by the usable strengths.
+The lists are shared: the state never changes one in place (``legal_actions`` hands out copies). The keys are
+few (subsets of six forms and of four strengths); the cache is cleared at :data:`_MENUS_LIMIT` all the same."""
+_MENUS_LIMIT = 4096
+_NPC_FORM_MENU: list[int] = list(NPC_FORM_ACTIONS)
+"""Rule 4: an NPC picks any one of its three forms (a shared legal list)."""
+_RESPONSE_MENU: list[int] = [_ACT_ACCEPT, _ACT_INSIST]
+"""Rule 17: accept an offer or insist on the whip (a shared legal list)."""
+_PRE_ROLL_MENU: list[int] = [_ACT_ROLL, _ACT_CASH_OWE]
+"""Rule 19: roll, or cash an owe-list entry first (a shared legal list)."""
+_TIE_AVOID_MENU: list[int] = [_ACT_AVOID, _ACT_FIGHT]
+"""Rule 8: avoid the conflict or fight on (a shared legal list)."""
+
+
+def _menu(key: Hashable, menu: list[int]) -> list[int]:
+    """Store ``menu`` in :data:`_MENUS` under ``key`` (bounded) and return it."""
+    if len(_MENUS) >= _MENUS_LIMIT:
+        _MENUS.clear()
+    _MENUS[key] = menu
+    return menu
 
 
 # -- characters ------------------------------------------------------------------------------------
@@ -398,12 +401,14 @@ CLONE_COPIED: tuple[str, ...] = (
     "build_filled",
     "answerers",
     "avoid_votes",
+    "_public",
 )
 """The flat lists of the state that :meth:`WickedAgeState.clone` copies (the machine changes them in place)."""
 CLONE_NESTED: tuple[str, ...] = ("picks", "adv", "drafts", "chars")
 """The lists of lists (and characters) that :meth:`WickedAgeState.clone` copies one level deeper."""
-CLONE_SHARED: tuple[str, ...] = ("build_dice", "_names", "_legal_cache")
-"""Lists that are only ever replaced, never changed in place: clones share them."""
+CLONE_SHARED: tuple[str, ...] = ("build_dice", "_names", "_legal_cache", "_window_menu", "_conseq_offer_menu")
+"""Lists that are only ever replaced, never changed in place: clones share them (the legal list and the menus
+are shared legal lists, never changed in place either)."""
 
 
 class WickedAgeState(State):
@@ -431,6 +436,8 @@ class WickedAgeState(State):
         self._names: list[str] | None = None
         self._keep_advantage = rules.keep_advantage  # Rule 13, read at every observation
         self._offer_ids = setup.offer_ids  # Rule 17's menu
+        self._window_menu = [_ACT_ROLL, *setup.offer_ids]  # Rule 17: roll on or offer (a shared legal list)
+        self._conseq_offer_menu = [*setup.offer_ids, _ACT_TAKE_DEFAULT]  # Rule 17 after an absolute result
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -488,6 +495,11 @@ class WickedAgeState(State):
         self.winner_offered = False  # the winner has made its one offer for this consequence
         self.avoid_votes: list[bool] = []
         self._legal_cache: list[int] | None = None
+        self._player = CHANCE  # ``current_player()``: node END without an outcome reads as chance until started
+        self._public: list[bytes | None] = [None] * n
+        """Each party's sheet and rolled-dice observation block (``observation.public_block``), None when stale:
+        reset by :meth:`_sheet_changed` wherever a sheet die, a chapter or conflict flag or the rolled dice
+        change (outside the build those blocks read nothing else, for every observer)."""
         self._sampled: Any = None  # the roll sample_chance last drew, its dice and advantage dice (see _apply_roll)
         self._sampled_dice: tuple[int, ...] = ()
         self._sampled_adv = 0
@@ -524,6 +536,10 @@ class WickedAgeState(State):
         """The sheets are being built (Rules 1-2): each seat sees only its own draft."""
         return self.stage == _STAGE_BUILD
 
+    def _sheet_changed(self, s: int) -> None:
+        """``s``'s sheet dice, chapter or conflict flag or rolled dice changed: its public block is stale."""
+        self._public[s] = None
+
     def strength_of(self, s: int) -> Strength | None:
         """The particular strength seat ``s`` rolls in this conflict, if any."""
         i = self.strength_used[s]
@@ -539,75 +555,99 @@ class WickedAgeState(State):
 
     # == Protocol =================================================================================
     def current_player(self) -> int:
+        return self._player  # kept by :meth:`_stopped` wherever the machine stops
+
+    def _stopped(self) -> None:
+        """The machine stopped at a new node (or the end): the legal list is stale, the player is read anew.
+
+        Every change of ``node``, ``actor`` or the outcome ends in :meth:`_proceed` or a decision that stopped the
+        machine itself (see :meth:`apply_action`), and both end here: ``_player`` is what the protocol's
+        ``current_player`` derives from them (``TERMINAL``, ``CHANCE`` at a chance node, else the actor).
+        """
+        self._legal_cache = None
         if self._outcome is not None:
-            return TERMINAL
-        if self.node >= _FIRST_CHANCE:
-            return CHANCE
-        return self.actor
+            self.node = _CTX_END
+            self._player = TERMINAL
+        elif self.node >= _FIRST_CHANCE:
+            self._player = CHANCE
+        else:
+            self._player = self.actor
 
     def decision_context(self) -> str:
         return self.node.name.lower()
 
     def legal_actions(self) -> list[int]:
-        if self._outcome is not None or self.node >= _FIRST_CHANCE:
-            return []
-        legal = self._legal_cache
+        legal = self._legal_cache  # computed once per decision node; a copy for the caller
         if legal is None:
+            if self._player < 0:  # CHANCE or TERMINAL
+                return []
             legal = self._legal_cache = _LEGAL_AT[self.node](self, self.actor)  # :meth:`_legal`, inlined
         return legal.copy()
-
-    def _legal_list(self) -> list[int]:
-        """The legal actions at a decision node, computed once per node (callers get copies)."""
-        legal = self._legal_cache
-        if legal is None:
-            legal = self._legal_cache = self._legal()
-        return legal
 
     def _legal(self) -> list[int]:
         """The legal actions of the seat to move: :data:`_LEGAL_AT` holds one function per decision kind."""
         return _LEGAL_AT[self.node](self, self.actor)
 
-    # the legal actions of each decision kind (``s`` the seat to move), in the order of ``Ctx``
+    # the legal actions of each decision kind (``s`` the seat to move), in the order of ``Ctx``; the lists may be
+    # shared menus (see :data:`_MENUS`): the state never changes a legal list in place, callers get copies
     def _legal_build(self, s: int) -> list[int]:
-        acts = NPC_FORM_ACTIONS if self.chars[s].npc else FORM_ACTIONS
-        return [a for i, a in enumerate(acts) if not self.build_filled[i]]
+        key = ("build", self.chars[s].npc, *self.build_filled)
+        menu = _MENUS.get(key)
+        if menu is None:
+            acts = NPC_FORM_ACTIONS if self.chars[s].npc else FORM_ACTIONS
+            menu = _menu(key, [a for i, a in enumerate(acts) if not self.build_filled[i]])
+        return menu
 
     def _legal_pick_form(self, s: int) -> list[int]:
         if self.chars[s].npc:
-            return list(NPC_FORM_ACTIONS)
-        return [FORM_ACTIONS[f] for f in self.available[s]]
+            return _NPC_FORM_MENU
+        available = self.available[s]
+        key = ("first", available)
+        menu = _MENUS.get(key)
+        if menu is None:
+            menu = _menu(key, [FORM_ACTIONS[f] for f in available])
+        return menu
 
     def _legal_pick_second_form(self, s: int) -> list[int]:
         first = self.picks[s][0]
-        return [FORM_ACTIONS[f] for f in self.available[s] if f != first]
+        key = ("second", self.available[s], first)
+        menu = _MENUS.get(key)
+        if menu is None:
+            menu = _menu(key, [FORM_ACTIONS[f] for f in self.available[s] if f != first])
+        return menu
 
     def _legal_pick_strength(self, s: int) -> list[int]:
-        return [_ACT_STRENGTH_0 + i for i in self._usable_strengths(s)] + [_ACT_NO_STRENGTH]
+        usable = self._usable_strengths(s)
+        key = ("strength", usable)
+        menu = _MENUS.get(key)
+        if menu is None:
+            menu = _menu(key, [_ACT_STRENGTH_0 + i for i in usable] + [_ACT_NO_STRENGTH])
+        return menu
 
     def _legal_window(self, s: int) -> list[int]:
-        return [_ACT_ROLL, *self._offer_ids]
+        return self._window_menu
 
     def _legal_offer_target(self, s: int) -> list[int]:
         return [_ACT_TARGET_0 + t for t in self._opponents(s)]
 
     def _legal_response(self, s: int) -> list[int]:
-        return [_ACT_ACCEPT, _ACT_INSIST]
+        return _RESPONSE_MENU
 
     def _legal_offer_form(self, s: int) -> list[int]:
         assert self.conseq is not None
         return self._form_loss_actions(self.conseq.loser)
 
     def _legal_pre_roll(self, s: int) -> list[int]:
-        return [_ACT_ROLL, _ACT_CASH_OWE]
+        return _PRE_ROLL_MENU
 
     def _legal_tie_avoid(self, s: int) -> list[int]:
-        return [_ACT_AVOID, _ACT_FIGHT]
+        return _TIE_AVOID_MENU
 
     def _legal_challenge(self, s: int) -> list[int]:
         return list(_challenge_menu(tuple(self._opponents(s)), self.num_players))
 
     def _legal_conseq_offer(self, s: int) -> list[int]:
-        return [*self._offer_ids, _ACT_TAKE_DEFAULT]
+        return self._conseq_offer_menu
 
     def _legal_conseq_default(self, s: int) -> list[int]:
         r = self.rules
@@ -806,11 +846,11 @@ class WickedAgeState(State):
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
-        a = int(action)
+        a = action if type(action) is int else int(action)
         legal = self._legal_cache
-        if legal is None and self._outcome is None and self.node < _FIRST_CHANCE:
-            legal = self._legal_cache = self._legal()
-        if legal is None or self._outcome is not None or a not in legal:
+        if legal is None and self._player >= 0:  # a decision node whose legal list nobody asked for yet
+            legal = self._legal_cache = _LEGAL_AT[self.node](self, self.actor)
+        if legal is None or a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
         _DECIDE_AT[self.node](self, self.actor, a)
         self._proceed()
@@ -907,7 +947,6 @@ class WickedAgeState(State):
 
     def _proceed(self) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends."""
-        self._legal_cache = None
         steps = _STAGE_STEPS
         while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
             if self.conseq is not None:
@@ -918,8 +957,7 @@ class WickedAgeState(State):
                 stopped = steps[self.stage](self)
             if stopped:
                 break
-        if self._outcome is not None:
-            self.node = _CTX_END
+        self._stopped()
 
     def _step(self) -> bool:
         """One step of the machine; True when it stopped at a decision or chance node.
@@ -998,6 +1036,7 @@ class WickedAgeState(State):
         self.picks = [[] for _ in range(n)]
         self.strength_used = [None] * n
         self.roll_dice = [()] * n
+        self._public = [None] * n  # every conflict flag and rolled die changed
         self.cashed = [0] * n
         self.adv = [[False] * n for _ in range(n)]
         self.round_no = 0
@@ -1046,6 +1085,7 @@ class WickedAgeState(State):
                 return self._decide(_CTX_PICK_STRENGTH, s)
             self.strength_used[s] = None
         self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], self.strength_of(s))
+        self._public[s] = None  # :meth:`_sheet_changed`, inlined
         if self.narrating:
             self.narrate(
                 "forms",
@@ -1443,6 +1483,7 @@ class WickedAgeState(State):
         """Rule 14: the loser is out of this conflict; the winner applies consequences."""
         w, loser = decided
         self.in_conflict[loser] = False
+        self._sheet_changed(loser)
         self.conflict_score[w] += 1
         self.conflict_score[loser] -= 1
         if self.narrating:
@@ -1581,6 +1622,7 @@ class WickedAgeState(State):
         if self.narrating:
             self.narrate("accept", f"{self.names[target]} accepts.", target)
         self.in_conflict[p] = False
+        self._sheet_changed(p)
         self.conflict_score[target] += 1
         self.conflict_score[p] -= 1
         self.conseq = Decided(target, p)
@@ -1654,6 +1696,7 @@ class WickedAgeState(State):
     def _lose_size(self, s: int, slot: int) -> None:
         ch = self.chars[s]
         ch.dice[slot] = lose_size(ch.dice[slot], self.ladder, self.rules.min_die_hit)
+        self._sheet_changed(s)
 
     def _resolve_form_offer(self, a: int) -> None:
         assert self.conseq is not None
@@ -1709,6 +1752,7 @@ class WickedAgeState(State):
                 )
         if self.in_chapter[loser] and is_out_of_chapter(ch.dice, ch.npc, self.cfg.consequences):
             self.in_chapter[loser] = False
+            self._sheet_changed(loser)
             self.put_out[w] += 1
             if self.narrating:
                 self.narrate(
@@ -1844,6 +1888,7 @@ def start_conflict(
         used = strengths_used[s] if strengths_used is not None else None
         state.strength_used[s] = used if used is not None and used >= 0 else None
         state.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, state.picks[s], state.strength_of(s))
+        state._sheet_changed(s)
         if state.narrating:
             state.narrate("forms", f"{ch.name} acts {state._forms_text(s)}: rolls {dice_text(state.roll_dice[s])}.", s)
     state.round_no = 1
