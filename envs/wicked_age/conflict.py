@@ -790,10 +790,11 @@ class WickedAgeState(State):
 
     def apply_chance(self, outcome: Hashable) -> None:
         node, s = self.node, self.actor
-        if node < _FIRST_CHANCE or self._outcome is not None:
+        if self._player != CHANCE:
             raise ValueError("apply_chance at a decision node")
+        stopped = False  # as for decisions (see :meth:`apply_action`): the outcome ran the next step and it stopped
         if node in _ROLL_NODES:
-            self._apply_roll(s, outcome)
+            stopped = self._apply_roll(s, outcome)
         elif node == _CTX_FORMS_DRAW:
             # a sorted draw as sampled is found as itself; anything else is rebuilt and checked
             forms = _DRAWS.get(outcome) if type(outcome) is tuple else None
@@ -812,16 +813,20 @@ class WickedAgeState(State):
                     forms=forms,
                 )
             self.idx += 1
+            stopped = self._draw_step()  # the draw stage goes on (nothing is pending during it)
         elif node == _CTX_TIE_REROLL:
             self._reroll_lowest_die(s, int(outcome))  # type: ignore[call-overload]
             self.tie_idx += 1
         elif node == _CTX_CASH_ROLL:
             self._roll_fresh_advantage(s, int(outcome))  # type: ignore[call-overload]
         else:
-            self._apply_roll(s, outcome)
-        self._proceed()
+            stopped = self._apply_roll(s, outcome)
+        if stopped:
+            self._stopped()
+        else:
+            self._proceed()
 
-    def _apply_roll(self, s: int, outcome: Any) -> None:
+    def _apply_roll(self, s: int, outcome: Any) -> bool:
         """Rules 6-7 and 10: ``s``'s roll ``(faces, advantage_sum)`` is read and stands, or answers."""
         dice = self.roll_dice[s]
         if outcome is self._sampled and dice is self._sampled_dice:
@@ -842,7 +847,7 @@ class WickedAgeState(State):
         self.rolls[s] = roll
         self.adv_rolled[s] = k
         self.cash_done = False
-        self._on_roll(s, roll)
+        return self._on_roll(s, roll)
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
@@ -852,44 +857,64 @@ class WickedAgeState(State):
             legal = self._legal_cache = _LEGAL_AT[self.node](self, self.actor)
         if legal is None or a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        _DECIDE_AT[self.node](self, self.actor, a)
-        self._proceed()
+        if _DECIDE_AT[self.node](self, self.actor, a):
+            self._stopped()  # the decision ran the machine's next step itself, and it stopped
+        else:
+            self._proceed()
 
-    # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``
-    def _on_build(self, s: int, a: int) -> None:
-        self._build_step(s, a)
+    # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
+    # Each returns True when it ran the machine's next step itself and that step stopped (:meth:`apply_action` then
+    # skips :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may run that step only where it is
+    # the one :meth:`_proceed` would run first: no pending consequence or offer (they come first), or the offer step
+    # for a pending offer; the game is never over at a decision.
+    def _on_build(self, s: int, a: int) -> bool:
+        return self._build_step(s, a)
 
-    def _on_pick_form(self, s: int, a: int) -> None:
-        self.picks[s] = [a - _ACT_NPC_FORM_0 if self.chars[s].npc else a]
+    def _on_pick_form(self, s: int, a: int) -> bool:
+        npc = self.chars[s].npc
+        self.picks[s] = [a - _ACT_NPC_FORM_0 if npc else a]
         self.pick_step = _PICK_SECOND_FORM
+        if npc:
+            return self._pick_step()
+        self.node = _CTX_PICK_SECOND_FORM  # :meth:`_pick_step` for the same PC: its second form (same actor)
+        return True
 
-    def _on_pick_second_form(self, s: int, a: int) -> None:
+    def _on_pick_second_form(self, s: int, a: int) -> bool:
         self.picks[s].append(a)
         self.pick_step = _PICK_STRENGTH
+        return self._pick_step()
 
-    def _on_pick_strength(self, s: int, a: int) -> None:
+    def _on_pick_strength(self, s: int, a: int) -> bool:
         self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - _ACT_STRENGTH_0
         self.pick_step = _PICK_DONE
+        return self._pick_step()
 
-    def _on_window(self, s: int, a: int) -> None:
+    def _on_window(self, s: int, a: int) -> bool:
         if a == _ACT_ROLL:
             self.idx += 1
-        else:
-            opp = self._opponents(s)
-            self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
+            return self._window_step()
+        opp = self._opponents(s)
+        self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
+        return self._offer_step()
 
-    def _on_offer_target(self, s: int, a: int) -> None:
+    def _on_offer_target(self, s: int, a: int) -> bool:
         offer = self.offer
         assert offer is not None
         self.offer = PendingOffer(offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced)
+        return self._offer_step()
 
-    def _on_offer_response(self, s: int, a: int) -> None:
-        self._answer_offer(a == _ACT_ACCEPT)
+    def _on_offer_response(self, s: int, a: int) -> bool:
+        if a == _ACT_ACCEPT:
+            self._answer_offer(True)  # a consequence follows: :meth:`_proceed` runs it
+            return False
+        self._answer_offer(False)
+        return self._window_step()  # offers are made in the window (Rule 17): it goes on
 
-    def _on_offer_form(self, s: int, a: int) -> None:
+    def _on_offer_form(self, s: int, a: int) -> bool:
         self._resolve_form_offer(a)
+        return False
 
-    def _on_pre_roll(self, s: int, a: int) -> None:
+    def _on_pre_roll(self, s: int, a: int) -> bool:
         simultaneous = self.stage == _STAGE_OPEN or self.stage == _STAGE_TIE
         if a == _ACT_CASH_OWE and simultaneous:
             self.pending_cash[s] += 1  # shown to the others only when everyone has decided
@@ -902,8 +927,9 @@ class WickedAgeState(State):
                 self.tie_idx += 1
         else:
             self.cash_done = True
+        return False
 
-    def _on_tie_avoid(self, s: int, a: int) -> None:
+    def _on_tie_avoid(self, s: int, a: int) -> bool:
         self.avoid_votes.append(a == _ACT_AVOID)
         if self.narrating:
             self.narrate(
@@ -911,21 +937,25 @@ class WickedAgeState(State):
                 f"{self.names[s]} " + ("would avoid the conflict." if a == _ACT_AVOID else "decides to fight."),
                 s,
             )
+        return False
 
-    def _on_challenge(self, s: int, a: int) -> None:
+    def _on_challenge(self, s: int, a: int) -> bool:
         named = _named_answerers(a, self.num_players)
         self._name_answerers(s, [t for t in self.order if t in named])
+        return False
 
-    def _on_conseq_offer(self, s: int, a: int) -> None:
+    def _on_conseq_offer(self, s: int, a: int) -> bool:
         if a == _ACT_TAKE_DEFAULT:
             self.terms = _TERMS_DEFAULT
         else:
             self._propose_terms(s, offer_of(a))
+        return False
 
-    def _on_conseq_response(self, s: int, a: int) -> None:
+    def _on_conseq_response(self, s: int, a: int) -> bool:
         self._answer_conseq_offer(a == _ACT_ACCEPT)
+        return False
 
-    def _on_conseq_default(self, s: int, a: int) -> None:
+    def _on_conseq_default(self, s: int, a: int) -> bool:
         assert self.conseq is not None
         if a in (_ACT_EXHAUST, _ACT_INJURE):
             self._apply_default_consequence(exhausted=(a == _ACT_EXHAUST))
@@ -933,6 +963,7 @@ class WickedAgeState(State):
         else:
             self.winner_offered = True
             self._propose_terms(s, offer_of(a))
+        return False
 
     # == The machine ==============================================================================
     def _decide(self, ctx: Ctx, seat: int) -> bool:
@@ -990,7 +1021,7 @@ class WickedAgeState(State):
             self.build_filled = [False] * _PC_FORM_COUNT
         self.idx = seat
 
-    def _build_step(self, s: int, a: int) -> None:
+    def _build_step(self, s: int, a: int) -> bool:
         """Rules 1-2: assign the next (largest remaining) die or die pair to a form of the seat's draft.
 
         Builds are simultaneous: the drafts are revealed only when every seat has completed its own.
@@ -1007,18 +1038,19 @@ class WickedAgeState(State):
             self.build_filled[a] = True
 
         if not all(self.build_filled):
-            return
+            return True  # :meth:`_build_turn`: the same seat places its next die (the same node and actor)
         if self.narrating:
             self.narrate("build_done", f"{self.names[s]} has assigned their dice.", s)
         if s + 1 < self.num_players:
             self._start_build(s + 1)
-            return
+            return False
         for seat, ch in enumerate(self.chars):  # everyone is done: the sheets are shown
             ch.dice = list(self.drafts[seat])
             if self.narrating:
                 self.narrate("build", f"{ch.name} is built: {ch.sheet()}.", seat)
         self.drafts = []
         self._start_conflict()
+        return False
 
     def sheet_seen_by(self, party: int, seat: int) -> Sequence[int]:
         """The sheet of ``party`` as ``seat`` sees it: during the (simultaneous) build only its own draft."""
@@ -1208,7 +1240,8 @@ class WickedAgeState(State):
         k = self.advantage_dice(s)
         return f" and {k} advantage {'die' if k == 1 else 'dice'}" if k else ""
 
-    def _on_roll(self, s: int, roll: Roll) -> None:
+    def _on_roll(self, s: int, roll: Roll) -> bool:
+        """The roll is read: an opening roll or a mover's reroll runs the stage's next step (True: it stopped)."""
         purpose = self.roll_purpose
         if purpose == _CTX_OPENING_ROLL:
             if self.narrating:
@@ -1222,7 +1255,8 @@ class WickedAgeState(State):
                     key=roll.key,
                 )
             self.idx += 1
-        elif purpose == _CTX_MOVER_ROLL:
+            return self._open_step()  # the opening rolls go on (nothing is pending during them)
+        if purpose == _CTX_MOVER_ROLL:
             if self.narrating:
                 self.narrate(
                     "reroll",
@@ -1233,8 +1267,10 @@ class WickedAgeState(State):
                     key=roll.key,
                 )
             self.turn_step = _TURN_CHALLENGE
-        else:  # ANSWER_ROLL
-            self._resolve_answer(s, roll)
+            return self._turn_step()  # the mover challenges (nothing is pending before an answer)
+        # ANSWER_ROLL
+        self._resolve_answer(s, roll)  # an absolute result: a consequence follows (:meth:`_proceed` runs it)
+        return False
 
     # -- opening ties ------------------------------------------------------------------------------
     def _parties(self) -> list[int]:
@@ -1805,7 +1841,7 @@ _LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
 )
 """The legal actions of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one of these
 methods must extend the table)."""
-_DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], None], ...] = (
+_DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool], ...] = (
     WickedAgeState._on_build,
     WickedAgeState._on_pick_form,
     WickedAgeState._on_pick_second_form,
@@ -1821,7 +1857,8 @@ _DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], None], ...] = (
     WickedAgeState._on_conseq_response,
     WickedAgeState._on_conseq_default,
 )
-"""The effect of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one must extend the table)."""
+"""The effect of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one must extend the table);
+True when it ran the machine's next step itself and that step stopped."""
 _STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
     WickedAgeState._build_turn,
     WickedAgeState._draw_step,
