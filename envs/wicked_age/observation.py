@@ -72,6 +72,11 @@ _FORM_ONE_HOT: tuple[tuple[float, ...], ...] = tuple(_one_hot(_FORMS, f) for f i
 _OFFER_ONE_HOT: tuple[tuple[float, ...], ...] = tuple(_one_hot(_OFFERS, k) for k in range(_OFFERS))
 """The pending-offer features of each offer kind."""
 _NO_OFFER = (0.0,) * _OFFERS
+_ROTATIONS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple((seat + k) % n for k in range(n)) for seat in range(n)) for n in range(MAX_PARTIES + 1)
+)
+"""The party slots' seats as ``seat`` sees a conflict of ``n`` parties (itself first, then the others in seat order),
+by ``n`` and ``seat``."""
 _ABSENT_BYTES: tuple[bytes, ...] = tuple(
     struct.pack(f"{len(_ABSENT)}f", *_ABSENT) * (party_slots(n) - n) for n in range(MAX_PARTIES + 1)
 )
@@ -195,12 +200,10 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     building = stage == _STAGE_BUILD
     public = state._public
     standing, readings = _STANDING, _READINGS
+    pending = state.pending_cash[seat]
     parts: list[bytes] = []
     append = parts.append
-    for k in range(n):
-        p = seat + k
-        if p >= n:
-            p -= n
+    for p in _ROTATIONS[n][seat]:
         if building:  # during the (simultaneous) build a seat sees only its own draft
             s0, s1, s2, s3, s4, s5 = state.drafts[p] if p == seat else _HIDDEN_SHEET  # SHEET_SLOTS
             key: _Key = (s0, s1, s2, s3, s4, s5, state.in_chapter[p], in_conflict[p], state.chars[p].npc)
@@ -216,11 +219,9 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         cash = cashed[p]
         dice = advantage_dice(holds, in_conflict, keep, cash) if cash or True in holds else 0
         owed = owe.count(p) if owe else 0
-        if k == 0:  # a seat sees its own undecided cashing only
-            pending = state.pending_cash[seat]
-            if pending:
-                dice += pending * state.rules.dice_per_entry
-                owed -= pending
+        if pending and p == seat:  # a seat sees its own undecided cashing only
+            dice += pending * state.rules.dice_per_entry
+            owed -= pending
         key = (dice, holds[seat], adv_seat[p], owed, challenged[p], moved[p])
         append(standing.get(key) or _standing(key))
         r = rolls[p]
