@@ -97,6 +97,7 @@ from envs.wicked_age.rules import (
     usable_strengths,
     winner_may_offer,
 )
+from envs.wicked_age.stages import Stage, Terms
 
 PC_FORM_IDS: tuple[int, ...] = tuple(int(f) for f in PcForm)
 """Rule 4: the six PC forms as plain ids (a forms draw is a sorted tuple of them)."""
@@ -112,20 +113,6 @@ _ROLL_NODES = (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL)
 """The chance nodes that roll a party's dice (Rules 7, 9, 10)."""
 
 """Contexts below this one are decisions: ``node < _FIRST_CHANCE`` is ``node.is_decision`` without a property call."""
-
-
-class Stage(enum.IntEnum):
-    """Where the chapter is."""
-
-    BUILD = 0  # Rules 1-2: the sheets are being built
-    DRAW = 1  # Rule 4: the forms that fit each PC's action are drawn
-    PICK = 2  # Rule 4: forms (and strengths) are picked
-    WINDOW = 3  # Rule 17: offers before a round's roll
-    OPEN = 4  # Rule 7: the opening rolls
-    TIE = 5  # Rule 8: opening ties
-    TURN = 6  # Rules 9-13: moves and answers
-    END = 7
-    SETTLE = 8  # Rule 12 ("advantage_wins"): advantages left after the last round win
 
 
 class PickStep(enum.IntEnum):
@@ -159,15 +146,6 @@ class TieStep(enum.IntEnum):
     VOTE = 0
     CASH = 1
     REROLL = 2
-
-
-class Terms(enum.Enum):
-    """Rules 14-17: the settling of a pending consequence."""
-
-    ASK = "ask"  # the loser may offer a negotiated outcome instead of the default
-    OFFERED = "offered"  # an offer (``terms_offer``) of ``terms_by`` awaits the other side's answer
-    DEFAULT = "default"  # the winner picks exhausted or injured (or, once, proposes an offer of its own)
-    AGREED = "agreed"  # the offer ``terms_offer`` was agreed: apply it
 
 
 # Reading an enum member (``Ctx.BUILD``) costs about a quarter of a microsecond in Python 3.11, a module global a
@@ -269,6 +247,31 @@ def _challenge_menu(opponents: tuple[int, ...], parties: int) -> tuple[int, ...]
 def _named_answerers(action: int, parties: int) -> tuple[int, ...]:
     """Rule 9: the seats a challenge action names (``challenge_targets``, decoded once per action)."""
     return challenge_targets(action, parties)
+
+
+_MENUS: dict[Hashable, list[int]] = {}
+"""Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
+kind and the filled forms, a first pick by the forms draw, a second by the draw and the first form, a strength
+pick by the usable strengths.
+The lists are shared: the state never changes one in place (``legal_actions`` hands out copies). The keys are
+few (subsets of six forms and of four strengths); the cache is cleared at :data:`_MENUS_LIMIT` all the same."""
+_MENUS_LIMIT = 4096
+_NPC_FORM_MENU: list[int] = list(NPC_FORM_ACTIONS)
+"""Rule 4: an NPC picks any one of its three forms (a shared legal list)."""
+_RESPONSE_MENU: list[int] = [_ACT_ACCEPT, _ACT_INSIST]
+"""Rule 17: accept an offer or insist on the whip (a shared legal list)."""
+_PRE_ROLL_MENU: list[int] = [_ACT_ROLL, _ACT_CASH_OWE]
+"""Rule 19: roll, or cash an owe-list entry first (a shared legal list)."""
+_TIE_AVOID_MENU: list[int] = [_ACT_AVOID, _ACT_FIGHT]
+"""Rule 8: avoid the conflict or fight on (a shared legal list)."""
+
+
+def _menu(key: Hashable, menu: list[int]) -> list[int]:
+    """Store ``menu`` in :data:`_MENUS` under ``key`` (bounded) and return it."""
+    if len(_MENUS) >= _MENUS_LIMIT:
+        _MENUS.clear()
+    _MENUS[key] = menu
+    return menu
 
 
 # -- characters ------------------------------------------------------------------------------------
@@ -398,12 +401,14 @@ CLONE_COPIED: tuple[str, ...] = (
     "build_filled",
     "answerers",
     "avoid_votes",
+    "_public",
 )
 """The flat lists of the state that :meth:`WickedAgeState.clone` copies (the machine changes them in place)."""
 CLONE_NESTED: tuple[str, ...] = ("picks", "adv", "drafts", "chars")
 """The lists of lists (and characters) that :meth:`WickedAgeState.clone` copies one level deeper."""
-CLONE_SHARED: tuple[str, ...] = ("build_dice", "_names", "_legal_cache")
-"""Lists that are only ever replaced, never changed in place: clones share them."""
+CLONE_SHARED: tuple[str, ...] = ("build_dice", "_names", "_legal_cache", "_window_menu", "_conseq_offer_menu")
+"""Lists that are only ever replaced, never changed in place: clones share them (the legal list and the menus
+are shared legal lists, never changed in place either)."""
 
 
 class WickedAgeState(State):
@@ -431,6 +436,8 @@ class WickedAgeState(State):
         self._names: list[str] | None = None
         self._keep_advantage = rules.keep_advantage  # Rule 13, read at every observation
         self._offer_ids = setup.offer_ids  # Rule 17's menu
+        self._window_menu = [_ACT_ROLL, *setup.offer_ids]  # Rule 17: roll on or offer (a shared legal list)
+        self._conseq_offer_menu = [*setup.offer_ids, _ACT_TAKE_DEFAULT]  # Rule 17 after an absolute result
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -488,6 +495,11 @@ class WickedAgeState(State):
         self.winner_offered = False  # the winner has made its one offer for this consequence
         self.avoid_votes: list[bool] = []
         self._legal_cache: list[int] | None = None
+        self._player = CHANCE  # ``current_player()``: node END without an outcome reads as chance until started
+        self._public: list[bytes | None] = [None] * n
+        """Each party's sheet and rolled-dice observation block (``observation.public_block``), None when stale:
+        reset by :meth:`_sheet_changed` wherever a sheet die, a chapter or conflict flag or the rolled dice
+        change (outside the build those blocks read nothing else, for every observer)."""
         self._sampled: Any = None  # the roll sample_chance last drew, its dice and advantage dice (see _apply_roll)
         self._sampled_dice: tuple[int, ...] = ()
         self._sampled_adv = 0
@@ -524,6 +536,10 @@ class WickedAgeState(State):
         """The sheets are being built (Rules 1-2): each seat sees only its own draft."""
         return self.stage == _STAGE_BUILD
 
+    def _sheet_changed(self, s: int) -> None:
+        """``s``'s sheet dice, chapter or conflict flag or rolled dice changed: its public block is stale."""
+        self._public[s] = None
+
     def strength_of(self, s: int) -> Strength | None:
         """The particular strength seat ``s`` rolls in this conflict, if any."""
         i = self.strength_used[s]
@@ -539,75 +555,99 @@ class WickedAgeState(State):
 
     # == Protocol =================================================================================
     def current_player(self) -> int:
+        return self._player  # kept by :meth:`_stopped` wherever the machine stops
+
+    def _stopped(self) -> None:
+        """The machine stopped at a new node (or the end): the legal list is stale, the player is read anew.
+
+        Every change of ``node``, ``actor`` or the outcome ends in :meth:`_proceed` or a decision that stopped the
+        machine itself (see :meth:`apply_action`), and both end here: ``_player`` is what the protocol's
+        ``current_player`` derives from them (``TERMINAL``, ``CHANCE`` at a chance node, else the actor).
+        """
+        self._legal_cache = None
         if self._outcome is not None:
-            return TERMINAL
-        if self.node >= _FIRST_CHANCE:
-            return CHANCE
-        return self.actor
+            self.node = _CTX_END
+            self._player = TERMINAL
+        elif self.node >= _FIRST_CHANCE:
+            self._player = CHANCE
+        else:
+            self._player = self.actor
 
     def decision_context(self) -> str:
         return self.node.name.lower()
 
     def legal_actions(self) -> list[int]:
-        if self._outcome is not None or self.node >= _FIRST_CHANCE:
-            return []
-        legal = self._legal_cache
+        legal = self._legal_cache  # computed once per decision node; a copy for the caller
         if legal is None:
+            if self._player < 0:  # CHANCE or TERMINAL
+                return []
             legal = self._legal_cache = _LEGAL_AT[self.node](self, self.actor)  # :meth:`_legal`, inlined
         return legal.copy()
-
-    def _legal_list(self) -> list[int]:
-        """The legal actions at a decision node, computed once per node (callers get copies)."""
-        legal = self._legal_cache
-        if legal is None:
-            legal = self._legal_cache = self._legal()
-        return legal
 
     def _legal(self) -> list[int]:
         """The legal actions of the seat to move: :data:`_LEGAL_AT` holds one function per decision kind."""
         return _LEGAL_AT[self.node](self, self.actor)
 
-    # the legal actions of each decision kind (``s`` the seat to move), in the order of ``Ctx``
+    # the legal actions of each decision kind (``s`` the seat to move), in the order of ``Ctx``; the lists may be
+    # shared menus (see :data:`_MENUS`): the state never changes a legal list in place, callers get copies
     def _legal_build(self, s: int) -> list[int]:
-        acts = NPC_FORM_ACTIONS if self.chars[s].npc else FORM_ACTIONS
-        return [a for i, a in enumerate(acts) if not self.build_filled[i]]
+        key = ("build", self.chars[s].npc, *self.build_filled)
+        menu = _MENUS.get(key)
+        if menu is None:
+            acts = NPC_FORM_ACTIONS if self.chars[s].npc else FORM_ACTIONS
+            menu = _menu(key, [a for i, a in enumerate(acts) if not self.build_filled[i]])
+        return menu
 
     def _legal_pick_form(self, s: int) -> list[int]:
         if self.chars[s].npc:
-            return list(NPC_FORM_ACTIONS)
-        return [FORM_ACTIONS[f] for f in self.available[s]]
+            return _NPC_FORM_MENU
+        available = self.available[s]
+        key = ("first", available)
+        menu = _MENUS.get(key)
+        if menu is None:
+            menu = _menu(key, [FORM_ACTIONS[f] for f in available])
+        return menu
 
     def _legal_pick_second_form(self, s: int) -> list[int]:
         first = self.picks[s][0]
-        return [FORM_ACTIONS[f] for f in self.available[s] if f != first]
+        key = ("second", self.available[s], first)
+        menu = _MENUS.get(key)
+        if menu is None:
+            menu = _menu(key, [FORM_ACTIONS[f] for f in self.available[s] if f != first])
+        return menu
 
     def _legal_pick_strength(self, s: int) -> list[int]:
-        return [_ACT_STRENGTH_0 + i for i in self._usable_strengths(s)] + [_ACT_NO_STRENGTH]
+        usable = self._usable_strengths(s)
+        key = ("strength", usable)
+        menu = _MENUS.get(key)
+        if menu is None:
+            menu = _menu(key, [_ACT_STRENGTH_0 + i for i in usable] + [_ACT_NO_STRENGTH])
+        return menu
 
     def _legal_window(self, s: int) -> list[int]:
-        return [_ACT_ROLL, *self._offer_ids]
+        return self._window_menu
 
     def _legal_offer_target(self, s: int) -> list[int]:
         return [_ACT_TARGET_0 + t for t in self._opponents(s)]
 
     def _legal_response(self, s: int) -> list[int]:
-        return [_ACT_ACCEPT, _ACT_INSIST]
+        return _RESPONSE_MENU
 
     def _legal_offer_form(self, s: int) -> list[int]:
         assert self.conseq is not None
         return self._form_loss_actions(self.conseq.loser)
 
     def _legal_pre_roll(self, s: int) -> list[int]:
-        return [_ACT_ROLL, _ACT_CASH_OWE]
+        return _PRE_ROLL_MENU
 
     def _legal_tie_avoid(self, s: int) -> list[int]:
-        return [_ACT_AVOID, _ACT_FIGHT]
+        return _TIE_AVOID_MENU
 
     def _legal_challenge(self, s: int) -> list[int]:
         return list(_challenge_menu(tuple(self._opponents(s)), self.num_players))
 
     def _legal_conseq_offer(self, s: int) -> list[int]:
-        return [*self._offer_ids, _ACT_TAKE_DEFAULT]
+        return self._conseq_offer_menu
 
     def _legal_conseq_default(self, s: int) -> list[int]:
         r = self.rules
@@ -750,10 +790,11 @@ class WickedAgeState(State):
 
     def apply_chance(self, outcome: Hashable) -> None:
         node, s = self.node, self.actor
-        if node < _FIRST_CHANCE or self._outcome is not None:
+        if self._player != CHANCE:
             raise ValueError("apply_chance at a decision node")
+        stopped = False  # as for decisions (see :meth:`apply_action`): the outcome ran the next step and it stopped
         if node in _ROLL_NODES:
-            self._apply_roll(s, outcome)
+            stopped = self._apply_roll(s, outcome)
         elif node == _CTX_FORMS_DRAW:
             # a sorted draw as sampled is found as itself; anything else is rebuilt and checked
             forms = _DRAWS.get(outcome) if type(outcome) is tuple else None
@@ -772,16 +813,20 @@ class WickedAgeState(State):
                     forms=forms,
                 )
             self.idx += 1
+            stopped = self._draw_step()  # the draw stage goes on (nothing is pending during it)
         elif node == _CTX_TIE_REROLL:
             self._reroll_lowest_die(s, int(outcome))  # type: ignore[call-overload]
             self.tie_idx += 1
         elif node == _CTX_CASH_ROLL:
             self._roll_fresh_advantage(s, int(outcome))  # type: ignore[call-overload]
         else:
-            self._apply_roll(s, outcome)
-        self._proceed()
+            stopped = self._apply_roll(s, outcome)
+        if stopped:
+            self._stopped()
+        else:
+            self._proceed()
 
-    def _apply_roll(self, s: int, outcome: Any) -> None:
+    def _apply_roll(self, s: int, outcome: Any) -> bool:
         """Rules 6-7 and 10: ``s``'s roll ``(faces, advantage_sum)`` is read and stands, or answers."""
         dice = self.roll_dice[s]
         if outcome is self._sampled and dice is self._sampled_dice:
@@ -802,54 +847,74 @@ class WickedAgeState(State):
         self.rolls[s] = roll
         self.adv_rolled[s] = k
         self.cash_done = False
-        self._on_roll(s, roll)
+        return self._on_roll(s, roll)
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
-        a = int(action)
+        a = action if type(action) is int else int(action)
         legal = self._legal_cache
-        if legal is None and self._outcome is None and self.node < _FIRST_CHANCE:
-            legal = self._legal_cache = self._legal()
-        if legal is None or self._outcome is not None or a not in legal:
+        if legal is None and self._player >= 0:  # a decision node whose legal list nobody asked for yet
+            legal = self._legal_cache = _LEGAL_AT[self.node](self, self.actor)
+        if legal is None or a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        _DECIDE_AT[self.node](self, self.actor, a)
-        self._proceed()
+        if _DECIDE_AT[self.node](self, self.actor, a):
+            self._stopped()  # the decision ran the machine's next step itself, and it stopped
+        else:
+            self._proceed()
 
-    # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``
-    def _on_build(self, s: int, a: int) -> None:
-        self._build_step(s, a)
+    # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
+    # Each returns True when it ran the machine's next step itself and that step stopped (:meth:`apply_action` then
+    # skips :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may run that step only where it is
+    # the one :meth:`_proceed` would run first: no pending consequence or offer (they come first), or the offer step
+    # for a pending offer; the game is never over at a decision.
+    def _on_build(self, s: int, a: int) -> bool:
+        return self._build_step(s, a)
 
-    def _on_pick_form(self, s: int, a: int) -> None:
-        self.picks[s] = [a - _ACT_NPC_FORM_0 if self.chars[s].npc else a]
+    def _on_pick_form(self, s: int, a: int) -> bool:
+        npc = self.chars[s].npc
+        self.picks[s] = [a - _ACT_NPC_FORM_0 if npc else a]
         self.pick_step = _PICK_SECOND_FORM
+        if npc:
+            return self._pick_step()
+        self.node = _CTX_PICK_SECOND_FORM  # :meth:`_pick_step` for the same PC: its second form (same actor)
+        return True
 
-    def _on_pick_second_form(self, s: int, a: int) -> None:
+    def _on_pick_second_form(self, s: int, a: int) -> bool:
         self.picks[s].append(a)
         self.pick_step = _PICK_STRENGTH
+        return self._pick_step()
 
-    def _on_pick_strength(self, s: int, a: int) -> None:
+    def _on_pick_strength(self, s: int, a: int) -> bool:
         self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - _ACT_STRENGTH_0
         self.pick_step = _PICK_DONE
+        return self._pick_step()
 
-    def _on_window(self, s: int, a: int) -> None:
+    def _on_window(self, s: int, a: int) -> bool:
         if a == _ACT_ROLL:
             self.idx += 1
-        else:
-            opp = self._opponents(s)
-            self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
+            return self._window_step()
+        opp = self._opponents(s)
+        self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
+        return self._offer_step()
 
-    def _on_offer_target(self, s: int, a: int) -> None:
+    def _on_offer_target(self, s: int, a: int) -> bool:
         offer = self.offer
         assert offer is not None
         self.offer = PendingOffer(offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced)
+        return self._offer_step()
 
-    def _on_offer_response(self, s: int, a: int) -> None:
-        self._answer_offer(a == _ACT_ACCEPT)
+    def _on_offer_response(self, s: int, a: int) -> bool:
+        if a == _ACT_ACCEPT:
+            self._answer_offer(True)  # a consequence follows: :meth:`_proceed` runs it
+            return False
+        self._answer_offer(False)
+        return self._window_step()  # offers are made in the window (Rule 17): it goes on
 
-    def _on_offer_form(self, s: int, a: int) -> None:
+    def _on_offer_form(self, s: int, a: int) -> bool:
         self._resolve_form_offer(a)
+        return False
 
-    def _on_pre_roll(self, s: int, a: int) -> None:
+    def _on_pre_roll(self, s: int, a: int) -> bool:
         simultaneous = self.stage == _STAGE_OPEN or self.stage == _STAGE_TIE
         if a == _ACT_CASH_OWE and simultaneous:
             self.pending_cash[s] += 1  # shown to the others only when everyone has decided
@@ -862,8 +927,9 @@ class WickedAgeState(State):
                 self.tie_idx += 1
         else:
             self.cash_done = True
+        return False
 
-    def _on_tie_avoid(self, s: int, a: int) -> None:
+    def _on_tie_avoid(self, s: int, a: int) -> bool:
         self.avoid_votes.append(a == _ACT_AVOID)
         if self.narrating:
             self.narrate(
@@ -871,21 +937,25 @@ class WickedAgeState(State):
                 f"{self.names[s]} " + ("would avoid the conflict." if a == _ACT_AVOID else "decides to fight."),
                 s,
             )
+        return False
 
-    def _on_challenge(self, s: int, a: int) -> None:
+    def _on_challenge(self, s: int, a: int) -> bool:
         named = _named_answerers(a, self.num_players)
         self._name_answerers(s, [t for t in self.order if t in named])
+        return False
 
-    def _on_conseq_offer(self, s: int, a: int) -> None:
+    def _on_conseq_offer(self, s: int, a: int) -> bool:
         if a == _ACT_TAKE_DEFAULT:
             self.terms = _TERMS_DEFAULT
         else:
             self._propose_terms(s, offer_of(a))
+        return False
 
-    def _on_conseq_response(self, s: int, a: int) -> None:
+    def _on_conseq_response(self, s: int, a: int) -> bool:
         self._answer_conseq_offer(a == _ACT_ACCEPT)
+        return False
 
-    def _on_conseq_default(self, s: int, a: int) -> None:
+    def _on_conseq_default(self, s: int, a: int) -> bool:
         assert self.conseq is not None
         if a in (_ACT_EXHAUST, _ACT_INJURE):
             self._apply_default_consequence(exhausted=(a == _ACT_EXHAUST))
@@ -893,6 +963,7 @@ class WickedAgeState(State):
         else:
             self.winner_offered = True
             self._propose_terms(s, offer_of(a))
+        return False
 
     # == The machine ==============================================================================
     def _decide(self, ctx: Ctx, seat: int) -> bool:
@@ -907,7 +978,6 @@ class WickedAgeState(State):
 
     def _proceed(self) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends."""
-        self._legal_cache = None
         steps = _STAGE_STEPS
         while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
             if self.conseq is not None:
@@ -918,8 +988,7 @@ class WickedAgeState(State):
                 stopped = steps[self.stage](self)
             if stopped:
                 break
-        if self._outcome is not None:
-            self.node = _CTX_END
+        self._stopped()
 
     def _step(self) -> bool:
         """One step of the machine; True when it stopped at a decision or chance node.
@@ -952,7 +1021,7 @@ class WickedAgeState(State):
             self.build_filled = [False] * _PC_FORM_COUNT
         self.idx = seat
 
-    def _build_step(self, s: int, a: int) -> None:
+    def _build_step(self, s: int, a: int) -> bool:
         """Rules 1-2: assign the next (largest remaining) die or die pair to a form of the seat's draft.
 
         Builds are simultaneous: the drafts are revealed only when every seat has completed its own.
@@ -969,18 +1038,19 @@ class WickedAgeState(State):
             self.build_filled[a] = True
 
         if not all(self.build_filled):
-            return
+            return True  # :meth:`_build_turn`: the same seat places its next die (the same node and actor)
         if self.narrating:
             self.narrate("build_done", f"{self.names[s]} has assigned their dice.", s)
         if s + 1 < self.num_players:
             self._start_build(s + 1)
-            return
+            return False
         for seat, ch in enumerate(self.chars):  # everyone is done: the sheets are shown
             ch.dice = list(self.drafts[seat])
             if self.narrating:
                 self.narrate("build", f"{ch.name} is built: {ch.sheet()}.", seat)
         self.drafts = []
         self._start_conflict()
+        return False
 
     def sheet_seen_by(self, party: int, seat: int) -> Sequence[int]:
         """The sheet of ``party`` as ``seat`` sees it: during the (simultaneous) build only its own draft."""
@@ -998,6 +1068,7 @@ class WickedAgeState(State):
         self.picks = [[] for _ in range(n)]
         self.strength_used = [None] * n
         self.roll_dice = [()] * n
+        self._public = [None] * n  # every conflict flag and rolled die changed
         self.cashed = [0] * n
         self.adv = [[False] * n for _ in range(n)]
         self.round_no = 0
@@ -1046,6 +1117,7 @@ class WickedAgeState(State):
                 return self._decide(_CTX_PICK_STRENGTH, s)
             self.strength_used[s] = None
         self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], self.strength_of(s))
+        self._public[s] = None  # :meth:`_sheet_changed`, inlined
         if self.narrating:
             self.narrate(
                 "forms",
@@ -1168,7 +1240,8 @@ class WickedAgeState(State):
         k = self.advantage_dice(s)
         return f" and {k} advantage {'die' if k == 1 else 'dice'}" if k else ""
 
-    def _on_roll(self, s: int, roll: Roll) -> None:
+    def _on_roll(self, s: int, roll: Roll) -> bool:
+        """The roll is read: an opening roll or a mover's reroll runs the stage's next step (True: it stopped)."""
         purpose = self.roll_purpose
         if purpose == _CTX_OPENING_ROLL:
             if self.narrating:
@@ -1182,7 +1255,8 @@ class WickedAgeState(State):
                     key=roll.key,
                 )
             self.idx += 1
-        elif purpose == _CTX_MOVER_ROLL:
+            return self._open_step()  # the opening rolls go on (nothing is pending during them)
+        if purpose == _CTX_MOVER_ROLL:
             if self.narrating:
                 self.narrate(
                     "reroll",
@@ -1193,8 +1267,10 @@ class WickedAgeState(State):
                     key=roll.key,
                 )
             self.turn_step = _TURN_CHALLENGE
-        else:  # ANSWER_ROLL
-            self._resolve_answer(s, roll)
+            return self._turn_step()  # the mover challenges (nothing is pending before an answer)
+        # ANSWER_ROLL
+        self._resolve_answer(s, roll)  # an absolute result: a consequence follows (:meth:`_proceed` runs it)
+        return False
 
     # -- opening ties ------------------------------------------------------------------------------
     def _parties(self) -> list[int]:
@@ -1443,6 +1519,7 @@ class WickedAgeState(State):
         """Rule 14: the loser is out of this conflict; the winner applies consequences."""
         w, loser = decided
         self.in_conflict[loser] = False
+        self._sheet_changed(loser)
         self.conflict_score[w] += 1
         self.conflict_score[loser] -= 1
         if self.narrating:
@@ -1581,6 +1658,7 @@ class WickedAgeState(State):
         if self.narrating:
             self.narrate("accept", f"{self.names[target]} accepts.", target)
         self.in_conflict[p] = False
+        self._sheet_changed(p)
         self.conflict_score[target] += 1
         self.conflict_score[p] -= 1
         self.conseq = Decided(target, p)
@@ -1654,6 +1732,7 @@ class WickedAgeState(State):
     def _lose_size(self, s: int, slot: int) -> None:
         ch = self.chars[s]
         ch.dice[slot] = lose_size(ch.dice[slot], self.ladder, self.rules.min_die_hit)
+        self._sheet_changed(s)
 
     def _resolve_form_offer(self, a: int) -> None:
         assert self.conseq is not None
@@ -1709,6 +1788,7 @@ class WickedAgeState(State):
                 )
         if self.in_chapter[loser] and is_out_of_chapter(ch.dice, ch.npc, self.cfg.consequences):
             self.in_chapter[loser] = False
+            self._sheet_changed(loser)
             self.put_out[w] += 1
             if self.narrating:
                 self.narrate(
@@ -1761,7 +1841,7 @@ _LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
 )
 """The legal actions of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one of these
 methods must extend the table)."""
-_DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], None], ...] = (
+_DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool], ...] = (
     WickedAgeState._on_build,
     WickedAgeState._on_pick_form,
     WickedAgeState._on_pick_second_form,
@@ -1777,7 +1857,8 @@ _DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], None], ...] = (
     WickedAgeState._on_conseq_response,
     WickedAgeState._on_conseq_default,
 )
-"""The effect of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one must extend the table)."""
+"""The effect of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one must extend the table);
+True when it ran the machine's next step itself and that step stopped."""
 _STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
     WickedAgeState._build_turn,
     WickedAgeState._draw_step,
@@ -1844,6 +1925,7 @@ def start_conflict(
         used = strengths_used[s] if strengths_used is not None else None
         state.strength_used[s] = used if used is not None and used >= 0 else None
         state.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, state.picks[s], state.strength_of(s))
+        state._sheet_changed(s)
         if state.narrating:
             state.narrate("forms", f"{ch.name} acts {state._forms_text(s)}: rolls {dice_text(state.roll_dice[s])}.", s)
     state.round_no = 1

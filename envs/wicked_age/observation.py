@@ -17,6 +17,7 @@ import numpy as np
 from envs.wicked_age.actions import DECISION_CONTEXTS, MIN_PARTY_SLOTS, Ctx, party_slots
 from envs.wicked_age.config import MAX_DIE, MAX_PARTIES
 from envs.wicked_age.rules import SHEET_SLOTS, Offer, PcForm, advantage_dice
+from envs.wicked_age.stages import Stage, Terms
 
 if TYPE_CHECKING:
     from envs.wicked_age.conflict import WickedAgeState
@@ -40,6 +41,9 @@ def observation_size(parties: int) -> int:
 OBS_SIZE = observation_size(MIN_PARTY_SLOTS)
 """The observation length of the duel and of a melee of up to four parties (123)."""
 
+_STAGE_BUILD = Stage.BUILD
+_STAGE_TURN = Stage.TURN
+_TERMS_OFFERED = Terms.OFFERED
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 """Contexts below this one are decisions (``Ctx.is_decision`` without a property call per step)."""
 _CONTEXTS = len(DECISION_CONTEXTS)
@@ -68,6 +72,11 @@ _FORM_ONE_HOT: tuple[tuple[float, ...], ...] = tuple(_one_hot(_FORMS, f) for f i
 _OFFER_ONE_HOT: tuple[tuple[float, ...], ...] = tuple(_one_hot(_OFFERS, k) for k in range(_OFFERS))
 """The pending-offer features of each offer kind."""
 _NO_OFFER = (0.0,) * _OFFERS
+_ROTATIONS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple((seat + k) % n for k in range(n)) for seat in range(n)) for n in range(MAX_PARTIES + 1)
+)
+"""The party slots' seats as ``seat`` sees a conflict of ``n`` parties (itself first, then the others in seat order),
+by ``n`` and ``seat``."""
 _ABSENT_BYTES: tuple[bytes, ...] = tuple(
     struct.pack(f"{len(_ABSENT)}f", *_ABSENT) * (party_slots(n) - n) for n in range(MAX_PARTIES + 1)
 )
@@ -158,45 +167,61 @@ def _pending(key: _Key) -> bytes:
                    _FLAG[lost])  # fmt: skip
 
 
+def public_block(state: WickedAgeState, p: int) -> bytes:
+    """Party ``p``'s sheet block and rolled-dice block as every seat sees them once the sheets are built.
+
+    Both read only the party's sheet dice, chapter, conflict and NPC flags and its rolled dice, the same for
+    every observer outside the (hidden) build: the state keeps the result in ``_public`` until one of those
+    changes (see :meth:`WickedAgeState._sheet_changed`).
+    """
+    ch = state.chars[p]
+    s0, s1, s2, s3, s4, s5 = ch.dice  # SHEET_SLOTS
+    key: _Key = (s0, s1, s2, s3, s4, s5, state.in_chapter[p], state.in_conflict[p], ch.npc)
+    rd = state.roll_dice[p]
+    return (_SHEETS.get(key) or _sheet(key)) + (_ROLLED.get(rd) or _rolled(rd))
+
+
 def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     """Flat float32 in [0, 1]: parties (self first), then the round, decision and pending offer.
 
     The blocks of features are float32 bytes cached by the values they are computed from (see ``_CACHES``):
     an encoding gathers those values, looks its blocks up and joins them into a fresh array, several times
-    cheaper than computing and packing every feature. The returned array is the caller's to keep.
+    cheaper than computing and packing every feature. Outside the build a party's sheet and rolled dice are
+    the state's dirty-tracked ``_public`` blocks (:func:`public_block`), re-packed only after they change.
+    The returned array is the caller's to keep.
     """
     n = state.num_players
-    in_turns = state.in_turns
+    stage = state.stage
+    in_turns = stage == _STAGE_TURN
     challenger = state.challenger
-    sheets, rolled, standing, readings = _SHEETS, _ROLLED, _STANDING, _READINGS
-    chars, in_chapter, in_conflict = state.chars, state.in_chapter, state.in_conflict
-    roll_dice, rolls, adv, adv_seat = state.roll_dice, state.rolls, state.adv, state.adv[seat]
-    challenged, moved, owe = state.challenged, state.moved, state.owe
+    rolls, adv, adv_seat = state.rolls, state.adv, state.adv[seat]
+    in_conflict, challenged, moved, owe = state.in_conflict, state.challenged, state.moved, state.owe
     keep, cashed = state._keep_advantage, state.cashed
-    building = state.drafts if state.in_build else None
+    building = stage == _STAGE_BUILD
+    public = state._public
+    standing, readings = _STANDING, _READINGS
+    pending = state.pending_cash[seat]
     parts: list[bytes] = []
     append = parts.append
-    for k in range(n):
-        p = seat + k
-        if p >= n:
-            p -= n
-        ch = chars[p]
-        # during the (simultaneous) build a seat sees only its own draft
-        s0, s1, s2, s3, s4, s5 = (
-            ch.dice if building is None else (building[p] if p == seat else _HIDDEN_SHEET)
-        )  # SHEET_SLOTS
-        key: _Key = (s0, s1, s2, s3, s4, s5, in_chapter[p], in_conflict[p], ch.npc)
-        append(sheets.get(key) or _sheet(key))
-        rd = roll_dice[p]
-        append(rolled.get(rd) or _rolled(rd))
+    for p in _ROTATIONS[n][seat]:
+        if building:  # during the (simultaneous) build a seat sees only its own draft
+            s0, s1, s2, s3, s4, s5 = state.drafts[p] if p == seat else _HIDDEN_SHEET  # SHEET_SLOTS
+            key: _Key = (s0, s1, s2, s3, s4, s5, state.in_chapter[p], in_conflict[p], state.chars[p].npc)
+            rd = state.roll_dice[p]
+            append(_SHEETS.get(key) or _sheet(key))
+            append(_ROLLED.get(rd) or _rolled(rd))
+        else:
+            block = public[p]
+            if block is None:
+                block = public[p] = public_block(state, p)
+            append(block)
         holds = adv[p]
-        dice = advantage_dice(holds, in_conflict, keep, cashed[p]) if cashed[p] or True in holds else 0
+        cash = cashed[p]
+        dice = advantage_dice(holds, in_conflict, keep, cash) if cash or True in holds else 0
         owed = owe.count(p) if owe else 0
-        if k == 0:  # a seat sees its own undecided cashing only
-            pending = state.pending_cash[seat]
-            if pending:
-                dice += pending * state.rules.dice_per_entry
-                owed -= pending
+        if pending and p == seat:  # a seat sees its own undecided cashing only
+            dice += pending * state.rules.dice_per_entry
+            owed -= pending
         key = (dice, holds[seat], adv_seat[p], owed, challenged[p], moved[p])
         append(standing.get(key) or _standing(key))
         r = rolls[p]
@@ -210,9 +235,12 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     append(_FORMS_SEEN.get(key) or _forms_seen(key))
     cr = rolls[challenger] if in_turns and challenger is not None else None
     conseq = state.conseq
+    offer = state.offer
+    # the pending offer's kind (:meth:`WickedAgeState.pending_offer_kind`, inlined)
+    kind = offer.kind if offer is not None else state.terms_offer if state.terms is _TERMS_OFFERED else None
     key = (
         None if cr is None else cr.key,
-        state.pending_offer_kind(),
+        kind,
         conseq is not None and conseq.winner == seat,
         conseq is not None and conseq.loser == seat,
     )

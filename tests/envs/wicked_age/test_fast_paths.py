@@ -19,10 +19,10 @@ from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import UniformRandom, legal_mask
 from envs.wicked_age import RULESET
 from envs.wicked_age import observation as obs
-from envs.wicked_age.actions import DECISION_CONTEXTS, Ctx
+from envs.wicked_age.actions import DECISION_CONTEXTS, FORM_ACTIONS, MAX_STRENGTHS, NPC_FORM_ACTIONS, Act, Ctx
 from envs.wicked_age.conflict import WickedAgeState
 from envs.wicked_age.dice import Roll, RollOutcome, read_roll, roll_with_advantage, size_key
-from envs.wicked_age.rules import Offer, PcForm, opening_ties, stronger_opponents, turn_order
+from envs.wicked_age.rules import Offer, PcForm, opening_ties, stronger_opponents, turn_order, usable_strengths
 from tests.envs.wicked_age.helpers import config
 
 
@@ -239,3 +239,80 @@ def test_cached_observation_blocks_equal_the_plain_encoding() -> None:
                 state.apply_chance(state.sample_chance(rng))
             else:
                 state.apply_action(pol.act(state, legal_mask(state, RULESET.scenario(sc).action_count(cfg)), rng))
+
+
+def plain_player(state: WickedAgeState) -> int:
+    """``current_player`` derived from scratch: the end, a chance node or the actor."""
+    if state.outcome() is not None:
+        return TERMINAL
+    return CHANCE if not state.node.is_decision else state.actor
+
+
+def plain_menu(state: WickedAgeState) -> list[int] | None:
+    """The memoised legal lists (build, picks, strength) written out from their rules; None for the other kinds."""
+    s, ch = state.actor, state.chars[state.actor]
+    if state.node == Ctx.BUILD:
+        acts = NPC_FORM_ACTIONS if ch.npc else FORM_ACTIONS
+        return [a for i, a in enumerate(acts) if not state.build_filled[i]]
+    if state.node == Ctx.PICK_FORM:
+        return list(NPC_FORM_ACTIONS) if ch.npc else [FORM_ACTIONS[f] for f in state.available[s]]
+    if state.node == Ctx.PICK_SECOND_FORM:
+        return [FORM_ACTIONS[f] for f in state.available[s] if f != state.picks[s][0]]
+    if state.node == Ctx.PICK_STRENGTH:
+        names = ch.form_names()
+        usable = usable_strengths(ch.strengths, [names[f] for f in state.picks[s]], MAX_STRENGTHS)
+        return [int(Act.STRENGTH_0) + i for i in usable] + [int(Act.NO_STRENGTH)]
+    return None
+
+
+def check_fast_state(state: WickedAgeState) -> None:
+    """The kept player, the cached legal list and the dirty-tracked observation blocks against plain twins."""
+    assert state.current_player() == plain_player(state)
+    legal = state.legal_actions()
+    menu = plain_menu(state)
+    if menu is not None:
+        assert legal == menu
+    if state.current_player() >= 0:
+        legal.append(-1)  # the caller's copy: changing it changes nothing in the state
+        assert -1 not in state.legal_actions()
+    for seat in range(state.num_players):
+        assert state.observation(seat).tobytes() == plain_observation(state, seat).tobytes()
+
+
+def random_step(state: WickedAgeState, rng: Rng, actions: int) -> None:
+    if state.current_player() == CHANCE:
+        state.apply_chance(state.sample_chance(rng))
+    else:
+        state.apply_action(UniformRandom().act(state, legal_mask(state, actions), rng))
+
+
+@pytest.mark.parametrize(
+    ("scenario", "sections"),
+    [
+        ("duel", {}),
+        ("melee", {}),
+        ("duel", {"duel": {"build_phase": True, "opponent": "npc"}}),
+        ("melee", {"melee": {"parties": 5, "build_phase": True}, "owe_list": {"dice_per_entry": 2}}),
+    ],
+)
+def test_kept_player_menus_and_public_blocks_match_plain_after_clone_and_diverge(scenario: str, sections: dict) -> None:
+    """Seeded random walks: at every node the kept ``_player``, the shared legal menus and the dirty-tracked
+    ``_public`` observation blocks equal their from-scratch twins; clones taken along the way diverge (other dice,
+    other choices) and are checked the same way, and the original is unchanged by its clones' moves."""
+    cfg = config(**sections)
+    actions = RULESET.scenario(scenario).action_count(cfg)
+    state, rng = new_game(scenario, cfg), Rng(5)
+    for step in range(1500):
+        if state.current_player() == TERMINAL:
+            state = new_game(scenario, cfg)
+        check_fast_state(state)
+        if step % 37 == 0:
+            before = state.key(), [state.observation(s).tobytes() for s in range(state.num_players)]
+            twin, twin_rng = state.clone(), Rng(1000 + step)
+            for _ in range(25):
+                if twin.current_player() == TERMINAL:
+                    break
+                random_step(twin, twin_rng, actions)
+                check_fast_state(twin)
+            assert (state.key(), [state.observation(s).tobytes() for s in range(state.num_players)]) == before
+        random_step(state, rng, actions)
