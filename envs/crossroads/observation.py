@@ -188,52 +188,68 @@ class Encoder:
             flag[is_opp],
         )
 
+    def char_row(self, c: Character, seat: int) -> bytes:
+        """:meth:`char_bytes` without markers, memoised by the character's values (a bounded table per seat)."""
+        s0, s1, s2 = c.stats
+        g0, g1, g2 = c.goals
+        key = (c.alive, c.personal, c.owner, s0, s1, s2, c.plus, c.minus, c.wounded, c.dying, g0, g1, g2, c.advantage)
+        rows = self.char_rows[seat]
+        row = rows.get(key)
+        if row is None:
+            if len(rows) >= _ROW_CACHE_LIMIT:
+                rows.clear()
+            row = rows[key] = self.char_bytes(c, seat, False, False)
+        return row
+
+    def faction_row(self, f: Faction, seat: int) -> bytes:
+        """:meth:`faction_bytes` without the marker, memoised by the faction's values (a bounded table per seat)."""
+        key = (f.alive, f.owner, f.influence, f.plus, f.minus, f.advantage)
+        rows = self.faction_rows[seat]
+        row = rows.get(key)
+        if row is None:
+            if len(rows) >= _ROW_CACHE_LIMIT:
+                rows.clear()
+            row = rows[key] = self.faction_bytes(f, seat, False)
+        return row
+
     def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
-        """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array."""
+        """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array.
+
+        An entity's slot comes from its ``rows`` (the bytes of its last encoding for this seat, dropped by the
+        rules whenever the entity changes); only an entity changed since is looked up in the value memo.
+        """
         parts = self.global_parts(st, seat)
         append = parts.append
         chars = st.chars
-        rows = self.char_rows[seat]
         for c in chars:
-            s0, s1, s2 = c.stats
-            g0, g1, g2 = c.goals
-            key = (
-                c.alive,
-                c.personal,
-                c.owner,
-                s0,
-                s1,
-                s2,
-                c.plus,
-                c.minus,
-                c.wounded,
-                c.dying,
-                g0,
-                g1,
-                g2,
-                c.advantage,
-            )
-            try:
-                append(rows[key])
-            except KeyError:
-                if len(rows) >= _ROW_CACHE_LIMIT:
-                    rows.clear()
-                append(rows.setdefault(key, self.char_bytes(c, seat, False, False)))
+            rows = c.rows
+            if rows is not None:
+                row = rows[seat]
+                if row is not None:
+                    append(row)
+                    continue
+            else:
+                rows = c.rows = [None] * self.players
+            row = rows[seat] = self.char_row(c, seat)
+            append(row)
         layout = self.layout
         empty = layout.char_slots - len(chars)
         if empty:
             append(self.empty_char * empty)
         first_faction = len(parts)
-        frows = self.faction_rows[seat]
-        for f in st.factions:
-            fkey = (f.alive, f.owner, f.influence, f.plus, f.minus, f.advantage)
-            try:
-                append(frows[fkey])
-            except KeyError:
-                if len(frows) >= _ROW_CACHE_LIMIT:
-                    frows.clear()
-                append(frows.setdefault(fkey, self.faction_bytes(f, seat, False)))
-        empty = layout.faction_slots - len(st.factions)
+        factions = st.factions
+        for f in factions:
+            rows = f.rows
+            if rows is not None:
+                row = rows[seat]
+                if row is not None:
+                    append(row)
+                    continue
+            else:
+                rows = f.rows = [None] * self.players
+            row = rows[seat] = self.faction_row(f, seat)
+            append(row)
+        empty = layout.faction_slots - len(factions)
         if empty:
             append(self.empty_faction * empty)
         sides = st.sides

@@ -1,0 +1,91 @@
+"""The state's caches against a from-scratch computation, over seeded random games (issue 16: no behaviour change).
+
+Each entity keeps its observation slot bytes until a rule changes it (``rows``); the checks below encode every
+seat's observation from the entities' current values at every decision and chance node, also after a clone
+whose copy and original then play on differently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL
+from envs.crossroads.episode import CrossroadsState
+from envs.crossroads.observation import Encoder
+
+from .helpers import config
+
+VARIANTS = [
+    {},
+    {"episode__players": 2},
+    {"episode__players": 5},
+    {"crossroads__effect": "gain_minus_c"},
+    {"crossroads__effect": "gain_plus_c"},
+    {"crossroads__effect": "goal_box_on_miss", "crossroads__triple_twice": True},
+    {"spend__double_step": "opposite_sign", "writeoffs__minus_c_names": "automatic"},
+    {"confrontation__nobody_opposes": True, "advantage__bonus": 2},
+    {"check__assignment": "in_order", "setup__first_player": "roll"},
+]
+
+
+def plain_observation(st: CrossroadsState, seat: int) -> np.ndarray:
+    """``seat``'s observation from scratch: every slot packed from the entity's values, no cached bytes."""
+    enc: Encoder = st.encoder
+    layout = enc.layout
+    sides = st.sides
+    target = sides[-1].eid if sides else None
+    opp = sides[0].eid if len(sides) == 2 else None
+    parts = enc.global_parts(st, seat)
+    for c in st.chars:
+        parts.append(enc.char_bytes(c, seat, c.idx == target, c.idx == opp))
+    parts.append(enc.empty_char * (layout.char_slots - len(st.chars)))
+    for f in st.factions:
+        eid = st.faction_base + f.idx
+        parts.append(enc.faction_bytes(f, seat, eid == opp))
+    parts.append(enc.empty_faction * (layout.faction_slots - len(st.factions)))
+    return np.frombuffer(b"".join(parts), dtype=np.float32)
+
+
+def check_node(st: CrossroadsState) -> None:
+    """Every cached reading of ``st`` equals its plain computation."""
+    for seat in range(st.num_players):
+        assert np.array_equal(st.observation(seat), plain_observation(st, seat))
+
+
+def step(st: CrossroadsState, rng: Rng) -> None:
+    if st.current_player() == CHANCE:
+        st.apply_chance(st.sample_chance(rng))
+    else:
+        legal = st.legal_actions()
+        st.apply_action(legal[int(rng.random() * len(legal))])
+
+
+@pytest.mark.parametrize("overrides", VARIANTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "rules")
+def test_cached_observations_match_plain_ones(overrides):
+    for seed in range(3):
+        st = CrossroadsState(config(**overrides))
+        rng = Rng(seed)
+        while st.current_player() != TERMINAL:
+            check_node(st)
+            step(st, rng)
+        check_node(st)
+
+
+def test_clone_then_diverge_keeps_both_caches_right():
+    rng = Rng(11)
+    for _ in range(20):
+        st = CrossroadsState(config())
+        while st.current_player() != TERMINAL:
+            check_node(st)  # fills the entities' cached slots, which the clone shares
+            if rng.random() < 0.05:
+                cl = st.clone()
+                other = Rng(int(rng.random() * 1000))
+                for _ in range(40):
+                    if cl.current_player() == TERMINAL:
+                        break
+                    step(cl, other)
+                    check_node(cl)
+                check_node(st)
+            step(st, rng)
