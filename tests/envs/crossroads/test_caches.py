@@ -7,11 +7,14 @@ whose copy and original then play on differently.
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
+from envs.crossroads.actions import NUM_CONTEXTS, Phase, Purpose
 from envs.crossroads.episode import CrossroadsState
 from envs.crossroads.observation import Encoder
 
@@ -30,6 +33,52 @@ VARIANTS = [
 ]
 
 
+def _f(*values: float) -> bytes:
+    return struct.pack(f"{len(values)}f", *values)
+
+
+def _count(k: int) -> float:
+    """A count scaled by 1/6, clipped at 1."""
+    return min(1.0, k / 6) if k else 0.0
+
+
+def _side(s, seat: int) -> list[float]:
+    d = s.dice
+    dice = [d[0] / 10, d[1] / 10, d[2] / 10] if d else [0.0, 0.0, 0.0]
+    return [float(s.seat == seat), *dice, min(1.0, s.burned / 6), min(1.0, s.succ / 6)]
+
+
+def plain_globals(st: CrossroadsState, seat: int) -> list[bytes]:
+    """The global features from scratch (observation.py's layout: context, Admin, progress, roll, sides, tail)."""
+    enc: Encoder = st.encoder
+    ss = st.settings
+    p = st.phase
+    head = [0.0] * 17
+    if p < NUM_CONTEXTS:
+        head[p] = 1.0
+        head[16] = float(st.actor == seat)
+    admin = [0.0] * enc.layout.seat_slots
+    admin[(st.admin - seat) % st.num_players] = 1.0
+    roll = None
+    if p in (Phase.ASSIGN, Phase.SPEND, Phase.LOWER_INFLUENCE):
+        confront = st.purpose == Purpose.CONFRONT and p == Phase.ASSIGN
+        roll = st.sides[st.side_i].dice if confront else st.dice
+    dice = [roll[0] / 10, roll[1] / 10, roll[2] / 10] if roll else [0.0, 0.0, 0.0]
+    mid = [st.scene_no / ss.max_scenes, min(1.0, st.exits / ss.exits_to_end), *dice]
+    mid += [_count(st.succ), _count(st.left), _count(st.degree)]
+    sides = st.sides
+    if len(sides) == 2 and sides[0].eid is not None:
+        rest = _side(sides[0], seat) + _side(sides[1], seat) + [float(x) for x in sides[0].flags + sides[1].flags]
+        rest.append(float(st.side_i == 1))
+    elif p in (Phase.SPEND, Phase.BUY_OUTCOME, Phase.LOWER_INFLUENCE):
+        rest = [0.0] * 12 + [float(x) for x in st.flags] + [0.0] * 4
+    else:
+        rest = [0.0] * 19
+    tail = [st.build_step / 2 if p == Phase.BUILD else 0.0, float(st.purpose == Purpose.GOAL)]
+    tail.append(float(st.purpose == Purpose.BEAUTY))
+    return [_f(*head), _f(*admin), _f(*mid), _f(*rest), _f(*tail)]
+
+
 def plain_observation(st: CrossroadsState, seat: int) -> np.ndarray:
     """``seat``'s observation from scratch: every slot packed from the entity's values, no cached bytes."""
     enc: Encoder = st.encoder
@@ -37,7 +86,7 @@ def plain_observation(st: CrossroadsState, seat: int) -> np.ndarray:
     sides = st.sides
     target = sides[-1].eid if sides else None
     opp = sides[0].eid if len(sides) == 2 else None
-    parts = enc.global_parts(st, seat)
+    parts = plain_globals(st, seat)
     for c in st.chars:
         parts.append(enc.char_bytes(c, seat, c.idx == target, c.idx == opp))
     parts.append(enc.empty_char * (layout.char_slots - len(st.chars)))
