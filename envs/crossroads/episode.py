@@ -303,6 +303,12 @@ class CrossroadsState(State[Hashable]):
         self.deal_faction: int | None = None
         self.initial_rolls = False
         self._legal: Sequence[int] | None = None  # legal actions of the current node (cleared by every move)
+        self._sampled: Dice | None = None
+        """The roll :meth:`sample_chance` last drew at this roll node (cleared by every chance move).
+
+        Applying that very tuple needs none of :meth:`_apply_chance`'s checks: it is a sorted-where-needed 3d10 roll
+        of this node, and the node cannot change before a chance move (a roll node has no decisions).
+        """
         if cfg.setup.first_player == "seat0":
             self._begin_setup(0)
 
@@ -560,7 +566,8 @@ class CrossroadsState(State[Hashable]):
             rep = face_classes(self._roll_thresholds())
             d = (rep[d[0]], rep[d[1]], rep[d[2]])
         if self.settings.one_each or not self._roller_is_char():
-            return _sorted3(d)
+            d = _sorted3(d)
+        self._sampled = d
         return d
 
     def _roller_is_char(self) -> bool:
@@ -570,7 +577,12 @@ class CrossroadsState(State[Hashable]):
 
     def apply_chance(self, outcome: Hashable) -> None:
         self._legal = None
-        self._apply_chance(outcome)
+        if outcome is self._sampled and outcome is not None:  # the roll just drawn here: already valid
+            self._sampled = None
+            self._rolled(outcome)
+        else:
+            self._sampled = None
+            self._apply_chance(outcome)
         self._legal = None
 
     def _apply_chance(self, outcome: Hashable) -> None:

@@ -138,3 +138,21 @@ def test_clone_then_diverge_keeps_both_caches_right():
                     check_node(cl)
                 check_node(st)
             step(st, rng)
+
+
+@pytest.mark.parametrize("overrides", VARIANTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "rules")
+def test_sampled_roll_applies_like_a_checked_outcome(overrides):
+    """apply_chance trusts the tuple sample_chance just drew; an equal new tuple takes the checked path."""
+    for seed in range(3):
+        fast = CrossroadsState(config(**overrides))
+        rng = Rng(seed)
+        while fast.current_player() != TERMINAL:
+            if fast.current_player() == CHANCE:
+                slow = fast.clone()
+                outcome = fast.sample_chance(rng)
+                fast.apply_chance(outcome)
+                slow.apply_chance(tuple(list(outcome)) if isinstance(outcome, tuple) else outcome)  # an equal new tuple
+                assert fast.full_key() == slow.full_key()
+                assert fast._sampled is None and slow._sampled is None
+            else:
+                step(fast, rng)
