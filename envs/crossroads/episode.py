@@ -303,6 +303,13 @@ class CrossroadsState(State[Hashable]):
         self.deal_faction: int | None = None
         self.initial_rolls = False
         self._legal: Sequence[int] | None = None  # legal actions of the current node (cleared by every move)
+        self.obs_blocks: list[bytes | None] | None = None
+        """The observation's entity slots (all characters, then all factions, unmarked) per observing seat.
+
+        Filled by the encoder; dropped (``None``) by every rule that changes an entity (with the entity's own
+        ``rows``) or adds one. A clone shares the list, as entities share their ``rows``: a change replaces the
+        changed state's reference, so the shared list only ever holds bytes of both states' equal entities.
+        """
         self._sampled: Dice | None = None
         """The roll :meth:`sample_chance` last drew at this roll node (cleared by every chance move).
 
@@ -636,6 +643,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 1: a new character: the creator spreads the creation points over G, KH, M (two choices)."""
         idx = len(self.chars)
         self.chars.append(Character(idx, seat, personal, [0, 0, 0]))
+        self.obs_blocks = None
         self.chk_eid = idx
         self.build_step = 0
         self.phase = _Phase.BUILD
@@ -646,6 +654,7 @@ class CrossroadsState(State[Hashable]):
         idx = len(self.factions)
         f = Faction(idx, seat, self.settings.start_influence)
         self.factions.append(f)
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
         self.begin_check(self.faction_base + idx, seat, _Purpose.SPEND)
@@ -654,6 +663,7 @@ class CrossroadsState(State[Hashable]):
         c = self.chars[self._checker_id()]
         c.stats[self.build_step] = value
         c.rows = None
+        self.obs_blocks = None
         self.build_step += 1
         if self.build_step == _Stat.M:
             c.stats[_Stat.M] = rules.last_stat(self.settings.creation_points, c.stats[: _Stat.M])
@@ -749,6 +759,7 @@ class CrossroadsState(State[Hashable]):
         if e.advantage:
             e.advantage = False
             e.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("advantage", f"{e.name} uses its Advantage.", None)
             return self.settings.advantage_bonus
@@ -814,6 +825,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 6: +1 to a stat (up to ``character.stat_cap``)."""
         c.stats[i] = rules.raised_stat(c.stats[i], by, self.settings.stat_cap)
         c.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("stat", f"{c.name}: +{by} {STATS[i]} (now {c.stats[i]}).", None)
 
@@ -822,6 +834,7 @@ class CrossroadsState(State[Hashable]):
         if self.settings.double_step == "same_sign":
             c.plus -= 1
             c.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("condition", f"{c.name} removes a +C to make it +2.", None)
         else:
@@ -833,6 +846,7 @@ class CrossroadsState(State[Hashable]):
         if rules.may_gain(e.plus, self.settings.max_conditions):
             e.plus += 1
             e.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("condition", f"{e.name} gains a +C ({e.plus}).", None)
 
@@ -848,6 +862,7 @@ class CrossroadsState(State[Hashable]):
                 e.wounded = False
         e.minus -= 1
         e.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("condition", f"{e.name} sheds a -C ({e.minus} left).", None)
 
@@ -877,6 +892,7 @@ class CrossroadsState(State[Hashable]):
             kind = _MinusC.PLAIN
         e.minus += 1
         e.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("condition", f"{e.name} takes a {_MINUS_C_LABELS[kind]}.", None)
 
@@ -886,6 +902,7 @@ class CrossroadsState(State[Hashable]):
             return
         c.goals[i] = True
         c.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("goal", f"{c.name} marks the {STATS[i]} box of its goal.", None)
         if rules.goal_achieved(c.goals) and c.alive:
@@ -898,6 +915,7 @@ class CrossroadsState(State[Hashable]):
         """Rules 10/11.7/12: change a faction's Influence; 0 or 8 writes it off."""
         f.influence += by
         f.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("influence", f"{f.name}: Influence {'+' if by > 0 else ''}{by} (now {f.influence}).", None)
         st = self.settings
@@ -909,6 +927,7 @@ class CrossroadsState(State[Hashable]):
         """Rules 11.7/12: -1 (or -2) to a stat; a stat at 0 writes the character off."""
         c.stats[i] = rules.lowered_stat(c.stats[i], by)
         c.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("stat", f"{c.name}: -{by} {STATS[i]} (now {c.stats[i]}).", None)
         if c.stats[i] == 0 and c.alive:
@@ -919,6 +938,7 @@ class CrossroadsState(State[Hashable]):
         e.alive = False
         e.exit = reason
         e.rows = None
+        self.obs_blocks = None
         self.exits += 1
         if self.narrating:
             self.narrate("exit", f"{e.name} is written off: {reason} (exit {self.exits}).", None, reason=reason)
@@ -1098,6 +1118,7 @@ class CrossroadsState(State[Hashable]):
         e = self.entity(s.eid)
         e.plus -= 1
         e.rows = None
+        self.obs_blocks = None
         s.burned += 1
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C for a success before the roll.", s.seat)
@@ -1128,6 +1149,7 @@ class CrossroadsState(State[Hashable]):
         e = self.entity(s.eid)
         e.plus -= 1
         e.rows = None
+        self.obs_blocks = None
         s.rerolls += 1
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C to reroll.", s.seat)
@@ -1185,6 +1207,7 @@ class CrossroadsState(State[Hashable]):
             if rules.earns_advantage(st.advantage, s.won, e.alive, personal):
                 e.advantage = True
                 e.rows = None
+                self.obs_blocks = None
                 if self.narrating:
                     self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
         if not tie and st.loser_trade:
@@ -1237,6 +1260,7 @@ class CrossroadsState(State[Hashable]):
         if c.goals[i]:
             c.goals[i] = False
             c.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("goal", f"{c.name} loses the {STATS[i]} mark of its goal.", None)
 
@@ -1269,6 +1293,7 @@ class CrossroadsState(State[Hashable]):
                 else:
                     o.plus -= 1
                     o.rows = None
+                    self.obs_blocks = None
                 self.lower_stat(o, a - _HARM2_G, 2)
             elif _UNMARK_G <= a < _UNMARK_G + STAT_COUNT:
                 self.unmark_goal(o, a - _UNMARK_G)
@@ -1284,6 +1309,7 @@ class CrossroadsState(State[Hashable]):
         elif a == _REMOVE_PLUS_C:
             o.plus -= 1
             o.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("condition", f"{o.name} loses a +C ({o.plus}).", None)
 
@@ -1418,6 +1444,7 @@ class CrossroadsState(State[Hashable]):
         c = self.chars[self._side_id(s)]
         c.plus -= 1
         c.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("burn", f"{c.name} burns a +C to mark its goal.", self.actor)
         mark = stat_of(a, _Act.MARK_G)

@@ -154,6 +154,11 @@ class Encoder:
         self.pack_char = struct.Struct(f"{CHAR_FEATURES}f").pack
         self.pack_faction = struct.Struct(f"{FACTION_FEATURES}f").pack
         self.empty_char = bytes(4 * CHAR_FEATURES)
+        chars_start = 4 * layout.global_size
+        self.char_ends = tuple(chars_start + 4 * CHAR_FEATURES * (k + 1) for k in range(layout.char_slots))
+        """The byte offset where each character slot ends in the observation (its markers are its last bytes)."""
+        factions_start = chars_start + 4 * CHAR_FEATURES * layout.char_slots
+        self.faction_ends = tuple(factions_start + 4 * FACTION_FEATURES * (k + 1) for k in range(layout.faction_slots))
         self.empty_faction = bytes(4 * FACTION_FEATURES)
         self.offsets = tuple(k / (layout.seat_slots - 1) for k in range(layout.seat_slots))
         self.fractions = tuple(k / max_conditions for k in range(max_conditions + 1))
@@ -236,10 +241,43 @@ class Encoder:
     def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array.
 
+        The global pieces, then the entity slots as one block (the state's ``obs_blocks``, rebuilt by
+        :meth:`entity_block` only after an entity changed), joined into a fresh bytearray; the confrontation's
+        markers are then written over the last bytes of their slots.
+        """
+        parts = self.global_parts(st, seat)
+        blocks = st.obs_blocks
+        if blocks is None:
+            blocks = st.obs_blocks = [None] * self.players
+        block = blocks[seat]
+        if block is None:
+            block = blocks[seat] = self.entity_block(st, seat)
+        parts.append(block)
+        out = _JOIN(parts)
+        sides = st.sides
+        if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
+            layout = self.layout
+            target = sides[-1].eid
+            opp = sides[0].eid if len(sides) == 2 else None
+            for eid in (target, opp):
+                if eid is None:
+                    continue
+                if eid < layout.char_slots:
+                    end = self.char_ends[eid]
+                    out[end - _CHAR_MARK_BYTES : end] = _CHAR_MARKS[eid == target][eid == opp]
+                else:
+                    end = self.faction_ends[eid - layout.char_slots]
+                    out[end - _FACTION_MARK_BYTES : end] = _FACTION_MARKS[eid == opp]
+        # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
+        return np.frombuffer(out, dtype=np.float32)
+
+    def entity_block(self, st: CrossroadsState, seat: int) -> bytes:
+        """Every entity slot of ``seat``'s observation, unmarked: characters, empty slots, factions, empty slots.
+
         An entity's slot comes from its ``rows`` (the bytes of its last encoding for this seat, dropped by the
         rules whenever the entity changes); only an entity changed since is looked up in the value memo.
         """
-        parts = self.global_parts(st, seat)
+        parts: list[bytes] = []
         append = parts.append
         chars = st.chars
         for c in chars:
@@ -257,7 +295,6 @@ class Encoder:
         empty = layout.char_slots - len(chars)
         if empty:
             append(self.empty_char * empty)
-        first_faction = len(parts)
         factions = st.factions
         for f in factions:
             rows = f.rows
@@ -273,26 +310,12 @@ class Encoder:
         empty = layout.faction_slots - len(factions)
         if empty:
             append(self.empty_faction * empty)
-        sides = st.sides
-        if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
-            target = sides[-1].eid
-            opp = sides[0].eid if len(sides) == 2 else None
-            for eid in (target, opp):
-                if eid is None:
-                    continue
-                if eid < layout.char_slots:
-                    k = _GLOBAL_PARTS + eid
-                    parts[k] = parts[k][:-8] + _CHAR_MARKS[eid == target][eid == opp]
-                else:
-                    k = first_faction + eid - layout.char_slots
-                    parts[k] = parts[k][:-4] + _FACTION_MARKS[eid == opp]
-        # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
-        return np.frombuffer(_JOIN(parts), dtype=np.float32)
+        return b"".join(parts)
 
     def global_parts(self, st: CrossroadsState, seat: int) -> list[bytes]:
         """The global features of ``seat``'s observation (context, Admin, scene, the roll, the confrontation).
 
-        As float32 byte pieces, the first ``_GLOBAL_PARTS`` items of the observation's parts: each piece comes
+        As float32 byte pieces, the first items of the observation's parts: each piece comes
         from a table of the few values it shows (see the tables in ``__init__``), packed only the first time.
         """
         p = st.phase
@@ -410,8 +433,10 @@ _CHAR_MARKS = tuple(tuple(struct.pack("2f", float(t), float(o)) for o in (False,
 """A character slot's last two features (target, opposition marker) by (is target, is opposition)."""
 _FACTION_MARKS = tuple(struct.pack("f", float(o)) for o in (False, True))
 """A faction slot's last feature (opposition marker)."""
-_GLOBAL_PARTS = 9
-"""The number of byte pieces :meth:`Encoder.global_parts` gives (the character slots follow)."""
+_CHAR_MARK_BYTES = 8
+"""The bytes of a character slot's two markers (target, opposition), its last two float32 features."""
+_FACTION_MARK_BYTES = 4
+"""The bytes of a faction slot's opposition marker, its last float32 feature."""
 _JOIN = bytearray().join
 """Joins the observation's float32 pieces into one fresh bytearray (one copy; the array over it is writable)."""
 
