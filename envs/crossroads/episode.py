@@ -133,6 +133,7 @@ class Character:
         "exit",
         "advantage",
         "achieved",
+        "rows",
     )
     is_char = True
 
@@ -150,6 +151,8 @@ class Character:
         self.exit = ""
         self.advantage = False
         self.achieved = False
+        self.rows: list[bytes | None] | None = None
+        """This character's observation slot bytes per observing seat (see :class:`Faction`'s ``rows``)."""
 
     @property
     def name(self) -> str:
@@ -160,7 +163,7 @@ class Character:
         c.idx, c.owner, c.personal, c.stats = self.idx, self.owner, self.personal, list(self.stats)
         c.plus, c.minus, c.wounded, c.dying = self.plus, self.minus, self.wounded, self.dying
         c.goals, c.alive, c.exit = list(self.goals), self.alive, self.exit
-        c.advantage, c.achieved = self.advantage, self.achieved
+        c.advantage, c.achieved, c.rows = self.advantage, self.achieved, self.rows
         return c
 
     def key(self) -> tuple[object, ...]:
@@ -182,7 +185,7 @@ class Character:
 class Faction:
     """Rule 2: a faction: Influence, +C and -C, owner."""
 
-    __slots__ = ("idx", "owner", "influence", "plus", "minus", "alive", "exit", "advantage")
+    __slots__ = ("idx", "owner", "influence", "plus", "minus", "alive", "exit", "advantage", "rows")
     is_char = False
 
     def __init__(self, idx: int, owner: int, influence: int) -> None:
@@ -194,6 +197,14 @@ class Faction:
         self.alive = True
         self.exit = ""
         self.advantage = False
+        self.rows: list[bytes | None] | None = None
+        """The observation slot bytes per observing seat, filled by the encoder as it encodes the entity.
+
+        ``None`` (nothing encoded yet) whenever a field the slot shows has changed since: every rule method
+        that changes one sets ``rows = None`` (so the encoder re-reads the entity once, not every call). A
+        copy shares the list: both entities hold the same values until one changes, and a change replaces
+        that entity's reference instead of writing into the shared list.
+        """
 
     @property
     def name(self) -> str:
@@ -202,7 +213,7 @@ class Faction:
     def copy(self) -> Faction:
         f = Faction.__new__(Faction)
         f.idx, f.owner, f.influence, f.plus, f.minus = self.idx, self.owner, self.influence, self.plus, self.minus
-        f.alive, f.exit, f.advantage = self.alive, self.exit, self.advantage
+        f.alive, f.exit, f.advantage, f.rows = self.alive, self.exit, self.advantage, self.rows
         return f
 
     def key(self) -> tuple[object, ...]:
@@ -292,6 +303,19 @@ class CrossroadsState(State[Hashable]):
         self.deal_faction: int | None = None
         self.initial_rolls = False
         self._legal: Sequence[int] | None = None  # legal actions of the current node (cleared by every move)
+        self.obs_blocks: list[bytes | None] | None = None
+        """The observation's entity slots (all characters, then all factions, unmarked) per observing seat.
+
+        Filled by the encoder; dropped (``None``) by every rule that changes an entity (with the entity's own
+        ``rows``) or adds one. A clone shares the list, as entities share their ``rows``: a change replaces the
+        changed state's reference, so the shared list only ever holds bytes of both states' equal entities.
+        """
+        self._sampled: Dice | None = None
+        """The roll :meth:`sample_chance` last drew at this roll node (cleared by every chance move).
+
+        Applying that very tuple needs none of :meth:`_apply_chance`'s checks: it is a sorted-where-needed 3d10 roll
+        of this node, and the node cannot change before a chance move (a roll node has no decisions).
+        """
         if cfg.setup.first_player == "seat0":
             self._begin_setup(0)
 
@@ -549,7 +573,8 @@ class CrossroadsState(State[Hashable]):
             rep = face_classes(self._roll_thresholds())
             d = (rep[d[0]], rep[d[1]], rep[d[2]])
         if self.settings.one_each or not self._roller_is_char():
-            return _sorted3(d)
+            d = _sorted3(d)
+        self._sampled = d
         return d
 
     def _roller_is_char(self) -> bool:
@@ -559,7 +584,12 @@ class CrossroadsState(State[Hashable]):
 
     def apply_chance(self, outcome: Hashable) -> None:
         self._legal = None
-        self._apply_chance(outcome)
+        if outcome is self._sampled and outcome is not None:  # the roll just drawn here: already valid
+            self._sampled = None
+            self._rolled(outcome)
+        else:
+            self._sampled = None
+            self._apply_chance(outcome)
         self._legal = None
 
     def _apply_chance(self, outcome: Hashable) -> None:
@@ -613,6 +643,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 1: a new character: the creator spreads the creation points over G, KH, M (two choices)."""
         idx = len(self.chars)
         self.chars.append(Character(idx, seat, personal, [0, 0, 0]))
+        self.obs_blocks = None
         self.chk_eid = idx
         self.build_step = 0
         self.phase = _Phase.BUILD
@@ -623,6 +654,7 @@ class CrossroadsState(State[Hashable]):
         idx = len(self.factions)
         f = Faction(idx, seat, self.settings.start_influence)
         self.factions.append(f)
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
         self.begin_check(self.faction_base + idx, seat, _Purpose.SPEND)
@@ -630,6 +662,8 @@ class CrossroadsState(State[Hashable]):
     def _build(self, value: int) -> None:
         c = self.chars[self._checker_id()]
         c.stats[self.build_step] = value
+        c.rows = None
+        self.obs_blocks = None
         self.build_step += 1
         if self.build_step == _Stat.M:
             c.stats[_Stat.M] = rules.last_stat(self.settings.creation_points, c.stats[: _Stat.M])
@@ -724,6 +758,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.4: an Advantage token adds its bonus to the holder's next roll and is spent."""
         if e.advantage:
             e.advantage = False
+            e.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("advantage", f"{e.name} uses its Advantage.", None)
             return self.settings.advantage_bonus
@@ -788,6 +824,8 @@ class CrossroadsState(State[Hashable]):
     def raise_stat(self, c: Character, i: int, by: int) -> None:
         """Rule 6: +1 to a stat (up to ``character.stat_cap``)."""
         c.stats[i] = rules.raised_stat(c.stats[i], by, self.settings.stat_cap)
+        c.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("stat", f"{c.name}: +{by} {STATS[i]} (now {c.stats[i]}).", None)
 
@@ -795,6 +833,8 @@ class CrossroadsState(State[Hashable]):
         """Rules 6/11.7: +2 to a stat while also removing a condition (``spend.double_step``)."""
         if self.settings.double_step == "same_sign":
             c.plus -= 1
+            c.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("condition", f"{c.name} removes a +C to make it +2.", None)
         else:
@@ -805,6 +845,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 6: gain a +C (at most ``character.max_conditions``)."""
         if rules.may_gain(e.plus, self.settings.max_conditions):
             e.plus += 1
+            e.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("condition", f"{e.name} gains a +C ({e.plus}).", None)
 
@@ -819,6 +861,8 @@ class CrossroadsState(State[Hashable]):
             elif shed is _MinusC.WOUNDED:
                 e.wounded = False
         e.minus -= 1
+        e.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("condition", f"{e.name} sheds a -C ({e.minus} left).", None)
 
@@ -847,6 +891,8 @@ class CrossroadsState(State[Hashable]):
         else:
             kind = _MinusC.PLAIN
         e.minus += 1
+        e.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("condition", f"{e.name} takes a {_MINUS_C_LABELS[kind]}.", None)
 
@@ -855,6 +901,8 @@ class CrossroadsState(State[Hashable]):
         if c.goals[i]:
             return
         c.goals[i] = True
+        c.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("goal", f"{c.name} marks the {STATS[i]} box of its goal.", None)
         if rules.goal_achieved(c.goals) and c.alive:
@@ -866,6 +914,8 @@ class CrossroadsState(State[Hashable]):
     def change_influence(self, f: Faction, by: int) -> None:
         """Rules 10/11.7/12: change a faction's Influence; 0 or 8 writes it off."""
         f.influence += by
+        f.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("influence", f"{f.name}: Influence {'+' if by > 0 else ''}{by} (now {f.influence}).", None)
         st = self.settings
@@ -876,6 +926,8 @@ class CrossroadsState(State[Hashable]):
     def lower_stat(self, c: Character, i: int, by: int) -> None:
         """Rules 11.7/12: -1 (or -2) to a stat; a stat at 0 writes the character off."""
         c.stats[i] = rules.lowered_stat(c.stats[i], by)
+        c.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("stat", f"{c.name}: -{by} {STATS[i]} (now {c.stats[i]}).", None)
         if c.stats[i] == 0 and c.alive:
@@ -885,6 +937,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 12: an exit. Counts towards the end of the episode (Rule 13)."""
         e.alive = False
         e.exit = reason
+        e.rows = None
+        self.obs_blocks = None
         self.exits += 1
         if self.narrating:
             self.narrate("exit", f"{e.name} is written off: {reason} (exit {self.exits}).", None, reason=reason)
@@ -1063,6 +1117,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.3: before the roll, remove a +C for +1 success."""
         e = self.entity(s.eid)
         e.plus -= 1
+        e.rows = None
+        self.obs_blocks = None
         s.burned += 1
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C for a success before the roll.", s.seat)
@@ -1092,6 +1148,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.3: after the roll, remove a +C to reroll all three dice (``confrontation.reroll_repeatable``)."""
         e = self.entity(s.eid)
         e.plus -= 1
+        e.rows = None
+        self.obs_blocks = None
         s.rerolls += 1
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C to reroll.", s.seat)
@@ -1148,6 +1206,8 @@ class CrossroadsState(State[Hashable]):
             personal = isinstance(e, Character) and e.personal
             if rules.earns_advantage(st.advantage, s.won, e.alive, personal):
                 e.advantage = True
+                e.rows = None
+                self.obs_blocks = None
                 if self.narrating:
                     self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
         if not tie and st.loser_trade:
@@ -1199,6 +1259,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.7: unmark a goal box of a character."""
         if c.goals[i]:
             c.goals[i] = False
+            c.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("goal", f"{c.name} loses the {STATS[i]} mark of its goal.", None)
 
@@ -1230,6 +1292,8 @@ class CrossroadsState(State[Hashable]):
                     self.remove_minus_c(o)
                 else:
                     o.plus -= 1
+                    o.rows = None
+                    self.obs_blocks = None
                 self.lower_stat(o, a - _HARM2_G, 2)
             elif _UNMARK_G <= a < _UNMARK_G + STAT_COUNT:
                 self.unmark_goal(o, a - _UNMARK_G)
@@ -1244,6 +1308,8 @@ class CrossroadsState(State[Hashable]):
             self.add_minus_c(o, MINUS_C_ACTIONS[a])
         elif a == _REMOVE_PLUS_C:
             o.plus -= 1
+            o.rows = None
+            self.obs_blocks = None
             if self.narrating:
                 self.narrate("condition", f"{o.name} loses a +C ({o.plus}).", None)
 
@@ -1377,6 +1443,8 @@ class CrossroadsState(State[Hashable]):
         s = self.sides[self.side_i]
         c = self.chars[self._side_id(s)]
         c.plus -= 1
+        c.rows = None
+        self.obs_blocks = None
         if self.narrating:
             self.narrate("burn", f"{c.name} burns a +C to mark its goal.", self.actor)
         mark = stat_of(a, _Act.MARK_G)

@@ -27,7 +27,7 @@ from envs.crossroads.config import MAX_CHARACTER_SLOTS, MAX_FACTION_SLOTS, MAX_S
 
 if TYPE_CHECKING:
     from envs.crossroads.config import Settings
-    from envs.crossroads.episode import Character, CrossroadsState, Faction, Side
+    from envs.crossroads.episode import Character, CrossroadsState, Faction
 
 CHAR_FEATURES = 18
 FACTION_FEATURES = 9
@@ -123,16 +123,42 @@ class Encoder:
         ]
         self.no_head = bytes(4 * (_TO_MOVE + 1))
         self.admins = [_one_hot(layout.seat_slots, (k,)) for k in range(layout.seat_slots)]
-        self.pack_mid = struct.Struct(f"{_SIDES}f").pack
-        self.pack_sides = struct.Struct(f"{2 * _SIDE_FEATURES}f").pack
-        self.no_sides = bytes(4 * 2 * _SIDE_FEATURES)
+        self.pack_progress = struct.Struct(f"{_DICE - _SCENE}f").pack
+        self.progress: dict[tuple[int, int], bytes] = {}
+        """The scene and exit progress piece by (scene number, exits) (bounded by ``_ROW_CACHE_LIMIT``)."""
+        self.dice_pieces = _DiceBytes(struct.Struct(f"{_SUCCESSES - _DICE}f").pack)
+        self.no_dice = bytes(4 * (_SUCCESSES - _DICE))
+        pack_counts = struct.Struct(f"{_SIDES - _SUCCESSES}f").pack
+        sixths = _SIXTHS
+        self.counts = tuple(
+            tuple(
+                tuple(pack_counts(sixths[s], sixths[k], sixths[d]) for d in range(_SCALE + 1))
+                for k in range(_SCALE + 1)
+            )
+            for s in range(_SCALE + 1)
+        )
+        """The successes, spends-left and degree piece by the three counts, each read up to 6 (and 1 beyond)."""
+        self.pack_side = struct.Struct(f"{_SIDE_FEATURES}f").pack
+        self.side_pieces: dict[tuple[bool, tuple[int, ...], int, int], bytes] = {}
+        """A confrontation side's piece by (the observer's side, dice, burns, successes) (bounded)."""
+        self.no_side = bytes(4 * _SIDE_FEATURES)
         self.pack_flags = struct.Struct(f"{_BUILD_STEP - _FLAGS}f").pack
         self.no_flags = bytes(4 * (_BUILD_STEP - _FLAGS))
         self.own_flags = _FlagBytes(self.pack_flags)
+        self.side_flags = _SideFlagBytes(self.pack_flags)
         self.pack_tail = struct.Struct(f"{_AFTER_ADMIN - _BUILD_STEP}f").pack
+        self.tails = tuple(
+            self.pack_tail(0.0, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK]) for purpose in Purpose
+        )
+        """The last piece outside a build, by the check's purpose."""
         self.pack_char = struct.Struct(f"{CHAR_FEATURES}f").pack
         self.pack_faction = struct.Struct(f"{FACTION_FEATURES}f").pack
         self.empty_char = bytes(4 * CHAR_FEATURES)
+        chars_start = 4 * layout.global_size
+        self.char_ends = tuple(chars_start + 4 * CHAR_FEATURES * (k + 1) for k in range(layout.char_slots))
+        """The byte offset where each character slot ends in the observation (its markers are its last bytes)."""
+        factions_start = chars_start + 4 * CHAR_FEATURES * layout.char_slots
+        self.faction_ends = tuple(factions_start + 4 * FACTION_FEATURES * (k + 1) for k in range(layout.faction_slots))
         self.empty_faction = bytes(4 * FACTION_FEATURES)
         self.offsets = tuple(k / (layout.seat_slots - 1) for k in range(layout.seat_slots))
         self.fractions = tuple(k / max_conditions for k in range(max_conditions + 1))
@@ -188,131 +214,175 @@ class Encoder:
             flag[is_opp],
         )
 
-    def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
-        """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array."""
-        parts = self.global_parts(st, seat)
-        append = parts.append
-        chars = st.chars
+    def char_row(self, c: Character, seat: int) -> bytes:
+        """:meth:`char_bytes` without markers, memoised by the character's values (a bounded table per seat)."""
+        s0, s1, s2 = c.stats
+        g0, g1, g2 = c.goals
+        key = (c.alive, c.personal, c.owner, s0, s1, s2, c.plus, c.minus, c.wounded, c.dying, g0, g1, g2, c.advantage)
         rows = self.char_rows[seat]
-        for c in chars:
-            s0, s1, s2 = c.stats
-            g0, g1, g2 = c.goals
-            key = (
-                c.alive,
-                c.personal,
-                c.owner,
-                s0,
-                s1,
-                s2,
-                c.plus,
-                c.minus,
-                c.wounded,
-                c.dying,
-                g0,
-                g1,
-                g2,
-                c.advantage,
-            )
-            try:
-                append(rows[key])
-            except KeyError:
-                if len(rows) >= _ROW_CACHE_LIMIT:
-                    rows.clear()
-                append(rows.setdefault(key, self.char_bytes(c, seat, False, False)))
-        layout = self.layout
-        empty = layout.char_slots - len(chars)
-        if empty:
-            append(self.empty_char * empty)
-        first_faction = len(parts)
-        frows = self.faction_rows[seat]
-        for f in st.factions:
-            fkey = (f.alive, f.owner, f.influence, f.plus, f.minus, f.advantage)
-            try:
-                append(frows[fkey])
-            except KeyError:
-                if len(frows) >= _ROW_CACHE_LIMIT:
-                    frows.clear()
-                append(frows.setdefault(fkey, self.faction_bytes(f, seat, False)))
-        empty = layout.faction_slots - len(st.factions)
-        if empty:
-            append(self.empty_faction * empty)
+        row = rows.get(key)
+        if row is None:
+            if len(rows) >= _ROW_CACHE_LIMIT:
+                rows.clear()
+            row = rows[key] = self.char_bytes(c, seat, False, False)
+        return row
+
+    def faction_row(self, f: Faction, seat: int) -> bytes:
+        """:meth:`faction_bytes` without the marker, memoised by the faction's values (a bounded table per seat)."""
+        key = (f.alive, f.owner, f.influence, f.plus, f.minus, f.advantage)
+        rows = self.faction_rows[seat]
+        row = rows.get(key)
+        if row is None:
+            if len(rows) >= _ROW_CACHE_LIMIT:
+                rows.clear()
+            row = rows[key] = self.faction_bytes(f, seat, False)
+        return row
+
+    def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
+        """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array.
+
+        The global pieces, then the entity slots as one block (the state's ``obs_blocks``, rebuilt by
+        :meth:`entity_block` only after an entity changed), joined into a fresh bytearray; the confrontation's
+        markers are then written over the last bytes of their slots.
+        """
+        parts = self.global_parts(st, seat)
+        blocks = st.obs_blocks
+        if blocks is None:
+            blocks = st.obs_blocks = [None] * self.players
+        block = blocks[seat]
+        if block is None:
+            block = blocks[seat] = self.entity_block(st, seat)
+        parts.append(block)
+        out = _JOIN(parts)
         sides = st.sides
         if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
+            layout = self.layout
             target = sides[-1].eid
             opp = sides[0].eid if len(sides) == 2 else None
             for eid in (target, opp):
                 if eid is None:
                     continue
                 if eid < layout.char_slots:
-                    k = _GLOBAL_PARTS + eid
-                    parts[k] = parts[k][:-8] + _CHAR_MARKS[eid == target][eid == opp]
+                    end = self.char_ends[eid]
+                    out[end - _CHAR_MARK_BYTES : end] = _CHAR_MARKS[eid == target][eid == opp]
                 else:
-                    k = first_faction + eid - layout.char_slots
-                    parts[k] = parts[k][:-4] + _FACTION_MARKS[eid == opp]
+                    end = self.faction_ends[eid - layout.char_slots]
+                    out[end - _FACTION_MARK_BYTES : end] = _FACTION_MARKS[eid == opp]
         # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
-        return np.frombuffer(_JOIN(parts), dtype=np.float32)
+        return np.frombuffer(out, dtype=np.float32)
+
+    def entity_block(self, st: CrossroadsState, seat: int) -> bytes:
+        """Every entity slot of ``seat``'s observation, unmarked: characters, empty slots, factions, empty slots.
+
+        An entity's slot comes from its ``rows`` (the bytes of its last encoding for this seat, dropped by the
+        rules whenever the entity changes); only an entity changed since is looked up in the value memo.
+        """
+        parts: list[bytes] = []
+        append = parts.append
+        chars = st.chars
+        for c in chars:
+            rows = c.rows
+            if rows is not None:
+                row = rows[seat]
+                if row is not None:
+                    append(row)
+                    continue
+            else:
+                rows = c.rows = [None] * self.players
+            row = rows[seat] = self.char_row(c, seat)
+            append(row)
+        layout = self.layout
+        empty = layout.char_slots - len(chars)
+        if empty:
+            append(self.empty_char * empty)
+        factions = st.factions
+        for f in factions:
+            rows = f.rows
+            if rows is not None:
+                row = rows[seat]
+                if row is not None:
+                    append(row)
+                    continue
+            else:
+                rows = f.rows = [None] * self.players
+            row = rows[seat] = self.faction_row(f, seat)
+            append(row)
+        empty = layout.faction_slots - len(factions)
+        if empty:
+            append(self.empty_faction * empty)
+        return b"".join(parts)
 
     def global_parts(self, st: CrossroadsState, seat: int) -> list[bytes]:
         """The global features of ``seat``'s observation (context, Admin, scene, the roll, the confrontation).
 
-        As float32 byte pieces (the context and Admin one-hots from tables, the rest packed), the first items
-        of the observation's parts.
+        As float32 byte pieces, the first items of the observation's parts: each piece comes
+        from a table of the few values it shows (see the tables in ``__init__``), packed only the first time.
         """
-        tenths = _TENTHS
-        sixths = _SIXTHS  # counts are never negative; at 6 and above the feature is 1
-        settings = st.settings
         p = st.phase
         head = self.heads[p][st.actor == seat] if p < NUM_CONTEXTS else self.no_head
+        progress = self.progress.get((st.scene_no, st.exits))
+        if progress is None:
+            progress = self.progress_bytes(st)
         roll = None
         if p in _ROLL_PHASES:
             roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
-        d0 = d1 = d2 = 0.0
-        if roll:
-            d0, d1, d2 = tenths[roll[0]], tenths[roll[1]], tenths[roll[2]]
-        succ, left, degree = st.succ, st.left, st.degree
-        mid = self.pack_mid(
-            st.scene_no / settings.max_scenes,
-            min(1.0, st.exits / settings.exits_to_end),
-            d0,
-            d1,
-            d2,
-            (sixths[succ] if succ <= _SCALE else 1.0) if succ else 0.0,
-            (sixths[left] if left <= _SCALE else 1.0) if left else 0.0,
-            (sixths[degree] if degree <= _SCALE else 1.0) if degree else 0.0,
-        )
+        dice = self.dice_pieces[roll] if roll else self.no_dice
+        succ, left, degree = st.succ, st.left, st.degree  # a count at 6 or more reads 1 (table index 6)
+        counts = self.counts[succ if succ < _SCALE else _SCALE][left if left < _SCALE else _SCALE][
+            degree if degree < _SCALE else _SCALE
+        ]
         sides = st.sides
         if len(sides) == 2 and sides[0].eid is not None:
-            confront = self.pack_sides(*self.side_features(sides[0], seat), *self.side_features(sides[1], seat))
-            f0, f1, f2 = sides[0].flags  # no flags (all false) until the side's dice are assigned
-            f3, f4, f5 = sides[1].flags
-            flag = _FLAG
-            flags = self.pack_flags(flag[f0], flag[f1], flag[f2], flag[f3], flag[f4], flag[f5], flag[st.side_i == 1])
+            s0, s1 = sides
+            side_pieces = self.side_pieces
+            k0 = (s0.seat == seat, s0.dice, s0.burned, s0.succ)
+            k1 = (s1.seat == seat, s1.dice, s1.burned, s1.succ)
+            first = side_pieces.get(k0)
+            if first is None:
+                first = self.side_bytes(k0)
+            second = side_pieces.get(k1)
+            if second is None:
+                second = self.side_bytes(k1)
+            flags = self.side_flags[s0.flags, s1.flags, st.side_i == 1]  # all false until a side's dice are read
         elif p in _FLAG_PHASES:
-            confront = self.no_sides
+            first = second = self.no_side
             f0, f1, f2 = st.flags
             flags = self.own_flags[f0, f1, f2]
         else:
-            confront, flags = self.no_sides, self.no_flags
+            first, second, flags = self.no_side, self.no_side, self.no_flags
         purpose = st.purpose
-        tail = self.pack_tail(
-            st.build_step / 2 if p == _BUILD else 0.0, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK]
+        tail = (
+            self.pack_tail(st.build_step / 2, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK])
+            if p == _BUILD
+            else self.tails[purpose]
         )
-        return [head, self.admins[(st.admin - seat) % self.players], mid, confront, flags, tail]
+        return [head, self.admins[(st.admin - seat) % self.players], progress, dice, counts, first, second, flags, tail]
 
-    @staticmethod
-    def side_features(s: Side, seat: int) -> tuple[float, ...]:
-        """A confrontation side's six features: mine, its three dice, burns, successes."""
+    def progress_bytes(self, st: CrossroadsState) -> bytes:
+        """The scene and exit progress piece of ``st`` (two features), memoised by (scene, exits)."""
+        settings = st.settings
+        if len(self.progress) >= _ROW_CACHE_LIMIT:
+            self.progress.clear()
+        piece = self.progress[st.scene_no, st.exits] = self.pack_progress(
+            st.scene_no / settings.max_scenes, min(1.0, st.exits / settings.exits_to_end)
+        )
+        return piece
+
+    def side_bytes(self, key: tuple[bool, tuple[int, ...], int, int]) -> bytes:
+        """A confrontation side's piece, memoised by (it is the observer's, dice, burns, successes)."""
+        mine, d3, burned, succ = key
+        if len(self.side_pieces) >= _ROW_CACHE_LIMIT:
+            self.side_pieces.clear()
         tenths, sixths = _TENTHS, _SIXTHS
-        d3 = s.dice
-        burned, succ = s.burned, s.succ
-        return (
-            _FLAG[s.seat == seat],
+        piece = self.side_pieces[key] = self.pack_side(
+            _FLAG[mine],
             tenths[d3[0]] if d3 else 0.0,
             tenths[d3[1]] if d3 else 0.0,
             tenths[d3[2]] if d3 else 0.0,
             sixths[burned] if burned <= _SCALE else 1.0,
             sixths[succ] if succ <= _SCALE else 1.0,
         )
+        return piece
 
 
 def _one_hot(n: int, ones: tuple[int, ...]) -> bytes:
@@ -333,12 +403,40 @@ class _FlagBytes(dict[tuple[bool, bool, bool], bytes]):
         return value
 
 
+class _DiceBytes(dict[tuple[int, ...], bytes]):
+    """The piece of the three dice being assigned or spent, by the dice (at most 1,000 rolls of 3d10)."""
+
+    def __init__(self, pack: Callable[..., bytes]) -> None:
+        super().__init__()
+        self.pack = pack
+
+    def __missing__(self, dice: tuple[int, ...]) -> bytes:
+        value = self[dice] = self.pack(_TENTHS[dice[0]], _TENTHS[dice[1]], _TENTHS[dice[2]])
+        return value
+
+
+class _SideFlagBytes(dict[tuple[tuple[bool, bool, bool], tuple[bool, bool, bool], bool], bytes]):
+    """The flags piece of a confrontation: both sides' success flags and whether the second side acts."""
+
+    def __init__(self, pack: Callable[..., bytes]) -> None:
+        super().__init__()
+        self.pack = pack
+
+    def __missing__(self, key: tuple[tuple[bool, bool, bool], tuple[bool, bool, bool], bool]) -> bytes:
+        (f0, f1, f2), (f3, f4, f5), second = key
+        flag = _FLAG
+        value = self[key] = self.pack(flag[f0], flag[f1], flag[f2], flag[f3], flag[f4], flag[f5], flag[second])
+        return value
+
+
 _CHAR_MARKS = tuple(tuple(struct.pack("2f", float(t), float(o)) for o in (False, True)) for t in (False, True))
 """A character slot's last two features (target, opposition marker) by (is target, is opposition)."""
 _FACTION_MARKS = tuple(struct.pack("f", float(o)) for o in (False, True))
 """A faction slot's last feature (opposition marker)."""
-_GLOBAL_PARTS = 6
-"""The number of byte pieces :meth:`Encoder.global_parts` gives (the character slots follow)."""
+_CHAR_MARK_BYTES = 8
+"""The bytes of a character slot's two markers (target, opposition), its last two float32 features."""
+_FACTION_MARK_BYTES = 4
+"""The bytes of a faction slot's opposition marker, its last float32 feature."""
 _JOIN = bytearray().join
 """Joins the observation's float32 pieces into one fresh bytearray (one copy; the array over it is writable)."""
 
