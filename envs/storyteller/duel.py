@@ -79,7 +79,17 @@ from envs.storyteller.actions import (
 )
 from envs.storyteller.config import Fighter, StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_distribution, outcome_of_faces, sample_outcome
-from envs.storyteller.observation import DUEL_PLAN_SCALE, duel_fighters_part, duel_observation_size, encode_duel
+from envs.storyteller.observation import (
+    DUEL_NO_ROLLS,
+    DUEL_PLAN_PLACES,
+    DUEL_PLAN_SCALE,
+    duel_fighters_part,
+    duel_observation_size,
+    duel_plan_blocks,
+    duel_rolls_block,
+    duel_turn_blocks,
+    join_blocks,
+)
 
 DuelChance = int | tuple[int, ...]
 """A duel chance outcome: a roll's outcome (or forced faces), or the seat that wins the roll-off."""
@@ -172,10 +182,16 @@ class _DuelSetup:
         self.plan_scale = max(DUEL_PLAN_SCALE, float(self.max_actions))  # observation: actions declared / this
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
         self.fighters_part: tuple[list[float], list[float]] | None = None  # filled by the first duel
+        # observation blocks memoised on what they read (bounded: _BLOCKS_LIMIT entries each)
+        self.extra_obs = self.obs_size - duel_observation_size(DUEL_PLAN_PLACES)  # values after the 40
+        self.no_plan = (bytes(4 * 10), bytes(4 * self.extra_obs))  # the plan blocks off one's own decision
+        self.plan_blocks: dict[tuple[int, int, tuple[Kind, ...]], tuple[bytes, bytes]] = {}
+        self.rolls_blocks: dict[tuple[Any, ...], bytes] = {}
 
 
 _SETUPS: dict[int, tuple[StorytellerConfig, _DuelSetup]] = {}
 _SETUPS_LIMIT = 64
+_BLOCKS_LIMIT = 4096  # memoised observation blocks per config and kind before the memo starts afresh
 
 
 def _setup(cfg: StorytellerConfig) -> _DuelSetup:
@@ -203,11 +219,11 @@ class DuelState(State[DuelChance]):
         self.phase = COUNT
         self.seat = 0
         self.n_actions = [0, 0]
-        self.plans: list[list[Kind]] = [[], []]
+        self.plans: list[tuple[Kind, ...]] = [(), ()]  # tuples: a pick makes a new one (clones share them)
         self.wp_action: list[int | None] = [None, None]
         self.wp_spent = [0, 0]  # Willpower points spent this turn (Rule 8)
         self.queue: list[DuelRoll] = []
-        self.attack: list[list[int]] = [[], []]  # this turn's attack outcomes per seat
+        self.attack: list[tuple[int, ...]] = [(), ()]  # this turn's attack outcomes per seat (tuples, as plans)
         self.defence: list[int | None] = [None, None]
         self.last = (0, 0, 0, 0)  # last turn: gains and defence nets, for observations
         self.max_actions = setup.max_actions
@@ -220,6 +236,11 @@ class DuelState(State[DuelChance]):
         if setup.fighters_part is None:
             setup.fighters_part = (duel_fighters_part(self, 0), duel_fighters_part(self, 1))
         self.fighters_part = setup.fighters_part
+        self._setup = setup
+        self._turn_obs: list[tuple[bytes, bytes] | None] = [None, None]
+        """Per seat, the packed head and middle observation blocks (:func:`duel_turn_blocks`), or ``None``
+        once a value they read (progress, Willpower, turn, last turn's results) has changed: every such
+        change goes through :meth:`_turn_changed`. Copied by :meth:`clone`."""
         if self.narrating:
             self.narrate(
                 "setup",
@@ -293,7 +314,7 @@ class DuelState(State[DuelChance]):
         if r.kind == DEFEND:
             self.defence[r.seat] = rules.resisting_total(self.defence[r.seat], value)
         else:
-            self.attack[r.seat].append(value)
+            self.attack[r.seat] = (*self.attack[r.seat], value)
         if self.queue:
             self._next_roll()
         else:
@@ -311,7 +332,7 @@ class DuelState(State[DuelChance]):
         if self.phase is COUNT:
             return self._declaration(s, 0, ())
         if self.phase is PICK:
-            return self._declaration(s, self.n_actions[s], tuple(self.plans[s]))
+            return self._declaration(s, self.n_actions[s], self.plans[s])
         if self.phase is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
                 return [ACT_NO_WILLPOWER, duel_willpower_action(self.queue[0].index)]
@@ -325,10 +346,10 @@ class DuelState(State[DuelChance]):
         s = self.seat
         if self.phase is COUNT:
             self.n_actions[s] = duel_declared_count(action)
-            self.plans[s] = []
+            self.plans[s] = ()
             self.phase = PICK
         elif self.phase is PICK:
-            self.plans[s].append(picked_kind(action))
+            self.plans[s] = (*self.plans[s], picked_kind(action))
             if len(self.plans[s]) == self.n_actions[s]:
                 if not self.willpower_per_roll and rules.may_spend_willpower(self.willpower[s], 0, self.cfg):
                     self.phase = WILLPOWER
@@ -369,13 +390,14 @@ class DuelState(State[DuelChance]):
             if self.wp_action[s] is not None:
                 self.willpower[s] -= 1
                 self.wp_spent[s] += 1
+                self._turn_changed()
             side = self.sides[s]
             n = self.n_actions[s]
             for k, kind in enumerate(self.plans[s]):
                 wp = rules.willpower_successes(k == self.wp_action[s], self.cfg)
                 pool = rules.multiple_action_pool(side.pools[kind], n, k + 1)
                 self.queue.append(DuelRoll(s, kind, pool, side.difficulties[kind], wp, side.specialty[kind], k))
-        self.attack = [[], []]
+        self.attack = [(), ()]
         self.defence = [None, None]
         self.phase = RESOLVE
         if self.narrating:
@@ -407,6 +429,7 @@ class DuelState(State[DuelChance]):
         if spend:
             self.willpower[r.seat] -= 1
             self.wp_spent[r.seat] += 1
+            self._turn_changed()
         wp = rules.willpower_successes(spend, self.cfg)
         self.queue[0] = DuelRoll(r.seat, r.kind, r.pool, r.difficulty, wp, r.specialty, r.index, True)
         self.phase = RESOLVE
@@ -423,6 +446,7 @@ class DuelState(State[DuelChance]):
     # -- resolving -------------------------------------------------------------------------------
     def _settle(self) -> None:
         """Rules 11-13: resets, resisted gains, and the first to the target."""
+        self._turn_changed()
         gains = [0, 0]
         ended = [False, False]
         for s in SEATS:
@@ -482,7 +506,7 @@ class DuelState(State[DuelChance]):
         self.seat = 0
         self.phase = COUNT
         self.n_actions = [0, 0]
-        self.plans = [[], []]
+        self.plans = [(), ()]
         self.wp_action = [None, None]
         self.wp_spent = [0, 0]
 
@@ -509,7 +533,47 @@ class DuelState(State[DuelChance]):
 
     # -- analysis hooks --------------------------------------------------------------------------
     def observation(self, seat: int) -> np.ndarray:
-        return encode_duel(self, seat)
+        """The same vector as :func:`~envs.storyteller.observation.encode_duel`, joined from packed blocks."""
+        turn = self._turn_obs[seat]
+        if turn is None:
+            turn = self._turn_obs[seat] = duel_turn_blocks(self, seat)
+        setup = self._setup
+        ph = self.phase
+        if self.seat == seat and ph <= WILLPOWER:
+            memo = setup.plan_blocks
+            key = (ph, self.n_actions[seat], self.plans[seat])
+            plan = memo.get(key)
+            if plan is None:
+                if len(memo) >= _BLOCKS_LIMIT:
+                    memo.clear()
+                plan = memo[key] = duel_plan_blocks(ph, key[1], key[2], self.plan_scale, setup.extra_obs)
+        else:
+            plan = setup.no_plan
+        if ph is RESOLVE or (ph is WILLPOWER and self.willpower_per_roll):
+            rolls = self._rolls_block(seat)
+        else:
+            rolls = DUEL_NO_ROLLS
+        return join_blocks((turn[0], plan[0], turn[1], rolls, plan[1]))
+
+    def _rolls_block(self, seat: int) -> bytes:
+        """The turn's rolls block from ``seat``'s side, memoised per config on the rolls it reads."""
+        o = 1 - seat
+        kind = self.queue[0].kind if self.phase is WILLPOWER and self.seat == seat else -1
+        key = (self.attack[seat], self.defence[seat], self.attack[o], self.defence[o], kind)
+        memo = self._setup.rolls_blocks
+        block = memo.get(key)
+        if block is None:
+            if len(memo) >= _BLOCKS_LIMIT:
+                memo.clear()
+            kept, reset = self.attack_so_far(seat)
+            block = memo[key] = duel_rolls_block(
+                kept, self.defence[seat], self.attack_so_far(o)[0], self.defence[o], reset, kind
+            )
+        return block
+
+    def _turn_changed(self) -> None:
+        """A progress, Willpower, the turn or last turn's results changed: drop the cached head/middle blocks."""
+        self._turn_obs = [None, None]
 
     def key(self) -> tuple[Any, ...]:
         return (
@@ -535,11 +599,12 @@ class DuelState(State[DuelChance]):
         new.progress = list(self.progress)
         new.willpower = list(self.willpower)
         new.n_actions = list(self.n_actions)
-        new.plans = [list(p) for p in self.plans]
+        new.plans = list(self.plans)
         new.wp_action = list(self.wp_action)
         new.wp_spent = list(self.wp_spent)
         new.queue = list(self.queue)
-        new.attack = [list(a) for a in self.attack]
+        new.attack = list(self.attack)
+        new._turn_obs = list(self._turn_obs)
         new.defence = list(self.defence)
         return new
 

@@ -78,7 +78,15 @@ from envs.storyteller.actions import (
 )
 from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_of_faces, sample_outcome
-from envs.storyteller.observation import PLAN_SCALE, encode_heist, heist_task_part
+from envs.storyteller.observation import (
+    HEIST_NO_TASK,
+    PLAN_SCALE,
+    heist_globals,
+    heist_slot_head,
+    heist_slot_tails,
+    heist_task_part,
+    join_blocks,
+)
 from envs.storyteller.scenarios import CATALOGUE, TaskSpec
 
 HeistChance = int | tuple[int, ...]
@@ -142,6 +150,24 @@ _DECLARATIONS: dict[int, tuple[StorytellerConfig, dict[Hashable, tuple[int, ...]
 _DECLARATIONS_LIMIT = 16384  # memoised declarations per config before the table starts afresh
 
 
+_BLOCKS: dict[int, tuple[StorytellerConfig, dict[Hashable, tuple[bytes, ...]], dict[Hashable, bytes]]] = {}
+_BLOCKS_LIMIT = 16384  # memoised observation blocks per config and kind before the memo starts afresh
+
+
+def _block_memos(cfg: StorytellerConfig) -> tuple[dict[Hashable, tuple[bytes, ...]], dict[Hashable, bytes]]:
+    """The memos of the heist's packed observation tails and globals for ``cfg`` (by identity; keeps it alive).
+
+    Tails are keyed by (plan, ally task, pending task), globals by everything :func:`heist_globals` reads; the
+    config's constants they read (``heist.turns``, the plan scale) are fixed per config.
+    """
+    hit = _BLOCKS.get(id(cfg))
+    if hit is None or hit[0] is not cfg:
+        if len(_BLOCKS) >= _DERIVED_LIMIT:
+            _BLOCKS.clear()
+        hit = _BLOCKS[id(cfg)] = (cfg, {}, {})
+    return hit[1], hit[2]
+
+
 def _declaration_table(cfg: StorytellerConfig) -> dict[Hashable, tuple[int, ...]]:
     """The memo of :meth:`HeistState._memo_declaration` for ``cfg`` (keyed by identity; keeps it alive)."""
     hit = _DECLARATIONS.get(id(cfg))
@@ -174,6 +200,7 @@ class Task:
         "fits",
         "auto_fits",
         "obs_part",
+        "obs_heads",
         "_derived",
     )
     current_possible: tuple[bool, ...]
@@ -182,6 +209,9 @@ class Task:
     fits: tuple[tuple[tuple[int, ...], ...], ...]
     auto_fits: tuple[tuple[bool, ...], ...]
     obs_part: list[float]
+    obs_heads: dict[tuple[int, int], bytes]
+    """The packed observation head block of this spec and attempt per (status, progress), shared by every task
+    of the spec at the attempt (a pure function of them under the config); at most 4 statuses x the progresses."""
 
     def __init__(self, spec: TaskSpec, cfg: StorytellerConfig) -> None:
         self.spec = spec
@@ -218,9 +248,19 @@ class Task:
                 self.fits,
                 self.auto_fits,
                 self.obs_part,
+                self.obs_heads,
             )
             return
-        _, self.current_possible, self.current_difficulty, self.capacity, self.fits, self.auto_fits, self.obs_part = hit
+        (
+            _,
+            self.current_possible,
+            self.current_difficulty,
+            self.capacity,
+            self.fits,
+            self.auto_fits,
+            self.obs_part,
+            self.obs_heads,
+        ) = hit
 
     def _derive(self, n: int) -> None:
         """Rules 7, 9-10: what attempt ``n`` of this task allows (a function of the config, spec and attempt)."""
@@ -267,6 +307,7 @@ class Task:
             auto_fits.append(tuple(auto_row))
         self.fits, self.auto_fits = tuple(fits), tuple(auto_fits)
         self.obs_part = heist_task_part(self)
+        self.obs_heads = {}
 
     def _most_declared(self) -> int:
         """Rule 9: the most actions a turn of this config declares (the tables cover at least the first 3)."""
@@ -282,6 +323,7 @@ class Task:
             self.capacity,
         )
         t.fits, t.auto_fits, t.obs_part, t._derived = self.fits, self.auto_fits, self.obs_part, self._derived
+        t.obs_heads = self.obs_heads
         return t
 
     def possible(self, approach: int, cfg: StorytellerConfig | None = None) -> bool:
@@ -322,6 +364,7 @@ class HeistState(State[HeistChance]):
         self.prevents_botch = cfg.willpower.prevents_botch
         self._legal: list[int] | None = None  # this decision's legal actions, until the state moves
         self._declarations = _declaration_table(cfg)
+        self._tail_blocks, self._global_blocks = _block_memos(cfg)
         if cfg.heist.draw == 0:
             self._deal(tuple(range(len(cfg.heist.tasks))))
 
@@ -744,7 +787,46 @@ class HeistState(State[HeistChance]):
 
     # -- analysis hooks --------------------------------------------------------------------------
     def observation(self, seat: int) -> np.ndarray:
-        return encode_heist(self, seat)
+        """The same vector as :func:`~envs.storyteller.observation.encode_heist`, joined from packed blocks.
+
+        A slot's head comes from its spec and attempt's memo (:attr:`Task.obs_heads`), the slots' tails and
+        the globals from the config's memos (:func:`_block_memos`), each keyed by everything it reads.
+        """
+        plan = tuple(self.plan)
+        key: Hashable = (plan, self.ally_slot, self.pending_slot)
+        memo = self._tail_blocks
+        tails = memo.get(key)
+        if tails is None:
+            if len(memo) >= _BLOCKS_LIMIT:
+                memo.clear()
+            tails = memo[key] = heist_slot_tails(plan, self.ally_slot, self.pending_slot)
+        parts: list[bytes] = []
+        for t, tail in zip(self.tasks, tails, strict=False):
+            heads = t.obs_heads
+            hk = (t.status, t.progress)
+            head = heads.get(hk)
+            if head is None:
+                head = heads[hk] = heist_slot_head(t.obs_part, t.status, t.progress, t.spec.target)
+            parts.append(head)
+            parts.append(tail)
+        for tail in tails[len(self.tasks) :]:
+            parts.append(HEIST_NO_TASK)
+            parts.append(tail)
+        phase = self.phase
+        roll = None
+        if phase is WILLPOWER and self.willpower_per_roll:
+            r = self.queue[0]
+            roll = (r.index, r.pool, r.difficulty)
+        key = (self.turn, self.turn_limit, self.willpower, phase, self.n_actions, len(plan), roll)
+        gmemo = self._global_blocks
+        glob = gmemo.get(key)
+        if glob is None:
+            if len(gmemo) >= _BLOCKS_LIMIT:
+                gmemo.clear()
+            clock = (self.turn, self.turn_limit, self.cfg.heist.turns, self.willpower)
+            glob = gmemo[key] = heist_globals(clock, phase, (self.n_actions, len(plan)), self.plan_scale, roll)
+        parts.append(glob)
+        return join_blocks(tuple(parts))
 
     def key(self) -> tuple[Any, ...]:
         return (
