@@ -181,6 +181,11 @@ class _DuelSetup:
         self.obs_size = duel_observation_size(self.max_actions)
         self.plan_scale = max(DUEL_PLAN_SCALE, float(self.max_actions))  # observation: actions declared / this
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
+        # Rule 8, Willpower before each roll: the legal decision before the roll of action k
+        self.willpower_on = tuple((ACT_NO_WILLPOWER, duel_willpower_action(k)) for k in range(self.max_actions))
+        self.rolls: dict[tuple[int, Kind, int, int, bool], DuelRoll] = {}
+        """Each declared roll by (seat, kind, actions declared, place, Willpower on it): a roll reads only these
+        and the config (bounded: 2 seats x 3 kinds x max_actions^2 x 2)."""
         self.fighters_part: tuple[list[float], list[float]] | None = None  # filled by the first duel
         # observation blocks memoised on what they read (bounded: _BLOCKS_LIMIT entries each)
         self.extra_obs = self.obs_size - duel_observation_size(DUEL_PLAN_PLACES)  # values after the 40
@@ -232,7 +237,7 @@ class DuelState(State[DuelChance]):
         # the config keys read on every step, resolved once into plain attributes
         self.one_roll_per_task = cfg.extended.one_roll_per_task
         self.prevents_botch = cfg.willpower.prevents_botch
-        self._legal: list[int] | None = None  # this decision's legal actions, until the state moves
+        self._legal: tuple[int, ...] | None = None  # this decision's legal actions, until the state moves
         if setup.fighters_part is None:
             setup.fighters_part = (duel_fighters_part(self, 0), duel_fighters_part(self, 1))
         self.fighters_part = setup.fighters_part
@@ -321,41 +326,47 @@ class DuelState(State[DuelChance]):
             self._settle()
 
     def legal_actions(self) -> list[int]:
-        if self._legal is None:
-            self._legal = self._compute_legal()
-        return list(self._legal)
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return list(legal)
 
-    def _compute_legal(self) -> list[int]:
+    def _compute_legal(self) -> tuple[int, ...]:
         if self.current_player() < 0:
-            return []
+            return ()
         s = self.seat
-        if self.phase is COUNT:
+        ph = self.phase
+        if ph is COUNT:
             return self._declaration(s, 0, ())
-        if self.phase is PICK:
+        if ph is PICK:
             return self._declaration(s, self.n_actions[s], self.plans[s])
-        if self.phase is WILLPOWER:
+        if ph is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
-                return [ACT_NO_WILLPOWER, duel_willpower_action(self.queue[0].index)]
-            return [ACT_NO_WILLPOWER] + [duel_willpower_action(k) for k in range(len(self.plans[s]))]
-        return []
+                return self._setup.willpower_on[self.queue[0].index]
+            return (ACT_NO_WILLPOWER, *(duel_willpower_action(k) for k in range(len(self.plans[s]))))
+        return ()
 
     def apply_action(self, action: int) -> None:
-        if action not in self.legal_actions():
+        legal = self._legal  # this decision's legal actions, worked out at most once (legal_actions keeps them)
+        if legal is None:
+            legal = self._compute_legal()
+        if action not in legal:
             raise IllegalActionError(f"illegal duel action {action} in phase {self.phase.name}")
         self._legal = None
         s = self.seat
-        if self.phase is COUNT:
+        ph = self.phase
+        if ph is COUNT:
             self.n_actions[s] = duel_declared_count(action)
             self.plans[s] = ()
             self.phase = PICK
-        elif self.phase is PICK:
+        elif ph is PICK:
             self.plans[s] = (*self.plans[s], picked_kind(action))
             if len(self.plans[s]) == self.n_actions[s]:
                 if not self.willpower_per_roll and rules.may_spend_willpower(self.willpower[s], 0, self.cfg):
                     self.phase = WILLPOWER
                 else:
                     self._declared()
-        elif self.phase is WILLPOWER:
+        elif ph is WILLPOWER:
             self.wp_action[s] = None if action == ACT_NO_WILLPOWER else duel_willpower_index(action)
             if self.willpower_per_roll:
                 self._willpower_on_next_roll(self.wp_action[s] is not None)
@@ -375,9 +386,9 @@ class DuelState(State[DuelChance]):
         return {"willpower": float(self.willpower[seat]), "progress": float(self.progress[seat])}
 
     # -- declaring -------------------------------------------------------------------------------
-    def _declaration(self, s: int, n: int, used: tuple[Kind, ...]) -> list[int]:
+    def _declaration(self, s: int, n: int, used: tuple[Kind, ...]) -> tuple[int, ...]:
         """The legal declaration actions of seat ``s``: how many actions (``n`` = 0), or the next pick."""
-        return list(declaration_table(self.sides[s].pools, self.max_actions, self.one_roll_per_task, n, used))
+        return declaration_table(self.sides[s].pools, self.max_actions, self.one_roll_per_task, n, used)
 
     def _declared(self) -> None:
         """Rules 8-9: both have declared; queue the rolls (pools after the split, Willpower where spent)."""
@@ -386,17 +397,20 @@ class DuelState(State[DuelChance]):
             self.phase = COUNT
             return
         self.queue = []
+        rolls = self._setup.rolls
         for s in SEATS:
             if self.wp_action[s] is not None:
                 self.willpower[s] -= 1
                 self.wp_spent[s] += 1
                 self._turn_changed()
-            side = self.sides[s]
             n = self.n_actions[s]
+            wp_k = self.wp_action[s]
             for k, kind in enumerate(self.plans[s]):
-                wp = rules.willpower_successes(k == self.wp_action[s], self.cfg)
-                pool = rules.multiple_action_pool(side.pools[kind], n, k + 1)
-                self.queue.append(DuelRoll(s, kind, pool, side.difficulties[kind], wp, side.specialty[kind], k))
+                key = (s, kind, n, k, k == wp_k)
+                roll = rolls.get(key)
+                if roll is None:
+                    roll = rolls[key] = self._declared_roll(*key)
+                self.queue.append(roll)
         self.attack = [(), ()]
         self.defence = [None, None]
         self.phase = RESOLVE
@@ -409,6 +423,13 @@ class DuelState(State[DuelChance]):
             )
             self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
         self._next_roll()
+
+    def _declared_roll(self, s: int, kind: Kind, n: int, k: int, willpower: bool) -> DuelRoll:
+        """Rules 8-9: the roll of seat ``s``'s k-th (0-based) of ``n`` declared actions, of ``kind``."""
+        side = self.sides[s]
+        wp = rules.willpower_successes(willpower, self.cfg)
+        pool = rules.multiple_action_pool(side.pools[kind], n, k + 1)
+        return DuelRoll(s, kind, pool, side.difficulties[kind], wp, side.specialty[kind], k)
 
     def _next_roll(self) -> None:
         """Rule 8: before each roll its side may spend Willpower, having seen the turn's earlier rolls."""

@@ -96,6 +96,9 @@ def test_duel_block_observations_equal_the_plain_encoder(sections: dict[str, obj
             fast = st.observation(seat)
             assert fast.dtype == np.float32 and fast.flags.writeable
             assert fast.tobytes() == encode_duel(st, seat).tobytes()
+        assert st.legal_actions() == list(st._compute_legal())  # the kept list is this node's
+        for key, roll in st._setup.rolls.items():  # the memoised declared rolls are the rules' rolls
+            assert roll == st._declared_roll(*key)
 
     assert _check_walks(cfg, lambda: DuelState(cfg), check) > 30  # noqa: PLR2004
 
