@@ -113,5 +113,11 @@ def test_heist_block_observations_equal_the_plain_encoder(sections: dict[str, ob
         fast = st.observation(0)
         assert fast.dtype == np.float32 and fast.flags.writeable
         assert fast.tobytes() == encode_heist(st, 0).tobytes()
+        if st._tasks_key is not None:  # the kept tasks' key is the tasks' present one
+            assert st._tasks_key == tuple((t.spec.key, t.attempt, t.status) for t in st.tasks)
+        if not st.is_chance():
+            legal = st.legal_actions()
+            st._legal, st._tasks_key = None, None
+            assert legal == list(st._compute_legal())  # the kept list is this node's
 
     assert _check_walks(cfg, lambda: HeistState(cfg), check) > 30  # noqa: PLR2004
