@@ -192,6 +192,8 @@ class _DuelSetup:
         self.no_plan = (bytes(4 * 10), bytes(4 * self.extra_obs))  # the plan blocks off one's own decision
         self.plan_blocks: dict[tuple[int, int, tuple[Kind, ...]], tuple[bytes, bytes]] = {}
         self.rolls_blocks: dict[tuple[Any, ...], bytes] = {}
+        self.turn_blocks: dict[tuple[Any, ...], tuple[bytes, bytes]] = {}
+        self.attack_turns: dict[tuple[int, ...], rules.AttackTurn] = {}  # Rule 11 by a turn's attack outcomes
 
 
 _SETUPS: dict[int, tuple[StorytellerConfig, _DuelSetup]] = {}
@@ -461,8 +463,18 @@ class DuelState(State[DuelChance]):
 
     def attack_so_far(self, seat: int) -> tuple[int, bool]:
         """Rule 11: the seat's attack successes kept this turn so far, and whether a roll reset them."""
-        turn = rules.attack_turn(self.attack[seat], self.cfg)
+        turn = self._attack_turn(self.attack[seat])
         return turn.kept, turn.reset
+
+    def _attack_turn(self, outcomes: tuple[int, ...]) -> rules.AttackTurn:
+        """Rule 11 (:func:`~envs.storyteller.rules.attack_turn`) of a turn's attack outcomes, memoised per config."""
+        memo = self._setup.attack_turns
+        turn = memo.get(outcomes)
+        if turn is None:
+            if len(memo) >= _BLOCKS_LIMIT:
+                memo.clear()
+            turn = memo[outcomes] = rules.attack_turn(outcomes, self.cfg)
+        return turn
 
     # -- resolving -------------------------------------------------------------------------------
     def _settle(self) -> None:
@@ -474,7 +486,7 @@ class DuelState(State[DuelChance]):
             o = 1 - s
             if not self.attack[s]:
                 continue
-            turn = rules.attack_turn(self.attack[s], self.cfg)
+            turn = self._attack_turn(self.attack[s])
             if turn.reset:
                 ended[s] = self.cfg.extended.abandon_on_reset
                 if self.progress[s] and self.narrating:
@@ -556,9 +568,15 @@ class DuelState(State[DuelChance]):
     def observation(self, seat: int) -> np.ndarray:
         """The same vector as :func:`~envs.storyteller.observation.encode_duel`, joined from packed blocks."""
         turn = self._turn_obs[seat]
-        if turn is None:
-            turn = self._turn_obs[seat] = duel_turn_blocks(self, seat)
         setup = self._setup
+        if turn is None:
+            tkey = (seat, *self.progress, *self.willpower, self.turn, self.last)
+            turn = setup.turn_blocks.get(tkey)
+            if turn is None:
+                if len(setup.turn_blocks) >= _BLOCKS_LIMIT:
+                    setup.turn_blocks.clear()
+                turn = setup.turn_blocks[tkey] = duel_turn_blocks(self, seat)
+            self._turn_obs[seat] = turn
         ph = self.phase
         if self.seat == seat and ph <= WILLPOWER:
             memo = setup.plan_blocks

@@ -10,7 +10,7 @@ import pytest
 from envs.core.config import config_dict, deep_merge, validate_config
 from envs.core.dice import Rng
 from envs.core.game import State
-from envs.storyteller import RULESET
+from envs.storyteller import RULESET, rules
 from envs.storyteller.actions import Phase, count_action
 from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.duel import DuelState
@@ -99,6 +99,8 @@ def test_duel_block_observations_equal_the_plain_encoder(sections: dict[str, obj
         assert st.legal_actions() == list(st._compute_legal())  # the kept list is this node's
         for key, roll in st._setup.rolls.items():  # the memoised declared rolls are the rules' rolls
             assert roll == st._declared_roll(*key)
+        for outcomes, turn in st._setup.attack_turns.items():  # Rule 11 memoised by the turn's attack outcomes
+            assert turn == rules.attack_turn(outcomes, st.cfg)
 
     assert _check_walks(cfg, lambda: DuelState(cfg), check) > 30  # noqa: PLR2004
 
