@@ -79,7 +79,17 @@ from envs.storyteller.actions import (
 )
 from envs.storyteller.config import Fighter, StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_distribution, outcome_of_faces, sample_outcome
-from envs.storyteller.observation import DUEL_PLAN_SCALE, duel_fighters_part, duel_observation_size, encode_duel
+from envs.storyteller.observation import (
+    DUEL_NO_ROLLS,
+    DUEL_PLAN_PLACES,
+    DUEL_PLAN_SCALE,
+    duel_fighters_part,
+    duel_observation_size,
+    duel_plan_blocks,
+    duel_rolls_block,
+    duel_turn_blocks,
+    join_blocks,
+)
 
 DuelChance = int | tuple[int, ...]
 """A duel chance outcome: a roll's outcome (or forced faces), or the seat that wins the roll-off."""
@@ -171,11 +181,24 @@ class _DuelSetup:
         self.obs_size = duel_observation_size(self.max_actions)
         self.plan_scale = max(DUEL_PLAN_SCALE, float(self.max_actions))  # observation: actions declared / this
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
+        # Rule 8, Willpower before each roll: the legal decision before the roll of action k
+        self.willpower_on = tuple((ACT_NO_WILLPOWER, duel_willpower_action(k)) for k in range(self.max_actions))
+        self.rolls: dict[tuple[int, Kind, int, int, bool], DuelRoll] = {}
+        """Each declared roll by (seat, kind, actions declared, place, Willpower on it): a roll reads only these
+        and the config (bounded: 2 seats x 3 kinds x max_actions^2 x 2)."""
         self.fighters_part: tuple[list[float], list[float]] | None = None  # filled by the first duel
+        # observation blocks memoised on what they read (bounded: _BLOCKS_LIMIT entries each)
+        self.extra_obs = self.obs_size - duel_observation_size(DUEL_PLAN_PLACES)  # values after the 40
+        self.no_plan = (bytes(4 * 10), bytes(4 * self.extra_obs))  # the plan blocks off one's own decision
+        self.plan_blocks: dict[tuple[int, int, tuple[Kind, ...]], tuple[bytes, bytes]] = {}
+        self.rolls_blocks: dict[tuple[Any, ...], bytes] = {}
+        self.turn_blocks: dict[tuple[Any, ...], tuple[bytes, bytes]] = {}
+        self.attack_turns: dict[tuple[int, ...], rules.AttackTurn] = {}  # Rule 11 by a turn's attack outcomes
 
 
 _SETUPS: dict[int, tuple[StorytellerConfig, _DuelSetup]] = {}
 _SETUPS_LIMIT = 64
+_BLOCKS_LIMIT = 4096  # memoised observation blocks per config and kind before the memo starts afresh
 
 
 def _setup(cfg: StorytellerConfig) -> _DuelSetup:
@@ -203,11 +226,11 @@ class DuelState(State[DuelChance]):
         self.phase = COUNT
         self.seat = 0
         self.n_actions = [0, 0]
-        self.plans: list[list[Kind]] = [[], []]
+        self.plans: list[tuple[Kind, ...]] = [(), ()]  # tuples: a pick makes a new one (clones share them)
         self.wp_action: list[int | None] = [None, None]
         self.wp_spent = [0, 0]  # Willpower points spent this turn (Rule 8)
         self.queue: list[DuelRoll] = []
-        self.attack: list[list[int]] = [[], []]  # this turn's attack outcomes per seat
+        self.attack: list[tuple[int, ...]] = [(), ()]  # this turn's attack outcomes per seat (tuples, as plans)
         self.defence: list[int | None] = [None, None]
         self.last = (0, 0, 0, 0)  # last turn: gains and defence nets, for observations
         self.max_actions = setup.max_actions
@@ -216,10 +239,15 @@ class DuelState(State[DuelChance]):
         # the config keys read on every step, resolved once into plain attributes
         self.one_roll_per_task = cfg.extended.one_roll_per_task
         self.prevents_botch = cfg.willpower.prevents_botch
-        self._legal: list[int] | None = None  # this decision's legal actions, until the state moves
+        self._legal: tuple[int, ...] | None = None  # this decision's legal actions, until the state moves
         if setup.fighters_part is None:
             setup.fighters_part = (duel_fighters_part(self, 0), duel_fighters_part(self, 1))
         self.fighters_part = setup.fighters_part
+        self._setup = setup
+        self._turn_obs: list[tuple[bytes, bytes] | None] = [None, None]
+        """Per seat, the packed head and middle observation blocks (:func:`duel_turn_blocks`), or ``None``
+        once a value they read (progress, Willpower, turn, last turn's results) has changed: every such
+        change goes through :meth:`_turn_changed`. Copied by :meth:`clone`."""
         if self.narrating:
             self.narrate(
                 "setup",
@@ -293,48 +321,54 @@ class DuelState(State[DuelChance]):
         if r.kind == DEFEND:
             self.defence[r.seat] = rules.resisting_total(self.defence[r.seat], value)
         else:
-            self.attack[r.seat].append(value)
+            self.attack[r.seat] = (*self.attack[r.seat], value)
         if self.queue:
             self._next_roll()
         else:
             self._settle()
 
     def legal_actions(self) -> list[int]:
-        if self._legal is None:
-            self._legal = self._compute_legal()
-        return list(self._legal)
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return list(legal)
 
-    def _compute_legal(self) -> list[int]:
+    def _compute_legal(self) -> tuple[int, ...]:
         if self.current_player() < 0:
-            return []
+            return ()
         s = self.seat
-        if self.phase is COUNT:
+        ph = self.phase
+        if ph is COUNT:
             return self._declaration(s, 0, ())
-        if self.phase is PICK:
-            return self._declaration(s, self.n_actions[s], tuple(self.plans[s]))
-        if self.phase is WILLPOWER:
+        if ph is PICK:
+            return self._declaration(s, self.n_actions[s], self.plans[s])
+        if ph is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
-                return [ACT_NO_WILLPOWER, duel_willpower_action(self.queue[0].index)]
-            return [ACT_NO_WILLPOWER] + [duel_willpower_action(k) for k in range(len(self.plans[s]))]
-        return []
+                return self._setup.willpower_on[self.queue[0].index]
+            return (ACT_NO_WILLPOWER, *(duel_willpower_action(k) for k in range(len(self.plans[s]))))
+        return ()
 
     def apply_action(self, action: int) -> None:
-        if action not in self.legal_actions():
+        legal = self._legal  # this decision's legal actions, worked out at most once (legal_actions keeps them)
+        if legal is None:
+            legal = self._compute_legal()
+        if action not in legal:
             raise IllegalActionError(f"illegal duel action {action} in phase {self.phase.name}")
         self._legal = None
         s = self.seat
-        if self.phase is COUNT:
+        ph = self.phase
+        if ph is COUNT:
             self.n_actions[s] = duel_declared_count(action)
-            self.plans[s] = []
+            self.plans[s] = ()
             self.phase = PICK
-        elif self.phase is PICK:
-            self.plans[s].append(picked_kind(action))
+        elif ph is PICK:
+            self.plans[s] = (*self.plans[s], picked_kind(action))
             if len(self.plans[s]) == self.n_actions[s]:
                 if not self.willpower_per_roll and rules.may_spend_willpower(self.willpower[s], 0, self.cfg):
                     self.phase = WILLPOWER
                 else:
                     self._declared()
-        elif self.phase is WILLPOWER:
+        elif ph is WILLPOWER:
             self.wp_action[s] = None if action == ACT_NO_WILLPOWER else duel_willpower_index(action)
             if self.willpower_per_roll:
                 self._willpower_on_next_roll(self.wp_action[s] is not None)
@@ -354,9 +388,9 @@ class DuelState(State[DuelChance]):
         return {"willpower": float(self.willpower[seat]), "progress": float(self.progress[seat])}
 
     # -- declaring -------------------------------------------------------------------------------
-    def _declaration(self, s: int, n: int, used: tuple[Kind, ...]) -> list[int]:
+    def _declaration(self, s: int, n: int, used: tuple[Kind, ...]) -> tuple[int, ...]:
         """The legal declaration actions of seat ``s``: how many actions (``n`` = 0), or the next pick."""
-        return list(declaration_table(self.sides[s].pools, self.max_actions, self.one_roll_per_task, n, used))
+        return declaration_table(self.sides[s].pools, self.max_actions, self.one_roll_per_task, n, used)
 
     def _declared(self) -> None:
         """Rules 8-9: both have declared; queue the rolls (pools after the split, Willpower where spent)."""
@@ -365,17 +399,21 @@ class DuelState(State[DuelChance]):
             self.phase = COUNT
             return
         self.queue = []
+        rolls = self._setup.rolls
         for s in SEATS:
             if self.wp_action[s] is not None:
                 self.willpower[s] -= 1
                 self.wp_spent[s] += 1
-            side = self.sides[s]
+                self._turn_changed()
             n = self.n_actions[s]
+            wp_k = self.wp_action[s]
             for k, kind in enumerate(self.plans[s]):
-                wp = rules.willpower_successes(k == self.wp_action[s], self.cfg)
-                pool = rules.multiple_action_pool(side.pools[kind], n, k + 1)
-                self.queue.append(DuelRoll(s, kind, pool, side.difficulties[kind], wp, side.specialty[kind], k))
-        self.attack = [[], []]
+                key = (s, kind, n, k, k == wp_k)
+                roll = rolls.get(key)
+                if roll is None:
+                    roll = rolls[key] = self._declared_roll(*key)
+                self.queue.append(roll)
+        self.attack = [(), ()]
         self.defence = [None, None]
         self.phase = RESOLVE
         if self.narrating:
@@ -387,6 +425,13 @@ class DuelState(State[DuelChance]):
             )
             self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
         self._next_roll()
+
+    def _declared_roll(self, s: int, kind: Kind, n: int, k: int, willpower: bool) -> DuelRoll:
+        """Rules 8-9: the roll of seat ``s``'s k-th (0-based) of ``n`` declared actions, of ``kind``."""
+        side = self.sides[s]
+        wp = rules.willpower_successes(willpower, self.cfg)
+        pool = rules.multiple_action_pool(side.pools[kind], n, k + 1)
+        return DuelRoll(s, kind, pool, side.difficulties[kind], wp, side.specialty[kind], k)
 
     def _next_roll(self) -> None:
         """Rule 8: before each roll its side may spend Willpower, having seen the turn's earlier rolls."""
@@ -407,6 +452,7 @@ class DuelState(State[DuelChance]):
         if spend:
             self.willpower[r.seat] -= 1
             self.wp_spent[r.seat] += 1
+            self._turn_changed()
         wp = rules.willpower_successes(spend, self.cfg)
         self.queue[0] = DuelRoll(r.seat, r.kind, r.pool, r.difficulty, wp, r.specialty, r.index, True)
         self.phase = RESOLVE
@@ -417,19 +463,30 @@ class DuelState(State[DuelChance]):
 
     def attack_so_far(self, seat: int) -> tuple[int, bool]:
         """Rule 11: the seat's attack successes kept this turn so far, and whether a roll reset them."""
-        turn = rules.attack_turn(self.attack[seat], self.cfg)
+        turn = self._attack_turn(self.attack[seat])
         return turn.kept, turn.reset
+
+    def _attack_turn(self, outcomes: tuple[int, ...]) -> rules.AttackTurn:
+        """Rule 11 (:func:`~envs.storyteller.rules.attack_turn`) of a turn's attack outcomes, memoised per config."""
+        memo = self._setup.attack_turns
+        turn = memo.get(outcomes)
+        if turn is None:
+            if len(memo) >= _BLOCKS_LIMIT:
+                memo.clear()
+            turn = memo[outcomes] = rules.attack_turn(outcomes, self.cfg)
+        return turn
 
     # -- resolving -------------------------------------------------------------------------------
     def _settle(self) -> None:
         """Rules 11-13: resets, resisted gains, and the first to the target."""
+        self._turn_changed()
         gains = [0, 0]
         ended = [False, False]
         for s in SEATS:
             o = 1 - s
             if not self.attack[s]:
                 continue
-            turn = rules.attack_turn(self.attack[s], self.cfg)
+            turn = self._attack_turn(self.attack[s])
             if turn.reset:
                 ended[s] = self.cfg.extended.abandon_on_reset
                 if self.progress[s] and self.narrating:
@@ -482,7 +539,7 @@ class DuelState(State[DuelChance]):
         self.seat = 0
         self.phase = COUNT
         self.n_actions = [0, 0]
-        self.plans = [[], []]
+        self.plans = [(), ()]
         self.wp_action = [None, None]
         self.wp_spent = [0, 0]
 
@@ -509,7 +566,53 @@ class DuelState(State[DuelChance]):
 
     # -- analysis hooks --------------------------------------------------------------------------
     def observation(self, seat: int) -> np.ndarray:
-        return encode_duel(self, seat)
+        """The same vector as :func:`~envs.storyteller.observation.encode_duel`, joined from packed blocks."""
+        turn = self._turn_obs[seat]
+        setup = self._setup
+        if turn is None:
+            tkey = (seat, *self.progress, *self.willpower, self.turn, self.last)
+            turn = setup.turn_blocks.get(tkey)
+            if turn is None:
+                if len(setup.turn_blocks) >= _BLOCKS_LIMIT:
+                    setup.turn_blocks.clear()
+                turn = setup.turn_blocks[tkey] = duel_turn_blocks(self, seat)
+            self._turn_obs[seat] = turn
+        ph = self.phase
+        if self.seat == seat and ph <= WILLPOWER:
+            memo = setup.plan_blocks
+            key = (ph, self.n_actions[seat], self.plans[seat])
+            plan = memo.get(key)
+            if plan is None:
+                if len(memo) >= _BLOCKS_LIMIT:
+                    memo.clear()
+                plan = memo[key] = duel_plan_blocks(ph, key[1], key[2], self.plan_scale, setup.extra_obs)
+        else:
+            plan = setup.no_plan
+        if ph is RESOLVE or (ph is WILLPOWER and self.willpower_per_roll):
+            rolls = self._rolls_block(seat)
+        else:
+            rolls = DUEL_NO_ROLLS
+        return join_blocks((turn[0], plan[0], turn[1], rolls, plan[1]))
+
+    def _rolls_block(self, seat: int) -> bytes:
+        """The turn's rolls block from ``seat``'s side, memoised per config on the rolls it reads."""
+        o = 1 - seat
+        kind = self.queue[0].kind if self.phase is WILLPOWER and self.seat == seat else -1
+        key = (self.attack[seat], self.defence[seat], self.attack[o], self.defence[o], kind)
+        memo = self._setup.rolls_blocks
+        block = memo.get(key)
+        if block is None:
+            if len(memo) >= _BLOCKS_LIMIT:
+                memo.clear()
+            kept, reset = self.attack_so_far(seat)
+            block = memo[key] = duel_rolls_block(
+                kept, self.defence[seat], self.attack_so_far(o)[0], self.defence[o], reset, kind
+            )
+        return block
+
+    def _turn_changed(self) -> None:
+        """A progress, Willpower, the turn or last turn's results changed: drop the cached head/middle blocks."""
+        self._turn_obs = [None, None]
 
     def key(self) -> tuple[Any, ...]:
         return (
@@ -535,11 +638,12 @@ class DuelState(State[DuelChance]):
         new.progress = list(self.progress)
         new.willpower = list(self.willpower)
         new.n_actions = list(self.n_actions)
-        new.plans = [list(p) for p in self.plans]
+        new.plans = list(self.plans)
         new.wp_action = list(self.wp_action)
         new.wp_spent = list(self.wp_spent)
         new.queue = list(self.queue)
-        new.attack = [list(a) for a in self.attack]
+        new.attack = list(self.attack)
+        new._turn_obs = list(self._turn_obs)
         new.defence = list(self.defence)
         return new
 

@@ -60,6 +60,7 @@ from envs.storyteller import rules
 from envs.storyteller.actions import (
     HEIST_CONTEXTS,
     MAX_DECLARED,
+    SLOTS,
     Act,
     Phase,
     Status,
@@ -70,7 +71,6 @@ from envs.storyteller.actions import (
     heist_action_count,
     heist_label,
     heist_option,
-    is_auto,
     roll_action,
     roll_target,
     willpower_action,
@@ -78,7 +78,15 @@ from envs.storyteller.actions import (
 )
 from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.dice import BOTCH, degree_of, outcome_of_faces, sample_outcome
-from envs.storyteller.observation import PLAN_SCALE, encode_heist, heist_task_part
+from envs.storyteller.observation import (
+    HEIST_NO_TASK,
+    PLAN_SCALE,
+    heist_globals,
+    heist_slot_head,
+    heist_slot_tails,
+    heist_task_part,
+    join_blocks,
+)
 from envs.storyteller.scenarios import CATALOGUE, TaskSpec
 
 HeistChance = int | tuple[int, ...]
@@ -118,6 +126,14 @@ ACTIVE, DONE, LOST, PENDING = Status.ACTIVE, Status.DONE, Status.LOST, Status.PE
 ACT_ABANDON, ACT_ALLY, ACT_ALLY_REST, ACT_AUTO = Act.ABANDON, Act.ALLY, Act.ALLY_REST, Act.AUTO
 ACT_NO_WILLPOWER, ACT_RETRY = Act.NO_WILLPOWER, Act.RETRY
 OVER = Phase.OVER
+RETRY_OR_ABANDON = (ACT_RETRY, ACT_ABANDON)
+"""Rule 10: the decision on a task reset or failed last turn."""
+PICKS: dict[int, Pick] = {
+    **{a: Pick(*roll_target(a)) for a in range(Act.ROLL, Act.AUTO)},
+    **{a: Pick(a - ACT_AUTO, None) for a in range(Act.AUTO, Act.NO_WILLPOWER)},
+}
+"""The pick each PICK action declares (a roll of a slot by an approach, or its automatic success); picks are
+immutable, so a plan shares them."""
 
 _DERIVED: dict[int, tuple[StorytellerConfig, dict[tuple[int, int | None], tuple[Any, ...]]]] = {}
 _DERIVED_LIMIT = 64
@@ -140,6 +156,24 @@ def _derived_table(cfg: StorytellerConfig) -> dict[tuple[int, int | None], tuple
 
 _DECLARATIONS: dict[int, tuple[StorytellerConfig, dict[Hashable, tuple[int, ...]]]] = {}
 _DECLARATIONS_LIMIT = 16384  # memoised declarations per config before the table starts afresh
+
+
+_BLOCKS: dict[int, tuple[StorytellerConfig, dict[Hashable, tuple[bytes, ...]], dict[Hashable, bytes]]] = {}
+_BLOCKS_LIMIT = 16384  # memoised observation blocks per config and kind before the memo starts afresh
+
+
+def _block_memos(cfg: StorytellerConfig) -> tuple[dict[Hashable, tuple[bytes, ...]], dict[Hashable, bytes]]:
+    """The memos of the heist's packed observation tails and globals for ``cfg`` (by identity; keeps it alive).
+
+    Tails are keyed by (plan, ally task, pending task), globals by everything :func:`heist_globals` reads; the
+    config's constants they read (``heist.turns``, the plan scale) are fixed per config.
+    """
+    hit = _BLOCKS.get(id(cfg))
+    if hit is None or hit[0] is not cfg:
+        if len(_BLOCKS) >= _DERIVED_LIMIT:
+            _BLOCKS.clear()
+        hit = _BLOCKS[id(cfg)] = (cfg, {}, {})
+    return hit[1], hit[2]
 
 
 def _declaration_table(cfg: StorytellerConfig) -> dict[Hashable, tuple[int, ...]]:
@@ -174,6 +208,7 @@ class Task:
         "fits",
         "auto_fits",
         "obs_part",
+        "obs_heads",
         "_derived",
     )
     current_possible: tuple[bool, ...]
@@ -182,6 +217,9 @@ class Task:
     fits: tuple[tuple[tuple[int, ...], ...], ...]
     auto_fits: tuple[tuple[bool, ...], ...]
     obs_part: list[float]
+    obs_heads: dict[tuple[int, int], bytes]
+    """The packed observation head block of this spec and attempt per (status, progress), shared by every task
+    of the spec at the attempt (a pure function of them under the config); at most 4 statuses x the progresses."""
 
     def __init__(self, spec: TaskSpec, cfg: StorytellerConfig) -> None:
         self.spec = spec
@@ -218,9 +256,19 @@ class Task:
                 self.fits,
                 self.auto_fits,
                 self.obs_part,
+                self.obs_heads,
             )
             return
-        _, self.current_possible, self.current_difficulty, self.capacity, self.fits, self.auto_fits, self.obs_part = hit
+        (
+            _,
+            self.current_possible,
+            self.current_difficulty,
+            self.capacity,
+            self.fits,
+            self.auto_fits,
+            self.obs_part,
+            self.obs_heads,
+        ) = hit
 
     def _derive(self, n: int) -> None:
         """Rules 7, 9-10: what attempt ``n`` of this task allows (a function of the config, spec and attempt)."""
@@ -267,6 +315,7 @@ class Task:
             auto_fits.append(tuple(auto_row))
         self.fits, self.auto_fits = tuple(fits), tuple(auto_fits)
         self.obs_part = heist_task_part(self)
+        self.obs_heads = {}
 
     def _most_declared(self) -> int:
         """Rule 9: the most actions a turn of this config declares (the tables cover at least the first 3)."""
@@ -282,6 +331,7 @@ class Task:
             self.capacity,
         )
         t.fits, t.auto_fits, t.obs_part, t._derived = self.fits, self.auto_fits, self.obs_part, self._derived
+        t.obs_heads = self.obs_heads
         return t
 
     def possible(self, approach: int, cfg: StorytellerConfig | None = None) -> bool:
@@ -320,8 +370,16 @@ class HeistState(State[HeistChance]):
         # the config keys read on every step, resolved once into plain attributes
         self.one_roll_per_task = cfg.extended.one_roll_per_task
         self.prevents_botch = cfg.willpower.prevents_botch
-        self._legal: list[int] | None = None  # this decision's legal actions, until the state moves
+        self._legal: tuple[int, ...] | None = None  # this decision's legal actions, until the state moves
+        self._tasks_key: tuple[tuple[str, int, Status], ...] | None = None
+        """Every task's (spec key, attempt, status), what Rules 9-11's declarations read of the tasks."""
+        self._heads: tuple[bytes, ...] | None = None
+        """Every slot's packed observation head block (an empty slot's is zero).
+
+        This and ``_tasks_key`` are worked out on demand and dropped by :meth:`_tasks_changed`, which every change
+        of a task's status, progress or attempt goes through; a clone shares them (they are immutable)."""
         self._declarations = _declaration_table(cfg)
+        self._tail_blocks, self._global_blocks = _block_memos(cfg)
         if cfg.heist.draw == 0:
             self._deal(tuple(range(len(cfg.heist.tasks))))
 
@@ -329,6 +387,7 @@ class HeistState(State[HeistChance]):
     def _deal(self, picks: tuple[int, ...]) -> None:
         names = self.cfg.heist.tasks
         self.tasks = [Task(CATALOGUE[names[i]], self.cfg) for i in picks]
+        self._tasks_changed()
         for t in self.tasks:
             if self.narrating:
                 extra = f", {t.spec.target} successes" if t.spec.extended else ""
@@ -387,28 +446,32 @@ class HeistState(State[HeistChance]):
         self._resolve()
 
     def legal_actions(self) -> list[int]:
-        if self._legal is None:
-            self._legal = self._compute_legal()
-        return list(self._legal)
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return list(legal)
 
-    def _compute_legal(self) -> list[int]:
+    def _compute_legal(self) -> tuple[int, ...]:
         if self.current_player() != 0:
-            return []
+            return ()
         ph = self.phase
         if ph is RETRY:
-            return [ACT_RETRY, ACT_ABANDON]
+            return RETRY_OR_ABANDON
         if ph is COUNT or ph is PICK:
-            return list(self._memo_declaration())
+            return self._memo_declaration()
         if ph is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
-                return [ACT_NO_WILLPOWER, willpower_action(self.queue[0].index)]
-            return [ACT_NO_WILLPOWER] + [willpower_action(i) for i, p in enumerate(self.plan) if not p.auto]
+                return (ACT_NO_WILLPOWER, willpower_action(self.queue[0].index))
+            return (ACT_NO_WILLPOWER, *(willpower_action(i) for i, p in enumerate(self.plan) if not p.auto))
         if ph is ALLY:
-            return [ally_action(s) for s, t in enumerate(self.tasks) if t.status == ACTIVE] + [ACT_ALLY_REST]
-        return []
+            return (*(ally_action(s) for s, t in enumerate(self.tasks) if t.status == ACTIVE), ACT_ALLY_REST)
+        return ()
 
     def apply_action(self, action: int) -> None:
-        if action not in self.legal_actions():
+        legal = self._legal  # this decision's legal actions, worked out at most once (legal_actions keeps them)
+        if legal is None:
+            legal = self._compute_legal()
+        if action not in legal:
             raise IllegalActionError(f"illegal heist action {action} in phase {self.phase.name}")
         self._legal = None
         ph = self.phase
@@ -424,10 +487,7 @@ class HeistState(State[HeistChance]):
                 self.narrate("declare", f"Turn {self.turn + 1}: one action.", 0)
             self.phase = PICK
         elif ph is PICK:
-            if is_auto(action):
-                self.plan.append(Pick(action - ACT_AUTO, None))
-            else:
-                self.plan.append(Pick(*roll_target(action)))
+            self.plan.append(PICKS[action])
             if len(self.plan) == self.n_actions:
                 self._after_picks()
         elif ph is WILLPOWER:
@@ -470,13 +530,15 @@ class HeistState(State[HeistChance]):
                 self.phase = RETRY
                 return
         self.pending_slot = None
-        if not any(self._feasible(n, 0, ()) for n in range(1, self.max_actions + 1)):
+        self.phase = COUNT
+        counts = self._memo_declaration()  # the legal counts: some n-action turn is feasible (Rules 9-11)
+        if not counts:
             self.phase = OVER
             if self.narrating:
                 self.narrate("stall", "No task can be attempted any more.")
             self._finish(EndReason.STALL)
             return
-        self.phase = COUNT
+        self._legal = counts
 
     def _check_end(self) -> bool:
         if all(t.status in (DONE, LOST) for t in self.tasks):
@@ -500,6 +562,7 @@ class HeistState(State[HeistChance]):
         """Rule 10: after a failure (or a reset extended action) try again at a higher difficulty, or give up."""
         assert self.pending_slot is not None
         t = self.tasks[self.pending_slot]
+        self._tasks_changed()
         if retry:
             t.status = ACTIVE
             if self.narrating:
@@ -539,8 +602,10 @@ class HeistState(State[HeistChance]):
         Rules 9-11 read each task's spec, attempt and status, the turn's action count and the slots
         already picked (the plan's order and automatic successes do not matter to them).
         """
-        used = tuple(p.slot for p in self.plan) if self.phase is PICK else None
-        tasks = tuple((t.spec.key, t._attempt, t.status) for t in self.tasks)  # specs come from CATALOGUE by key
+        used = tuple([p.slot for p in self.plan]) if self.phase is PICK else None
+        tasks = self._tasks_key
+        if tasks is None:  # specs come from CATALOGUE by key
+            tasks = self._tasks_key = tuple([(t.spec.key, t._attempt, t.status) for t in self.tasks])
         key = (self.n_actions, used, tasks)
         table = self._declarations
         found = table.get(key)
@@ -644,6 +709,7 @@ class HeistState(State[HeistChance]):
 
     def _take_automatic_success(self, t: Task) -> None:
         """Rule 7: one success without rolling."""
+        self._tasks_changed()
         t.progress += 1
         if self.narrating:
             self.narrate("auto", f"{t.spec.title}: automatic success ({t.progress}/{t.spec.target}).", 0)
@@ -651,6 +717,7 @@ class HeistState(State[HeistChance]):
 
     def _apply_roll(self, r: PendingRoll, outcome: int) -> None:
         """Rules 5, 10, 11, 14: add the roll to its task, reset it, or fail it."""
+        self._tasks_changed()  # its progress, status or attempt may change below
         t = self.tasks[r.slot]
         if self.narrating:
             who, verb = ("The ally", "s") if r.ally else ("You", "")
@@ -736,6 +803,11 @@ class HeistState(State[HeistChance]):
             if self.narrating:
                 self.narrate("lost", f"{t.spec.title}: no second chance.", 0)
 
+    def _tasks_changed(self) -> None:
+        """A task's status, progress or attempt changes: drop what was worked out from them."""
+        self._tasks_key = None
+        self._heads = None
+
     def _check_done(self, t: Task) -> None:
         if t.progress >= t.spec.target:
             t.status = DONE
@@ -744,7 +816,48 @@ class HeistState(State[HeistChance]):
 
     # -- analysis hooks --------------------------------------------------------------------------
     def observation(self, seat: int) -> np.ndarray:
-        return encode_heist(self, seat)
+        """The same vector as :func:`~envs.storyteller.observation.encode_heist`, joined from packed blocks.
+
+        A slot's head comes from its spec and attempt's memo (:attr:`Task.obs_heads`), the slots' tails and
+        the globals from the config's memos (:func:`_block_memos`), each keyed by everything it reads.
+        """
+        plan = tuple(self.plan)
+        key: Hashable = (plan, self.ally_slot, self.pending_slot)
+        memo = self._tail_blocks
+        tails = memo.get(key)
+        if tails is None:
+            if len(memo) >= _BLOCKS_LIMIT:
+                memo.clear()
+            tails = memo[key] = heist_slot_tails(plan, self.ally_slot, self.pending_slot)
+        heads = self._heads
+        if heads is None:
+            heads = self._heads = self._head_blocks()
+        phase = self.phase
+        roll = None
+        if phase is WILLPOWER and self.willpower_per_roll:
+            r = self.queue[0]
+            roll = (r.index, r.pool, r.difficulty)
+        key = (self.turn, self.turn_limit, self.willpower, phase, self.n_actions, len(plan), roll)
+        gmemo = self._global_blocks
+        glob = gmemo.get(key)
+        if glob is None:
+            if len(gmemo) >= _BLOCKS_LIMIT:
+                gmemo.clear()
+            clock = (self.turn, self.turn_limit, self.cfg.heist.turns, self.willpower)
+            glob = gmemo[key] = heist_globals(clock, phase, (self.n_actions, len(plan)), self.plan_scale, roll)
+        return join_blocks((heads[0], tails[0], heads[1], tails[1], heads[2], tails[2], glob))  # the SLOTS slots
+
+    def _head_blocks(self) -> tuple[bytes, ...]:
+        """Every slot's packed head block, from each task's memo (:attr:`Task.obs_heads`); empty slots zero."""
+        out: list[bytes] = []
+        for t in self.tasks:
+            memo = t.obs_heads
+            key = (t.status, t.progress)
+            head = memo.get(key)
+            if head is None:
+                head = memo[key] = heist_slot_head(t.obs_part, t.status, t.progress, t.spec.target)
+            out.append(head)
+        return (*out, *(HEIST_NO_TASK,) * (SLOTS - len(out)))
 
     def key(self) -> tuple[Any, ...]:
         return (

@@ -1,7 +1,11 @@
 """Observation encoding of the Storyteller scenarios (the rules cards in ``heist.py`` and ``duel.py`` list the fields).
 
-All values are scaled into 0..1. The encoders read a state, fill a Python list (much cheaper per item
-than a numpy array) and return it as a fresh float32 vector, so a caller may keep it.
+All values are scaled into 0..1. The plain encoders (:func:`encode_heist`, :func:`encode_duel`) read a state,
+fill a Python list and return it as a fresh float32 vector. The states' ``observation`` goes the fast way:
+the vector is cut into blocks that change at different times, each block is packed to float32 bytes once
+(cached on the state until what it reads changes, or memoised per config on what it reads), and the blocks
+are joined into a fresh writeable vector. The block packers below fill the same values as the plain
+encoders, so the bytes are identical (tests/envs/storyteller/test_fast_paths.py checks them state by state).
 """
 
 from __future__ import annotations
@@ -79,7 +83,7 @@ def heist_task_part(task: Task) -> list[float]:
 
 
 def encode_heist(state: HeistState, seat: int) -> np.ndarray:
-    """The heist's observation of ``seat`` (there is only seat 0)."""
+    """The heist's observation of ``seat`` (there is only seat 0), computed afresh (the block packers' reference)."""
     v = [0.0] * HEIST_OBS_SIZE
     for s, t in enumerate(state.tasks):
         b = s * PER_TASK
@@ -140,7 +144,7 @@ def duel_fighters_part(state: DuelState, seat: int) -> list[float]:
 
 
 def encode_duel(state: DuelState, seat: int) -> np.ndarray:
-    """The duel's observation from ``seat``'s side."""
+    """The duel's observation from ``seat``'s side, computed afresh (the reference of the block packers)."""
     o = 1 - seat
     v = [0.0] * state.obs_size
     tgt = float(state.target)
@@ -174,3 +178,151 @@ def encode_duel(state: DuelState, seat: int) -> np.ndarray:
         if state.phase is _D_WILLPOWER and state.seat == seat:
             v[b + 4 + int(state.queue[0].kind)] = 1.0
     return _to_array(v)
+
+
+# the duel's blocks, in vector order: head v[0:5], plan v[5:15], middle v[15:32], rolls v[32:40], extra v[40:]
+DUEL_HEAD = 5
+"""Duel: progresses, Willpowers and the turn (v[0:5]); they change only when a roll settles or Willpower is spent."""
+DUEL_PLAN_END = 15
+"""Duel: the end of the own decision block (v[5:15]: phase one-hot, actions declared, the first two picks)."""
+_HEAD = struct.Struct(f"{DUEL_HEAD}f")
+_MIDDLE = struct.Struct(f"{DUEL_BASE - DUEL_PLAN_END}f")
+_ROLLS = struct.Struct(f"{DUEL_TURN_ROLLS}f")
+_F32 = np.float32
+DUEL_NO_ROLLS = bytes(4 * DUEL_TURN_ROLLS)
+"""Duel: the rolls block outside the turn's rolls (all zero)."""
+
+
+def duel_turn_blocks(state: DuelState, seat: int) -> tuple[bytes, bytes]:
+    """The duel's head (v[0:5]) and middle (v[15:32]) blocks from ``seat``'s side, packed.
+
+    They read the progresses, Willpowers, turn and last turn's results, which change only when Willpower
+    is spent or a turn settles (the state drops its cached pair then), and the fixed fighters' values.
+    """
+    o = 1 - seat
+    tgt = float(state.target)
+    head = _HEAD.pack(
+        min(state.progress[seat] / tgt, 1.0),
+        min(state.progress[o] / tgt, 1.0),
+        min(state.willpower[seat] / DIFFICULTY_SCALE, 1.0),
+        min(state.willpower[o] / DIFFICULTY_SCALE, 1.0),
+        min(state.turn / state.cfg.duel.turns, 1.0),
+    )
+    g0, g1, d0, d1 = state.last
+    mine, theirs = (g0, g1) if seat == 0 else (g1, g0)
+    dm, dt = (d0, d1) if seat == 0 else (d1, d0)
+    middle = _MIDDLE.pack(
+        *state.fighters_part[seat],
+        min(mine / tgt, 1.0),
+        min(theirs / tgt, 1.0),
+        min(dm / DIFFICULTY_SCALE, 1.0),
+        min(dt / DIFFICULTY_SCALE, 1.0),
+        float(seat),
+    )
+    return head, middle
+
+
+def duel_plan_blocks(
+    phase: int, n_actions: int, plan: tuple[int, ...], plan_scale: float, extra: int
+) -> tuple[bytes, bytes]:
+    """The own decision block (v[5:15]) and the later picks' block (``extra`` values after the 40), packed.
+
+    ``phase`` is the seat's own decision phase, ``plan`` the kinds it has picked this turn.
+    """
+    v = [0.0] * (DUEL_PLAN_END - DUEL_HEAD + extra)
+    v[int(phase)] = 1.0
+    v[3] = n_actions / plan_scale
+    for k, kind in enumerate(plan):
+        v[(4 + 3 * k if k < DUEL_PLAN_PLACES else DUEL_PLAN_END - DUEL_HEAD + 3 * (k - DUEL_PLAN_PLACES)) + kind] = 1.0
+    cut = DUEL_PLAN_END - DUEL_HEAD
+    return struct.pack(f"{cut}f", *v[:cut]), struct.pack(f"{extra}f", *v[cut:])
+
+
+def duel_rolls_block(
+    kept: int, defence: int | None, kept_o: int, defence_o: int | None, reset: bool, kind: int
+) -> bytes:
+    """The turn's rolls block (v[32:40]): own attack kept and defence, the opponent's two, the Willpower roll's kind.
+
+    ``kind`` is the kind of own roll a Willpower decision is about, or -1 when there is none.
+    """
+    v = [0.0] * DUEL_TURN_ROLLS
+    v[0] = min(kept / DIFFICULTY_SCALE, 1.0)
+    v[1] = min(max(defence or 0, 0) / DIFFICULTY_SCALE, 1.0)
+    v[2] = min(kept_o / DIFFICULTY_SCALE, 1.0)
+    v[3] = min(max(defence_o or 0, 0) / DIFFICULTY_SCALE, 1.0)
+    v[7] = float(reset)
+    if kind >= 0:
+        v[4 + kind] = 1.0
+    return _ROLLS.pack(*v)
+
+
+def join_blocks(blocks: tuple[bytes, ...]) -> np.ndarray:
+    """Packed blocks as one fresh, writeable float32 vector."""
+    return np.frombuffer(bytearray(b"".join(blocks)), _F32)
+
+
+# the heist's blocks, in vector order: per task slot its head (v[0:15]) and tail (v[15:20]), then the globals
+HEIST_SLOT_HEAD = 15
+"""Heist: a task slot's values that read only its attempt, status and progress (the rest is its tail)."""
+HEIST_SLOT_TAIL = PER_TASK - HEIST_SLOT_HEAD
+"""Heist: a task slot's values that read the turn's plan, the ally and the pending retry."""
+_SLOT_HEAD = struct.Struct(f"{HEIST_SLOT_HEAD}f")
+_SLOT_TAIL = struct.Struct(f"{HEIST_SLOT_TAIL}f")
+_HEIST_GLOBALS = struct.Struct(f"{HEIST_GLOBALS + HEIST_NEXT_ROLL}f")
+HEIST_NO_TASK = bytes(4 * HEIST_SLOT_HEAD)
+"""Heist: the head block of an empty task slot (all zero; its tail is zero too)."""
+
+
+def heist_slot_head(obs_part: list[float], status: int, progress: int, target: int) -> bytes:
+    """A task slot's head block, packed: its fixed part (:func:`heist_task_part`), status one-hot, progress."""
+    v = obs_part[:HEIST_SLOT_HEAD]
+    v[1 + status] = 1.0
+    v[5] = min(progress / target, 1.0)
+    return _SLOT_HEAD.pack(*v)
+
+
+def heist_slot_tails(
+    plan: tuple[tuple[int, int | None], ...], ally: int | None, pending: int | None
+) -> tuple[bytes, ...]:
+    """Every task slot's tail block, packed: its places in the plan, the ally's task, the pending retry.
+
+    ``plan`` holds the turn's picks as (slot, approach) pairs (approach ``None``: the automatic success).
+    """
+    v = [0.0] * (SLOTS * HEIST_SLOT_TAIL)
+    for k, (slot, approach) in enumerate(plan):
+        v[slot * HEIST_SLOT_TAIL + (k if k < PLAN_PLACES else PLAN_PLACES - 1)] = AUTO_MARK if approach is None else 1.0
+    if ally is not None:
+        v[ally * HEIST_SLOT_TAIL + 3] = 1.0
+    if pending is not None:
+        v[pending * HEIST_SLOT_TAIL + 4] = 1.0
+    return tuple(_SLOT_TAIL.pack(*v[s * HEIST_SLOT_TAIL : (s + 1) * HEIST_SLOT_TAIL]) for s in range(SLOTS))
+
+
+def heist_globals(
+    clock: tuple[int, int, int, int],
+    phase: int,
+    counts: tuple[int, int],
+    scale: float,
+    roll: tuple[int, int, int] | None,
+) -> bytes:
+    """The heist's globals block, packed.
+
+    ``clock`` is (turn, turn limit, ``heist.turns``, Willpower), ``counts`` the actions declared and picked,
+    ``roll`` the (action index, pool, difficulty) of the roll a per-roll Willpower decision is about.
+    """
+    turn, turn_limit, turns, willpower = clock
+    v = [0.0] * (HEIST_GLOBALS + HEIST_NEXT_ROLL)
+    limit = max(turns, 1)
+    v[0] = min(turn / limit, 1.0)
+    v[1] = min(max(turn_limit - turn, 0) / limit, 1.0)
+    v[2] = min(willpower / DIFFICULTY_SCALE, 1.0)
+    if _RETRY <= phase <= _ALLY:
+        v[3 + phase - _RETRY] = 1.0
+    v[8] = counts[0] / scale
+    v[9] = counts[1] / scale
+    if roll is not None:
+        index, pool, difficulty = roll
+        v[10] = (index + 1) / scale
+        v[11] = min(pool / POOL_SCALE, 1.0)
+        v[12] = difficulty / DIFFICULTY_SCALE
+    return _HEIST_GLOBALS.pack(*v)

@@ -1,15 +1,21 @@
-"""Issue 16: the heist's memoised declarations against the rules computed afresh (a brute-force twin)."""
+"""Issue 16: the fast paths against the plain computation (memoised declarations, cached observation blocks)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 import pytest
 
 from envs.core.config import config_dict, deep_merge, validate_config
 from envs.core.dice import Rng
-from envs.storyteller import RULESET
+from envs.core.game import State
+from envs.storyteller import RULESET, rules
 from envs.storyteller.actions import Phase, count_action
 from envs.storyteller.config import StorytellerConfig
+from envs.storyteller.duel import DuelState
 from envs.storyteller.heist import HeistState
+from envs.storyteller.observation import encode_duel, encode_heist
 
 
 def _config(**sections: object) -> StorytellerConfig:
@@ -42,3 +48,78 @@ def test_memoised_declarations_agree_with_the_direct_rules(sections: dict[str, o
                 checked += 1
             st.apply_action(legal[int(rng.random() * len(legal))])
     assert checked > 300
+
+
+FAST_PATH_CONFIGS = [
+    {},
+    {"extended": {"one_roll_per_task": False}, "duel": {"max_actions": 4}, "multiple_actions": {"max_actions": 5}},
+    {"willpower": {"declared": "before_the_turn"}},
+    {"willpower": {"points": 0}, "extended": {"reset_on": "failure"}},
+]
+
+
+def _walk(state: State, rng: Rng, check: Callable[[State], None], clones: list[State]) -> None:
+    """Play ``state`` to the end with random legal moves, checking every node; keep a few clones on the way."""
+    while True:
+        check(state)
+        if state.is_terminal():
+            return
+        if rng.random() < 0.05:  # noqa: PLR2004 - the share of nodes cloned to diverge later
+            clones.append(state.clone())
+        if state.is_chance():
+            state.apply_chance(state.sample_chance(rng))
+        else:
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.random() * len(legal))])
+
+
+def _check_walks(cfg: StorytellerConfig, new: Callable[[], State], check: Callable[[State], None]) -> int:
+    """Random games, and clones of their positions played on another way; returns the games played."""
+    games = 0
+    for seed in range(30):
+        clones: list[State] = []
+        _walk(new(), Rng(500 + seed), check, clones)
+        for i, c in enumerate(clones):
+            _walk(c, Rng(9000 + 31 * seed + i), check, [])
+        games += 1 + len(clones)
+    return games
+
+
+@pytest.mark.parametrize("sections", FAST_PATH_CONFIGS)
+def test_duel_block_observations_equal_the_plain_encoder(sections: dict[str, object]) -> None:
+    """The duel's cached and memoised observation blocks give the plain encoder's bytes, both seats, clones too."""
+    cfg = _config(**sections)
+
+    def check(st: State) -> None:
+        assert isinstance(st, DuelState)
+        for seat in (0, 1):
+            fast = st.observation(seat)
+            assert fast.dtype == np.float32 and fast.flags.writeable
+            assert fast.tobytes() == encode_duel(st, seat).tobytes()
+        assert st.legal_actions() == list(st._compute_legal())  # the kept list is this node's
+        for key, roll in st._setup.rolls.items():  # the memoised declared rolls are the rules' rolls
+            assert roll == st._declared_roll(*key)
+        for outcomes, turn in st._setup.attack_turns.items():  # Rule 11 memoised by the turn's attack outcomes
+            assert turn == rules.attack_turn(outcomes, st.cfg)
+
+    assert _check_walks(cfg, lambda: DuelState(cfg), check) > 30  # noqa: PLR2004
+
+
+@pytest.mark.parametrize("sections", [*FAST_PATH_CONFIGS, {"heist": {"draw": 2}}, {"teamwork": {"enabled": False}}])
+def test_heist_block_observations_equal_the_plain_encoder(sections: dict[str, object]) -> None:
+    """The heist's memoised observation blocks give the plain encoder's bytes at every node, clones too."""
+    cfg = _config(**sections)
+
+    def check(st: State) -> None:
+        assert isinstance(st, HeistState)
+        fast = st.observation(0)
+        assert fast.dtype == np.float32 and fast.flags.writeable
+        assert fast.tobytes() == encode_heist(st, 0).tobytes()
+        if st._tasks_key is not None:  # the kept tasks' key is the tasks' present one
+            assert st._tasks_key == tuple((t.spec.key, t.attempt, t.status) for t in st.tasks)
+        if not st.is_chance():
+            legal = st.legal_actions()
+            st._legal, st._tasks_key = None, None
+            assert legal == list(st._compute_legal())  # the kept list is this node's
+
+    assert _check_walks(cfg, lambda: HeistState(cfg), check) > 30  # noqa: PLR2004
