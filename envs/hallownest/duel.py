@@ -49,6 +49,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
 import numpy as np
@@ -227,6 +228,7 @@ class _Setup:
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
         self.turn_options: dict[tuple[int | bool, ...], tuple[int, ...]] = {}  # DuelState._legal_turn, memoised
         self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
+        self.fresh: DuelState | None = None  # a duel of the config as DuelState() leaves it, cloned by new_duel_state
 
 
 def _needs_full_table(profiles: Sequence[R.Profile], k: DuelSettings) -> bool:
@@ -291,6 +293,19 @@ def _setup(cfg: HallownestConfig) -> _Setup:
     return setup
 
 
+def new_duel_state(cfg: HallownestConfig) -> DuelState:
+    """A fresh duel of ``cfg``: a clone of the one ``DuelState(cfg)`` built first for the config.
+
+    A new duel depends on nothing but the (frozen) config, so the clone is that duel, with its opening
+    narration, at the cost of a :meth:`DuelState.clone`; the kept duel itself is never played.
+    """
+    setup = _setup(cfg)
+    fresh = setup.fresh
+    if fresh is None:
+        fresh = setup.fresh = DuelState(cfg)
+    return fresh.clone()
+
+
 def _n(count: int, word: str) -> str:
     """``1 success`` / ``2 successes`` for the narration."""
     if count == 1:
@@ -332,6 +347,7 @@ class Bug:
         "provoked_used",
         "initiative",
     )
+    __slots__ = FIELDS  # no instance dict: attribute reads stay the interpreter's fast slot reads, clones too
 
     def __init__(self, profile: R.Profile, x: int, y: int) -> None:
         self.p = profile
@@ -364,13 +380,44 @@ class Bug:
 
     def fields(self) -> tuple[Hashable, ...]:
         """The changing numbers, for :meth:`DuelState.key`."""
-        d = self.__dict__
-        return tuple(d[s] for s in self.FIELDS[1:])
+        return _BUG_CHANGING(self)
 
     def copy(self) -> Bug:
-        """A copy sharing the (frozen) profile (every other value is an int, bool or str)."""
-        b = Bug.__new__(Bug)
-        b.__dict__ = self.__dict__.copy()
+        """A copy sharing the (frozen) profile (every other value is an int, bool or str).
+
+        Every slot is assigned, in ``FIELDS`` order (test_fast_paths checks that none is missed).
+        """
+        b = _new_object(Bug)
+        (
+            b.p,
+            b.x,
+            b.y,
+            b.heart,
+            b.stamina,
+            b.imbalance,
+            b.soul,
+            b.at_dd,
+            b.unconscious,
+            b.dead,
+            b.dd_used,
+            b.focus_pending,
+            b.delayed,
+            b.delayed_type,
+            b.status,
+            b.status_name,
+            b.status_penalty,
+            b.next_roll_penalty,
+            b.grappled_by,
+            b.grappling,
+            b.attacks_made,
+            b.speed_left,
+            b.jumped,
+            b.over_target,
+            b.free_move,
+            b.adj_moved,
+            b.provoked_used,
+            b.initiative,
+        ) = _BUG_ALL(self)
         return b
 
     @property
@@ -427,6 +474,7 @@ class Attack:
         "defense_decided",
         "damage",
     )
+    __slots__ = FIELDS  # as Bug: fast slot reads, in every copy
 
     def __init__(self, kind: AttackKind, attacker: int, target: int, invested: int) -> None:
         self.kind = kind
@@ -450,14 +498,38 @@ class Attack:
 
     def fields(self) -> tuple[Hashable, ...]:
         """The attack's numbers, for :meth:`DuelState.key`."""
-        d = self.__dict__
-        return tuple(d[s] for s in self.FIELDS)
+        return _ATTACK_ALL(self)
 
     def copy(self) -> Attack:
-        """An independent copy."""
-        a = Attack.__new__(Attack)
-        a.__dict__ = self.__dict__.copy()
+        """An independent copy (every slot assigned, in ``FIELDS`` order)."""
+        a = _new_object(Attack)
+        (
+            a.kind,
+            a.attacker,
+            a.target,
+            a.invested,
+            a.dice,
+            a.rerolls,
+            a.mod,
+            a.att_succ,
+            a.att_rolled,
+            a.defense,
+            a.def_invested,
+            a.def_dice,
+            a.def_rerolls,
+            a.def_mod,
+            a.def_succ,
+            a.def_rolled,
+            a.defense_decided,
+            a.damage,
+        ) = _ATTACK_ALL(self)
         return a
+
+
+_new_object = object.__new__
+_BUG_ALL = attrgetter(*Bug.FIELDS)  # a bug's slots as a tuple, in FIELDS order (one C call)
+_BUG_CHANGING = attrgetter(*Bug.FIELDS[1:])  # all but the profile
+_ATTACK_ALL = attrgetter(*Attack.FIELDS)
 
 
 # -- the state -------------------------------------------------------------------------------------
@@ -765,62 +837,69 @@ class DuelState(State[int]):
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> int:
-        if self.phase == INITIATIVE:
+        ph = self.phase
+        if ph is INITIATIVE:
             return sample_initiative(rng, *self._initiative_pool(self.init_seat))
-        if self.phase in CHANCE_PHASES:
-            return sample_successes(rng, *self.roll)
+        if ph in CHANCE_PHASES:
+            dice, rerolls, success_on = self.roll
+            return sample_successes(rng, dice, rerolls, success_on)
         raise ValueError("not a chance node")
 
     def apply_chance(self, outcome: int) -> None:
-        if self.phase not in CHANCE_PHASES:
-            raise ValueError(f"apply_chance in phase {self.phase.name}")
+        ph = self.phase
+        step = _CHANCE_STEPS.get(ph)
+        if step is None:
+            raise ValueError(f"apply_chance in phase {ph.name}")
         n = int(outcome)
         self._legal = None
-        ph = self.phase
-        if ph == INITIATIVE:
+        if ph is INITIATIVE:
             dice = self._initiative_pool(self.init_seat)[0]
             if not dice <= n <= SIDES * dice:
                 raise ValueError(f"an initiative total of {n} is impossible with {dice} dice")
-            self._initiative_result(n)
-            return
-        if not 0 <= n <= self.roll.dice:
+        elif not 0 <= n <= self.roll[0]:
             raise ValueError(f"{n} successes are impossible with {self.roll.dice} dice")
-        if ph == ATTACK_ROLL:
-            atk = self.atk
-            assert atk is not None
-            atk.att_succ = max(0, n + atk.mod)
-            atk.att_rolled = True
-            if self.narrating:
-                self.narrate(
-                    "roll",
-                    f"The attack rolls {atk.dice} dice: {_n(atk.att_succ, 'success')}.",
-                    atk.attacker,
-                    successes=atk.att_succ,
-                )
-            self._attack_continue()
-        elif ph == DEFENSE_ROLL:
-            atk = self.atk
-            assert atk is not None
-            atk.def_succ = max(0, n + atk.def_mod)
-            atk.def_rolled = True
+        step(self, n)
+
+    def _attack_rolled(self, n: int) -> None:
+        """Rule 11: the attack's successes (after its modifier); the attack goes on."""
+        atk = self.atk
+        assert atk is not None
+        atk.att_succ = max(0, n + atk.mod)
+        atk.att_rolled = True
+        if self.narrating:
+            self.narrate(
+                "roll",
+                f"The attack rolls {atk.dice} dice: {_n(atk.att_succ, 'success')}.",
+                atk.attacker,
+                successes=atk.att_succ,
+            )
+        self._attack_continue()
+
+    def _defense_rolled(self, n: int) -> None:
+        """Rule 12: the parry's or dodge's successes (after its modifier); the attack goes on."""
+        atk = self.atk
+        assert atk is not None
+        atk.def_succ = max(0, n + atk.def_mod)
+        atk.def_rolled = True
+        if self.narrating:
             verb = "parry" if atk.defense == D_PARRY else "dodge"
-            if self.narrating:
-                self.narrate(
-                    "roll",
-                    f"The {verb} rolls {atk.def_dice} dice: {_n(atk.def_succ, 'success')}.",
-                    atk.target,
-                    successes=atk.def_succ,
-                )
-            self._attack_continue()
-        elif ph == SOAK_ROLL:
-            self._after_soak(max(0, n + self._soak_mod))
-        elif ph == ESCAPE_ROLL:
-            self.escape_succ = max(0, n)
-            self._start_resist_roll()
-        elif ph == RESIST_ROLL:
-            self._resolve_escape(max(0, n))
-        elif ph == FOCUS_ROLL:
-            self._resolve_focus(n)
+            self.narrate(
+                "roll",
+                f"The {verb} rolls {atk.def_dice} dice: {_n(atk.def_succ, 'success')}.",
+                atk.target,
+                successes=atk.def_succ,
+            )
+        self._attack_continue()
+
+    def _soak_rolled(self, n: int) -> None:
+        self._after_soak(max(0, n + self._soak_mod))
+
+    def _escape_rolled(self, n: int) -> None:
+        self.escape_succ = max(0, n)
+        self._start_resist_roll()
+
+    def _resist_rolled(self, n: int) -> None:
+        self._resolve_escape(max(0, n))
 
     # -- helpers ---------------------------------------------------------------------------------
     def _set_roll(self, phase: Phase, dice: int, rerolls: int) -> None:
@@ -1490,3 +1569,15 @@ def _turn_handler(s: ActionSpec) -> Callable[[DuelState], None]:
 
 
 _TURN_HANDLERS: tuple[Callable[[DuelState], None], ...] = tuple(_turn_handler(s) for s in ACTIONS)
+
+
+_CHANCE_STEPS: dict[Phase, Callable[[DuelState, int], None]] = {
+    INITIATIVE: DuelState._initiative_result,
+    ATTACK_ROLL: DuelState._attack_rolled,
+    DEFENSE_ROLL: DuelState._defense_rolled,
+    SOAK_ROLL: DuelState._soak_rolled,
+    ESCAPE_ROLL: DuelState._escape_rolled,
+    RESIST_ROLL: DuelState._resist_rolled,
+    FOCUS_ROLL: DuelState._resolve_focus,
+}
+"""What a roll's outcome does, by the phase of the pending roll (``apply_chance``); its keys are ``CHANCE_PHASES``."""
