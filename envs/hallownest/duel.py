@@ -47,6 +47,7 @@ with its rule number.
 from __future__ import annotations
 
 import enum
+import struct
 from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
 from operator import attrgetter
@@ -117,7 +118,7 @@ TURN, DEFENSE, HEART_ZERO, DODGE_MOVE = Phase.TURN, Phase.DEFENSE, Phase.HEART_Z
 PROVOKED, RESIST, OVER = Phase.PROVOKED, Phase.RESIST, Phase.OVER
 STEP, DASH = Kind.STEP, Kind.DASH
 K_ATTACK, K_FOCUS, K_GRAPPLE, K_POGO, K_ESCAPE = Kind.ATTACK, Kind.FOCUS, Kind.GRAPPLE, Kind.POGO, Kind.ESCAPE
-A_GRAPPLE, A_POGO, A_PROVOKED = AttackKind.GRAPPLE, AttackKind.POGO, AttackKind.PROVOKED
+A_GRAPPLE, A_POGO, A_PROVOKED, A_WEAPON = AttackKind.GRAPPLE, AttackKind.POGO, AttackKind.PROVOKED, AttackKind.WEAPON
 D_DODGE, D_NONE, D_PARRY = Defense.DODGE, Defense.NONE, Defense.PARRY
 K_DEATHS_DOOR, K_DECLINE, K_DODGE, K_NO_DEFENSE, K_PARRY, K_PROVOKED, K_RESIST = (
     Kind.DEATHS_DOOR,
@@ -226,7 +227,7 @@ class _Setup:
         self.num_actions = FULL_NUM_ACTIONS if self.small_rows else POOL_NUM_ACTIONS if self.full_table else NUM_ACTIONS
         self.sort_legal = self.full_table or self.small_rows  # further rows come after the first ones
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
-        self.turn_options: dict[tuple[int | bool, ...], tuple[int, ...]] = {}  # DuelState._legal_turn, memoised
+        self.turn_options: dict[bytes, tuple[int, ...]] = {}  # DuelState._legal_turn, memoised (_TURN_KEY)
         self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
         self.fresh: DuelState | None = None  # a duel of the config as DuelState() leaves it, cloned by new_duel_state
 
@@ -268,6 +269,9 @@ def duel_action_count(cfg: HallownestConfig) -> int:
 _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
 _SETUPS_LIMIT = 16  # configs whose setup is kept (a sweep plays many configs one after another)
 _CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena (a large grid has many)
+_TURN_KEY = struct.Struct("=21i").pack
+"""The turn memo's key: the 21 small integers and flags _memo_legal_turn lists, as one short bytes string (it hashes
+and compares several times faster than a tuple of them)."""
 _TURN_OPTIONS_LIMIT = 16384  # memoised turn option lists per config (~300 bytes each) before the table starts afresh
 
 
@@ -696,11 +700,11 @@ class DuelState(State[int]):
 
         The config, the arena, the cover and each seat's profile are fixed for the setup; what else
         :meth:`_legal_turn` reads of the two bugs is in the key (amounts it only compares with zero as
-        those comparisons).
+        those comparisons), packed as 32-bit integers (:data:`_TURN_KEY`).
         """
         seat = self.active
         me, foe = self.bugs[seat], self.bugs[1 - seat]
-        key = (
+        key = _TURN_KEY(
             seat,
             me.stamina,
             me.attacks_made,
@@ -723,7 +727,10 @@ class DuelState(State[int]):
             foe.unconscious,
             foe.grappled_by,
         )
-        return _memo_options(self._turn_options, key, self._legal_turn)
+        found = self._turn_options.get(key)
+        if found is None:
+            found = _memo_options(self._turn_options, key, self._legal_turn)
+        return found
 
     def _legal_turn(self) -> list[int]:
         """The active bug's options, in increasing action id (the table's order)."""
@@ -915,7 +922,7 @@ class DuelState(State[int]):
 
     def _grapple_penalty(self, b: Bug) -> int:
         """Rule 16: a grappled bug loses dice on its attacks and defenses."""
-        return self.k.grapple_penalty if b.grappled else 0
+        return self.k.grapple_penalty if b.grappled_by != NOBODY else 0
 
     def _modified(self, dice: int, penalty: int) -> tuple[int, int]:
         return R.apply_modifier(dice, -penalty, self.k.dice_modifiers_are_dice)
@@ -928,7 +935,7 @@ class DuelState(State[int]):
         if amount <= 0:
             return True
         b = self.bugs[seat]
-        b.stamina, dies = R.spend_stamina(b.stamina, amount, b.near_death)
+        b.stamina, dies = R.spend_stamina(b.stamina, amount, b.at_dd or b.unconscious)  # Bug.near_death
         if b.focus_pending:
             if self.narrating:
                 self.narrate("focus", f"{b.name} spends Stamina: the focus is lost.", seat)
@@ -985,7 +992,7 @@ class DuelState(State[int]):
         b.adj_moved = 0
         if self.narrating:
             self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)
-        if b.focus_pending and b.can_act:
+        if b.focus_pending and not (b.dead or b.unconscious):  # Bug.can_act
             rolled, auto = R.focus_dice(b.focus_pending, self.k.focus_auto_success_per, self.k.focus_auto_dice_within_x)
             dice, mod = self._modified(rolled, self._roll_penalty(b))
             self._focus_auto = auto + mod
@@ -1129,7 +1136,7 @@ class DuelState(State[int]):
             if gain:
                 me.imbalance = R.add_imbalance(me.imbalance, gain, k.imbalance_max)
         dice, mod = self._modified(dice, self._roll_penalty(me) + self._grapple_penalty(me))
-        quarters = self.cover.get(foe.pos, 0)
+        quarters = self.cover.get((foe.x, foe.y), 0) if self.cover else 0
         if quarters:
             dice = R.cover_penalty(dice, quarters, k.cover_dice_per_quarter)
         atk = Attack(kind, a_seat, t_seat, invested)
@@ -1298,7 +1305,7 @@ class DuelState(State[int]):
         if dmg <= 0:
             return False
         b = self.bugs[seat]
-        if b.near_death:
+        if b.at_dd or b.unconscious:  # Bug.near_death
             b.stamina, dead = R.stamina_damage(b.stamina, dmg)
             if self.narrating:
                 self.narrate("damage", f"{b.name} loses {dmg} Stamina (Stamina {b.stamina}).", seat)
@@ -1354,7 +1361,8 @@ class DuelState(State[int]):
             return
         tgt = self.bugs[atk.target]
         room = bool(self.arena.moves((tgt.x, tgt.y), self._occupied())[0])  # a free cell to step to
-        if R.dodge_move_offered(atk.defense == D_DODGE, self.k.dodge_move_cells, tgt.can_act, tgt.grappled, room):
+        can_act, grappled = not (tgt.dead or tgt.unconscious), tgt.grappled_by != NOBODY  # Bug.can_act, .grappled
+        if R.dodge_move_offered(atk.defense == D_DODGE, self.k.dodge_move_cells, can_act, grappled, room):
             self.phase, self.decider = DODGE_MOVE, atk.target
             return
         self._back_to_turn()
@@ -1363,7 +1371,8 @@ class DuelState(State[int]):
         if self.phase == OVER:
             return
         self._check_grapple()
-        if self.bugs[self.active].can_act:
+        b = self.bugs[self.active]
+        if not (b.dead or b.unconscious):  # Bug.can_act
             self.phase = TURN
         else:
             self._end_turn()
@@ -1429,7 +1438,8 @@ class DuelState(State[int]):
             return
         me.x, me.y = path[-1]
         me.jumped = True
-        me.over_target = R.passes_through(path, self.bugs[1 - self.active].pos)
+        foe = self.bugs[1 - self.active]
+        me.over_target = R.passes_through(path, (foe.x, foe.y))
         if self.narrating:
             self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
         self._moved_through(self.active, path)
@@ -1540,11 +1550,11 @@ def _turn_handler(s: ActionSpec) -> Callable[[DuelState], None]:
     if kind is Kind.END_TURN:
         return DuelState._end_turn_action
     if kind is Kind.ATTACK:
-        return lambda st: st._declare_attack(AttackKind.WEAPON, n)
+        return lambda st: st._declare_attack(A_WEAPON, n)
     if kind is Kind.GRAPPLE:
-        return lambda st: st._declare_attack(AttackKind.GRAPPLE, n)
+        return lambda st: st._declare_attack(A_GRAPPLE, n)
     if kind is Kind.POGO:
-        return lambda st: st._declare_attack(AttackKind.POGO, n)
+        return lambda st: st._declare_attack(A_POGO, n)
     if kind is Kind.CLEAR_IMBALANCE:
         return DuelState._clear_imbalance
     if kind is Kind.CLEAR_DELAYED:
