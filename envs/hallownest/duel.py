@@ -236,6 +236,8 @@ class _Setup:
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
         self.turn_options: dict[bytes, tuple[int, ...]] = {}  # DuelState._legal_turn, memoised (_TURN_KEY)
         self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
+        # the attack, move and other parts of a turn's options, memoised (DuelState._legal_turn_from_parts)
+        self.turn_parts: tuple[dict[bytes, tuple[int, ...]], ...] = ({}, {}, {})
         self.fresh: DuelState | None = None  # a duel of the config as DuelState() leaves it, cloned by new_duel_state
 
 
@@ -279,6 +281,9 @@ _CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena (a large
 _TURN_KEY = struct.Struct("=21i").pack
 """The turn memo's key: the 21 small integers and flags _memo_legal_turn lists, as one short bytes string (it hashes
 and compares several times faster than a tuple of them)."""
+_ATTACKS_KEY = struct.Struct("=12i").pack  # the keys of the three parts of a turn's options (_legal_turn_from_parts)
+_MOVES_KEY = struct.Struct("=10i").pack
+_OTHERS_KEY = struct.Struct("=7i").pack
 _TURN_OPTIONS_LIMIT = 16384  # memoised turn option lists per config (~300 bytes each) before the table starts afresh
 
 
@@ -588,6 +593,7 @@ class DuelState(State[int]):
         self.obs_encoder = setup.obs_encoder  # observation.py: the fixed features and the blocks built
         self._turn_options = setup.turn_options
         self._defense_options = setup.defense_options
+        self._turn_parts = setup.turn_parts
         if self.narrating:
             self.narrate(
                 "start",
@@ -738,39 +744,98 @@ class DuelState(State[int]):
         )
         found = self._turn_options.get(key)
         if found is None:
-            found = _memo_options(self._turn_options, key, self._legal_turn)
+            found = _memo_options(self._turn_options, key, self._legal_turn_from_parts)
         return found
 
     def _legal_turn(self) -> list[int]:
         """The active bug's options, in increasing action id (the table's order)."""
+        out = [END_TURN_ID, *self._turn_attacks(), *self._turn_moves(), *self._turn_others()]
+        return sorted(out) if self.sort_legal else out  # the table's further rows come last
+
+    def _legal_turn_from_parts(self) -> list[int]:
+        """:meth:`_legal_turn` from its three parts, each memoised per config on the fields it reads.
+
+        A new turn key (``_memo_legal_turn``) is most often a new combination of parts already seen: the
+        attacks (seat, Stamina, attacks made, both cells, the foe's conditions, the jump), the moves (both
+        cells, the dead, the grapple, Speed and free move left, Stamina) and the rest (Stamina, what there is
+        to clear, the grapple, the focus, Soul). The config fixes everything else each part reads.
+        """
+        seat = self.active
+        me, foe = self.bugs[seat], self.bugs[1 - seat]
+        st = me.stamina
+        attacks, moves, others = self._turn_parts
+        attack_key = _ATTACKS_KEY(
+            seat,
+            st,
+            me.attacks_made,
+            me.x,
+            me.y,
+            foe.x,
+            foe.y,
+            foe.dead,
+            foe.unconscious,
+            foe.grappled_by,
+            me.jumped,
+            me.over_target,
+        )
+        move_key = _MOVES_KEY(
+            me.x, me.y, foe.x, foe.y, me.dead, foe.dead, me.grappled_by, me.speed_left > 0, me.free_move > 0, st
+        )
+        other_key = _OTHERS_KEY(
+            st, me.imbalance > 0, me.delayed > 0, me.status > 0, me.grappled_by, me.focus_pending == 0, me.soul
+        )
+        out = [
+            END_TURN_ID,
+            *_memo_options(attacks, attack_key, self._turn_attacks),
+            *_memo_options(moves, move_key, self._turn_moves),
+            *_memo_options(others, other_key, self._turn_others),
+        ]
+        return sorted(out) if self.sort_legal else out
+
+    def _turn_attacks(self) -> list[int]:
+        """Rules 11, 16, 21: the attacks, grapples and pogos the active bug can make."""
         k = self.k
-        caps = self.caps
         me = self.bugs[self.active]
         foe = self.bugs[1 - self.active]
-        st = me.stamina
-        out = [END_TURN_ID]
+        out: list[int] = []
         w = me.p.weapon
-        here = (me.x, me.y)
-        dist = R.chebyshev(here, (foe.x, foe.y))
-        budget = R.attack_budget(st, me.attacks_made, k.stamina_tax_per_attack)
+        dist = R.chebyshev((me.x, me.y), (foe.x, foe.y))
+        budget = R.attack_budget(me.stamina, me.attacks_made, k.stamina_tax_per_attack)
         quarters = self.cover.get((foe.x, foe.y), 0) if self.cover else 0
         targetable = R.can_target(foe.dead, quarters, foe.unconscious, k.unconscious_targetable)
         if targetable and dist <= R.attack_reach(w):
             lo = max(1, k.stamina_min_attack_investment)
-            out.extend(invest_ids(K_ATTACK, lo, min(budget, caps.attack)))
+            out.extend(invest_ids(K_ATTACK, lo, min(budget, self.caps.attack)))
         if targetable and dist == R.ADJACENT:
             if k.grapple_enabled and foe.grappled_by != self.active:
                 out.extend(invest_ids(K_GRAPPLE, 1, min(budget, k.grapple_max_investment)))
             if k.pogo_enabled and R.pogo_allowed(me.jumped, me.over_target, k.pogo_needs_pass_over, w):
                 out.extend(invest_ids(K_POGO, 1, min(budget, k.pogo_max_investment)))
-        if not me.grappled:
-            steps, dashes, retreats = self.arena.moves(here, self._occupied())
-            if me.speed_left > 0 or me.free_move > 0:
-                out += steps
-            if st >= k.movement_dash_cost:
-                out += dashes
-            if st >= k.movement_retreat_cost and me.speed_left > 0:
-                out += retreats
+        return out
+
+    def _turn_moves(self) -> list[int]:
+        """Rule 15: the steps, dashes and retreats open to the active bug."""
+        k = self.k
+        me = self.bugs[self.active]
+        if me.grappled:
+            return []
+        st = me.stamina
+        out: list[int] = []
+        steps, dashes, retreats = self.arena.moves((me.x, me.y), self._occupied())
+        if me.speed_left > 0 or me.free_move > 0:
+            out += steps
+        if st >= k.movement_dash_cost:
+            out += dashes
+        if st >= k.movement_retreat_cost and me.speed_left > 0:
+            out += retreats
+        return out
+
+    def _turn_others(self) -> list[int]:
+        """Rules 10, 16, 17, 18, 20: clearing Imbalance, delayed damage or a status; escaping; focusing."""
+        k = self.k
+        me = self.bugs[self.active]
+        st = me.stamina
+        out: list[int] = []
         if me.imbalance > 0 and st >= k.imbalance_clear_cost:
             out.append(CLEAR_IMBALANCE_ID)
         if me.delayed > 0 and st >= k.delayed_removal_cost:
@@ -780,8 +845,8 @@ class DuelState(State[int]):
         if me.grappled:
             out.extend(invest_ids(K_ESCAPE, 0, min(st - k.grapple_escape_cost, k.grapple_max_escape_investment)))
         if k.focus_enabled and me.focus_pending == 0:
-            out.extend(invest_ids(K_FOCUS, 1, min(me.soul, caps.focus)))
-        return sorted(out) if self.sort_legal else out  # the table's further rows come last
+            out.extend(invest_ids(K_FOCUS, 1, min(me.soul, self.caps.focus)))
+        return out
 
     def _legal_defense(self) -> list[int]:
         atk = self.atk

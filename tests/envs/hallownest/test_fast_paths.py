@@ -120,7 +120,8 @@ def test_a_clone_is_independent_of_its_original() -> None:
     ],
 )
 def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
-    """The turn and defense options memoised per config (their keys) equal _legal_turn / _legal_defense afresh."""
+    """The turn and defense options memoised per config (their keys), and the turn's from its memoised parts,
+    equal _legal_turn / _legal_defense afresh."""
     cfg = config(**sections)
     checked = defenses = 0
     for seed in range(40):
@@ -132,7 +133,7 @@ def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, o
                 continue
             legal = st.legal_actions()
             if st.phase == Phase.TURN:
-                assert legal == st._legal_turn()
+                assert legal == st._legal_turn() == st._legal_turn_from_parts()
                 checked += 1
             elif st.phase == Phase.DEFENSE:
                 assert legal == st._legal_defense()
