@@ -90,14 +90,7 @@ from envs.hallownest.actions import (
     option_of,
 )
 from envs.hallownest.config import DuelSettings, HallownestConfig
-from envs.hallownest.dice import (
-    SIDES,
-    initiative_outcomes,
-    sample_initiative,
-    sample_successes,
-    success_outcomes,
-    success_threshold,
-)
+from envs.hallownest.dice import SIDES, initiative_outcomes, sample_initiative, sample_successes, success_outcomes
 from envs.hallownest.observation import Encoder, encode_observation, statics
 from envs.hallownest.rules import AttackKind, Defense
 
@@ -586,8 +579,6 @@ class DuelState(State[int]):
         self._soak_mod = 0
         self._focus_auto = 0
         self._legal: Sequence[int] | None = None  # this decision's legal ids, until the state moves
-        self._success_on = k.dice_success_on  # Rule 1, as every roll of the duel is made (_set_roll)
-        self._threshold = success_threshold(k.dice_success_on)  # the least successful draw (dice.py)
         if setup.obs_encoder is None:
             setup.obs_encoder = Encoder(statics(self))
         self.obs_encoder = setup.obs_encoder  # observation.py: the fixed features and the blocks built
@@ -922,22 +913,8 @@ class DuelState(State[int]):
         if ph is INITIATIVE:
             return sample_initiative(rng, *self._initiative_pool(self.init_seat))
         if ph in CHANCE_PHASES:
-            # sample_successes inlined: the same draws against the same threshold (the config's success_on)
             dice, rerolls, success_on = self.roll
-            if success_on != self._success_on:
-                return sample_successes(rng, dice, rerolls, success_on)
-            rnd, t = rng.uniform, self._threshold
-            succ = 0
-            for _ in range(dice):
-                if rnd() >= t:
-                    succ += 1
-            r = dice - succ
-            if rerolls < r:
-                r = rerolls
-            for _ in range(r):
-                if rnd() >= t:
-                    succ += 1
-            return succ
+            return sample_successes(rng, dice, rerolls, success_on)
         raise ValueError("not a chance node")
 
     def apply_chance(self, outcome: int) -> None:

@@ -325,30 +325,3 @@ def test_new_duel_state_plays_as_a_newly_built_duel(sections: dict[str, object])
                 plain.apply_action(a)
         assert fast.returns() == plain.returns()
         assert new_duel_state(cfg).key() == DuelState(cfg).key()
-
-
-@pytest.mark.parametrize("success_on", [5, 4, 6])
-def test_inlined_roll_sampler_draws_as_sample_successes(success_on: int) -> None:
-    """DuelState.sample_chance (sample_successes inlined) against sample_successes on the same rng state."""
-    from envs.hallownest.dice import sample_successes
-
-    rolls = 0
-    for seed in range(30):
-        st = DuelState(config(dice={"success_on": success_on}))
-        rng = Rng(seed)
-        while not st.is_terminal():
-            if st.is_chance():
-                if st.phase != Phase.INITIATIVE:
-                    twin = Rng(0)
-                    twin.setstate(rng.getstate())
-                    want = sample_successes(twin, *st.roll)
-                    got = st.sample_chance(rng)
-                    assert got == want and rng.random() == twin.random()
-                    rolls += 1
-                else:
-                    got = st.sample_chance(rng)
-                st.apply_chance(got)
-                continue
-            legal = st.legal_actions()
-            st.apply_action(legal[int(rng.random() * len(legal))])
-    assert rolls > 300
