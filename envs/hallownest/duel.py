@@ -47,7 +47,6 @@ with its rule number.
 from __future__ import annotations
 
 import enum
-import struct
 from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
 from operator import attrgetter
@@ -227,10 +226,10 @@ class _Setup:
         self.num_actions = FULL_NUM_ACTIONS if self.small_rows else POOL_NUM_ACTIONS if self.full_table else NUM_ACTIONS
         self.sort_legal = self.full_table or self.small_rows  # further rows come after the first ones
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
-        self.turn_options: dict[bytes, tuple[int, ...]] = {}  # DuelState._legal_turn, memoised (_TURN_KEY)
+        self.turn_options: dict[tuple[int | bool, ...], tuple[int, ...]] = {}  # DuelState._legal_turn, memoised
         self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
         # the attack, move and other parts of a turn's options, memoised (DuelState._legal_turn_from_parts)
-        self.turn_parts: tuple[dict[bytes, tuple[int, ...]], ...] = ({}, {}, {})
+        self.turn_parts: tuple[dict[tuple[int | bool, ...], tuple[int, ...]], ...] = ({}, {}, {})
         self.fresh: DuelState | None = None  # a duel of the config as DuelState() leaves it, cloned by new_duel_state
 
 
@@ -271,12 +270,6 @@ def duel_action_count(cfg: HallownestConfig) -> int:
 _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
 _SETUPS_LIMIT = 16  # configs whose setup is kept (a sweep plays many configs one after another)
 _CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena (a large grid has many)
-_TURN_KEY = struct.Struct("=21i").pack
-"""The turn memo's key: the 21 small integers and flags _memo_legal_turn lists, as one short bytes string (it hashes
-and compares several times faster than a tuple of them)."""
-_ATTACKS_KEY = struct.Struct("=12i").pack  # the keys of the three parts of a turn's options (_legal_turn_from_parts)
-_MOVES_KEY = struct.Struct("=10i").pack
-_OTHERS_KEY = struct.Struct("=7i").pack
 _TURN_OPTIONS_LIMIT = 16384  # memoised turn option lists per config (~300 bytes each) before the table starts afresh
 
 
@@ -706,11 +699,11 @@ class DuelState(State[int]):
 
         The config, the arena, the cover and each seat's profile are fixed for the setup; what else
         :meth:`_legal_turn` reads of the two bugs is in the key (amounts it only compares with zero as
-        those comparisons), packed as 32-bit integers (:data:`_TURN_KEY`).
+        those comparisons).
         """
         seat = self.active
         me, foe = self.bugs[seat], self.bugs[1 - seat]
-        key = _TURN_KEY(
+        key = (
             seat,
             me.stamina,
             me.attacks_made,
@@ -755,7 +748,7 @@ class DuelState(State[int]):
         me, foe = self.bugs[seat], self.bugs[1 - seat]
         st = me.stamina
         attacks, moves, others = self._turn_parts
-        attack_key = _ATTACKS_KEY(
+        attack_key = (
             seat,
             st,
             me.attacks_made,
@@ -769,11 +762,26 @@ class DuelState(State[int]):
             me.jumped,
             me.over_target,
         )
-        move_key = _MOVES_KEY(
-            me.x, me.y, foe.x, foe.y, me.dead, foe.dead, me.grappled_by, me.speed_left > 0, me.free_move > 0, st
+        move_key = (
+            me.x,
+            me.y,
+            foe.x,
+            foe.y,
+            me.dead,
+            foe.dead,
+            me.grappled_by,
+            me.speed_left > 0,
+            me.free_move > 0,
+            st,
         )
-        other_key = _OTHERS_KEY(
-            st, me.imbalance > 0, me.delayed > 0, me.status > 0, me.grappled_by, me.focus_pending == 0, me.soul
+        other_key = (
+            st,
+            me.imbalance > 0,
+            me.delayed > 0,
+            me.status > 0,
+            me.grappled_by,
+            me.focus_pending == 0,
+            me.soul,
         )
         out = [
             END_TURN_ID,

@@ -102,12 +102,6 @@ _PACK_RESOURCES = struct.Struct(f"={RESOURCE_FEATURES}f").pack
 _PACK_TURN = struct.Struct(f"={BUG_FEATURES - RESOURCE_FEATURES}f").pack
 _PACK_SHARED = struct.Struct(f"={SHARED_FEATURES}f").pack
 """Pack a block's features as float32 (the C cast numpy makes too) into one bytes buffer in a single call."""
-_RESOURCE_KEY = struct.Struct("=13i").pack
-_TURN_KEY = struct.Struct("=7i").pack
-_SHARED_KEY = struct.Struct("=6i").pack
-_ATTACK_SHARED_KEY = struct.Struct("=12i").pack
-"""The cache keys: the integers (and flags) a block is built from, packed into one short bytes string, which hashes
-and compares several times faster than a tuple of them; the two shared-block keys differ in length."""
 BLOCK_CACHE_LIMIT = 1 << 14  # packed blocks kept per cache (~450 bytes each: 4 bug caches ~30 MB at most)
 
 
@@ -205,16 +199,15 @@ class Encoder:
     pools, conditions and grapple, then its fixed profile; keyed on its seat and the 13 fields it reads), its
     turn block (attacks, moves, cell; keyed on its seat, who acts first and the 7 fields it reads) — the two
     halves of its 30 features, split because their fields change independently (far fewer keys each than
-    the pair's product) — and the shared block, keyed on the seat and every field it reads. Each key is its
-    fields packed as 32-bit integers (every field is a small integer or a flag). The config, the arena, its
+    the pair's product) — and the shared block, keyed on the seat and every field it reads. The config, the arena, its
     cover and each seat's profile are fixed for the encoder (one per config, shared by every clone).
     """
 
     def __init__(self, fixed: Statics) -> None:
         self.fixed = fixed
-        self.resource_blocks: tuple[dict[bytes, bytes], ...] = ({}, {})  # by seat
-        self.turn_blocks: tuple[dict[bytes, bytes], ...] = ({}, {}, {}, {})  # by seat * 2 + first
-        self.shared_blocks: dict[bytes, bytes] = {}
+        self.resource_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {})  # by seat
+        self.turn_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {}, {}, {})  # by seat * 2 + first
+        self.shared_blocks: dict[tuple[object, ...], bytes] = {}
 
     def bug_block(self, st: DuelState, seat: int) -> bytes:
         """The 30 packed features of the bug of ``seat``: its resource block, then its turn block."""
@@ -222,7 +215,7 @@ class Encoder:
 
     def resource_block(self, st: DuelState, seat: int) -> bytes:
         b = st.bugs[seat]
-        key = _RESOURCE_KEY(  # every field _bug_resources reads (plain attribute loads: cheaper than an attrgetter)
+        key = (  # every field _bug_resources reads (plain attribute loads: cheaper than an attrgetter)
             b.heart,
             b.stamina,
             b.imbalance,
@@ -247,7 +240,7 @@ class Encoder:
 
     def turn_block(self, st: DuelState, seat: int) -> bytes:
         b = st.bugs[seat]
-        key = _TURN_KEY(b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move, b.x, b.y)
+        key = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move, b.x, b.y)
         table = self.turn_blocks[2 * seat + (st.order[0] == seat)]
         block = table.get(key)
         if block is None:
@@ -260,9 +253,9 @@ class Encoder:
         me, foe = st.bugs[seat], st.bugs[1 - seat]
         atk = st.atk
         if atk is None:
-            key = _SHARED_KEY(seat, foe.x - me.x, foe.y - me.y, st.round, st.active, st.phase)
+            key: tuple[object, ...] = (seat, foe.x - me.x, foe.y - me.y, st.round, st.active, st.phase)
         else:
-            key = _ATTACK_SHARED_KEY(
+            key = (
                 seat,
                 foe.x - me.x,
                 foe.y - me.y,
