@@ -7,6 +7,7 @@ cached; the engine's chance nodes enumerate them and sample faces with the :clas
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 from functools import lru_cache
 from math import comb, factorial
@@ -81,16 +82,46 @@ def success_outcomes(dice: int, rerolls: int, success_on: int) -> tuple[tuple[in
     return tuple((k, float(v)) for k, v in _success_distribution(dice, rerolls, success_on))
 
 
+@lru_cache(maxsize=64)
+def success_threshold(success_on: int) -> float:
+    """The least draw ``u`` in [0, 1) whose face ``int(u * SIDES) + 1`` is a success (Rule 1); ``inf`` if none.
+
+    The face of a draw is a success exactly when ``u * SIDES`` (as float arithmetic rounds it) reaches
+    ``success_on - 1``, and that product never falls as ``u`` grows, so the draws that succeed are exactly
+    those at or above this threshold: :func:`sample_successes` compares each draw with it instead of
+    working out the face, and still counts the same successes from the same draws.
+    """
+    need = success_on - 1
+    if need <= 0:
+        return 0.0
+    below_one = math.nextafter(1.0, 0.0)
+    if below_one * SIDES < need:  # even the largest draw fails
+        return math.inf
+    t = min(need / SIDES, below_one)
+    while t * SIDES < need:
+        t = math.nextafter(t, 1.0)
+    while t > 0.0 and math.nextafter(t, 0.0) * SIDES >= need:
+        t = math.nextafter(t, 0.0)
+    return t
+
+
 def sample_successes(rng: Rng, dice: int, rerolls: int, success_on: int) -> int:
-    """Rules 1-2: roll ``dice`` d6, reroll up to ``rerolls`` failures, count successes."""
+    """Rules 1-2: roll ``dice`` d6, reroll up to ``rerolls`` failures, count successes.
+
+    One draw per die and then one per rerolled failure, in that order; a draw succeeds when it reaches
+    :func:`success_threshold` (the same as its face reaching ``success_on``).
+    """
     rnd = rng.uniform  # the bound draw itself: the same numbers as rng.random(), one call fewer per die
+    t = success_threshold(success_on)
     succ = 0
     for _ in range(dice):
-        if int(rnd() * SIDES) + 1 >= success_on:
+        if rnd() >= t:
             succ += 1
-    r = min(rerolls, dice - succ)
+    r = dice - succ
+    if rerolls < r:
+        r = rerolls
     for _ in range(r):
-        if int(rnd() * SIDES) + 1 >= success_on:
+        if rnd() >= t:
             succ += 1
     return succ
 
@@ -150,7 +181,20 @@ def initiative_outcomes(dice: int, rerolls: int) -> tuple[tuple[int, float], ...
 
 
 def sample_initiative(rng: Rng, dice: int, rerolls: int) -> int:
-    """Rule 9: roll ``dice`` d6 and sum them, rerolling the lowest ``rerolls`` dice (keep better)."""
-    faces = rng.roll(max(0, dice), SIDES)
+    """Rule 9: roll ``dice`` d6 and sum them, rerolling the lowest ``rerolls`` dice (keep better).
+
+    The draws are those of :func:`initiative_total` fed by ``rng.roll``: the ``dice`` faces, then one face per
+    reroll. The total only depends on the face values, so the rerolls pair with the faces in increasing order
+    (as the lowest-first reroll order does, whichever of equal faces it takes first).
+    """
+    rnd = rng.uniform
+    faces = [int(rnd() * SIDES) + 1 for _ in range(max(0, dice))]
     k = min(max(0, rerolls), len(faces))
-    return initiative_total(faces, k, rng.roll(k, SIDES))
+    if not k:
+        return sum(faces)
+    faces.sort()
+    total = sum(faces[k:])
+    for face in faces[:k]:
+        new = int(rnd() * SIDES) + 1
+        total += new if new > face else face
+    return total

@@ -49,6 +49,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
 import numpy as np
@@ -116,7 +117,7 @@ TURN, DEFENSE, HEART_ZERO, DODGE_MOVE = Phase.TURN, Phase.DEFENSE, Phase.HEART_Z
 PROVOKED, RESIST, OVER = Phase.PROVOKED, Phase.RESIST, Phase.OVER
 STEP, DASH = Kind.STEP, Kind.DASH
 K_ATTACK, K_FOCUS, K_GRAPPLE, K_POGO, K_ESCAPE = Kind.ATTACK, Kind.FOCUS, Kind.GRAPPLE, Kind.POGO, Kind.ESCAPE
-A_GRAPPLE, A_POGO, A_PROVOKED = AttackKind.GRAPPLE, AttackKind.POGO, AttackKind.PROVOKED
+A_GRAPPLE, A_POGO, A_PROVOKED, A_WEAPON = AttackKind.GRAPPLE, AttackKind.POGO, AttackKind.PROVOKED, AttackKind.WEAPON
 D_DODGE, D_NONE, D_PARRY = Defense.DODGE, Defense.NONE, Defense.PARRY
 K_DEATHS_DOOR, K_DECLINE, K_DODGE, K_NO_DEFENSE, K_PARRY, K_PROVOKED, K_RESIST = (
     Kind.DEATHS_DOOR,
@@ -227,6 +228,9 @@ class _Setup:
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
         self.turn_options: dict[tuple[int | bool, ...], tuple[int, ...]] = {}  # DuelState._legal_turn, memoised
         self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
+        # the attack, move and other parts of a turn's options, memoised (DuelState._legal_turn_from_parts)
+        self.turn_parts: tuple[dict[tuple[int | bool, ...], tuple[int, ...]], ...] = ({}, {}, {})
+        self.fresh: DuelState | None = None  # a duel of the config as DuelState() leaves it, cloned by new_duel_state
 
 
 def _needs_full_table(profiles: Sequence[R.Profile], k: DuelSettings) -> bool:
@@ -291,6 +295,19 @@ def _setup(cfg: HallownestConfig) -> _Setup:
     return setup
 
 
+def new_duel_state(cfg: HallownestConfig) -> DuelState:
+    """A fresh duel of ``cfg``: a clone of the one ``DuelState(cfg)`` built first for the config.
+
+    A new duel depends on nothing but the (frozen) config, so the clone is that duel, with its opening
+    narration, at the cost of a :meth:`DuelState.clone`; the kept duel itself is never played.
+    """
+    setup = _setup(cfg)
+    fresh = setup.fresh
+    if fresh is None:
+        fresh = setup.fresh = DuelState(cfg)
+    return fresh.clone()
+
+
 def _n(count: int, word: str) -> str:
     """``1 success`` / ``2 successes`` for the narration."""
     if count == 1:
@@ -332,6 +349,7 @@ class Bug:
         "provoked_used",
         "initiative",
     )
+    __slots__ = FIELDS  # no instance dict: attribute reads stay the interpreter's fast slot reads, clones too
 
     def __init__(self, profile: R.Profile, x: int, y: int) -> None:
         self.p = profile
@@ -364,13 +382,44 @@ class Bug:
 
     def fields(self) -> tuple[Hashable, ...]:
         """The changing numbers, for :meth:`DuelState.key`."""
-        d = self.__dict__
-        return tuple(d[s] for s in self.FIELDS[1:])
+        return _BUG_CHANGING(self)
 
     def copy(self) -> Bug:
-        """A copy sharing the (frozen) profile (every other value is an int, bool or str)."""
-        b = Bug.__new__(Bug)
-        b.__dict__ = self.__dict__.copy()
+        """A copy sharing the (frozen) profile (every other value is an int, bool or str).
+
+        Every slot is assigned, in ``FIELDS`` order (test_fast_paths checks that none is missed).
+        """
+        b = _new_object(Bug)
+        (
+            b.p,
+            b.x,
+            b.y,
+            b.heart,
+            b.stamina,
+            b.imbalance,
+            b.soul,
+            b.at_dd,
+            b.unconscious,
+            b.dead,
+            b.dd_used,
+            b.focus_pending,
+            b.delayed,
+            b.delayed_type,
+            b.status,
+            b.status_name,
+            b.status_penalty,
+            b.next_roll_penalty,
+            b.grappled_by,
+            b.grappling,
+            b.attacks_made,
+            b.speed_left,
+            b.jumped,
+            b.over_target,
+            b.free_move,
+            b.adj_moved,
+            b.provoked_used,
+            b.initiative,
+        ) = _BUG_ALL(self)
         return b
 
     @property
@@ -427,6 +476,7 @@ class Attack:
         "defense_decided",
         "damage",
     )
+    __slots__ = FIELDS  # as Bug: fast slot reads, in every copy
 
     def __init__(self, kind: AttackKind, attacker: int, target: int, invested: int) -> None:
         self.kind = kind
@@ -450,14 +500,38 @@ class Attack:
 
     def fields(self) -> tuple[Hashable, ...]:
         """The attack's numbers, for :meth:`DuelState.key`."""
-        d = self.__dict__
-        return tuple(d[s] for s in self.FIELDS)
+        return _ATTACK_ALL(self)
 
     def copy(self) -> Attack:
-        """An independent copy."""
-        a = Attack.__new__(Attack)
-        a.__dict__ = self.__dict__.copy()
+        """An independent copy (every slot assigned, in ``FIELDS`` order)."""
+        a = _new_object(Attack)
+        (
+            a.kind,
+            a.attacker,
+            a.target,
+            a.invested,
+            a.dice,
+            a.rerolls,
+            a.mod,
+            a.att_succ,
+            a.att_rolled,
+            a.defense,
+            a.def_invested,
+            a.def_dice,
+            a.def_rerolls,
+            a.def_mod,
+            a.def_succ,
+            a.def_rolled,
+            a.defense_decided,
+            a.damage,
+        ) = _ATTACK_ALL(self)
         return a
+
+
+_new_object = object.__new__
+_BUG_ALL = attrgetter(*Bug.FIELDS)  # a bug's slots as a tuple, in FIELDS order (one C call)
+_BUG_CHANGING = attrgetter(*Bug.FIELDS[1:])  # all but the profile
+_ATTACK_ALL = attrgetter(*Attack.FIELDS)
 
 
 # -- the state -------------------------------------------------------------------------------------
@@ -503,6 +577,7 @@ class DuelState(State[int]):
         self.obs_encoder = setup.obs_encoder  # observation.py: the fixed features and the blocks built
         self._turn_options = setup.turn_options
         self._defense_options = setup.defense_options
+        self._turn_parts = setup.turn_parts
         if self.narrating:
             self.narrate(
                 "start",
@@ -651,38 +726,115 @@ class DuelState(State[int]):
             foe.unconscious,
             foe.grappled_by,
         )
-        return _memo_options(self._turn_options, key, self._legal_turn)
+        found = self._turn_options.get(key)
+        if found is None:
+            found = _memo_options(self._turn_options, key, self._legal_turn_from_parts)
+        return found
 
     def _legal_turn(self) -> list[int]:
         """The active bug's options, in increasing action id (the table's order)."""
+        out = [END_TURN_ID, *self._turn_attacks(), *self._turn_moves(), *self._turn_others()]
+        return sorted(out) if self.sort_legal else out  # the table's further rows come last
+
+    def _legal_turn_from_parts(self) -> list[int]:
+        """:meth:`_legal_turn` from its three parts, each memoised per config on the fields it reads.
+
+        A new turn key (``_memo_legal_turn``) is most often a new combination of parts already seen: the
+        attacks (seat, Stamina, attacks made, both cells, the foe's conditions, the jump), the moves (both
+        cells, the dead, the grapple, Speed and free move left, Stamina) and the rest (Stamina, what there is
+        to clear, the grapple, the focus, Soul). The config fixes everything else each part reads.
+        """
+        seat = self.active
+        me, foe = self.bugs[seat], self.bugs[1 - seat]
+        st = me.stamina
+        attacks, moves, others = self._turn_parts
+        attack_key = (
+            seat,
+            st,
+            me.attacks_made,
+            me.x,
+            me.y,
+            foe.x,
+            foe.y,
+            foe.dead,
+            foe.unconscious,
+            foe.grappled_by,
+            me.jumped,
+            me.over_target,
+        )
+        move_key = (
+            me.x,
+            me.y,
+            foe.x,
+            foe.y,
+            me.dead,
+            foe.dead,
+            me.grappled_by,
+            me.speed_left > 0,
+            me.free_move > 0,
+            st,
+        )
+        other_key = (
+            st,
+            me.imbalance > 0,
+            me.delayed > 0,
+            me.status > 0,
+            me.grappled_by,
+            me.focus_pending == 0,
+            me.soul,
+        )
+        out = [
+            END_TURN_ID,
+            *_memo_options(attacks, attack_key, self._turn_attacks),
+            *_memo_options(moves, move_key, self._turn_moves),
+            *_memo_options(others, other_key, self._turn_others),
+        ]
+        return sorted(out) if self.sort_legal else out
+
+    def _turn_attacks(self) -> list[int]:
+        """Rules 11, 16, 21: the attacks, grapples and pogos the active bug can make."""
         k = self.k
-        caps = self.caps
         me = self.bugs[self.active]
         foe = self.bugs[1 - self.active]
-        st = me.stamina
-        out = [END_TURN_ID]
+        out: list[int] = []
         w = me.p.weapon
-        here = (me.x, me.y)
-        dist = R.chebyshev(here, (foe.x, foe.y))
-        budget = R.attack_budget(st, me.attacks_made, k.stamina_tax_per_attack)
+        dist = R.chebyshev((me.x, me.y), (foe.x, foe.y))
+        budget = R.attack_budget(me.stamina, me.attacks_made, k.stamina_tax_per_attack)
         quarters = self.cover.get((foe.x, foe.y), 0) if self.cover else 0
         targetable = R.can_target(foe.dead, quarters, foe.unconscious, k.unconscious_targetable)
         if targetable and dist <= R.attack_reach(w):
             lo = max(1, k.stamina_min_attack_investment)
-            out.extend(invest_ids(K_ATTACK, lo, min(budget, caps.attack)))
+            out.extend(invest_ids(K_ATTACK, lo, min(budget, self.caps.attack)))
         if targetable and dist == R.ADJACENT:
             if k.grapple_enabled and foe.grappled_by != self.active:
                 out.extend(invest_ids(K_GRAPPLE, 1, min(budget, k.grapple_max_investment)))
             if k.pogo_enabled and R.pogo_allowed(me.jumped, me.over_target, k.pogo_needs_pass_over, w):
                 out.extend(invest_ids(K_POGO, 1, min(budget, k.pogo_max_investment)))
-        if not me.grappled:
-            steps, dashes, retreats = self.arena.moves(here, self._occupied())
-            if me.speed_left > 0 or me.free_move > 0:
-                out += steps
-            if st >= k.movement_dash_cost:
-                out += dashes
-            if st >= k.movement_retreat_cost and me.speed_left > 0:
-                out += retreats
+        return out
+
+    def _turn_moves(self) -> list[int]:
+        """Rule 15: the steps, dashes and retreats open to the active bug."""
+        k = self.k
+        me = self.bugs[self.active]
+        if me.grappled:
+            return []
+        st = me.stamina
+        out: list[int] = []
+        steps, dashes, retreats = self.arena.moves((me.x, me.y), self._occupied())
+        if me.speed_left > 0 or me.free_move > 0:
+            out += steps
+        if st >= k.movement_dash_cost:
+            out += dashes
+        if st >= k.movement_retreat_cost and me.speed_left > 0:
+            out += retreats
+        return out
+
+    def _turn_others(self) -> list[int]:
+        """Rules 10, 16, 17, 18, 20: clearing Imbalance, delayed damage or a status; escaping; focusing."""
+        k = self.k
+        me = self.bugs[self.active]
+        st = me.stamina
+        out: list[int] = []
         if me.imbalance > 0 and st >= k.imbalance_clear_cost:
             out.append(CLEAR_IMBALANCE_ID)
         if me.delayed > 0 and st >= k.delayed_removal_cost:
@@ -692,8 +844,8 @@ class DuelState(State[int]):
         if me.grappled:
             out.extend(invest_ids(K_ESCAPE, 0, min(st - k.grapple_escape_cost, k.grapple_max_escape_investment)))
         if k.focus_enabled and me.focus_pending == 0:
-            out.extend(invest_ids(K_FOCUS, 1, min(me.soul, caps.focus)))
-        return sorted(out) if self.sort_legal else out  # the table's further rows come last
+            out.extend(invest_ids(K_FOCUS, 1, min(me.soul, self.caps.focus)))
+        return out
 
     def _legal_defense(self) -> list[int]:
         atk = self.atk
@@ -765,62 +917,69 @@ class DuelState(State[int]):
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> int:
-        if self.phase == INITIATIVE:
+        ph = self.phase
+        if ph is INITIATIVE:
             return sample_initiative(rng, *self._initiative_pool(self.init_seat))
-        if self.phase in CHANCE_PHASES:
-            return sample_successes(rng, *self.roll)
+        if ph in CHANCE_PHASES:
+            dice, rerolls, success_on = self.roll
+            return sample_successes(rng, dice, rerolls, success_on)
         raise ValueError("not a chance node")
 
     def apply_chance(self, outcome: int) -> None:
-        if self.phase not in CHANCE_PHASES:
-            raise ValueError(f"apply_chance in phase {self.phase.name}")
+        ph = self.phase
+        step = _CHANCE_STEPS.get(ph)
+        if step is None:
+            raise ValueError(f"apply_chance in phase {ph.name}")
         n = int(outcome)
         self._legal = None
-        ph = self.phase
-        if ph == INITIATIVE:
+        if ph is INITIATIVE:
             dice = self._initiative_pool(self.init_seat)[0]
             if not dice <= n <= SIDES * dice:
                 raise ValueError(f"an initiative total of {n} is impossible with {dice} dice")
-            self._initiative_result(n)
-            return
-        if not 0 <= n <= self.roll.dice:
+        elif not 0 <= n <= self.roll[0]:
             raise ValueError(f"{n} successes are impossible with {self.roll.dice} dice")
-        if ph == ATTACK_ROLL:
-            atk = self.atk
-            assert atk is not None
-            atk.att_succ = max(0, n + atk.mod)
-            atk.att_rolled = True
-            if self.narrating:
-                self.narrate(
-                    "roll",
-                    f"The attack rolls {atk.dice} dice: {_n(atk.att_succ, 'success')}.",
-                    atk.attacker,
-                    successes=atk.att_succ,
-                )
-            self._attack_continue()
-        elif ph == DEFENSE_ROLL:
-            atk = self.atk
-            assert atk is not None
-            atk.def_succ = max(0, n + atk.def_mod)
-            atk.def_rolled = True
+        step(self, n)
+
+    def _attack_rolled(self, n: int) -> None:
+        """Rule 11: the attack's successes (after its modifier); the attack goes on."""
+        atk = self.atk
+        assert atk is not None
+        atk.att_succ = max(0, n + atk.mod)
+        atk.att_rolled = True
+        if self.narrating:
+            self.narrate(
+                "roll",
+                f"The attack rolls {atk.dice} dice: {_n(atk.att_succ, 'success')}.",
+                atk.attacker,
+                successes=atk.att_succ,
+            )
+        self._attack_continue()
+
+    def _defense_rolled(self, n: int) -> None:
+        """Rule 12: the parry's or dodge's successes (after its modifier); the attack goes on."""
+        atk = self.atk
+        assert atk is not None
+        atk.def_succ = max(0, n + atk.def_mod)
+        atk.def_rolled = True
+        if self.narrating:
             verb = "parry" if atk.defense == D_PARRY else "dodge"
-            if self.narrating:
-                self.narrate(
-                    "roll",
-                    f"The {verb} rolls {atk.def_dice} dice: {_n(atk.def_succ, 'success')}.",
-                    atk.target,
-                    successes=atk.def_succ,
-                )
-            self._attack_continue()
-        elif ph == SOAK_ROLL:
-            self._after_soak(max(0, n + self._soak_mod))
-        elif ph == ESCAPE_ROLL:
-            self.escape_succ = max(0, n)
-            self._start_resist_roll()
-        elif ph == RESIST_ROLL:
-            self._resolve_escape(max(0, n))
-        elif ph == FOCUS_ROLL:
-            self._resolve_focus(n)
+            self.narrate(
+                "roll",
+                f"The {verb} rolls {atk.def_dice} dice: {_n(atk.def_succ, 'success')}.",
+                atk.target,
+                successes=atk.def_succ,
+            )
+        self._attack_continue()
+
+    def _soak_rolled(self, n: int) -> None:
+        self._after_soak(max(0, n + self._soak_mod))
+
+    def _escape_rolled(self, n: int) -> None:
+        self.escape_succ = max(0, n)
+        self._start_resist_roll()
+
+    def _resist_rolled(self, n: int) -> None:
+        self._resolve_escape(max(0, n))
 
     # -- helpers ---------------------------------------------------------------------------------
     def _set_roll(self, phase: Phase, dice: int, rerolls: int) -> None:
@@ -836,7 +995,7 @@ class DuelState(State[int]):
 
     def _grapple_penalty(self, b: Bug) -> int:
         """Rule 16: a grappled bug loses dice on its attacks and defenses."""
-        return self.k.grapple_penalty if b.grappled else 0
+        return self.k.grapple_penalty if b.grappled_by != NOBODY else 0
 
     def _modified(self, dice: int, penalty: int) -> tuple[int, int]:
         return R.apply_modifier(dice, -penalty, self.k.dice_modifiers_are_dice)
@@ -849,7 +1008,7 @@ class DuelState(State[int]):
         if amount <= 0:
             return True
         b = self.bugs[seat]
-        b.stamina, dies = R.spend_stamina(b.stamina, amount, b.near_death)
+        b.stamina, dies = R.spend_stamina(b.stamina, amount, b.at_dd or b.unconscious)  # Bug.near_death
         if b.focus_pending:
             if self.narrating:
                 self.narrate("focus", f"{b.name} spends Stamina: the focus is lost.", seat)
@@ -906,7 +1065,7 @@ class DuelState(State[int]):
         b.adj_moved = 0
         if self.narrating:
             self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)
-        if b.focus_pending and b.can_act:
+        if b.focus_pending and not (b.dead or b.unconscious):  # Bug.can_act
             rolled, auto = R.focus_dice(b.focus_pending, self.k.focus_auto_success_per, self.k.focus_auto_dice_within_x)
             dice, mod = self._modified(rolled, self._roll_penalty(b))
             self._focus_auto = auto + mod
@@ -1050,7 +1209,7 @@ class DuelState(State[int]):
             if gain:
                 me.imbalance = R.add_imbalance(me.imbalance, gain, k.imbalance_max)
         dice, mod = self._modified(dice, self._roll_penalty(me) + self._grapple_penalty(me))
-        quarters = self.cover.get(foe.pos, 0)
+        quarters = self.cover.get((foe.x, foe.y), 0) if self.cover else 0
         if quarters:
             dice = R.cover_penalty(dice, quarters, k.cover_dice_per_quarter)
         atk = Attack(kind, a_seat, t_seat, invested)
@@ -1219,7 +1378,7 @@ class DuelState(State[int]):
         if dmg <= 0:
             return False
         b = self.bugs[seat]
-        if b.near_death:
+        if b.at_dd or b.unconscious:  # Bug.near_death
             b.stamina, dead = R.stamina_damage(b.stamina, dmg)
             if self.narrating:
                 self.narrate("damage", f"{b.name} loses {dmg} Stamina (Stamina {b.stamina}).", seat)
@@ -1275,7 +1434,8 @@ class DuelState(State[int]):
             return
         tgt = self.bugs[atk.target]
         room = bool(self.arena.moves((tgt.x, tgt.y), self._occupied())[0])  # a free cell to step to
-        if R.dodge_move_offered(atk.defense == D_DODGE, self.k.dodge_move_cells, tgt.can_act, tgt.grappled, room):
+        can_act, grappled = not (tgt.dead or tgt.unconscious), tgt.grappled_by != NOBODY  # Bug.can_act, .grappled
+        if R.dodge_move_offered(atk.defense == D_DODGE, self.k.dodge_move_cells, can_act, grappled, room):
             self.phase, self.decider = DODGE_MOVE, atk.target
             return
         self._back_to_turn()
@@ -1284,7 +1444,8 @@ class DuelState(State[int]):
         if self.phase == OVER:
             return
         self._check_grapple()
-        if self.bugs[self.active].can_act:
+        b = self.bugs[self.active]
+        if not (b.dead or b.unconscious):  # Bug.can_act
             self.phase = TURN
         else:
             self._end_turn()
@@ -1350,7 +1511,8 @@ class DuelState(State[int]):
             return
         me.x, me.y = path[-1]
         me.jumped = True
-        me.over_target = R.passes_through(path, self.bugs[1 - self.active].pos)
+        foe = self.bugs[1 - self.active]
+        me.over_target = R.passes_through(path, (foe.x, foe.y))
         if self.narrating:
             self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
         self._moved_through(self.active, path)
@@ -1461,11 +1623,11 @@ def _turn_handler(s: ActionSpec) -> Callable[[DuelState], None]:
     if kind is Kind.END_TURN:
         return DuelState._end_turn_action
     if kind is Kind.ATTACK:
-        return lambda st: st._declare_attack(AttackKind.WEAPON, n)
+        return lambda st: st._declare_attack(A_WEAPON, n)
     if kind is Kind.GRAPPLE:
-        return lambda st: st._declare_attack(AttackKind.GRAPPLE, n)
+        return lambda st: st._declare_attack(A_GRAPPLE, n)
     if kind is Kind.POGO:
-        return lambda st: st._declare_attack(AttackKind.POGO, n)
+        return lambda st: st._declare_attack(A_POGO, n)
     if kind is Kind.CLEAR_IMBALANCE:
         return DuelState._clear_imbalance
     if kind is Kind.CLEAR_DELAYED:
@@ -1490,3 +1652,15 @@ def _turn_handler(s: ActionSpec) -> Callable[[DuelState], None]:
 
 
 _TURN_HANDLERS: tuple[Callable[[DuelState], None], ...] = tuple(_turn_handler(s) for s in ACTIONS)
+
+
+_CHANCE_STEPS: dict[Phase, Callable[[DuelState, int], None]] = {
+    INITIATIVE: DuelState._initiative_result,
+    ATTACK_ROLL: DuelState._attack_rolled,
+    DEFENSE_ROLL: DuelState._defense_rolled,
+    SOAK_ROLL: DuelState._soak_rolled,
+    ESCAPE_ROLL: DuelState._escape_rolled,
+    RESIST_ROLL: DuelState._resist_rolled,
+    FOCUS_ROLL: DuelState._resolve_focus,
+}
+"""What a roll's outcome does, by the phase of the pending roll (``apply_chance``); its keys are ``CHANCE_PHASES``."""

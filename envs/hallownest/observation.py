@@ -97,16 +97,16 @@ CONTEXT_ONE_HOT: dict[Phase, tuple[float, ...]] = {
 NO_PENDING_ATTACK = (0.0,) * PENDING_ATTACK_FEATURES
 _F32 = np.float32
 _ONE = _F32(1.0)
-_PACK_BUG = struct.Struct(f"={BUG_FEATURES}f").pack
+RESOURCE_FEATURES = 22  # the first features of a bug's 30 (_bug_resources), then its turn's (_bug_turn)
+_PACK_RESOURCES = struct.Struct(f"={RESOURCE_FEATURES}f").pack
+_PACK_TURN = struct.Struct(f"={BUG_FEATURES - RESOURCE_FEATURES}f").pack
 _PACK_SHARED = struct.Struct(f"={SHARED_FEATURES}f").pack
 """Pack a block's features as float32 (the C cast numpy makes too) into one bytes buffer in a single call."""
 BLOCK_CACHE_LIMIT = 1 << 14  # packed blocks kept per cache (~450 bytes each: 4 bug caches ~30 MB at most)
 
 
-def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> tuple[float, ...]:
-    """The 30 features of bug ``b`` (of ``seat``)."""
-    f = fixed.bugs[seat]
-    x, y = b.x, b.y
+def _bug_resources(b: Bug, f: StaticFeatures, fixed: Statics) -> tuple[float, ...]:
+    """The first 22 of bug ``b``'s 30 features: its pools, conditions and grapple (then its fixed profile)."""
     return (
         b.heart / f.heart_span,
         f.heart,
@@ -124,6 +124,13 @@ def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> tuple[flo
         0.0 if b.grappled_by < 0 else 1.0,  # NOBODY is -1
         0.0 if b.grappling < 0 else 1.0,
         *f.profile,
+    )
+
+
+def _bug_turn(st: DuelState, b: Bug, seat: int, fixed: Statics) -> tuple[float, ...]:
+    """The last 8 of bug ``b``'s (of ``seat``) 30 features: this turn's moves and attacks, its cell, who acts first."""
+    x, y = b.x, b.y
+    return (
         b.attacks_made / ATTACKS,
         b.speed_left / SPEED,
         1.0 if R.pogo_allowed(b.jumped, b.over_target, fixed.pogo_needs_pass_over, b.p.weapon) else 0.0,
@@ -133,6 +140,11 @@ def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> tuple[flo
         (st.cover.get((x, y), 0) / QUARTERS) if st.cover else 0.0,
         1.0 if st.order[0] == seat else 0.0,
     )
+
+
+def _bug_features(st: DuelState, b: Bug, seat: int, fixed: Statics) -> tuple[float, ...]:
+    """The 30 features of bug ``b`` (of ``seat``)."""
+    return _bug_resources(b, fixed.bugs[seat], fixed) + _bug_turn(st, b, seat, fixed)
 
 
 def _shared_features(st: DuelState, seat: int, fixed: Statics) -> tuple[float, ...]:
@@ -183,20 +195,27 @@ def _packed(features: tuple[float, ...], pack: Callable[..., bytes]) -> bytes:
 class Encoder:
     """The encoding of one config's duels: the fixed features and the packed blocks already built.
 
-    An observation is three blocks (the seat's bug, the foe's, the shared features), each packed once per
-    key and then joined: a bug's block is keyed on its seat, who acts first and every field it reads; the
-    shared block on the seat and every field it reads. The config, the arena, its cover and each seat's
-    profile are fixed for the encoder (one per config, shared by every clone).
+    An observation is five blocks, each packed once per key and then joined: each bug's resource block (its
+    pools, conditions and grapple, then its fixed profile; keyed on its seat and the 13 fields it reads), its
+    turn block (attacks, moves, cell; keyed on its seat, who acts first and the 7 fields it reads) — the two
+    halves of its 30 features, split because their fields change independently (far fewer keys each than
+    the pair's product) — and the shared block, keyed on the seat and every field it reads. The config, the arena, its
+    cover and each seat's profile are fixed for the encoder (one per config, shared by every clone).
     """
 
     def __init__(self, fixed: Statics) -> None:
         self.fixed = fixed
-        self.bug_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {}, {}, {})  # seat * 2 + first
+        self.resource_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {})  # by seat
+        self.turn_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {}, {}, {})  # by seat * 2 + first
         self.shared_blocks: dict[tuple[object, ...], bytes] = {}
 
     def bug_block(self, st: DuelState, seat: int) -> bytes:
+        """The 30 packed features of the bug of ``seat``: its resource block, then its turn block."""
+        return self.resource_block(st, seat) + self.turn_block(st, seat)
+
+    def resource_block(self, st: DuelState, seat: int) -> bytes:
         b = st.bugs[seat]
-        key = (  # every field _bug_features reads (plain attribute loads: cheaper than an attrgetter)
+        key = (  # every field _bug_resources reads (plain attribute loads: cheaper than an attrgetter)
             b.heart,
             b.stamina,
             b.imbalance,
@@ -210,28 +229,46 @@ class Encoder:
             b.next_roll_penalty,
             b.grappled_by,
             b.grappling,
-            b.attacks_made,
-            b.speed_left,
-            b.jumped,
-            b.over_target,
-            b.free_move,
-            b.x,
-            b.y,
         )
-        table = self.bug_blocks[2 * seat + (st.order[0] == seat)]
+        table = self.resource_blocks[seat]
         block = table.get(key)
         if block is None:
             if len(table) >= BLOCK_CACHE_LIMIT:
                 table.clear()
-            block = table[key] = _packed(_bug_features(st, b, seat, self.fixed), _PACK_BUG)
+            block = table[key] = _packed(_bug_resources(b, self.fixed.bugs[seat], self.fixed), _PACK_RESOURCES)
+        return block
+
+    def turn_block(self, st: DuelState, seat: int) -> bytes:
+        b = st.bugs[seat]
+        key = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move, b.x, b.y)
+        table = self.turn_blocks[2 * seat + (st.order[0] == seat)]
+        block = table.get(key)
+        if block is None:
+            if len(table) >= BLOCK_CACHE_LIMIT:
+                table.clear()
+            block = table[key] = _packed(_bug_turn(st, b, seat, self.fixed), _PACK_TURN)
         return block
 
     def shared_block(self, st: DuelState, seat: int) -> bytes:
         me, foe = st.bugs[seat], st.bugs[1 - seat]
         atk = st.atk
-        key: tuple[object, ...] = (seat, foe.x - me.x, foe.y - me.y, st.round, st.active, st.phase)
-        if atk is not None:
-            key += (atk.attacker, atk.kind, atk.att_succ, atk.invested, atk.dice, atk.att_rolled)
+        if atk is None:
+            key: tuple[object, ...] = (seat, foe.x - me.x, foe.y - me.y, st.round, st.active, st.phase)
+        else:
+            key = (
+                seat,
+                foe.x - me.x,
+                foe.y - me.y,
+                st.round,
+                st.active,
+                st.phase,
+                atk.attacker,
+                atk.kind,
+                atk.att_succ,
+                atk.invested,
+                atk.dice,
+                atk.att_rolled,
+            )
         table = self.shared_blocks
         block = table.get(key)
         if block is None:
@@ -248,5 +285,12 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     float32 array; almost every triple of blocks is new, so the joined vector is not kept.
     """
     enc = st.obs_encoder
-    raw = enc.bug_block(st, seat) + enc.bug_block(st, 1 - seat) + enc.shared_block(st, seat)
+    foe = 1 - seat
+    raw = (
+        enc.resource_block(st, seat)
+        + enc.turn_block(st, seat)
+        + enc.resource_block(st, foe)
+        + enc.turn_block(st, foe)
+        + enc.shared_block(st, seat)
+    )
     return np.frombuffer(bytearray(raw), _F32)  # positional dtype: cheaper than the keyword

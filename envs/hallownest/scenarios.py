@@ -7,7 +7,7 @@ from pydantic import BaseModel
 from envs.core.game import Scenario
 from envs.hallownest.actions import OPTION_GROUPS
 from envs.hallownest.config import HallownestConfig
-from envs.hallownest.duel import DuelState, duel_action_count
+from envs.hallownest.duel import DuelState, duel_action_count, new_duel_state
 from envs.hallownest.observation import OBSERVATION_SIZE
 
 
@@ -20,7 +20,7 @@ def action_count(config: BaseModel) -> int:
 def new_duel(config: BaseModel) -> DuelState:
     """A fresh duel (deterministic: initiative is the first chance node)."""
     assert isinstance(config, HallownestConfig)
-    return DuelState(config)
+    return new_duel_state(config)
 
 
 DUEL = Scenario(

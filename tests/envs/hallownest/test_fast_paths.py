@@ -120,7 +120,8 @@ def test_a_clone_is_independent_of_its_original() -> None:
     ],
 )
 def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
-    """The turn and defense options memoised per config (their keys) equal _legal_turn / _legal_defense afresh."""
+    """The turn and defense options memoised per config (their keys), and the turn's from its memoised parts,
+    equal _legal_turn / _legal_defense afresh."""
     cfg = config(**sections)
     checked = defenses = 0
     for seed in range(40):
@@ -132,7 +133,7 @@ def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, o
                 continue
             legal = st.legal_actions()
             if st.phase == Phase.TURN:
-                assert legal == st._legal_turn()
+                assert legal == st._legal_turn() == st._legal_turn_from_parts()
                 checked += 1
             elif st.phase == Phase.DEFENSE:
                 assert legal == st._legal_defense()
@@ -221,3 +222,106 @@ def test_packed_observation_matches_the_plain_features(sections: dict[str, objec
             else:
                 legal = st.legal_actions()
                 st.apply_action(legal[int(rng.random() * len(legal))])
+
+
+def _faces_successes(rng: Rng, dice: int, rerolls: int, success_on: int) -> int:
+    """Rules 1-2 the plain way: a face per die, then a face per rerolled failure."""
+    succ = sum(1 for f in rng.roll(dice, 6) if f >= success_on)
+    return succ + sum(1 for f in rng.roll(min(rerolls, dice - succ), 6) if f >= success_on)
+
+
+@pytest.mark.parametrize("success_on", range(-1, 9))
+def test_threshold_sampler_counts_the_faces_successes(success_on: int) -> None:
+    """sample_successes (draws against a threshold) gives the faces' count from the same draws, and leaves the
+    rng where the faces leave it; at and around the threshold a draw succeeds exactly when its face does."""
+    import math
+
+    from envs.hallownest.dice import sample_successes, success_threshold
+
+    for seed in range(30):
+        for dice in range(9):
+            for rerolls in range(4):
+                fast, plain = Rng(seed), Rng(seed)
+                assert sample_successes(fast, dice, rerolls, success_on) == _faces_successes(
+                    plain, dice, rerolls, success_on
+                )
+                assert fast.random() == plain.random()
+    t = success_threshold(success_on)
+    probes = [0.0, math.nextafter(1.0, 0.0), (success_on - 1) / 6]
+    if math.isfinite(t):
+        probes += [t, math.nextafter(t, 0.0), math.nextafter(t, 1.0)]
+    for u in probes:
+        if 0.0 <= u < 1.0:
+            assert (u >= t) == (int(u * 6) + 1 >= success_on), u
+
+
+def test_sample_initiative_sums_what_initiative_total_sums() -> None:
+    """Rule 9's sampler against initiative_total over the same faces (the rng left in the same place)."""
+    from envs.hallownest.dice import initiative_total, sample_initiative
+
+    for seed in range(200):
+        for dice in range(6):
+            for rerolls in range(4):
+                fast, plain = Rng(seed), Rng(seed)
+                faces = plain.roll(dice, 6)
+                k = min(rerolls, dice)
+                assert sample_initiative(fast, dice, rerolls) == initiative_total(faces, k, plain.roll(k, 6))
+                assert fast.random() == plain.random()
+
+
+def test_every_chance_phase_has_its_outcome_step() -> None:
+    from envs.hallownest.actions import CHANCE_PHASES
+    from envs.hallownest.duel import _CHANCE_STEPS
+
+    assert set(_CHANCE_STEPS) == CHANCE_PHASES
+
+
+def test_copies_assign_every_slot() -> None:
+    """Bug.copy and Attack.copy list their slots by hand: each slot of a copy is the original's."""
+    from envs.hallownest.duel import Attack, Bug
+    from envs.hallownest.rules import AttackKind
+
+    st = DuelState(config())
+    originals = (st.bugs[0], Attack(AttackKind.WEAPON, 0, 1, 2))
+    for original in originals:
+        names = type(original).FIELDS
+        assert set(names) == set(type(original).__slots__)
+        for i, name in enumerate(names):
+            setattr(original, name, object() if i else getattr(original, name))
+        twin = original.copy()
+        assert all(getattr(twin, n) is getattr(original, n) for n in names)
+    assert isinstance(originals[0], Bug)
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [{}, {"arena": {"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]], "cover": [[1, 1, 2]]}}],
+)
+def test_new_duel_state_plays_as_a_newly_built_duel(sections: dict[str, object]) -> None:
+    """The cloned fresh duel (new_duel_state) against DuelState(cfg): same key, log, observations, games;
+    playing one never changes the next one handed out."""
+    import numpy as np
+
+    from envs.hallownest.duel import new_duel_state
+
+    cfg = config(**sections)
+    for seed in range(20):
+        fast, plain = new_duel_state(cfg), DuelState(cfg)
+        rng_f, rng_p = Rng(seed), Rng(seed)
+        while True:
+            assert fast.key() == plain.key() and fast.log == plain.log
+            assert np.array_equal(fast.observation(seed % 2), plain.observation(seed % 2))
+            if plain.is_terminal():
+                break
+            if plain.is_chance():
+                fast.apply_chance(fast.sample_chance(rng_f))
+                plain.apply_chance(plain.sample_chance(rng_p))
+            else:
+                assert fast.legal_actions() == plain.legal_actions()
+                legal = plain.legal_actions()
+                a = legal[int(rng_p.random() * len(legal))]
+                assert legal[int(rng_f.random() * len(legal))] == a
+                fast.apply_action(a)
+                plain.apply_action(a)
+        assert fast.returns() == plain.returns()
+        assert new_duel_state(cfg).key() == DuelState(cfg).key()
