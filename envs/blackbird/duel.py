@@ -228,16 +228,31 @@ class _DuelSetup:
         # Rule 17: the stay-up roll's difficulty (no conditions in a duel) and whether pool dice may go on it
         self.check_difficulty = effective_difficulty(cfg, c.consciousness_difficulty, ())
         self.check_pool_dice = c.consciousness_pool_dice and cfg.pool.enabled
-        self._settled: dict[tuple[int, int, bool], int] = {}
+        self._exchange_pools: dict[tuple[int, int, int, int, bool, bool], tuple[int, int]] = {}
         self._rows: dict[int, WoundRow | None] = {}
         self._sheet_keys: dict[int, tuple[Character, tuple[object, ...]]] = {}
 
-    def settled_pool(self, pool: int, spent: int, passed: bool) -> int:
-        """Rule 18 (:func:`settle_combat_pool`) under this config, worked out once per (pool, spent, passed)."""
-        key = (pool, spent, passed)
-        known = self._settled.get(key)
+    def exchange_pools(
+        self, att_pool: int, att_spent: int, def_pool: int, def_spent: int, could_defend: bool, hit: bool
+    ) -> tuple[int, int]:
+        """Rule 18 for both sides of an exchange: the attacker's and the defender's pools after it.
+
+        Each side settles as in :func:`settle_combat_pool` (the attacker passes iff it hits, the defender iff it
+        is not hit, :func:`combat_pass`); a defender who made no roll keeps its pool unless
+        :func:`defender_settles` says otherwise. Worked out once per (pools, spends, could defend, hit) under
+        this config: the values are small whole numbers, so the memo is small, and it is bounded all the same.
+        """
+        key = (att_pool, att_spent, def_pool, def_spent, could_defend, hit)
+        known = self._exchange_pools.get(key)
         if known is None:
-            known = self._settled[key] = settle_combat_pool(pool, spent, passed, self.pool_rules, self.combat)
+            if len(self._exchange_pools) >= _EXCHANGE_POOLS_LIMIT:
+                self._exchange_pools.clear()
+            rules, c = self.pool_rules, self.combat
+            att = settle_combat_pool(att_pool, att_spent, combat_pass(hit, True), rules, c)
+            dfn = def_pool
+            if defender_settles(could_defend, hit, c):
+                dfn = settle_combat_pool(def_pool, def_spent, combat_pass(hit, False), rules, c)
+            known = self._exchange_pools[key] = (att, dfn)
         return known
 
     def wound_row(self, margin: int) -> WoundRow | None:
@@ -262,6 +277,7 @@ class _DuelSetup:
 
 _SETUPS: dict[int, tuple[BlackbirdConfig, _DuelSetup]] = {}
 _SETUPS_LIMIT = 64
+_EXCHANGE_POOLS_LIMIT = 16384  # (pools, spends) of both sides: a few thousand at the default cap
 _SHEET_KEYS_LIMIT = 4096  # sheets whose key a setup keeps (each entry keeps its sheet alive, so ids stay unique)
 
 
@@ -697,9 +713,7 @@ class DuelState(State):
         a, d = ex.attacker, 1 - ex.attacker
         fa, fd = self.f[a], self.f[d]
         if k.pool_enabled:
-            fa.pool = k.settled_pool(fa.pool, ex.att_spent, combat_pass(hit, True))
-            if defender_settles(ex.can_defend, hit, c):
-                fd.pool = k.settled_pool(fd.pool, ex.def_spent, combat_pass(hit, False))
+            fa.pool, fd.pool = k.exchange_pools(fa.pool, ex.att_spent, fd.pool, ex.def_spent, ex.can_defend, hit)
         talk = self.narrating
         if not hit:
             if talk:
