@@ -8,6 +8,8 @@ from-scratch reading of the position at every node.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -33,7 +35,7 @@ from envs.blackbird.observation import (
     POOL_DICE_SCALE,
     WOUND_PENALTY_SCALE,
 )
-from envs.blackbird.rules import available_maneuvers, in_reach, spendable
+from envs.blackbird.rules import available_maneuvers, in_reach, settle_combat_pool, spendable
 from envs.core.config import with_override
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, IllegalActionError
@@ -167,3 +169,24 @@ def test_shared_rolls_are_the_rolls() -> None:
             assert ROLLS[s][six] == Roll(s, six) and type(ROLLS[s][six]) is Roll
     big = sample_roll(Rng(0), 400, 2)  # more successes than the table keeps: built when rolled
     assert type(big) is Roll and big.successes > ROLLS_KEPT
+
+
+@pytest.mark.parametrize(
+    "kv",
+    [{}, {"combat__pool_settlement": "spent"}, {"combat__undefended_hit_is_failure": True}, {"pool__failure_bonus": 2}],
+)
+def test_exchange_pools_memo_is_rule18_for_both_sides(kv: dict[str, object]) -> None:
+    cfg = override(RULESET.default_config(), **kv)  # type: ignore[arg-type]
+    k = DuelState(cfg).setup
+    cap = cfg.pool.cap
+    for _ in range(2):  # the second pass reads the memo
+        for att_pool, att_spent, def_pool, def_spent in itertools.product(range(cap + 1), repeat=4):
+            if att_spent > att_pool or def_spent > def_pool:
+                continue
+            for could_defend, hit in itertools.product((False, True), repeat=2):
+                att = settle_combat_pool(att_pool, att_spent, hit, cfg.pool, cfg.combat)
+                dfn = def_pool
+                if could_defend or (hit and cfg.combat.undefended_hit_is_failure):
+                    dfn = settle_combat_pool(def_pool, def_spent, not hit, cfg.pool, cfg.combat)
+                got = k.exchange_pools(att_pool, att_spent, def_pool, def_spent, could_defend, hit)
+                assert got == (att, dfn)
