@@ -76,6 +76,12 @@ def beat_probability(n: int, m: int, success_on: int, pen_a: int = 0, pen_b: int
     return total
 
 
+ROLLS_KEPT = 64
+"""Rolls of up to this many successes come from :data:`ROLLS` (bigger ones are built when rolled)."""
+ROLLS: tuple[tuple[Roll, ...], ...] = tuple(tuple(Roll(s, six) for six in range(s + 1)) for s in range(ROLLS_KEPT + 1))
+"""``ROLLS[s][six]`` is ``Roll(s, six)``: one shared (immutable) value per outcome, not a new tuple per roll."""
+
+
 def sample_roll(rng: Rng, n: int, success_on: int) -> Roll:
     """Roll ``n`` d6 and read them (Rule 3).
 
@@ -92,7 +98,7 @@ def sample_roll(rng: Rng, n: int, success_on: int) -> Roll:
             s += 1
             if x >= top:
                 six += 1
-    return Roll(s, six)
+    return ROLLS[s][six] if s <= ROLLS_KEPT else Roll(s, six)
 
 
 class RollOff(NamedTuple):

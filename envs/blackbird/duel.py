@@ -40,7 +40,7 @@ Arguments:
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -228,16 +228,31 @@ class _DuelSetup:
         # Rule 17: the stay-up roll's difficulty (no conditions in a duel) and whether pool dice may go on it
         self.check_difficulty = effective_difficulty(cfg, c.consciousness_difficulty, ())
         self.check_pool_dice = c.consciousness_pool_dice and cfg.pool.enabled
-        self._settled: dict[tuple[int, int, bool], int] = {}
+        self._exchange_pools: dict[tuple[int, int, int, int, bool, bool], tuple[int, int]] = {}
         self._rows: dict[int, WoundRow | None] = {}
         self._sheet_keys: dict[int, tuple[Character, tuple[object, ...]]] = {}
 
-    def settled_pool(self, pool: int, spent: int, passed: bool) -> int:
-        """Rule 18 (:func:`settle_combat_pool`) under this config, worked out once per (pool, spent, passed)."""
-        key = (pool, spent, passed)
-        known = self._settled.get(key)
+    def exchange_pools(
+        self, att_pool: int, att_spent: int, def_pool: int, def_spent: int, could_defend: bool, hit: bool
+    ) -> tuple[int, int]:
+        """Rule 18 for both sides of an exchange: the attacker's and the defender's pools after it.
+
+        Each side settles as in :func:`settle_combat_pool` (the attacker passes iff it hits, the defender iff it
+        is not hit, :func:`combat_pass`); a defender who made no roll keeps its pool unless
+        :func:`defender_settles` says otherwise. Worked out once per (pools, spends, could defend, hit) under
+        this config: the values are small whole numbers, so the memo is small, and it is bounded all the same.
+        """
+        key = (att_pool, att_spent, def_pool, def_spent, could_defend, hit)
+        known = self._exchange_pools.get(key)
         if known is None:
-            known = self._settled[key] = settle_combat_pool(pool, spent, passed, self.pool_rules, self.combat)
+            if len(self._exchange_pools) >= _EXCHANGE_POOLS_LIMIT:
+                self._exchange_pools.clear()
+            rules, c = self.pool_rules, self.combat
+            att = settle_combat_pool(att_pool, att_spent, combat_pass(hit, True), rules, c)
+            dfn = def_pool
+            if defender_settles(could_defend, hit, c):
+                dfn = settle_combat_pool(def_pool, def_spent, combat_pass(hit, False), rules, c)
+            known = self._exchange_pools[key] = (att, dfn)
         return known
 
     def wound_row(self, margin: int) -> WoundRow | None:
@@ -262,6 +277,7 @@ class _DuelSetup:
 
 _SETUPS: dict[int, tuple[BlackbirdConfig, _DuelSetup]] = {}
 _SETUPS_LIMIT = 64
+_EXCHANGE_POOLS_LIMIT = 16384  # (pools, spends) of both sides: a few thousand at the default cap
 _SHEET_KEYS_LIMIT = 4096  # sheets whose key a setup keeps (each entry keeps its sheet alive, so ids stay unique)
 
 
@@ -291,6 +307,8 @@ ATTACK_ROLL, DEFENSE_ROLL, ROLL_OFF, CHECK_ROLL = (
     Phase.CHECK_ROLL,
 )
 ATTACK, CALLED_SHOT, AIM, ALL_OUT_ATTACK, ALL_OUT_DEFENSE, MOVE_ATTACK, MOVE, READY, COVER = tuple(Maneuver)
+HIT, TIE_ROLL_OFF = AttackResult.HIT, AttackResult.ROLL_OFF
+DEAD, BELOW_ZERO = Standing.DEAD, Standing.BELOW_ZERO
 MANEUVERS = tuple(Maneuver)
 """The maneuvers by action id."""
 
@@ -309,6 +327,8 @@ class DuelState(State):
         self.turn = 0
         self.active = 0
         self.phase = Phase.MANEUVER
+        self._cp = 0  # current_player(), set with every change of phase
+        self._legal: tuple[int, ...] | None = None  # this node's legal ids once asked (legal_actions)
         self.ex: Exchange | None = None
         self.checker: int | None = None  # who is rolling to stay conscious
         self.check_spent = 0
@@ -388,19 +408,14 @@ class DuelState(State):
         return CHANCE
 
     # -- protocol -------------------------------------------------------------------------------------
-    def current_player(self) -> int:  # decider() inlined: the adapter and the playouts ask it several times a step
-        if self._outcome is not None:
-            return TERMINAL
-        ph = self.phase
-        if ph is MANEUVER:
-            return self.active
-        if ph is ATTACK_SPEND:
-            return self.ex.attacker  # type: ignore[union-attr]
-        if ph is DEFENSE_SPEND:
-            return 1 - self.ex.attacker  # type: ignore[union-attr]
-        if ph is CHECK_SPEND:
-            return self.checker  # type: ignore[return-value]
-        return CHANCE
+    def current_player(self) -> int:
+        """The seat to move, ``CHANCE`` or ``TERMINAL``: ``_cp``, which every change of phase sets.
+
+        The adapter and the playouts ask it several times a step, so it is kept up to date by the code that
+        moves the phase (``_start_turn``, ``_open_attack``, the spends, the resolutions and ``finish``) rather
+        than re-derived; :meth:`decider` derives it from the phase (the fast-path test compares the two).
+        """
+        return self._cp
 
     def decision_context(self) -> str:
         return DUEL_CONTEXTS.get(self.phase, CHANCE_CONTEXT)
@@ -426,13 +441,25 @@ class DuelState(State):
             acts = table[pool] = tuple(range(DUEL_SPEND_0, DUEL_SPEND_0 + self.spendable(seat) + 1))
         return acts
 
-    def legal_actions(self) -> list[int]:
+    def _legal_here(self) -> tuple[int, ...]:
+        """The legal ids of this node, worked out from the phase (Rule 14 maneuvers, Rule 5 spends)."""
         if self._outcome is not None:
-            return []
+            return ()
         if self.phase is MANEUVER:
-            return list(self._maneuvers_here())
-        seat = self.current_player()
-        return list(self._spend_actions(seat)) if seat >= 0 else []
+            return self._maneuvers_here()
+        seat = self._cp
+        return self._spend_actions(seat) if seat >= 0 else ()
+
+    def legal_actions(self) -> list[int]:
+        """The legal ids, from ``_legal``: the node's legal tuple, worked out on the first ask at the node.
+
+        ``apply_action`` and ``apply_chance`` clear it (``None``) before they move the game, so it never
+        outlives its node; a tuple of ids is immutable, so clones may share it.
+        """
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._legal_here()
+        return list(legal)
 
     def action_label(self, action: int) -> str:
         return maneuver_label(action)
@@ -442,30 +469,26 @@ class DuelState(State):
         return maneuver_option(action, self.spendable(seat) if seat >= 0 else 0)
 
     def apply_action(self, action: int) -> None:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal_here()
+        if action not in legal:
+            raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in {self.phase.name}")
+        self._legal = None
         ph = self.phase
-        if self._outcome is None:
-            if ph is MANEUVER:
-                if action in self._maneuvers_here():
-                    self._maneuver(MANEUVERS[action])
-                    return
-            elif ph is ATTACK_SPEND:
-                ex = self.ex
-                assert ex is not None
-                if action in self._spend_actions(ex.attacker):
-                    self._attack_spend(action - DUEL_SPEND_0)
-                    return
-            elif ph is DEFENSE_SPEND:
-                ex = self.ex
-                assert ex is not None
-                if action in self._spend_actions(1 - ex.attacker):
-                    self._defense_spend(action - DUEL_SPEND_0)
-                    return
-            elif ph is CHECK_SPEND:
-                assert self.checker is not None
-                if action in self._spend_actions(self.checker):
-                    self._check_spend(action - DUEL_SPEND_0)
-                    return
-        raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in {ph.name}")
+        if ph is MANEUVER:
+            self._maneuver(MANEUVERS[action])
+        elif ph is ATTACK_SPEND:
+            self._attack_spend(action - DUEL_SPEND_0)
+        elif ph is DEFENSE_SPEND:
+            self._defense_spend(action - DUEL_SPEND_0)
+        else:  # CHECK_SPEND: the only other phase with legal actions
+            self._check_spend(action - DUEL_SPEND_0)
+
+    def finish(self, winner: int | None, reason: EndReason, returns: Sequence[float], detail: str = "") -> None:
+        """The game ends (:meth:`State.finish`); nobody moves any more."""
+        super().finish(winner, reason, returns, detail)
+        self._cp = TERMINAL
 
     # -- turns ------------------------------------------------------------------------------------------
     def _start_turn(self) -> None:
@@ -479,6 +502,7 @@ class DuelState(State):
             self._end_turn()
             return
         self.phase = MANEUVER
+        self._cp = self.active
 
     def _end_turn(self) -> None:
         self.ex = None
@@ -546,6 +570,7 @@ class DuelState(State):
         if self.narrating:
             self.narrate("attack", f"{self.name(attacker)} {ATTACK_VERBS[m]}.", attacker, maneuver=m.name.lower())
         self.phase = ATTACK_SPEND
+        self._cp = attacker
 
     def _attack_spend(self, k: int) -> None:
         """Rules 2, 5, 14: the attacker's dice with k pool dice; stored aim goes on this attack."""
@@ -558,10 +583,12 @@ class DuelState(State):
         ex.can_defend = can_defend(self.f[defender].all_out_attack)
         if ex.can_defend:
             self.phase = DEFENSE_SPEND
+            self._cp = defender
         else:
             if self.narrating:
                 self.narrate("open", f"{self.name(defender)} attacked all-out and cannot defend.", defender)
             self.phase = ATTACK_ROLL
+            self._cp = CHANCE
 
     def _defense_spend(self, k: int) -> None:
         """Rules 2, 5, 13/14: the defender's dice with k pool dice."""
@@ -570,6 +597,7 @@ class DuelState(State):
         ex.def_spent = k
         ex.def_dice = self.defense_pool(1 - ex.attacker, ex.maneuver is CALLED_SHOT, k)
         self.phase = ATTACK_ROLL
+        self._cp = CHANCE
 
     def _check_spend(self, k: int) -> None:
         """Rule 17: the stay-up roll, built as in Rule 2, with k pool dice."""
@@ -577,6 +605,7 @@ class DuelState(State):
         assert self.checker is not None
         self.check_dice = self._roll_pool(self.checker, self.setup.stay_up_use, STAY_UP, k, 0)
         self.phase = CHECK_ROLL
+        self._cp = CHANCE
 
     # -- chance ---------------------------------------------------------------------------------------
     def _dice_now(self) -> int:
@@ -594,9 +623,18 @@ class DuelState(State):
         raise ValueError("not a chance node")
 
     def sample_chance(self, rng: Rng) -> Hashable:
-        if self.phase is ROLL_OFF:
+        ph = self.phase  # _dice_now() inlined: one chance node a step
+        if ph is ATTACK_ROLL:
+            n = self.ex.att_dice.total  # type: ignore[union-attr]
+        elif ph is DEFENSE_ROLL:
+            n = self.ex.def_dice.total  # type: ignore[union-attr]
+        elif ph is CHECK_ROLL:
+            n = self.check_dice.total
+        elif ph is ROLL_OFF:
             return sample_roll_off(rng)
-        return sample_roll(rng, self._dice_now(), self.setup.success_on)
+        else:
+            n = self._dice_now()
+        return sample_roll(rng, n, self.setup.success_on)
 
     def force_faces(self, faces: tuple[int, ...] | list[int]) -> None:
         """Apply a roll given as d6 faces (golden tests)."""
@@ -609,6 +647,7 @@ class DuelState(State):
         self.apply_chance(read_faces(faces, self.setup.success_on))
 
     def apply_chance(self, outcome: Hashable) -> None:
+        self._legal = None  # a chance node's (empty) legal tuple ends with it
         ph = self.phase
         roll = outcome if type(outcome) is Roll else None
         if ph is ATTACK_ROLL:
@@ -641,8 +680,9 @@ class DuelState(State):
         assert ex is not None and ex.att_roll is not None
         k = self.setup
         a, d = ex.attacker, 1 - ex.attacker
-        att = net_successes(ex.att_roll, self.penalty(a))
-        dfn = defence_successes(ex.def_roll if ex.can_defend else None, self.penalty(d), k.combat)
+        fa, fd = self.f[a], self.f[d]
+        att = net_successes(ex.att_roll, fa.penalty)
+        dfn = defence_successes(ex.def_roll if ex.can_defend else None, fd.penalty, k.combat)
         if self.narrating:
             attack = f"{self.name(a)} rolls {dice_phrase(ex.att_dice.total)} ({ex.att_dice.description})"
             defence = (
@@ -658,9 +698,9 @@ class DuelState(State):
                 defense=dfn,
             )
         result = attack_result(att, dfn, k.combat, k.contest)
-        if result is AttackResult.HIT:
+        if result is HIT:
             self._land(True, att - dfn)
-        elif result is AttackResult.ROLL_OFF:
+        elif result is TIE_ROLL_OFF:
             self.phase = ROLL_OFF
         else:
             self._land(False, 0)
@@ -673,9 +713,7 @@ class DuelState(State):
         a, d = ex.attacker, 1 - ex.attacker
         fa, fd = self.f[a], self.f[d]
         if k.pool_enabled:
-            fa.pool = k.settled_pool(fa.pool, ex.att_spent, combat_pass(hit, True))
-            if defender_settles(ex.can_defend, hit, c):
-                fd.pool = k.settled_pool(fd.pool, ex.def_spent, combat_pass(hit, False))
+            fa.pool, fd.pool = k.exchange_pools(fa.pool, ex.att_spent, fd.pool, ex.def_spent, ex.can_defend, hit)
         talk = self.narrating
         if not hit:
             if talk:
@@ -702,7 +740,7 @@ class DuelState(State):
                 wound=row.name,
             )
         standing = standing_after(fd.hp, c)
-        if standing is Standing.DEAD:
+        if standing is DEAD:
             self.phase = Phase.OVER
             self.narrate("dead", f"{self.name(d)} is dead.", d)
             self.finish(a, EndReason.KNOCKOUT, self._win_for(a), f"{self.name(d)} died at {fd.hp} HP")
@@ -711,7 +749,7 @@ class DuelState(State):
             fd.below_zero = True
             self._open_check(d)
             return
-        fd.below_zero = standing is Standing.BELOW_ZERO
+        fd.below_zero = standing is BELOW_ZERO
         self._after_exchange()
 
     def _open_check(self, seat: int) -> None:
@@ -721,6 +759,7 @@ class DuelState(State):
             self.narrate("check", f"{self.name(seat)} is below zero and rolls to stay conscious.", seat)
         if self.setup.check_pool_dice:
             self.phase = CHECK_SPEND
+            self._cp = seat
         else:
             self._check_spend(0)
 

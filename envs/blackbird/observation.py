@@ -12,6 +12,7 @@ import numpy as np
 
 from envs.blackbird.actions import DUEL_DECISIONS, SESSION_DECISIONS, DuelPhase, SessionPhase
 from envs.blackbird.config import MAX_TRAITS
+from envs.blackbird.rules import in_reach
 
 if TYPE_CHECKING:
     from envs.blackbird.duel import DuelState
@@ -138,47 +139,51 @@ def obstacle_slots(state: SessionState) -> np.ndarray:
     return o
 
 
-def _fighter_into(o: np.ndarray, at: int, state: DuelState, seat: int) -> None:
-    """Write the ``FIGHTER_OBS`` slots of one fighter from slot ``at`` (into a zeroed buffer: zeros stay)."""
-    fi, k = state.f[seat], state.setup
-    o[at] = max(-1.0, fi.hp / k.hit_points)
-    if fi.pool:
-        o[at + 1] = fi.pool / k.cap
-    if fi.aim and k.aim_max:
-        o[at + 2] = fi.aim / k.aim_max
-    if fi.all_out_attack:
-        o[at + 3] = 1.0
-    if fi.all_out_defense:
-        o[at + 4] = 1.0
-    if fi.ready:
-        o[at + 5] = 1.0
-    if fi.cover:
-        o[at + 6] = 1.0
-    if fi.wounds:
-        o[at + 7] = min(1.0, state.penalty(seat) / WOUND_PENALTY_SCALE)
-    if fi.below_zero:
-        o[at + 8] = 1.0
-    if fi.stunned:
-        o[at + 9] = 1.0
-
-
 def duel_observation(state: DuelState, seat: int) -> np.ndarray:
     """A fighter's view: both fighters (self first), distance, phase, turn, and the attack in progress.
 
-    Written slot by slot into a fresh zeroed float32 array (most slots are flags, zero most of the time).
+    Written slot by slot into a fresh zeroed float32 array (most slots are flags, zero most of the time):
+    item writes of Python floats cost less than building the vector from a list or from packed bytes. The
+    fighters' ``FIGHTER_OBS`` slots come from one loop over (self, foe) with the scales read once; the
+    clipping to [-1, 1] is written as comparisons, which give what ``min`` / ``max`` give.
     """
     k = state.setup
     phase = state.phase
     o = DUEL_ZEROS.copy()  # a copy is cheaper than np.zeros
-    _fighter_into(o, D_ME, state, seat)
-    _fighter_into(o, D_FOE, state, 1 - seat)
-    if state.distance:
-        o[D_DISTANCE] = min(1.0, state.distance / k.distance_span)
-    if state.in_reach():
+    f = state.f
+    hit_points, cap, aim_max = k.hit_points, k.cap, k.aim_max
+    at = D_ME
+    for fi in (f[seat], f[1 - seat]):
+        hp = fi.hp / hit_points
+        o[at] = hp if hp > -1.0 else -1.0
+        if fi.pool:
+            o[at + 1] = fi.pool / cap
+        if fi.aim and aim_max:
+            o[at + 2] = fi.aim / aim_max
+        if fi.all_out_attack:
+            o[at + 3] = 1.0
+        if fi.all_out_defense:
+            o[at + 4] = 1.0
+        if fi.ready:
+            o[at + 5] = 1.0
+        if fi.cover:
+            o[at + 6] = 1.0
+        if fi.wounds:
+            wp = fi.penalty / WOUND_PENALTY_SCALE  # Rule 16: the fighter's wound penalty
+            o[at + 7] = wp if wp < 1.0 else 1.0
+        if fi.below_zero:
+            o[at + 8] = 1.0
+        if fi.stunned:
+            o[at + 9] = 1.0
+        at = D_FOE
+    distance = state.distance
+    if distance:
+        x = distance / k.distance_span
+        o[D_DISTANCE] = x if x < 1.0 else 1.0
+    if in_reach(distance, k.reach):
         o[D_IN_REACH] = 1.0
-    slot = DUEL_PHASE_SLOT.get(phase)
-    if slot is not None:
-        o[slot] = 1.0
+    if phase < N_DUEL_DECISIONS:  # the decision phases come first, in DUEL_DECISIONS order
+        o[D_PHASE + phase] = 1.0
     if state.active == seat:
         o[D_MY_TURN] = 1.0
     if state.turn:
@@ -186,15 +191,18 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
     ex = state.ex
     if ex is not None:
         if phase is not DuelPhase.ATTACK_SPEND:
-            o[D_ATTACK_DICE] = min(1.0, ex.att_dice.total / POOL_DICE_SCALE)
+            x = ex.att_dice.total / POOL_DICE_SCALE
         else:  # the attacker's dice before any pool dice are added
-            o[D_ATTACK_DICE] = min(1.0, state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE)
-        o[D_DEFENSE_DICE] = min(1.0, ex.def_dice.total / POOL_DICE_SCALE)
+            x = state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE
+        o[D_ATTACK_DICE] = x if x < 1.0 else 1.0
+        x = ex.def_dice.total / POOL_DICE_SCALE
+        o[D_DEFENSE_DICE] = x if x < 1.0 else 1.0
         o[D_MANEUVER + ex.maneuver] = 1.0
     return o
 
 
 DUEL_ZEROS = np.zeros(DUEL_OBS_SIZE, dtype=np.float32)
 DUEL_ZEROS.flags.writeable = False
-DUEL_PHASE_SLOT = {ph: D_PHASE + i for i, ph in enumerate(DUEL_DECISIONS)}
-"""The ``D_PHASE`` slot of each decision phase (none at a chance node)."""
+N_DUEL_DECISIONS = len(DUEL_DECISIONS)
+"""The decision phases are the first ``DuelPhase`` values: a phase's ``D_PHASE`` slot is ``D_PHASE + phase``."""
+assert tuple(DuelPhase)[:N_DUEL_DECISIONS] == DUEL_DECISIONS, "the duel's decision phases come first, in order"

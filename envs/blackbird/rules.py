@@ -381,6 +381,11 @@ class AttackResult(enum.Enum):
     ROLL_OFF = "roll-off"  # only when ties do not miss and contests roll off (a variant)
 
 
+# enum members as module globals for the rules read on every exchange (a member lookup on the class costs more)
+_HIT, _MISS, _ROLL_OFF = AttackResult.HIT, AttackResult.MISS, AttackResult.ROLL_OFF
+_ALL_OUT_ATTACK, _MOVE_ATTACK = Maneuver.ALL_OUT_ATTACK, Maneuver.MOVE_ATTACK
+
+
 def attack_hits(attacker: int, defender: int) -> bool:
     """Rule 13: an attack hits only with strictly more successes than the defence (a tie misses)."""
     return attacker > defender
@@ -389,10 +394,10 @@ def attack_hits(attacker: int, defender: int) -> bool:
 def attack_result(attacker: int, defender: int, combat: CombatRules, contest: ContestRules) -> AttackResult:
     """Rule 13: more successes hit; a tie misses (``combat.tie_misses``), else goes to Rule 11's roll-off."""
     if attack_hits(attacker, defender):
-        return AttackResult.HIT
+        return _HIT
     if attacker == defender and not combat.tie_misses and contest.rolloff_on_tie:
-        return AttackResult.ROLL_OFF
-    return AttackResult.MISS
+        return _ROLL_OFF
+    return _MISS
 
 
 def can_defend(all_out_attacked: bool) -> bool:
@@ -415,14 +420,14 @@ def wound_margin(margin: int, called_shot: bool, combat: CombatRules) -> int:
 def attack_maneuver_dice(maneuver: Maneuver, aim: int, combat: CombatRules) -> int:
     """Rule 14: extra attack dice — stored aim, plus the all-out attack die."""
     extra = aim
-    if maneuver == Maneuver.ALL_OUT_ATTACK:
+    if maneuver == _ALL_OUT_ATTACK:
         extra += combat.all_out_attack_dice
     return extra
 
 
 def attack_base_die(maneuver: Maneuver, combat: CombatRules) -> bool:
     """Rule 14: move & attack rolls without the base die (unless ``combat.move_attack_base_die``)."""
-    return maneuver != Maneuver.MOVE_ATTACK or combat.move_attack_base_die
+    return maneuver != _MOVE_ATTACK or combat.move_attack_base_die
 
 
 def defense_maneuver_dice(all_out_defense: bool, cover: bool, called_shot: bool, combat: CombatRules) -> int:
@@ -497,6 +502,9 @@ class Standing(enum.Enum):
     DEAD = "dead"
 
 
+_UP, _BELOW_ZERO, _DEAD = Standing.UP, Standing.BELOW_ZERO, Standing.DEAD  # module globals, as above
+
+
 def standing_after(hp: int, combat: CombatRules) -> Standing:
     """Rule 17: at or below ``combat.death_at`` the character dies; below zero they must check to stay up.
 
@@ -504,15 +512,15 @@ def standing_after(hp: int, combat: CombatRules) -> Standing:
     full hit points lands on 0 with no check.
     """
     if hp <= combat.death_at:
-        return Standing.DEAD
+        return _DEAD
     if hp < 0 or (hp == 0 and combat.check_at_zero_hp):
-        return Standing.BELOW_ZERO
-    return Standing.UP
+        return _BELOW_ZERO
+    return _UP
 
 
 def consciousness_check_due(standing: Standing, was_below_zero: bool, combat: CombatRules) -> bool:
     """Rule 17 [decision]: a check when HP first drop below zero, then after each hit (``check_after_each_hit``)."""
-    return standing == Standing.BELOW_ZERO and (not was_below_zero or combat.check_after_each_hit)
+    return standing is _BELOW_ZERO and (not was_below_zero or combat.check_after_each_hit)
 
 
 def combat_pass(hit: bool, attacking: bool) -> bool:

@@ -1,0 +1,192 @@
+"""The duel's fast paths against the plain computation they stand for.
+
+``DuelState`` keeps ``current_player()`` as an attribute set with every change of phase, keeps the node's legal
+ids once asked, and writes its observation with the scales read once; the chance path hands out shared
+``Roll`` values. Seeded random walks (several configs, clones diverging on their own dice) compare each with a
+from-scratch reading of the position at every node.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envs.blackbird import RULESET
+from envs.blackbird.actions import DUEL_DECISIONS, DUEL_SPEND_0, DuelPhase
+from envs.blackbird.config import BlackbirdConfig
+from envs.blackbird.dice import ROLLS, ROLLS_KEPT, Roll, sample_roll
+from envs.blackbird.duel import DuelState
+from envs.blackbird.observation import (
+    D_ATTACK_DICE,
+    D_DEFENSE_DICE,
+    D_DISTANCE,
+    D_FOE,
+    D_IN_REACH,
+    D_MANEUVER,
+    D_ME,
+    D_MY_TURN,
+    D_PHASE,
+    D_TURN,
+    DUEL_OBS_SIZE,
+    POOL_DICE_SCALE,
+    WOUND_PENALTY_SCALE,
+)
+from envs.blackbird.rules import available_maneuvers, in_reach, settle_combat_pool, spendable
+from envs.core.config import with_override
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL, IllegalActionError
+
+from .conftest import override
+
+
+def plain_player(d: DuelState) -> int:
+    """Who moves, read from the phase (what ``current_player`` derived on every call before)."""
+    if d.outcome() is not None:
+        return TERMINAL
+    return d.decider()
+
+
+def plain_legal(d: DuelState) -> list[int]:
+    """Rule 14's maneuvers or Rule 5's spends, worked out from scratch."""
+    cfg = d.cfg
+    seat = plain_player(d)
+    if seat < 0:
+        return []
+    if d.phase is DuelPhase.MANEUVER:
+        return available_maneuvers(d.distance, cfg.duel.reach, cfg.combat.move_attack_metres, cfg.duel.ranged)
+    return list(range(DUEL_SPEND_0, DUEL_SPEND_0 + spendable(d.f[seat].pool, cfg.pool) + 1))
+
+
+def plain_observation(d: DuelState, seat: int) -> np.ndarray:
+    """The duel observation slot by slot with ``min`` / ``max`` and the config read directly."""
+    cfg = d.cfg
+    o = np.zeros(DUEL_OBS_SIZE, dtype=np.float32)
+    for at, s in ((D_ME, seat), (D_FOE, 1 - seat)):
+        fi = d.f[s]
+        o[at] = max(-1.0, fi.hp / cfg.combat.hit_points)
+        o[at + 1] = fi.pool / cfg.pool.cap
+        o[at + 2] = fi.aim / cfg.combat.aim_max if cfg.combat.aim_max else 0.0
+        o[at + 3 : at + 10] = [
+            fi.all_out_attack,
+            fi.all_out_defense,
+            fi.ready,
+            fi.cover,
+            min(1.0, fi.penalty / WOUND_PENALTY_SCALE),
+            fi.below_zero,
+            fi.stunned,
+        ]
+    span = max(1, cfg.duel.start_distance, cfg.duel.reach)
+    o[D_DISTANCE] = min(1.0, d.distance / span)
+    o[D_IN_REACH] = in_reach(d.distance, cfg.duel.reach)
+    if d.phase in DUEL_DECISIONS:
+        o[D_PHASE + DUEL_DECISIONS.index(d.phase)] = 1.0
+    o[D_MY_TURN] = d.active == seat
+    o[D_TURN] = d.turn / cfg.duel.max_turns
+    ex = d.ex
+    if ex is not None:
+        att = d.attack_pool(ex.attacker, ex.maneuver) if d.phase is DuelPhase.ATTACK_SPEND else ex.att_dice
+        o[D_ATTACK_DICE] = min(1.0, att.total / POOL_DICE_SCALE)
+        o[D_DEFENSE_DICE] = min(1.0, ex.def_dice.total / POOL_DICE_SCALE)
+        o[D_MANEUVER + ex.maneuver] = 1.0
+    return o
+
+
+def check_node(d: DuelState) -> None:
+    assert d.current_player() == plain_player(d)
+    assert d.legal_actions() == plain_legal(d)
+    assert d.legal_actions() == plain_legal(d)  # asked again at the same node: the kept tuple
+    for seat in (0, 1):
+        assert d.observation(seat).tobytes() == plain_observation(d, seat).tobytes()
+
+
+def walk(d: DuelState, rng: Rng, steps: int) -> None:
+    """Random legal play for ``steps`` nodes (or to the end), checking every node."""
+    for _ in range(steps):
+        check_node(d)
+        p = d.current_player()
+        if p == TERMINAL:
+            return
+        if p == CHANCE:
+            d.apply_chance(d.sample_chance(rng))
+        else:
+            la = d.legal_actions()
+            d.apply_action(la[int(rng.random() * len(la))])
+
+
+def configs() -> list[BlackbirdConfig]:
+    cfg: BlackbirdConfig = RULESET.default_config()  # type: ignore[assignment]
+    return [
+        cfg,
+        override(cfg, duel__start_distance=1),
+        override(cfg, duel__ranged=True),
+        override(cfg, combat__consciousness_pool_dice=False, combat__tie_misses=False),
+        with_override(cfg, "pool.enabled", False),  # type: ignore[list-item]
+    ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32), which=st.integers(0, 4), cut=st.integers(0, 60))
+def test_fast_paths_match_the_plain_computation_including_after_clone(seed: int, which: int, cut: int) -> None:
+    d = DuelState(configs()[which])
+    rng = Rng(seed)
+    walk(d, rng, cut)
+    c = d.clone()
+    check_node(c)
+    walk(c, Rng(seed + 1), 10_000)  # the clone diverges on its own dice…
+    walk(d, rng, 10_000)  # …and the original still reads its own position
+    assert c.outcome() is not None and d.outcome() is not None
+
+
+def test_an_illegal_action_raises_at_every_kind_of_node() -> None:
+    d = DuelState(configs()[1])
+    rng = Rng(3)
+    seen = set()
+    while d.outcome() is None:
+        p = d.current_player()
+        seen.add(d.phase)
+        if p == CHANCE:
+            with pytest.raises(IllegalActionError):
+                d.apply_action(DUEL_SPEND_0)
+            d.apply_chance(d.sample_chance(rng))
+        else:
+            la = d.legal_actions()
+            bad = next(a for a in range(DUEL_SPEND_0 + d.cfg.pool.cap + 2) if a not in la)
+            with pytest.raises(IllegalActionError):
+                d.apply_action(bad)
+            d.apply_action(la[int(rng.random() * len(la))])
+    with pytest.raises(IllegalActionError):
+        d.apply_action(d.legal_maneuvers()[0])
+    assert DuelPhase.MANEUVER in seen and DuelPhase.ATTACK_ROLL in seen
+
+
+def test_shared_rolls_are_the_rolls() -> None:
+    for s in range(ROLLS_KEPT + 1):
+        for six in range(s + 1):
+            assert ROLLS[s][six] == Roll(s, six) and type(ROLLS[s][six]) is Roll
+    big = sample_roll(Rng(0), 400, 2)  # more successes than the table keeps: built when rolled
+    assert type(big) is Roll and big.successes > ROLLS_KEPT
+
+
+@pytest.mark.parametrize(
+    "kv",
+    [{}, {"combat__pool_settlement": "spent"}, {"combat__undefended_hit_is_failure": True}, {"pool__failure_bonus": 2}],
+)
+def test_exchange_pools_memo_is_rule18_for_both_sides(kv: dict[str, object]) -> None:
+    cfg = override(RULESET.default_config(), **kv)  # type: ignore[arg-type]
+    k = DuelState(cfg).setup
+    cap = cfg.pool.cap
+    for _ in range(2):  # the second pass reads the memo
+        for att_pool, att_spent, def_pool, def_spent in itertools.product(range(cap + 1), repeat=4):
+            if att_spent > att_pool or def_spent > def_pool:
+                continue
+            for could_defend, hit in itertools.product((False, True), repeat=2):
+                att = settle_combat_pool(att_pool, att_spent, hit, cfg.pool, cfg.combat)
+                dfn = def_pool
+                if could_defend or (hit and cfg.combat.undefended_hit_is_failure):
+                    dfn = settle_combat_pool(def_pool, def_spent, not hit, cfg.pool, cfg.combat)
+                got = k.exchange_pools(att_pool, att_spent, def_pool, def_spent, could_defend, hit)
+                assert got == (att, dfn)
