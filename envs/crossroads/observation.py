@@ -15,10 +15,10 @@ the pieces joined once into a fresh bytearray, the writable array's buffer.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -280,37 +280,31 @@ class Encoder:
         parts: list[bytes] = []
         append = parts.append
         chars = st.chars
-        for c in chars:
-            rows = c.rows
-            if rows is not None:
-                row = rows[seat]
-                if row is not None:
-                    append(row)
-                    continue
-            else:
-                rows = c.rows = [None] * self.players
-            row = rows[seat] = self.char_row(c, seat)
-            append(row)
+        self._kept_rows(chars, seat, self.char_row, append)
         layout = self.layout
         empty = layout.char_slots - len(chars)
         if empty:
             append(self.empty_char * empty)
         factions = st.factions
-        for f in factions:
-            rows = f.rows
-            if rows is not None:
-                row = rows[seat]
-                if row is not None:
-                    append(row)
-                    continue
-            else:
-                rows = f.rows = [None] * self.players
-            row = rows[seat] = self.faction_row(f, seat)
-            append(row)
+        self._kept_rows(factions, seat, self.faction_row, append)
         empty = layout.faction_slots - len(factions)
         if empty:
             append(self.empty_faction * empty)
         return b"".join(parts)
+
+    def _kept_rows(
+        self, entities: Sequence[Any], seat: int, row_of: Callable[[Any, int], bytes], append: Callable[[bytes], None]
+    ) -> None:
+        """Append each entity's slot bytes for ``seat``: its kept row, or ``row_of`` it once and keep that."""
+        players = self.players
+        for e in entities:
+            rows = e.rows
+            if rows is None:
+                rows = e.rows = [None] * players
+            row = rows[seat]
+            if row is None:
+                row = rows[seat] = row_of(e, seat)
+            append(row)
 
     def global_parts(self, st: CrossroadsState, seat: int) -> list[bytes]:
         """The global features of ``seat``'s observation (context, Admin, scene, the roll, the confrontation).
