@@ -118,6 +118,21 @@ def test_step_after_illegal_action_raises_until_reset(toy):
     env.step(int(np.flatnonzero(env.action_masks())[0]))  # playable again after reset
 
 
+def test_step_after_the_game_ended_raises_until_reset(toy):
+    """A game that reached its end by the rules (not by an illegal action) takes no more steps either."""
+    env = GameEnv(toy, "race")
+    env.reset(seed=3)
+    term = False
+    while not term:
+        _, _, term, trunc, info = env.step(0 if env.state.turn_total < 10 else 1)
+        assert not trunc
+    assert "outcome" in info and not info["illegal_action"]
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    env.reset(seed=4)
+    env.step(0)  # playable again after reset
+
+
 def test_action_and_observation_sizes_may_follow_the_config(toy):
     from dataclasses import replace
 
