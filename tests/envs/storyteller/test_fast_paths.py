@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from envs.core.config import config_dict, deep_merge, validate_config
 from envs.core.dice import Rng
 from envs.core.game import State
-from envs.storyteller import RULESET, rules
+from envs.storyteller import RULESET, dice, rules
 from envs.storyteller.actions import Phase, count_action
 from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.duel import DuelState
@@ -97,10 +98,18 @@ def test_duel_block_observations_equal_the_plain_encoder(sections: dict[str, obj
             assert fast.dtype == np.float32 and fast.flags.writeable
             assert fast.tobytes() == encode_duel(st, seat).tobytes()
         assert st.legal_actions() == list(st._compute_legal())  # the kept list is this node's
-        for key, roll in st._setup.rolls.items():  # the memoised declared rolls are the rules' rolls
-            assert roll == st._declared_roll(*key)
-        for outcomes, turn in st._setup.attack_turns.items():  # Rule 11 memoised by the turn's attack outcomes
+        assert st.current_player() == st._current_player()  # the kept player is this node's
+        setup = st._setup
+        for (s, n, plan, wp_k), rolls in setup.queues.items():  # the memoised declared rolls are the rules' rolls
+            assert rolls == tuple(st._declared_roll(s, kind, n, k, k == wp_k) for k, kind in enumerate(plan))
+        for outcomes, turn in setup.attack_turns.items():  # Rule 11 memoised by the turn's attack outcomes
             assert turn == rules.attack_turn(outcomes, st.cfg)
+        for (outcomes, defence), (reset, gain) in setup.settled.items():  # Rules 11-12 memoised per side
+            turn = rules.attack_turn(outcomes, st.cfg)
+            assert reset == turn.reset
+            assert gain == (rules.resisted_result(turn.kept, defence or 0, st.cfg) if turn.rolled else 0)
+        if setup.tiebreak_odds is not None:  # Rule 13's roll-off, kept per config
+            assert setup.tiebreak_odds == st._roll_off_odds()
 
     assert _check_walks(cfg, lambda: DuelState(cfg), check) > 30  # noqa: PLR2004
 
@@ -123,3 +132,15 @@ def test_heist_block_observations_equal_the_plain_encoder(sections: dict[str, ob
             assert legal == list(st._compute_legal())  # the kept list is this node's
 
     assert _check_walks(cfg, lambda: HeistState(cfg), check) > 30  # noqa: PLR2004
+
+
+@pytest.mark.parametrize("specialty", [False, True])
+def test_integer_outcome_tables_equal_the_fraction_products(specialty: bool) -> None:
+    """The exact roll tables summed in integers are the Fraction-by-Fraction tables, entry by entry."""
+    for pool in range(-1, 10 if specialty else 13):
+        for difficulty in range(0, 13):
+            for wp in (0, 1, 2):
+                for prevents in (False, True):
+                    fast = dice._distribution.__wrapped__(pool, difficulty, wp, prevents, specialty)
+                    assert fast == dice._reference_distribution(pool, difficulty, wp, prevents, specialty)
+                    assert all(type(p) is Fraction for _, p in fast)
