@@ -48,7 +48,7 @@ the rules above name.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -354,6 +354,9 @@ class HeistState(State[HeistChance]):
         self.turn_limit = cfg.heist.turns
         self.willpower = cfg.willpower.points
         self.phase = SETUP
+        self._player = CHANCE
+        """Who moves: set with every change of phase (a decision phase: 0; SETUP and RESOLVE: chance) and by
+        :meth:`finish`; the adapter asks ~5 times a step. :meth:`_current_player` is the plain rule."""
         self.pending_slot: int | None = None
         self.n_actions = 0
         self.plan: list[Pick] = []
@@ -402,12 +405,21 @@ class HeistState(State[HeistChance]):
 
     # -- protocol --------------------------------------------------------------------------------
     def current_player(self) -> int:
+        return self._player
+
+    def _current_player(self) -> int:
+        """Who moves, worked out from the phase (the reference of the kept ``_player``)."""
         if self._outcome is not None:
             return TERMINAL
         ph = self.phase
         if ph is SETUP or ph is RESOLVE:
             return CHANCE
         return 0
+
+    def finish(self, winner: int | None, reason: EndReason, returns: Sequence[float], detail: str = "") -> None:
+        """End the heist (:meth:`State.finish`); nobody moves any more."""
+        self._player = TERMINAL
+        super().finish(winner, reason, returns, detail)
 
     def chance_outcomes(self) -> list[tuple[HeistChance, float]]:
         if self.phase is SETUP:
@@ -452,7 +464,7 @@ class HeistState(State[HeistChance]):
         return list(legal)
 
     def _compute_legal(self) -> tuple[int, ...]:
-        if self.current_player() != 0:
+        if self._current_player() != 0:
             return ()
         ph = self.phase
         if ph is RETRY:
@@ -486,6 +498,7 @@ class HeistState(State[HeistChance]):
             elif self.narrating:
                 self.narrate("declare", f"Turn {self.turn + 1}: one action.", 0)
             self.phase = PICK
+            self._player = 0
         elif ph is PICK:
             self.plan.append(PICKS[action])
             if len(self.plan) == self.n_actions:
@@ -528,9 +541,11 @@ class HeistState(State[HeistChance]):
             if t.status == PENDING:
                 self.pending_slot = s
                 self.phase = RETRY
+                self._player = 0
                 return
         self.pending_slot = None
         self.phase = COUNT
+        self._player = 0
         counts = self._memo_declaration()  # the legal counts: some n-action turn is feasible (Rules 9-11)
         if not counts:
             self.phase = OVER
@@ -639,12 +654,14 @@ class HeistState(State[HeistChance]):
             and rules.may_spend_willpower(self.willpower, 0, self.cfg)
         ):
             self.phase = WILLPOWER
+            self._player = 0
         else:
             self._after_willpower()
 
     def _after_willpower(self) -> None:
         if self.cfg.teamwork.enabled and self.cfg.heist.ally_pool > 0:
             self.phase = ALLY
+            self._player = 0
         else:
             self._begin_resolve()
 
@@ -670,6 +687,7 @@ class HeistState(State[HeistChance]):
                 PendingRoll(self.ally_slot, self.cfg.heist.ally_pool, t.difficulty(0, self.cfg), 0, False, True, 0)
             )
         self.phase = RESOLVE
+        self._player = CHANCE
         self._resolve()
 
     # -- resolving -------------------------------------------------------------------------------
@@ -692,6 +710,7 @@ class HeistState(State[HeistChance]):
                 and rules.may_spend_willpower(self.willpower, self.wp_spent, self.cfg)
             ):
                 self.phase = WILLPOWER  # Rule 8: decided before this roll, the earlier ones seen
+                self._player = 0
                 return
             return  # a roll: chance node
         self.turn += 1
@@ -706,6 +725,7 @@ class HeistState(State[HeistChance]):
         wp = rules.willpower_successes(spend, self.cfg)
         self.queue[0] = PendingRoll(r.slot, r.pool, r.difficulty, wp, r.specialty, r.ally, r.approach, r.index, True)
         self.phase = RESOLVE
+        self._player = CHANCE
 
     def _take_automatic_success(self, t: Task) -> None:
         """Rule 7: one success without rolling."""

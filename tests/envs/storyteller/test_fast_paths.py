@@ -121,6 +121,7 @@ def test_heist_block_observations_equal_the_plain_encoder(sections: dict[str, ob
 
     def check(st: State) -> None:
         assert isinstance(st, HeistState)
+        assert st.current_player() == st._current_player()  # the kept player is this node's
         fast = st.observation(0)
         assert fast.dtype == np.float32 and fast.flags.writeable
         assert fast.tobytes() == encode_heist(st, 0).tobytes()
