@@ -200,8 +200,11 @@ class _DuelSetup:
         self.queues: dict[tuple[int, int, tuple[Kind, ...], int | None], tuple[DuelRoll, ...]] = {}
         """A seat's declared rolls by (seat, actions declared, the kinds picked, the action Willpower is on): a
         roll reads only these and the config (bounded: 2 seats x the plans x max_actions + 1)."""
-        self.settled: dict[tuple[tuple[int, ...], int | None], tuple[bool, int]] = {}
-        """Rules 11-12 of a side's turn by (its attack outcomes, the opponent's defence): (reset, gain)."""
+        self.settled: dict[tuple[Any, ...], tuple[tuple[bool, bool], tuple[int, int, int, int]]] = {}
+        """Rules 11-12 of a turn by (both attack outcomes, both defences): (the resets, last turn's results)."""
+        self.decided: dict[tuple[DuelRoll, bool], DuelRoll] = {}
+        """A queued roll once its side decided on Willpower (Rule 8), by (the roll, a point spent)."""
+        self.fresh: DuelState | None = None  # a new duel of the config, never played (new_duel clones it)
         self.tiebreak_odds: float | None = None  # Rule 13's roll-off, from the fixed fighters (worked out once)
         self.fighters_part: tuple[list[float], list[float]] | None = None  # filled by the first duel
         # observation blocks memoised on what they read (bounded: _BLOCKS_LIMIT entries each)
@@ -216,6 +219,7 @@ class _DuelSetup:
 _SETUPS: dict[int, tuple[StorytellerConfig, _DuelSetup]] = {}
 _SETUPS_LIMIT = 64
 _BLOCKS_LIMIT = 4096  # memoised observation blocks per config and kind before the memo starts afresh
+_SETTLED_LIMIT = 16384  # memoised settled turns per config (~15,000 of the rules as written) before a fresh memo
 
 
 def _setup(cfg: StorytellerConfig) -> _DuelSetup:
@@ -497,8 +501,12 @@ class DuelState(State[DuelChance]):
             self.willpower[r.seat] -= 1
             self.wp_spent[r.seat] += 1
             self._turn_changed()
-        wp = rules.willpower_successes(spend, self.cfg)
-        self.queue[0] = DuelRoll(r.seat, r.kind, r.pool, r.difficulty, wp, r.specialty, r.index, True)
+        decided = self._setup.decided
+        roll = decided.get((r, spend))
+        if roll is None:
+            wp = rules.willpower_successes(spend, self.cfg)
+            roll = decided[r, spend] = DuelRoll(r.seat, r.kind, r.pool, r.difficulty, wp, r.specialty, r.index, True)
+        self.queue[0] = roll
         self.phase = RESOLVE
         self._player = CHANCE
         self._legal = ()
@@ -526,51 +534,47 @@ class DuelState(State[DuelChance]):
     def _settle(self) -> None:
         """Rules 11-13: resets, resisted gains, and the first to the target."""
         self._turn_changed()
-        gains = [0, 0]
-        ended = [False, False]
+        attack, defence = self.attack, self.defence
+        key = (attack[0], attack[1], defence[0], defence[1])
         settled = self._setup.settled
-        for s in SEATS:
-            outcomes = self.attack[s]
-            if not outcomes:
-                continue
-            key = (outcomes, self.defence[1 - s])
-            hit = settled.get(key)
-            if hit is None:
-                if len(settled) >= _BLOCKS_LIMIT:
-                    settled.clear()
-                hit = settled[key] = self._settled_side(*key)
-            reset, gains[s] = hit
-            if reset:
-                ended[s] = self.cfg.extended.abandon_on_reset
-                if self.progress[s] and self.narrating:
-                    self.narrate(
-                        "reset", f"{self.sides[s].name} loses all {self.progress[s]} accumulated successes.", s
+        hit = settled.get(key)
+        if hit is None:
+            if len(settled) >= _SETTLED_LIMIT:
+                settled.clear()
+            hit = settled[key] = self._settled_turn(*key)
+        resets, last = hit
+        progress = self.progress
+        if resets[0] or resets[1]:
+            for s in SEATS:
+                if resets[s]:
+                    if progress[s] and self.narrating:
+                        self.narrate("reset", f"{self.sides[s].name} loses all {progress[s]} accumulated successes.", s)
+                    progress[s] = 0
+            if self.cfg.extended.abandon_on_reset:  # Rule 11 [decision]: the Storyteller ends a reset attempt
+                self.phase = OVER
+                if resets[0] and resets[1]:
+                    self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both attempts ended by botches")
+                else:
+                    keeper = 0 if resets[1] else 1
+                    self.finish(
+                        keeper,
+                        EndReason.KNOCKOUT,
+                        [1.0 if i == keeper else -1.0 for i in SEATS],
+                        f"{self.sides[1 - keeper].name}'s attempt ends with a botch",
                     )
-                self.progress[s] = 0
-        if any(ended):  # Rule 11 [decision]: the Storyteller ends a reset attempt: that side loses
-            self.phase = OVER
-            if all(ended):
-                self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both attempts ended by botches")
-            else:
-                keeper = 0 if ended[1] else 1
-                self.finish(
-                    keeper,
-                    EndReason.KNOCKOUT,
-                    [1.0 if i == keeper else -1.0 for i in SEATS],
-                    f"{self.sides[1 - keeper].name}'s attempt ends with a botch",
-                )
-            return
-        for s in SEATS:
-            self.progress[s] += gains[s]
-            if self.attack[s] and self.narrating:
-                self.narrate(
-                    "gain",
-                    f"{self.sides[s].name} gains {gains[s]} (total {self.progress[s]}/{self.target}).",
-                    s,
-                    gain=gains[s],
-                )
-        d0, d1 = self.defence
-        self.last = (gains[0], gains[1], max(d0 or 0, 0), max(d1 or 0, 0))
+                return
+        progress[0] += last[0]
+        progress[1] += last[1]
+        if self.narrating:
+            for s in SEATS:
+                if attack[s]:
+                    self.narrate(
+                        "gain",
+                        f"{self.sides[s].name} gains {last[s]} (total {progress[s]}/{self.target}).",
+                        s,
+                        gain=last[s],
+                    )
+        self.last = last
         p0, p1 = self.progress
         target = self.target  # Rule 13: nobody at the target (most turns) needs no contest_winner call
         w = None if p0 < target and p1 < target else rules.contest_winner(self.progress, target, self.cfg)
@@ -591,10 +595,21 @@ class DuelState(State[DuelChance]):
             self.phase = OVER
             self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both reached the total together")
 
-    def _settled_side(self, outcomes: tuple[int, ...], defence: int | None) -> tuple[bool, int]:
-        """Rules 11-12: whether a side's turn of attack ``outcomes`` reset it, and its gain against ``defence``."""
-        turn = self._attack_turn(outcomes)
-        return turn.reset, rules.resisted_result(turn.kept, defence or 0, self.cfg) if turn.rolled else 0
+    def _settled_turn(
+        self, a0: tuple[int, ...], a1: tuple[int, ...], d0: int | None, d1: int | None
+    ) -> tuple[tuple[bool, bool], tuple[int, int, int, int]]:
+        """Rules 11-12 of a turn of attack outcomes ``a0``, ``a1`` and defences ``d0``, ``d1``.
+
+        Whether each side's attack reset, and last turn's results: both gains and both defences (a botch 0).
+        """
+        resets = [False, False]
+        gains = [0, 0]
+        for s, outcomes, defence in ((0, a0, d1), (1, a1, d0)):
+            if outcomes:
+                turn = self._attack_turn(outcomes)
+                resets[s] = turn.reset
+                gains[s] = rules.resisted_result(turn.kept, defence or 0, self.cfg) if turn.rolled else 0
+        return (resets[0], resets[1]), (gains[0], gains[1], max(d0 or 0, 0), max(d1 or 0, 0))
 
     def _new_turn(self) -> None:
         self.n_actions = [0, 0]
@@ -738,6 +753,10 @@ def duel_observation_length(cfg: Any) -> int:
 
 
 def new_duel(cfg: Any) -> DuelState:
-    """Scenario setup (deterministic)."""
+    """Scenario setup (deterministic): a clone of the config's fresh duel (an env resets every ~18 steps)."""
     assert isinstance(cfg, StorytellerConfig)
-    return DuelState(cfg)
+    setup = _setup(cfg)
+    fresh = setup.fresh
+    if fresh is None:
+        fresh = setup.fresh = DuelState(cfg)
+    return fresh.clone()

@@ -14,7 +14,7 @@ from envs.core.game import State
 from envs.storyteller import RULESET, dice, rules
 from envs.storyteller.actions import Phase, count_action
 from envs.storyteller.config import StorytellerConfig
-from envs.storyteller.duel import DuelState
+from envs.storyteller.duel import DuelState, new_duel
 from envs.storyteller.heist import HeistState
 from envs.storyteller.observation import encode_duel, encode_heist
 
@@ -99,19 +99,32 @@ def test_duel_block_observations_equal_the_plain_encoder(sections: dict[str, obj
             assert fast.tobytes() == encode_duel(st, seat).tobytes()
         assert st.legal_actions() == list(st._compute_legal())  # the kept list is this node's
         assert st.current_player() == st._current_player()  # the kept player is this node's
-        setup = st._setup
-        for (s, n, plan, wp_k), rolls in setup.queues.items():  # the memoised declared rolls are the rules' rolls
-            assert rolls == tuple(st._declared_roll(s, kind, n, k, k == wp_k) for k, kind in enumerate(plan))
-        for outcomes, turn in setup.attack_turns.items():  # Rule 11 memoised by the turn's attack outcomes
-            assert turn == rules.attack_turn(outcomes, st.cfg)
-        for (outcomes, defence), (reset, gain) in setup.settled.items():  # Rules 11-12 memoised per side
-            turn = rules.attack_turn(outcomes, st.cfg)
-            assert reset == turn.reset
-            assert gain == (rules.resisted_result(turn.kept, defence or 0, st.cfg) if turn.rolled else 0)
-        if setup.tiebreak_odds is not None:  # Rule 13's roll-off, kept per config
-            assert setup.tiebreak_odds == st._roll_off_odds()
 
     assert _check_walks(cfg, lambda: DuelState(cfg), check) > 30  # noqa: PLR2004
+    assert _check_walks(cfg, lambda: new_duel(cfg), check) > 30  # noqa: PLR2004 - clones of the fresh duel
+    _check_duel_memos(DuelState(cfg))
+
+
+def _check_duel_memos(st: DuelState) -> None:
+    """Every entry of the config's memos (filled by the games played) against the rules worked out again."""
+    setup = st._setup
+    assert setup.queues and setup.settled and setup.attack_turns
+    for (s, n, plan, wp_k), rolls in setup.queues.items():  # the memoised declared rolls are the rules' rolls
+        assert rolls == tuple(st._declared_roll(s, kind, n, k, k == wp_k) for k, kind in enumerate(plan))
+    for outcomes, turn in setup.attack_turns.items():  # Rule 11 memoised by the turn's attack outcomes
+        assert turn == rules.attack_turn(outcomes, st.cfg)
+    for (a0, a1, d0, d1), (resets, last) in setup.settled.items():  # Rules 11-12 memoised per turn
+        for s, outcomes, defence in ((0, a0, d1), (1, a1, d0)):
+            turn = rules.attack_turn(outcomes, st.cfg)
+            gain = rules.resisted_result(turn.kept, defence or 0, st.cfg) if turn.rolled else 0
+            assert (resets[s], last[s]) == ((turn.reset, gain) if outcomes else (False, 0))
+        assert last[2:] == (max(d0 or 0, 0), max(d1 or 0, 0))
+    for (roll, spend), decided in setup.decided.items():  # Rule 8's decision on a queued roll
+        assert decided == roll._replace(willpower=rules.willpower_successes(spend, st.cfg), willpower_decided=True)
+    assert setup.fresh is not None  # the duel new_duel clones is still a fresh one
+    assert setup.fresh.key() == st.key() and setup.fresh.log == st.log
+    if setup.tiebreak_odds is not None:  # Rule 13's roll-off, kept per config
+        assert setup.tiebreak_odds == st._roll_off_odds()
 
 
 @pytest.mark.parametrize("sections", [*FAST_PATH_CONFIGS, {"heist": {"draw": 2}}, {"teamwork": {"enabled": False}}])
