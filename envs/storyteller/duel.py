@@ -200,8 +200,8 @@ class _DuelSetup:
         self.queues: dict[tuple[int, int, tuple[Kind, ...], int | None], tuple[DuelRoll, ...]] = {}
         """A seat's declared rolls by (seat, actions declared, the kinds picked, the action Willpower is on): a
         roll reads only these and the config (bounded: 2 seats x the plans x max_actions + 1)."""
-        self.settled: dict[tuple[Any, ...], tuple[tuple[bool, bool], tuple[int, int, int, int]]] = {}
-        """Rules 11-12 of a turn by (both attack outcomes, both defences): (the resets, last turn's results)."""
+        self.settled: dict[tuple[tuple[int, ...], int | None], tuple[bool, int]] = {}
+        """Rules 11-12 of a side's turn by (its attack outcomes, the opponent's defence): (reset, gain)."""
         self.decided: dict[tuple[DuelRoll, bool], DuelRoll] = {}
         """A queued roll once its side decided on Willpower (Rule 8), by (the roll, a point spent)."""
         self.fresh: DuelState | None = None  # a new duel of the config, never played (new_duel clones it)
@@ -219,7 +219,6 @@ class _DuelSetup:
 _SETUPS: dict[int, tuple[StorytellerConfig, _DuelSetup]] = {}
 _SETUPS_LIMIT = 64
 _BLOCKS_LIMIT = 4096  # memoised observation blocks per config and kind before the memo starts afresh
-_SETTLED_LIMIT = 16384  # memoised settled turns per config (~15,000 of the rules as written) before a fresh memo
 
 
 def _setup(cfg: StorytellerConfig) -> _DuelSetup:
@@ -534,15 +533,19 @@ class DuelState(State[DuelChance]):
     def _settle(self) -> None:
         """Rules 11-13: resets, resisted gains, and the first to the target."""
         self._turn_changed()
-        attack, defence = self.attack, self.defence
-        key = (attack[0], attack[1], defence[0], defence[1])
+        attack, (d0, d1) = self.attack, self.defence
         settled = self._setup.settled
-        hit = settled.get(key)
-        if hit is None:
-            if len(settled) >= _SETTLED_LIMIT:
-                settled.clear()
-            hit = settled[key] = self._settled_turn(*key)
-        resets, last = hit
+        resets, gains = [False, False], [0, 0]
+        for s, d in ((0, d1), (1, d0)):
+            if attack[s]:
+                key = (attack[s], d)
+                hit = settled.get(key)
+                if hit is None:
+                    if len(settled) >= _BLOCKS_LIMIT:
+                        settled.clear()
+                    hit = settled[key] = self._settled_side(*key)
+                resets[s], gains[s] = hit
+        last = (gains[0], gains[1], max(d0 or 0, 0), max(d1 or 0, 0))
         progress = self.progress
         if resets[0] or resets[1]:
             for s in SEATS:
@@ -595,21 +598,10 @@ class DuelState(State[DuelChance]):
             self.phase = OVER
             self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both reached the total together")
 
-    def _settled_turn(
-        self, a0: tuple[int, ...], a1: tuple[int, ...], d0: int | None, d1: int | None
-    ) -> tuple[tuple[bool, bool], tuple[int, int, int, int]]:
-        """Rules 11-12 of a turn of attack outcomes ``a0``, ``a1`` and defences ``d0``, ``d1``.
-
-        Whether each side's attack reset, and last turn's results: both gains and both defences (a botch 0).
-        """
-        resets = [False, False]
-        gains = [0, 0]
-        for s, outcomes, defence in ((0, a0, d1), (1, a1, d0)):
-            if outcomes:
-                turn = self._attack_turn(outcomes)
-                resets[s] = turn.reset
-                gains[s] = rules.resisted_result(turn.kept, defence or 0, self.cfg) if turn.rolled else 0
-        return (resets[0], resets[1]), (gains[0], gains[1], max(d0 or 0, 0), max(d1 or 0, 0))
+    def _settled_side(self, outcomes: tuple[int, ...], defence: int | None) -> tuple[bool, int]:
+        """Rules 11-12: whether a side's turn of attack ``outcomes`` reset it, and its gain against ``defence``."""
+        turn = self._attack_turn(outcomes)
+        return turn.reset, rules.resisted_result(turn.kept, defence or 0, self.cfg) if turn.rolled else 0
 
     def _new_turn(self) -> None:
         self.n_actions = [0, 0]

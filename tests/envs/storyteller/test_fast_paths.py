@@ -113,12 +113,12 @@ def _check_duel_memos(st: DuelState) -> None:
         assert rolls == tuple(st._declared_roll(s, kind, n, k, k == wp_k) for k, kind in enumerate(plan))
     for outcomes, turn in setup.attack_turns.items():  # Rule 11 memoised by the turn's attack outcomes
         assert turn == rules.attack_turn(outcomes, st.cfg)
-    for (a0, a1, d0, d1), (resets, last) in setup.settled.items():  # Rules 11-12 memoised per turn
-        for s, outcomes, defence in ((0, a0, d1), (1, a1, d0)):
-            turn = rules.attack_turn(outcomes, st.cfg)
-            gain = rules.resisted_result(turn.kept, defence or 0, st.cfg) if turn.rolled else 0
-            assert (resets[s], last[s]) == ((turn.reset, gain) if outcomes else (False, 0))
-        assert last[2:] == (max(d0 or 0, 0), max(d1 or 0, 0))
+    for (outcomes, defence), (reset, gain) in setup.settled.items():  # Rules 11-12 memoised per side
+        turn = rules.attack_turn(outcomes, st.cfg)
+        assert (reset, gain) == (
+            turn.reset,
+            rules.resisted_result(turn.kept, defence or 0, st.cfg) if turn.rolled else 0,
+        )
     for (roll, spend), decided in setup.decided.items():  # Rule 8's decision on a queued roll
         assert decided == roll._replace(willpower=rules.willpower_successes(spend, st.cfg), willpower_decided=True)
     assert setup.fresh is not None  # the duel new_duel clones is still a fresh one
