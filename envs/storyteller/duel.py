@@ -545,7 +545,8 @@ class DuelState(State[DuelChance]):
                         settled.clear()
                     hit = settled[key] = self._settled_side(*key)
                 resets[s], gains[s] = hit
-        last = (gains[0], gains[1], max(d0 or 0, 0), max(d1 or 0, 0))
+        # last turn's results, defence botches as 0 (max(d or 0, 0) without two builtin calls)
+        last = (gains[0], gains[1], d0 if d0 is not None and d0 > 0 else 0, d1 if d1 is not None and d1 > 0 else 0)
         progress = self.progress
         if resets[0] or resets[1]:
             for s in SEATS:

@@ -199,24 +199,32 @@ def duel_turn_blocks(state: DuelState, seat: int) -> tuple[bytes, bytes]:
     They read the progresses, Willpowers, turn and last turn's results, which change only when Willpower
     is spent or a turn settles (the state drops its cached pair then), and the fixed fighters' values.
     """
+    # ``x if x <= 1.0 else 1.0`` is ``min(x, 1.0)`` (the same float) without a builtin call, which parses its
+    # arguments as keywords: a tenth of the cost, and these blocks are packed afresh about once a turn.
     o = 1 - seat
     tgt = float(state.target)
+    progress, willpower = state.progress, state.willpower
+    p, po = progress[seat] / tgt, progress[o] / tgt
+    w, wo = willpower[seat] / DIFFICULTY_SCALE, willpower[o] / DIFFICULTY_SCALE
+    t = state.turn / state.cfg.duel.turns
     head = _HEAD.pack(
-        min(state.progress[seat] / tgt, 1.0),
-        min(state.progress[o] / tgt, 1.0),
-        min(state.willpower[seat] / DIFFICULTY_SCALE, 1.0),
-        min(state.willpower[o] / DIFFICULTY_SCALE, 1.0),
-        min(state.turn / state.cfg.duel.turns, 1.0),
+        p if p <= 1.0 else 1.0,
+        po if po <= 1.0 else 1.0,
+        w if w <= 1.0 else 1.0,
+        wo if wo <= 1.0 else 1.0,
+        t if t <= 1.0 else 1.0,
     )
     g0, g1, d0, d1 = state.last
-    mine, theirs = (g0, g1) if seat == 0 else (g1, g0)
-    dm, dt = (d0, d1) if seat == 0 else (d1, d0)
+    mine, theirs = (g0 / tgt, g1 / tgt) if seat == 0 else (g1 / tgt, g0 / tgt)
+    dm, dt = (
+        (d0 / DIFFICULTY_SCALE, d1 / DIFFICULTY_SCALE) if seat == 0 else (d1 / DIFFICULTY_SCALE, d0 / DIFFICULTY_SCALE)
+    )
     middle = _MIDDLE.pack(
         *state.fighters_part[seat],
-        min(mine / tgt, 1.0),
-        min(theirs / tgt, 1.0),
-        min(dm / DIFFICULTY_SCALE, 1.0),
-        min(dt / DIFFICULTY_SCALE, 1.0),
+        mine if mine <= 1.0 else 1.0,
+        theirs if theirs <= 1.0 else 1.0,
+        dm if dm <= 1.0 else 1.0,
+        dt if dt <= 1.0 else 1.0,
         float(seat),
     )
     return head, middle
