@@ -103,6 +103,7 @@ ATTACK_ALT, ATTACK_MAIN, DEFEND = Kind.ATTACK_ALT, Kind.ATTACK_MAIN, Kind.DEFEND
 OVER = DPhase.OVER
 FIRST_PICK = DAct.ATTACK  # PICK action ids: FIRST_PICK + kind (actions.pick_action)
 _F32 = np.float32
+_frombuffer = np.frombuffer  # a module global: no numpy attribute lookup per observation
 
 
 class DuelRoll(NamedTuple):  # a NamedTuple: built on every roll, several times cheaper than a dataclass
@@ -331,7 +332,9 @@ class DuelState(State[DuelChance]):
             self._win(w)
             return
         r = self.queue.pop(0)
-        if isinstance(outcome, tuple):
+        if type(outcome) is int:  # a sampled outcome (the common case, without isinstance and int() calls)
+            value = outcome
+        elif isinstance(outcome, tuple):
             value = outcome_of_faces(
                 outcome[: r.pool],
                 r.difficulty,
@@ -363,7 +366,7 @@ class DuelState(State[DuelChance]):
             self._settle()
 
     def legal_actions(self) -> list[int]:
-        return list(self._legal)  # set when the state entered this node (see __init__)
+        return [*self._legal]  # set when the state entered this node (see __init__); [*t] skips list()'s call
 
     def _compute_legal(self) -> tuple[int, ...]:
         """This node's legal actions worked out from the phase (the reference of the kept ``_legal``)."""
@@ -668,7 +671,7 @@ class DuelState(State[DuelChance]):
         else:
             rolls = DUEL_NO_ROLLS
         # observation.join_blocks inlined (one call fewer per observation)
-        return np.frombuffer(bytearray(b"".join((turn[0], plan[0], turn[1], rolls, plan[1]))), _F32)
+        return _frombuffer(bytearray(b"".join((turn[0], plan[0], turn[1], rolls, plan[1]))), _F32)
 
     def _rolls_block(self, seat: int) -> bytes:
         """The turn's rolls block from ``seat``'s side, memoised per config on the rolls it reads."""

@@ -447,7 +447,9 @@ class HeistState(State[HeistChance]):
             self._deal(tuple(int(i) for i in outcome))
             return
         r = self.queue.pop(0)
-        if isinstance(outcome, tuple):
+        if type(outcome) is int:  # a sampled outcome (the common case, without isinstance and int() calls)
+            value = outcome
+        elif isinstance(outcome, tuple):
             faces = outcome[: r.pool]
             value = outcome_of_faces(
                 faces, r.difficulty, r.willpower, self.cfg.willpower.prevents_botch, r.specialty, outcome[r.pool :]
@@ -461,7 +463,7 @@ class HeistState(State[HeistChance]):
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
-        return list(legal)
+        return [*legal]  # [*t] skips list()'s call
 
     def _compute_legal(self) -> tuple[int, ...]:
         if self._current_player() != 0:

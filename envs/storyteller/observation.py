@@ -189,6 +189,7 @@ _HEAD = struct.Struct(f"{DUEL_HEAD}f")
 _MIDDLE = struct.Struct(f"{DUEL_BASE - DUEL_PLAN_END}f")
 _ROLLS = struct.Struct(f"{DUEL_TURN_ROLLS}f")
 _F32 = np.float32
+_frombuffer = np.frombuffer  # a module global: no numpy attribute lookup per observation
 DUEL_NO_ROLLS = bytes(4 * DUEL_TURN_ROLLS)
 """Duel: the rolls block outside the turn's rolls (all zero)."""
 
@@ -266,7 +267,7 @@ def duel_rolls_block(
 
 def join_blocks(blocks: tuple[bytes, ...]) -> np.ndarray:
     """Packed blocks as one fresh, writeable float32 vector."""
-    return np.frombuffer(bytearray(b"".join(blocks)), _F32)
+    return _frombuffer(bytearray(b"".join(blocks)), _F32)
 
 
 # the heist's blocks, in vector order: per task slot its head (v[0:15]) and tail (v[15:20]), then the globals
