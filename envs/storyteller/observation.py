@@ -286,7 +286,8 @@ def heist_slot_head(obs_part: list[float], status: int, progress: int, target: i
     """A task slot's head block, packed: its fixed part (:func:`heist_task_part`), status one-hot, progress."""
     v = obs_part[:HEIST_SLOT_HEAD]
     v[1 + status] = 1.0
-    v[5] = min(progress / target, 1.0)
+    done = progress / target
+    v[5] = done if done <= 1.0 else 1.0  # min(done, 1.0) without the builtin's call (see duel_turn_blocks)
     return _SLOT_HEAD.pack(*v)
 
 
@@ -321,10 +322,13 @@ def heist_globals(
     """
     turn, turn_limit, turns, willpower = clock
     v = [0.0] * (HEIST_GLOBALS + HEIST_NEXT_ROLL)
-    limit = max(turns, 1)
-    v[0] = min(turn / limit, 1.0)
-    v[1] = min(max(turn_limit - turn, 0) / limit, 1.0)
-    v[2] = min(willpower / DIFFICULTY_SCALE, 1.0)
+    # comparisons in place of min()/max() (the same values without the builtins' calls, see duel_turn_blocks)
+    limit = turns if turns >= 1 else 1
+    left = turn_limit - turn
+    elapsed, left, wp = turn / limit, (left if left >= 0 else 0) / limit, willpower / DIFFICULTY_SCALE
+    v[0] = elapsed if elapsed <= 1.0 else 1.0
+    v[1] = left if left <= 1.0 else 1.0
+    v[2] = wp if wp <= 1.0 else 1.0
     if _RETRY <= phase <= _ALLY:
         v[3 + phase - _RETRY] = 1.0
     v[8] = counts[0] / scale
@@ -332,6 +336,7 @@ def heist_globals(
     if roll is not None:
         index, pool, difficulty = roll
         v[10] = (index + 1) / scale
-        v[11] = min(pool / POOL_SCALE, 1.0)
+        share = pool / POOL_SCALE
+        v[11] = share if share <= 1.0 else 1.0
         v[12] = difficulty / DIFFICULTY_SCALE
     return _HEIST_GLOBALS.pack(*v)
