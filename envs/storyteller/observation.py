@@ -324,8 +324,8 @@ def heist_globals(
     v = [0.0] * (HEIST_GLOBALS + HEIST_NEXT_ROLL)
     # comparisons in place of min()/max() (the same values without the builtins' calls, see duel_turn_blocks)
     limit = turns if turns >= 1 else 1
-    left = turn_limit - turn
-    elapsed, left, wp = turn / limit, (left if left >= 0 else 0) / limit, willpower / DIFFICULTY_SCALE
+    turns_left = turn_limit - turn
+    elapsed, left, wp = turn / limit, (turns_left if turns_left >= 0 else 0) / limit, willpower / DIFFICULTY_SCALE
     v[0] = elapsed if elapsed <= 1.0 else 1.0
     v[1] = left if left <= 1.0 else 1.0
     v[2] = wp if wp <= 1.0 else 1.0
