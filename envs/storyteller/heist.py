@@ -49,6 +49,7 @@ the rules above name.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from functools import cache
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -85,9 +86,11 @@ from envs.storyteller.observation import (
     heist_slot_head,
     heist_slot_tails,
     heist_task_part,
-    join_blocks,
 )
 from envs.storyteller.scenarios import CATALOGUE, TaskSpec
+
+_F32 = np.float32
+_frombuffer = np.frombuffer  # a module global: no numpy attribute lookup per observation
 
 HeistChance = int | tuple[int, ...]
 """A heist chance outcome: the drawn task indices (setup), or a roll's outcome or forced faces."""
@@ -128,6 +131,16 @@ ACT_NO_WILLPOWER, ACT_RETRY = Act.NO_WILLPOWER, Act.RETRY
 OVER = Phase.OVER
 RETRY_OR_ABANDON = (ACT_RETRY, ACT_ABANDON)
 """Rule 10: the decision on a task reset or failed last turn."""
+ALLY_ACTIONS = tuple(ally_action(s) for s in range(SLOTS))
+"""Rule 14: the action that sends the ally to each task slot."""
+
+
+@cache
+def _willpower_on(k: int) -> tuple[int, int]:
+    """Rule 8, Willpower before each roll: the legal decision before the roll of action ``k`` (bounded by 10)."""
+    return (ACT_NO_WILLPOWER, willpower_action(k))
+
+
 PICKS: dict[int, Pick] = {
     **{a: Pick(*roll_target(a)) for a in range(Act.ROLL, Act.AUTO)},
     **{a: Pick(a - ACT_AUTO, None) for a in range(Act.AUTO, Act.NO_WILLPOWER)},
@@ -195,6 +208,7 @@ class Task:
 
     __slots__ = (
         "spec",
+        "extended",
         "pools",
         "difficulties",
         "specialty",
@@ -223,6 +237,7 @@ class Task:
 
     def __init__(self, spec: TaskSpec, cfg: StorytellerConfig) -> None:
         self.spec = spec
+        self.extended = spec.extended  # Rule 11 (the spec's property, read on every roll)
         self.cfg = cfg
         self._derived = _derived_table(cfg)
         fixed = self._derived.get((id(spec), None))
@@ -324,6 +339,7 @@ class Task:
     def copy(self) -> Task:
         t = Task.__new__(Task)
         t.spec, t.pools, t.difficulties, t.specialty = self.spec, self.pools, self.difficulties, self.specialty
+        t.extended = self.extended
         t.progress, t.status, t.cfg, t._attempt = self.progress, self.status, self.cfg, self._attempt
         t.current_difficulty, t.current_possible, t.capacity = (
             self.current_difficulty,
@@ -370,6 +386,8 @@ class HeistState(State[HeistChance]):
         self.plan_scale = max(PLAN_SCALE, float(self.max_actions))  # observation: actions declared / this
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
         self.teamwork_adds = rules.simple_teamwork_adds(cfg)
+        # Rule 8: may_spend_willpower(points, spent) is points > 0 and spent < wp_limit (no successes: never)
+        self.wp_limit = cfg.willpower.per_turn if cfg.willpower.successes > 0 else 0
         # the config keys read on every step, resolved once into plain attributes
         self.one_roll_per_task = cfg.extended.one_roll_per_task
         self.prevents_botch = cfg.willpower.prevents_botch
@@ -466,7 +484,7 @@ class HeistState(State[HeistChance]):
         return [*legal]  # [*t] skips list()'s call
 
     def _compute_legal(self) -> tuple[int, ...]:
-        if self._current_player() != 0:
+        if self._player != 0:  # kept with every phase change (tests check it against _current_player)
             return ()
         ph = self.phase
         if ph is RETRY:
@@ -475,10 +493,10 @@ class HeistState(State[HeistChance]):
             return self._memo_declaration()
         if ph is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
-                return (ACT_NO_WILLPOWER, willpower_action(self.queue[0].index))
+                return _willpower_on(self.queue[0].index)
             return (ACT_NO_WILLPOWER, *(willpower_action(i) for i, p in enumerate(self.plan) if not p.auto))
         if ph is ALLY:
-            return (*(ally_action(s) for s, t in enumerate(self.tasks) if t.status == ACTIVE), ACT_ALLY_REST)
+            return (*[ALLY_ACTIONS[s] for s, t in enumerate(self.tasks) if t.status == ACTIVE], ACT_ALLY_REST)
         return ()
 
     def apply_action(self, action: int) -> None:
@@ -709,7 +727,8 @@ class HeistState(State[HeistChance]):
                 self.willpower_per_roll
                 and not r.ally
                 and not r.willpower_decided
-                and rules.may_spend_willpower(self.willpower, self.wp_spent, self.cfg)
+                and self.willpower > 0  # rules.may_spend_willpower with the config's part resolved once
+                and self.wp_spent < self.wp_limit
             ):
                 self.phase = WILLPOWER  # Rule 8: decided before this roll, the earlier ones seen
                 self._player = 0
@@ -765,7 +784,7 @@ class HeistState(State[HeistChance]):
                     0,
                     outcome=outcome,
                 )
-        if not t.spec.extended:
+        if not t.extended:
             self._simple_roll(r, t, outcome)
             return
         progress, reset = rules.extended_progress(t.progress, outcome, self.cfg)
@@ -811,12 +830,12 @@ class HeistState(State[HeistChance]):
 
         Lost: a one-chance task, an impossible difficulty, or the Storyteller ends a reset extended action.
         """
-        if t.spec.extended and self.cfg.extended.abandon_on_reset:
+        if t.extended and self.cfg.extended.abandon_on_reset:
             t.status = LOST
             if self.narrating:
                 self.narrate("lost", f"{t.spec.title}: the Storyteller ends the attempt.", 0)
             return
-        attempt = rules.next_attempt(t.attempt, t.spec.extended, self.cfg)
+        attempt = rules.next_attempt(t.attempt, t.extended, self.cfg)
         if rules.can_retry(t.spec.retryable, attempt, min(t.difficulties), self.cfg):
             t.attempt = attempt
             t.status = PENDING
@@ -867,7 +886,10 @@ class HeistState(State[HeistChance]):
                 gmemo.clear()
             clock = (self.turn, self.turn_limit, self.cfg.heist.turns, self.willpower)
             glob = gmemo[key] = heist_globals(clock, phase, (self.n_actions, len(plan)), self.plan_scale, roll)
-        return join_blocks((heads[0], tails[0], heads[1], tails[1], heads[2], tails[2], glob))  # the SLOTS slots
+        # observation.join_blocks inlined (one call fewer per observation), the SLOTS slots and the globals
+        return _frombuffer(
+            bytearray(b"".join((heads[0], tails[0], heads[1], tails[1], heads[2], tails[2], glob))), _F32
+        )
 
     def _head_blocks(self) -> tuple[bytes, ...]:
         """Every slot's packed head block, from each task's memo (:attr:`Task.obs_heads`); empty slots zero."""

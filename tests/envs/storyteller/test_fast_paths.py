@@ -12,7 +12,7 @@ from envs.core.config import config_dict, deep_merge, validate_config
 from envs.core.dice import Rng
 from envs.core.game import State
 from envs.storyteller import RULESET, dice, rules
-from envs.storyteller.actions import Phase, count_action
+from envs.storyteller.actions import Act, Phase, Status, ally_action, count_action, willpower_action
 from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.duel import DuelState, new_duel
 from envs.storyteller.heist import HeistState
@@ -135,6 +135,7 @@ def test_heist_block_observations_equal_the_plain_encoder(sections: dict[str, ob
     def check(st: State) -> None:
         assert isinstance(st, HeistState)
         assert st.current_player() == st._current_player()  # the kept player is this node's
+        assert all(t.extended == t.spec.extended for t in st.tasks)  # Rule 11's kept copy of the spec's property
         fast = st.observation(0)
         assert fast.dtype == np.float32 and fast.flags.writeable
         assert fast.tobytes() == encode_heist(st, 0).tobytes()
@@ -144,6 +145,11 @@ def test_heist_block_observations_equal_the_plain_encoder(sections: dict[str, ob
             legal = st.legal_actions()
             st._legal, st._tasks_key = None, None
             assert legal == list(st._compute_legal())  # the kept list is this node's
+            if st.phase is Phase.ALLY:  # Rule 14, from the action table
+                active = [s for s, t in enumerate(st.tasks) if t.status == Status.ACTIVE]
+                assert legal == [*(ally_action(s) for s in active), Act.ALLY_REST]
+            elif st.phase is Phase.WILLPOWER and st.willpower_per_roll:  # Rule 8, on the roll about to be made
+                assert legal == [Act.NO_WILLPOWER, willpower_action(st.queue[0].index)]
 
     assert _check_walks(cfg, lambda: HeistState(cfg), check) > 30  # noqa: PLR2004
 
