@@ -213,7 +213,6 @@ class _DuelSetup:
         self.no_plan = (bytes(4 * 10), bytes(4 * self.extra_obs))  # the plan blocks off one's own decision
         self.plan_blocks: dict[tuple[int, int, tuple[Kind, ...]], tuple[bytes, bytes]] = {}
         self.rolls_blocks: dict[tuple[Any, ...], bytes] = {}
-        self.turn_blocks: dict[tuple[Any, ...], tuple[bytes, bytes]] = {}
         self.attack_turns: dict[tuple[int, ...], rules.AttackTurn] = {}  # Rule 11 by a turn's attack outcomes
 
 
@@ -647,14 +646,8 @@ class DuelState(State[DuelChance]):
         """The same vector as :func:`~envs.storyteller.observation.encode_duel`, joined from packed blocks."""
         turn = self._turn_obs[seat]
         setup = self._setup
-        if turn is None:
-            tkey = (seat, *self.progress, *self.willpower, self.turn, self.last)
-            turn = setup.turn_blocks.get(tkey)
-            if turn is None:
-                if len(setup.turn_blocks) >= _BLOCKS_LIMIT:
-                    setup.turn_blocks.clear()
-                turn = setup.turn_blocks[tkey] = duel_turn_blocks(self, seat)
-            self._turn_obs[seat] = turn
+        if turn is None:  # packed afresh: a memo on what they read (progress, Willpower, turn, last) rarely hit
+            turn = self._turn_obs[seat] = duel_turn_blocks(self, seat)
         ph = self.phase
         if self.seat == seat and ph <= WILLPOWER:
             memo = setup.plan_blocks
