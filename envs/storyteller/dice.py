@@ -123,6 +123,55 @@ def roll_outcome(
 def _distribution(
     pool: int, difficulty: int, willpower_successes: int, prevents_botch: bool, specialty: bool
 ) -> tuple[tuple[int, Fraction], ...]:
+    # Every face class has a probability of (an integer) / 10, so each outcome's probability is an integer
+    # count over 10^pool (10^(2 pool) with specialty rerolls): summed in integers and made a Fraction once per
+    # outcome, the table holds the same exact values as multiplying Fractions term by term (a cold table of an
+    # 8-die pool costs ~50x less, which the heist's first games pay for every new pool and difficulty).
+    # _reference_distribution is the Fraction-by-Fraction original (tests compare them).
+    if pool <= 0:
+        return ((willpower_successes, Fraction(1)),)
+    d = difficulty
+    w_mid = max(0, SIDES - max(d, 2))  # faces d..9 (a 1 is never a success); a 1 and a 10 weigh 1 each
+    w_blank = SIDES - 2 - w_mid
+    out: dict[int, int] = {}
+    n_fact = factorial(pool)
+    if not specialty:
+        # without rerolls a 10 is one more success face: the terms of t tens and m middles with t + m = s sum
+        # to s! / (t! m!) w_mid^m over m, i.e. (1 + w_mid)^s (every one of them positive, as each term is)
+        w_success = 1 + w_mid
+        for s in range(pool + 1):
+            for o in range(pool - s + 1):
+                b = pool - s - o
+                if w_blank == 0 and b:
+                    continue
+                k = read_roll(s, o, willpower_successes, prevents_botch)
+                term = n_fact // (factorial(s) * factorial(o) * factorial(b)) * w_success**s * w_blank**b
+                out[k] = out.get(k, 0) + term
+        return tuple(sorted((k, Fraction(v, SIDES**pool)) for k, v in out.items()))
+    w_reroll = SIDES + 1 - d if d <= SIDES else 1
+    for t in range(pool + 1):
+        up = SIDES ** (pool - t)  # a term with t rerolls is over 10^(pool + t): bring it to 10^(2 pool)
+        for m in range(pool - t + 1):
+            for o in range(pool - t - m + 1):
+                b = pool - t - m - o
+                if (w_blank == 0 and b) or (w_mid == 0 and m):
+                    continue
+                p = n_fact // (factorial(t) * factorial(m) * factorial(o) * factorial(b)) * w_mid**m * w_blank**b
+                if t:
+                    for r in range(t + 1):
+                        pr = comb(t, r) * w_reroll**r * (SIDES - w_reroll) ** (t - r)
+                        k = read_roll(t + m + r, o, willpower_successes, prevents_botch)
+                        out[k] = out.get(k, 0) + p * pr * up
+                else:
+                    k = read_roll(m, o, willpower_successes, prevents_botch)
+                    out[k] = out.get(k, 0) + p * up
+    return tuple(sorted((k, Fraction(v, SIDES ** (2 * pool))) for k, v in out.items()))
+
+
+def _reference_distribution(
+    pool: int, difficulty: int, willpower_successes: int, prevents_botch: bool, specialty: bool
+) -> tuple[tuple[int, Fraction], ...]:
+    """:func:`_distribution` multiplied out Fraction by Fraction (the plain computation the tests compare with)."""
     if pool <= 0:
         return ((willpower_successes, Fraction(1)),)
     d = difficulty

@@ -52,7 +52,9 @@ the rules above name.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from bisect import bisect_right
+from collections.abc import Sequence
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -75,10 +77,9 @@ from envs.storyteller.actions import (
     duel_willpower_action,
     duel_willpower_index,
     pick_action,
-    picked_kind,
 )
 from envs.storyteller.config import Fighter, StorytellerConfig
-from envs.storyteller.dice import BOTCH, degree_of, outcome_distribution, outcome_of_faces, sample_outcome
+from envs.storyteller.dice import BOTCH, _sampler, degree_of, outcome_distribution, outcome_of_faces
 from envs.storyteller.observation import (
     DUEL_NO_ROLLS,
     DUEL_PLAN_PLACES,
@@ -88,7 +89,6 @@ from envs.storyteller.observation import (
     duel_plan_blocks,
     duel_rolls_block,
     duel_turn_blocks,
-    join_blocks,
 )
 
 DuelChance = int | tuple[int, ...]
@@ -101,6 +101,9 @@ COUNT, PICK, WILLPOWER, RESOLVE, TIEBREAK = DPhase.COUNT, DPhase.PICK, DPhase.WI
 ACT_NO_WILLPOWER = DAct.NO_WILLPOWER
 ATTACK_ALT, ATTACK_MAIN, DEFEND = Kind.ATTACK_ALT, Kind.ATTACK_MAIN, Kind.DEFEND
 OVER = DPhase.OVER
+FIRST_PICK = DAct.ATTACK  # PICK action ids: FIRST_PICK + kind (actions.pick_action)
+_F32 = np.float32
+_frombuffer = np.frombuffer  # a module global: no numpy attribute lookup per observation
 
 
 class DuelRoll(NamedTuple):  # a NamedTuple: built on every roll, several times cheaper than a dataclass
@@ -183,16 +186,33 @@ class _DuelSetup:
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
         # Rule 8, Willpower before each roll: the legal decision before the roll of action k
         self.willpower_on = tuple((ACT_NO_WILLPOWER, duel_willpower_action(k)) for k in range(self.max_actions))
-        self.rolls: dict[tuple[int, Kind, int, int, bool], DuelRoll] = {}
-        """Each declared roll by (seat, kind, actions declared, place, Willpower on it): a roll reads only these
-        and the config (bounded: 2 seats x 3 kinds x max_actions^2 x 2)."""
+        # Rule 8, Willpower before the turn: the legal decision after n picks (no point, or on one of them)
+        self.willpower_any = tuple(
+            (ACT_NO_WILLPOWER, *(duel_willpower_action(k) for k in range(n))) for n in range(self.max_actions + 1)
+        )
+        # Rules 9 and 11 per seat: declaration_table(n, used) of its fighter (a partial: one C call to the lru)
+        one_roll = cfg.extended.one_roll_per_task
+        self.declare = tuple(partial(declaration_table, side.pools, self.max_actions, one_roll) for side in self.sides)
+        self.count_legal = tuple(declare(0, ()) for declare in self.declare)  # each seat's legal counts
+        self.count_of = tuple(duel_declared_count(a) for a in range(self.action_count))  # by COUNT action id
+        self.wp_index = tuple(duel_willpower_index(a) for a in range(self.action_count))  # by Willpower action id
+        # Rule 8: may_spend_willpower(points, spent) is points > 0 and spent < wp_limit (no successes: never)
+        self.wp_limit = cfg.willpower.per_turn if cfg.willpower.successes > 0 else 0
+        self.queues: dict[tuple[int, int, tuple[Kind, ...], int | None], tuple[DuelRoll, ...]] = {}
+        """A seat's declared rolls by (seat, actions declared, the kinds picked, the action Willpower is on): a
+        roll reads only these and the config (bounded: 2 seats x the plans x max_actions + 1)."""
+        self.settled: dict[tuple[tuple[int, ...], int | None], tuple[bool, int]] = {}
+        """Rules 11-12 of a side's turn by (its attack outcomes, the opponent's defence): (reset, gain)."""
+        self.decided: dict[tuple[DuelRoll, bool], DuelRoll] = {}
+        """A queued roll once its side decided on Willpower (Rule 8), by (the roll, a point spent)."""
+        self.fresh: DuelState | None = None  # a new duel of the config, never played (new_duel clones it)
+        self.tiebreak_odds: float | None = None  # Rule 13's roll-off, from the fixed fighters (worked out once)
         self.fighters_part: tuple[list[float], list[float]] | None = None  # filled by the first duel
         # observation blocks memoised on what they read (bounded: _BLOCKS_LIMIT entries each)
         self.extra_obs = self.obs_size - duel_observation_size(DUEL_PLAN_PLACES)  # values after the 40
         self.no_plan = (bytes(4 * 10), bytes(4 * self.extra_obs))  # the plan blocks off one's own decision
         self.plan_blocks: dict[tuple[int, int, tuple[Kind, ...]], tuple[bytes, bytes]] = {}
         self.rolls_blocks: dict[tuple[Any, ...], bytes] = {}
-        self.turn_blocks: dict[tuple[Any, ...], tuple[bytes, bytes]] = {}
         self.attack_turns: dict[tuple[int, ...], rules.AttackTurn] = {}  # Rule 11 by a turn's attack outcomes
 
 
@@ -239,7 +259,11 @@ class DuelState(State[DuelChance]):
         # the config keys read on every step, resolved once into plain attributes
         self.one_roll_per_task = cfg.extended.one_roll_per_task
         self.prevents_botch = cfg.willpower.prevents_botch
-        self._legal: tuple[int, ...] | None = None  # this decision's legal actions, until the state moves
+        # Who moves and this node's legal actions are set by every transition, when it enters the node (the
+        # adapter asks current_player ~7 times and the legal actions once or twice a step, the transition
+        # knows both at no cost): _player and _legal are what current_player() and _compute_legal() give.
+        self._player = 0
+        self._legal: tuple[int, ...] = setup.count_legal[0]
         if setup.fighters_part is None:
             setup.fighters_part = (duel_fighters_part(self, 0), duel_fighters_part(self, 1))
         self.fighters_part = setup.fighters_part
@@ -257,12 +281,22 @@ class DuelState(State[DuelChance]):
 
     # -- protocol --------------------------------------------------------------------------------
     def current_player(self) -> int:
+        return self._player  # kept by every transition (see __init__); _current_player is the plain rule
+
+    def _current_player(self) -> int:
+        """Who moves, worked out from the phase (the reference of the kept ``_player``)."""
         if self._outcome is not None:
             return TERMINAL
         ph = self.phase
         if ph is RESOLVE or ph is TIEBREAK:
             return CHANCE
         return self.seat
+
+    def finish(self, winner: int | None, reason: EndReason, returns: Sequence[float], detail: str = "") -> None:
+        """End the duel (:meth:`State.finish`); nobody moves any more."""
+        self._player = TERMINAL
+        self._legal = ()
+        super().finish(winner, reason, returns, detail)
 
     def chance_outcomes(self) -> list[tuple[DuelChance, float]]:
         if self.phase is TIEBREAK:
@@ -275,7 +309,9 @@ class DuelState(State[DuelChance]):
         if self.phase is TIEBREAK:
             return 0 if rng.random() < self._tiebreak_odds() else 1
         r = self.queue[0]
-        return sample_outcome(rng, r.pool, r.difficulty, r.willpower, self.prevents_botch, r.specialty)
+        # dice.sample_outcome inlined (one call fewer per roll): the same table and the same single draw
+        keys, cum = _sampler(r.pool, r.difficulty, r.willpower, self.prevents_botch, r.specialty)
+        return keys[bisect_right(cum, rng.random())]
 
     def apply_chance(self, outcome: DuelChance) -> None:
         """Apply a chance outcome.
@@ -283,7 +319,6 @@ class DuelState(State[DuelChance]):
         RESOLVE: an outcome (``BOTCH`` or net successes) or a tuple of faces (+ specialty rerolls).
         TIEBREAK: the winning seat.
         """
-        self._legal = None
         if self.phase is TIEBREAK:
             assert not isinstance(outcome, tuple)
             w = int(outcome)
@@ -296,7 +331,9 @@ class DuelState(State[DuelChance]):
             self._win(w)
             return
         r = self.queue.pop(0)
-        if isinstance(outcome, tuple):
+        if type(outcome) is int:  # a sampled outcome (the common case, without isinstance and int() calls)
+            value = outcome
+        elif isinstance(outcome, tuple):
             value = outcome_of_faces(
                 outcome[: r.pool],
                 r.difficulty,
@@ -328,13 +365,11 @@ class DuelState(State[DuelChance]):
             self._settle()
 
     def legal_actions(self) -> list[int]:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        return list(legal)
+        return [*self._legal]  # set when the state entered this node (see __init__); [*t] skips list()'s call
 
     def _compute_legal(self) -> tuple[int, ...]:
-        if self.current_player() < 0:
+        """This node's legal actions worked out from the phase (the reference of the kept ``_legal``)."""
+        if self._current_player() < 0:
             return ()
         s = self.seat
         ph = self.phase
@@ -349,29 +384,30 @@ class DuelState(State[DuelChance]):
         return ()
 
     def apply_action(self, action: int) -> None:
-        legal = self._legal  # this decision's legal actions, worked out at most once (legal_actions keeps them)
-        if legal is None:
-            legal = self._compute_legal()
-        if action not in legal:
+        if action not in self._legal:  # empty at chance nodes and at the end
             raise IllegalActionError(f"illegal duel action {action} in phase {self.phase.name}")
-        self._legal = None
         s = self.seat
         ph = self.phase
-        if ph is COUNT:
-            self.n_actions[s] = duel_declared_count(action)
+        setup = self._setup
+        if ph is PICK:
+            plan = self.plans[s] = (*self.plans[s], KINDS[action - FIRST_PICK])
+            n = self.n_actions[s]
+            if len(plan) < n:
+                self._legal = setup.declare[s](n, plan)
+            elif not self.willpower_per_roll and self.willpower[s] > 0 and setup.wp_limit > 0:  # Rule 8, 0 spent
+                self.phase = WILLPOWER
+                self._legal = setup.willpower_any[n]
+            else:
+                self._declared()
+        elif ph is COUNT:
+            n = self.n_actions[s] = setup.count_of[action]
             self.plans[s] = ()
             self.phase = PICK
-        elif ph is PICK:
-            self.plans[s] = (*self.plans[s], picked_kind(action))
-            if len(self.plans[s]) == self.n_actions[s]:
-                if not self.willpower_per_roll and rules.may_spend_willpower(self.willpower[s], 0, self.cfg):
-                    self.phase = WILLPOWER
-                else:
-                    self._declared()
-        elif ph is WILLPOWER:
-            self.wp_action[s] = None if action == ACT_NO_WILLPOWER else duel_willpower_index(action)
+            self._legal = setup.declare[s](n, ())
+        else:  # WILLPOWER
+            wp = self.wp_action[s] = None if action == ACT_NO_WILLPOWER else setup.wp_index[action]
             if self.willpower_per_roll:
-                self._willpower_on_next_roll(self.wp_action[s] is not None)
+                self._willpower_on_next_roll(wp is not None)
             else:
                 self._declared()
 
@@ -392,27 +428,31 @@ class DuelState(State[DuelChance]):
         """The legal declaration actions of seat ``s``: how many actions (``n`` = 0), or the next pick."""
         return declaration_table(self.sides[s].pools, self.max_actions, self.one_roll_per_task, n, used)
 
+    def _declare(self, s: int) -> None:
+        """Seat ``s`` declares how many actions it takes (Rule 9)."""
+        self.seat = self._player = s
+        self.phase = COUNT
+        self._legal = self._setup.count_legal[s]
+
     def _declared(self) -> None:
         """Rules 8-9: both have declared; queue the rolls (pools after the split, Willpower where spent)."""
         if self.seat == 0:
-            self.seat = 1
-            self.phase = COUNT
+            self._declare(1)
             return
-        self.queue = []
-        rolls = self._setup.rolls
+        queue: list[DuelRoll] = []
+        queues = self._setup.queues
         for s in SEATS:
-            if self.wp_action[s] is not None:
+            wp_k = self.wp_action[s]
+            if wp_k is not None:
                 self.willpower[s] -= 1
                 self.wp_spent[s] += 1
                 self._turn_changed()
-            n = self.n_actions[s]
-            wp_k = self.wp_action[s]
-            for k, kind in enumerate(self.plans[s]):
-                key = (s, kind, n, k, k == wp_k)
-                roll = rolls.get(key)
-                if roll is None:
-                    roll = rolls[key] = self._declared_roll(*key)
-                self.queue.append(roll)
+            key = (s, self.n_actions[s], self.plans[s], wp_k)
+            rolls = queues.get(key)
+            if rolls is None:
+                rolls = queues[key] = self._declared_rolls(*key)
+            queue += rolls
+        self.queue = queue
         self.attack = [(), ()]
         self.defence = [None, None]
         self.phase = RESOLVE
@@ -426,6 +466,10 @@ class DuelState(State[DuelChance]):
             self.narrate("declare", f"Turn {self.turn + 1}. {plans}.")
         self._next_roll()
 
+    def _declared_rolls(self, s: int, n: int, plan: tuple[Kind, ...], wp_k: int | None) -> tuple[DuelRoll, ...]:
+        """Rules 8-9: seat ``s``'s rolls of its ``n`` declared actions ``plan``, Willpower on action ``wp_k``."""
+        return tuple(self._declared_roll(s, kind, n, k, k == wp_k) for k, kind in enumerate(plan))
+
     def _declared_roll(self, s: int, kind: Kind, n: int, k: int, willpower: bool) -> DuelRoll:
         """Rules 8-9: the roll of seat ``s``'s k-th (0-based) of ``n`` declared actions, of ``kind``."""
         side = self.sides[s]
@@ -436,15 +480,20 @@ class DuelState(State[DuelChance]):
     def _next_roll(self) -> None:
         """Rule 8: before each roll its side may spend Willpower, having seen the turn's earlier rolls."""
         r = self.queue[0]
-        if (
+        s = r.seat
+        if (  # rules.may_spend_willpower, with the config's part resolved once (_DuelSetup.wp_limit)
             self.willpower_per_roll
             and not r.willpower_decided
-            and rules.may_spend_willpower(self.willpower[r.seat], self.wp_spent[r.seat], self.cfg)
+            and self.willpower[s] > 0
+            and self.wp_spent[s] < self._setup.wp_limit
         ):
-            self.seat = r.seat
+            self.seat = self._player = s
             self.phase = WILLPOWER
+            self._legal = self._setup.willpower_on[r.index]
         else:
             self.phase = RESOLVE
+            self._player = CHANCE
+            self._legal = ()
 
     def _willpower_on_next_roll(self, spend: bool) -> None:
         """Rule 8: spend a point on the roll about to be made (one automatic success), or not."""
@@ -453,9 +502,15 @@ class DuelState(State[DuelChance]):
             self.willpower[r.seat] -= 1
             self.wp_spent[r.seat] += 1
             self._turn_changed()
-        wp = rules.willpower_successes(spend, self.cfg)
-        self.queue[0] = DuelRoll(r.seat, r.kind, r.pool, r.difficulty, wp, r.specialty, r.index, True)
+        decided = self._setup.decided
+        roll = decided.get((r, spend))
+        if roll is None:
+            wp = rules.willpower_successes(spend, self.cfg)
+            roll = decided[r, spend] = DuelRoll(r.seat, r.kind, r.pool, r.difficulty, wp, r.specialty, r.index, True)
+        self.queue[0] = roll
         self.phase = RESOLVE
+        self._player = CHANCE
+        self._legal = ()
 
     def rolling(self) -> bool:
         """The turn's rolls are being made (a per-roll Willpower decision included)."""
@@ -480,46 +535,55 @@ class DuelState(State[DuelChance]):
     def _settle(self) -> None:
         """Rules 11-13: resets, resisted gains, and the first to the target."""
         self._turn_changed()
-        gains = [0, 0]
-        ended = [False, False]
-        for s in SEATS:
-            o = 1 - s
-            if not self.attack[s]:
-                continue
-            turn = self._attack_turn(self.attack[s])
-            if turn.reset:
-                ended[s] = self.cfg.extended.abandon_on_reset
-                if self.progress[s] and self.narrating:
-                    self.narrate(
-                        "reset", f"{self.sides[s].name} loses all {self.progress[s]} accumulated successes.", s
+        attack, (d0, d1) = self.attack, self.defence
+        settled = self._setup.settled
+        resets, gains = [False, False], [0, 0]
+        for s, d in ((0, d1), (1, d0)):
+            if attack[s]:
+                key = (attack[s], d)
+                hit = settled.get(key)
+                if hit is None:
+                    if len(settled) >= _BLOCKS_LIMIT:
+                        settled.clear()
+                    hit = settled[key] = self._settled_side(*key)
+                resets[s], gains[s] = hit
+        # last turn's results, defence botches as 0 (max(d or 0, 0) without two builtin calls)
+        last = (gains[0], gains[1], d0 if d0 is not None and d0 > 0 else 0, d1 if d1 is not None and d1 > 0 else 0)
+        progress = self.progress
+        if resets[0] or resets[1]:
+            for s in SEATS:
+                if resets[s]:
+                    if progress[s] and self.narrating:
+                        self.narrate("reset", f"{self.sides[s].name} loses all {progress[s]} accumulated successes.", s)
+                    progress[s] = 0
+            if self.cfg.extended.abandon_on_reset:  # Rule 11 [decision]: the Storyteller ends a reset attempt
+                self.phase = OVER
+                if resets[0] and resets[1]:
+                    self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both attempts ended by botches")
+                else:
+                    keeper = 0 if resets[1] else 1
+                    self.finish(
+                        keeper,
+                        EndReason.KNOCKOUT,
+                        [1.0 if i == keeper else -1.0 for i in SEATS],
+                        f"{self.sides[1 - keeper].name}'s attempt ends with a botch",
                     )
-                self.progress[s] = 0
-            gains[s] = rules.resisted_result(turn.kept, self.defence[o] or 0, self.cfg) if turn.rolled else 0
-        if any(ended):  # Rule 11 [decision]: the Storyteller ends a reset attempt: that side loses
-            self.phase = OVER
-            if all(ended):
-                self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both attempts ended by botches")
-            else:
-                keeper = 0 if ended[1] else 1
-                self.finish(
-                    keeper,
-                    EndReason.KNOCKOUT,
-                    [1.0 if i == keeper else -1.0 for i in SEATS],
-                    f"{self.sides[1 - keeper].name}'s attempt ends with a botch",
-                )
-            return
-        for s in SEATS:
-            self.progress[s] += gains[s]
-            if self.attack[s] and self.narrating:
-                self.narrate(
-                    "gain",
-                    f"{self.sides[s].name} gains {gains[s]} (total {self.progress[s]}/{self.target}).",
-                    s,
-                    gain=gains[s],
-                )
-        d0, d1 = self.defence
-        self.last = (gains[0], gains[1], max(d0 or 0, 0), max(d1 or 0, 0))
-        w = rules.contest_winner(self.progress, self.target, self.cfg)
+                return
+        progress[0] += last[0]
+        progress[1] += last[1]
+        if self.narrating:
+            for s in SEATS:
+                if attack[s]:
+                    self.narrate(
+                        "gain",
+                        f"{self.sides[s].name} gains {last[s]} (total {progress[s]}/{self.target}).",
+                        s,
+                        gain=last[s],
+                    )
+        self.last = last
+        p0, p1 = self.progress
+        target = self.target  # Rule 13: nobody at the target (most turns) needs no contest_winner call
+        w = None if p0 < target and p1 < target else rules.contest_winner(self.progress, target, self.cfg)
         if w is None:
             self.turn += 1
             if self.turn >= self.cfg.duel.turns:
@@ -531,17 +595,23 @@ class DuelState(State[DuelChance]):
             self._win(w)
         elif self.cfg.contest.simultaneous == rules.Simultaneous.HIGHER_TOTAL:
             self.phase = TIEBREAK
+            self._player = CHANCE
+            self._legal = ()
         else:
             self.phase = OVER
             self.finish(None, EndReason.COMPLETED, [0.0, 0.0], "both reached the total together")
 
+    def _settled_side(self, outcomes: tuple[int, ...], defence: int | None) -> tuple[bool, int]:
+        """Rules 11-12: whether a side's turn of attack ``outcomes`` reset it, and its gain against ``defence``."""
+        turn = self._attack_turn(outcomes)
+        return turn.reset, rules.resisted_result(turn.kept, defence or 0, self.cfg) if turn.rolled else 0
+
     def _new_turn(self) -> None:
-        self.seat = 0
-        self.phase = COUNT
         self.n_actions = [0, 0]
         self.plans = [(), ()]
         self.wp_action = [None, None]
         self.wp_spent = [0, 0]
+        self._declare(0)
 
     def _win(self, w: int) -> None:
         self.phase = OVER
@@ -553,7 +623,14 @@ class DuelState(State[DuelChance]):
         )
 
     def _tiebreak_odds(self) -> float:
-        """Rule 13: the chance that seat 0 wins the roll-off of the main attacks."""
+        """Rule 13: the chance that seat 0 wins the roll-off of the main attacks (fixed per config: kept)."""
+        odds = self._setup.tiebreak_odds
+        if odds is None:
+            odds = self._setup.tiebreak_odds = self._roll_off_odds()
+        return odds
+
+    def _roll_off_odds(self) -> float:
+        """Rule 13: the chance that seat 0 wins the roll-off of the main attacks, worked out."""
         a, b = (
             outcome_distribution(
                 side.pools[ATTACK_MAIN],
@@ -569,14 +646,8 @@ class DuelState(State[DuelChance]):
         """The same vector as :func:`~envs.storyteller.observation.encode_duel`, joined from packed blocks."""
         turn = self._turn_obs[seat]
         setup = self._setup
-        if turn is None:
-            tkey = (seat, *self.progress, *self.willpower, self.turn, self.last)
-            turn = setup.turn_blocks.get(tkey)
-            if turn is None:
-                if len(setup.turn_blocks) >= _BLOCKS_LIMIT:
-                    setup.turn_blocks.clear()
-                turn = setup.turn_blocks[tkey] = duel_turn_blocks(self, seat)
-            self._turn_obs[seat] = turn
+        if turn is None:  # packed afresh: a memo on what they read (progress, Willpower, turn, last) rarely hit
+            turn = self._turn_obs[seat] = duel_turn_blocks(self, seat)
         ph = self.phase
         if self.seat == seat and ph <= WILLPOWER:
             memo = setup.plan_blocks
@@ -592,7 +663,8 @@ class DuelState(State[DuelChance]):
             rolls = self._rolls_block(seat)
         else:
             rolls = DUEL_NO_ROLLS
-        return join_blocks((turn[0], plan[0], turn[1], rolls, plan[1]))
+        # observation.join_blocks inlined (one call fewer per observation)
+        return _frombuffer(bytearray(b"".join((turn[0], plan[0], turn[1], rolls, plan[1]))), _F32)
 
     def _rolls_block(self, seat: int) -> bytes:
         """The turn's rolls block from ``seat``'s side, memoised per config on the rolls it reads."""
@@ -670,6 +742,10 @@ def duel_observation_length(cfg: Any) -> int:
 
 
 def new_duel(cfg: Any) -> DuelState:
-    """Scenario setup (deterministic)."""
+    """Scenario setup (deterministic): a clone of the config's fresh duel (an env resets every ~18 steps)."""
     assert isinstance(cfg, StorytellerConfig)
-    return DuelState(cfg)
+    setup = _setup(cfg)
+    fresh = setup.fresh
+    if fresh is None:
+        fresh = setup.fresh = DuelState(cfg)
+    return fresh.clone()

@@ -48,7 +48,8 @@ the rules above name.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
+from functools import cache
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -85,9 +86,11 @@ from envs.storyteller.observation import (
     heist_slot_head,
     heist_slot_tails,
     heist_task_part,
-    join_blocks,
 )
 from envs.storyteller.scenarios import CATALOGUE, TaskSpec
+
+_F32 = np.float32
+_frombuffer = np.frombuffer  # a module global: no numpy attribute lookup per observation
 
 HeistChance = int | tuple[int, ...]
 """A heist chance outcome: the drawn task indices (setup), or a roll's outcome or forced faces."""
@@ -128,6 +131,16 @@ ACT_NO_WILLPOWER, ACT_RETRY = Act.NO_WILLPOWER, Act.RETRY
 OVER = Phase.OVER
 RETRY_OR_ABANDON = (ACT_RETRY, ACT_ABANDON)
 """Rule 10: the decision on a task reset or failed last turn."""
+ALLY_ACTIONS = tuple(ally_action(s) for s in range(SLOTS))
+"""Rule 14: the action that sends the ally to each task slot."""
+
+
+@cache
+def _willpower_on(k: int) -> tuple[int, int]:
+    """Rule 8, Willpower before each roll: the legal decision before the roll of action ``k`` (bounded by 10)."""
+    return (ACT_NO_WILLPOWER, willpower_action(k))
+
+
 PICKS: dict[int, Pick] = {
     **{a: Pick(*roll_target(a)) for a in range(Act.ROLL, Act.AUTO)},
     **{a: Pick(a - ACT_AUTO, None) for a in range(Act.AUTO, Act.NO_WILLPOWER)},
@@ -195,6 +208,7 @@ class Task:
 
     __slots__ = (
         "spec",
+        "extended",
         "pools",
         "difficulties",
         "specialty",
@@ -223,6 +237,7 @@ class Task:
 
     def __init__(self, spec: TaskSpec, cfg: StorytellerConfig) -> None:
         self.spec = spec
+        self.extended = spec.extended  # Rule 11 (the spec's property, read on every roll)
         self.cfg = cfg
         self._derived = _derived_table(cfg)
         fixed = self._derived.get((id(spec), None))
@@ -324,6 +339,7 @@ class Task:
     def copy(self) -> Task:
         t = Task.__new__(Task)
         t.spec, t.pools, t.difficulties, t.specialty = self.spec, self.pools, self.difficulties, self.specialty
+        t.extended = self.extended
         t.progress, t.status, t.cfg, t._attempt = self.progress, self.status, self.cfg, self._attempt
         t.current_difficulty, t.current_possible, t.capacity = (
             self.current_difficulty,
@@ -354,6 +370,9 @@ class HeistState(State[HeistChance]):
         self.turn_limit = cfg.heist.turns
         self.willpower = cfg.willpower.points
         self.phase = SETUP
+        self._player = CHANCE
+        """Who moves: set with every change of phase (a decision phase: 0; SETUP and RESOLVE: chance) and by
+        :meth:`finish`; the adapter asks ~5 times a step. :meth:`_current_player` is the plain rule."""
         self.pending_slot: int | None = None
         self.n_actions = 0
         self.plan: list[Pick] = []
@@ -367,6 +386,8 @@ class HeistState(State[HeistChance]):
         self.plan_scale = max(PLAN_SCALE, float(self.max_actions))  # observation: actions declared / this
         self.willpower_per_roll = rules.willpower_before_each_roll(cfg)
         self.teamwork_adds = rules.simple_teamwork_adds(cfg)
+        # Rule 8: may_spend_willpower(points, spent) is points > 0 and spent < wp_limit (no successes: never)
+        self.wp_limit = cfg.willpower.per_turn if cfg.willpower.successes > 0 else 0
         # the config keys read on every step, resolved once into plain attributes
         self.one_roll_per_task = cfg.extended.one_roll_per_task
         self.prevents_botch = cfg.willpower.prevents_botch
@@ -402,12 +423,21 @@ class HeistState(State[HeistChance]):
 
     # -- protocol --------------------------------------------------------------------------------
     def current_player(self) -> int:
+        return self._player
+
+    def _current_player(self) -> int:
+        """Who moves, worked out from the phase (the reference of the kept ``_player``)."""
         if self._outcome is not None:
             return TERMINAL
         ph = self.phase
         if ph is SETUP or ph is RESOLVE:
             return CHANCE
         return 0
+
+    def finish(self, winner: int | None, reason: EndReason, returns: Sequence[float], detail: str = "") -> None:
+        """End the heist (:meth:`State.finish`); nobody moves any more."""
+        self._player = TERMINAL
+        super().finish(winner, reason, returns, detail)
 
     def chance_outcomes(self) -> list[tuple[HeistChance, float]]:
         if self.phase is SETUP:
@@ -435,7 +465,9 @@ class HeistState(State[HeistChance]):
             self._deal(tuple(int(i) for i in outcome))
             return
         r = self.queue.pop(0)
-        if isinstance(outcome, tuple):
+        if type(outcome) is int:  # a sampled outcome (the common case, without isinstance and int() calls)
+            value = outcome
+        elif isinstance(outcome, tuple):
             faces = outcome[: r.pool]
             value = outcome_of_faces(
                 faces, r.difficulty, r.willpower, self.cfg.willpower.prevents_botch, r.specialty, outcome[r.pool :]
@@ -449,10 +481,10 @@ class HeistState(State[HeistChance]):
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
-        return list(legal)
+        return [*legal]  # [*t] skips list()'s call
 
     def _compute_legal(self) -> tuple[int, ...]:
-        if self.current_player() != 0:
+        if self._player != 0:  # kept with every phase change (tests check it against _current_player)
             return ()
         ph = self.phase
         if ph is RETRY:
@@ -461,10 +493,10 @@ class HeistState(State[HeistChance]):
             return self._memo_declaration()
         if ph is WILLPOWER:
             if self.willpower_per_roll:  # Rule 8: on the roll about to be made
-                return (ACT_NO_WILLPOWER, willpower_action(self.queue[0].index))
+                return _willpower_on(self.queue[0].index)
             return (ACT_NO_WILLPOWER, *(willpower_action(i) for i, p in enumerate(self.plan) if not p.auto))
         if ph is ALLY:
-            return (*(ally_action(s) for s, t in enumerate(self.tasks) if t.status == ACTIVE), ACT_ALLY_REST)
+            return (*[ALLY_ACTIONS[s] for s, t in enumerate(self.tasks) if t.status == ACTIVE], ACT_ALLY_REST)
         return ()
 
     def apply_action(self, action: int) -> None:
@@ -486,6 +518,7 @@ class HeistState(State[HeistChance]):
             elif self.narrating:
                 self.narrate("declare", f"Turn {self.turn + 1}: one action.", 0)
             self.phase = PICK
+            self._player = 0
         elif ph is PICK:
             self.plan.append(PICKS[action])
             if len(self.plan) == self.n_actions:
@@ -528,9 +561,11 @@ class HeistState(State[HeistChance]):
             if t.status == PENDING:
                 self.pending_slot = s
                 self.phase = RETRY
+                self._player = 0
                 return
         self.pending_slot = None
         self.phase = COUNT
+        self._player = 0
         counts = self._memo_declaration()  # the legal counts: some n-action turn is feasible (Rules 9-11)
         if not counts:
             self.phase = OVER
@@ -639,12 +674,14 @@ class HeistState(State[HeistChance]):
             and rules.may_spend_willpower(self.willpower, 0, self.cfg)
         ):
             self.phase = WILLPOWER
+            self._player = 0
         else:
             self._after_willpower()
 
     def _after_willpower(self) -> None:
         if self.cfg.teamwork.enabled and self.cfg.heist.ally_pool > 0:
             self.phase = ALLY
+            self._player = 0
         else:
             self._begin_resolve()
 
@@ -670,6 +707,7 @@ class HeistState(State[HeistChance]):
                 PendingRoll(self.ally_slot, self.cfg.heist.ally_pool, t.difficulty(0, self.cfg), 0, False, True, 0)
             )
         self.phase = RESOLVE
+        self._player = CHANCE
         self._resolve()
 
     # -- resolving -------------------------------------------------------------------------------
@@ -689,9 +727,11 @@ class HeistState(State[HeistChance]):
                 self.willpower_per_roll
                 and not r.ally
                 and not r.willpower_decided
-                and rules.may_spend_willpower(self.willpower, self.wp_spent, self.cfg)
+                and self.willpower > 0  # rules.may_spend_willpower with the config's part resolved once
+                and self.wp_spent < self.wp_limit
             ):
                 self.phase = WILLPOWER  # Rule 8: decided before this roll, the earlier ones seen
+                self._player = 0
                 return
             return  # a roll: chance node
         self.turn += 1
@@ -706,6 +746,7 @@ class HeistState(State[HeistChance]):
         wp = rules.willpower_successes(spend, self.cfg)
         self.queue[0] = PendingRoll(r.slot, r.pool, r.difficulty, wp, r.specialty, r.ally, r.approach, r.index, True)
         self.phase = RESOLVE
+        self._player = CHANCE
 
     def _take_automatic_success(self, t: Task) -> None:
         """Rule 7: one success without rolling."""
@@ -743,7 +784,7 @@ class HeistState(State[HeistChance]):
                     0,
                     outcome=outcome,
                 )
-        if not t.spec.extended:
+        if not t.extended:
             self._simple_roll(r, t, outcome)
             return
         progress, reset = rules.extended_progress(t.progress, outcome, self.cfg)
@@ -789,12 +830,12 @@ class HeistState(State[HeistChance]):
 
         Lost: a one-chance task, an impossible difficulty, or the Storyteller ends a reset extended action.
         """
-        if t.spec.extended and self.cfg.extended.abandon_on_reset:
+        if t.extended and self.cfg.extended.abandon_on_reset:
             t.status = LOST
             if self.narrating:
                 self.narrate("lost", f"{t.spec.title}: the Storyteller ends the attempt.", 0)
             return
-        attempt = rules.next_attempt(t.attempt, t.spec.extended, self.cfg)
+        attempt = rules.next_attempt(t.attempt, t.extended, self.cfg)
         if rules.can_retry(t.spec.retryable, attempt, min(t.difficulties), self.cfg):
             t.attempt = attempt
             t.status = PENDING
@@ -845,7 +886,10 @@ class HeistState(State[HeistChance]):
                 gmemo.clear()
             clock = (self.turn, self.turn_limit, self.cfg.heist.turns, self.willpower)
             glob = gmemo[key] = heist_globals(clock, phase, (self.n_actions, len(plan)), self.plan_scale, roll)
-        return join_blocks((heads[0], tails[0], heads[1], tails[1], heads[2], tails[2], glob))  # the SLOTS slots
+        # observation.join_blocks inlined (one call fewer per observation), the SLOTS slots and the globals
+        return _frombuffer(
+            bytearray(b"".join((heads[0], tails[0], heads[1], tails[1], heads[2], tails[2], glob))), _F32
+        )
 
     def _head_blocks(self) -> tuple[bytes, ...]:
         """Every slot's packed head block, from each task's memo (:attr:`Task.obs_heads`); empty slots zero."""

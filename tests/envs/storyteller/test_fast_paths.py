@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -10,10 +11,10 @@ import pytest
 from envs.core.config import config_dict, deep_merge, validate_config
 from envs.core.dice import Rng
 from envs.core.game import State
-from envs.storyteller import RULESET, rules
-from envs.storyteller.actions import Phase, count_action
+from envs.storyteller import RULESET, dice, rules
+from envs.storyteller.actions import Act, Phase, Status, ally_action, count_action, willpower_action
 from envs.storyteller.config import StorytellerConfig
-from envs.storyteller.duel import DuelState
+from envs.storyteller.duel import DuelState, new_duel
 from envs.storyteller.heist import HeistState
 from envs.storyteller.observation import encode_duel, encode_heist
 
@@ -97,12 +98,33 @@ def test_duel_block_observations_equal_the_plain_encoder(sections: dict[str, obj
             assert fast.dtype == np.float32 and fast.flags.writeable
             assert fast.tobytes() == encode_duel(st, seat).tobytes()
         assert st.legal_actions() == list(st._compute_legal())  # the kept list is this node's
-        for key, roll in st._setup.rolls.items():  # the memoised declared rolls are the rules' rolls
-            assert roll == st._declared_roll(*key)
-        for outcomes, turn in st._setup.attack_turns.items():  # Rule 11 memoised by the turn's attack outcomes
-            assert turn == rules.attack_turn(outcomes, st.cfg)
+        assert st.current_player() == st._current_player()  # the kept player is this node's
 
     assert _check_walks(cfg, lambda: DuelState(cfg), check) > 30  # noqa: PLR2004
+    assert _check_walks(cfg, lambda: new_duel(cfg), check) > 30  # noqa: PLR2004 - clones of the fresh duel
+    _check_duel_memos(DuelState(cfg))
+
+
+def _check_duel_memos(st: DuelState) -> None:
+    """Every entry of the config's memos (filled by the games played) against the rules worked out again."""
+    setup = st._setup
+    assert setup.queues and setup.settled and setup.attack_turns
+    for (s, n, plan, wp_k), rolls in setup.queues.items():  # the memoised declared rolls are the rules' rolls
+        assert rolls == tuple(st._declared_roll(s, kind, n, k, k == wp_k) for k, kind in enumerate(plan))
+    for outcomes, turn in setup.attack_turns.items():  # Rule 11 memoised by the turn's attack outcomes
+        assert turn == rules.attack_turn(outcomes, st.cfg)
+    for (outcomes, defence), (reset, gain) in setup.settled.items():  # Rules 11-12 memoised per side
+        turn = rules.attack_turn(outcomes, st.cfg)
+        assert (reset, gain) == (
+            turn.reset,
+            rules.resisted_result(turn.kept, defence or 0, st.cfg) if turn.rolled else 0,
+        )
+    for (roll, spend), decided in setup.decided.items():  # Rule 8's decision on a queued roll
+        assert decided == roll._replace(willpower=rules.willpower_successes(spend, st.cfg), willpower_decided=True)
+    assert setup.fresh is not None  # the duel new_duel clones is still a fresh one
+    assert setup.fresh.key() == st.key() and setup.fresh.log == st.log
+    if setup.tiebreak_odds is not None:  # Rule 13's roll-off, kept per config
+        assert setup.tiebreak_odds == st._roll_off_odds()
 
 
 @pytest.mark.parametrize("sections", [*FAST_PATH_CONFIGS, {"heist": {"draw": 2}}, {"teamwork": {"enabled": False}}])
@@ -112,6 +134,8 @@ def test_heist_block_observations_equal_the_plain_encoder(sections: dict[str, ob
 
     def check(st: State) -> None:
         assert isinstance(st, HeistState)
+        assert st.current_player() == st._current_player()  # the kept player is this node's
+        assert all(t.extended == t.spec.extended for t in st.tasks)  # Rule 11's kept copy of the spec's property
         fast = st.observation(0)
         assert fast.dtype == np.float32 and fast.flags.writeable
         assert fast.tobytes() == encode_heist(st, 0).tobytes()
@@ -121,5 +145,22 @@ def test_heist_block_observations_equal_the_plain_encoder(sections: dict[str, ob
             legal = st.legal_actions()
             st._legal, st._tasks_key = None, None
             assert legal == list(st._compute_legal())  # the kept list is this node's
+            if st.phase is Phase.ALLY:  # Rule 14, from the action table
+                active = [s for s, t in enumerate(st.tasks) if t.status == Status.ACTIVE]
+                assert legal == [*(ally_action(s) for s in active), Act.ALLY_REST]
+            elif st.phase is Phase.WILLPOWER and st.willpower_per_roll:  # Rule 8, on the roll about to be made
+                assert legal == [Act.NO_WILLPOWER, willpower_action(st.queue[0].index)]
 
     assert _check_walks(cfg, lambda: HeistState(cfg), check) > 30  # noqa: PLR2004
+
+
+@pytest.mark.parametrize("specialty", [False, True])
+def test_integer_outcome_tables_equal_the_fraction_products(specialty: bool) -> None:
+    """The exact roll tables summed in integers are the Fraction-by-Fraction tables, entry by entry."""
+    for pool in range(-1, 10 if specialty else 13):
+        for difficulty in range(0, 13):
+            for wp in (0, 1, 2):
+                for prevents in (False, True):
+                    fast = dice._distribution.__wrapped__(pool, difficulty, wp, prevents, specialty)
+                    assert fast == dice._reference_distribution(pool, difficulty, wp, prevents, specialty)
+                    assert all(type(p) is Fraction for _, p in fast)
