@@ -10,6 +10,7 @@ pending consequence.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,11 +84,10 @@ _ABSENT_BYTES: tuple[bytes, ...] = tuple(
 """The float32 bytes of the absent party slots of a conflict of ``n`` parties, by ``n``."""
 
 # The blocks of an observation as float32 bytes, each cached by the values it is computed from (a game meets the
-# same few of each again and again; split this way, each cache stays small where whole rows would not).
+# same few of each again and again; split this way, each cache stays small where whole rows would not). The
+# sheet block is the exception: packed directly (see :func:`_sheet`).
 _CACHE_LIMIT = 1 << 15
 _Key = tuple[Any, ...]
-_SHEETS: dict[_Key, bytes] = {}
-"""A party's present, in chapter, in conflict and NPC flags and its six sheet dice, by those values."""
 _ROLLED: dict[tuple[int, ...], bytes] = {}
 """A party's rolled dice (the first ``ROLLED_DICE_SHOWN``, zeros after), by its dice tuple."""
 _STANDING: dict[_Key, bytes] = {}
@@ -100,7 +100,7 @@ _FORMS_SEEN: dict[_Key, bytes] = {}
 """The forms that fit the seat's action and its first picked form, by the draw and the form."""
 _PENDING: dict[_Key, bytes] = {}
 """The standing challenge's roll, the pending offer's kind and the seat's part in a consequence."""
-_CACHES = (_SHEETS, _ROLLED, _STANDING, _READINGS, _PROGRESS, _FORMS_SEEN, _PENDING)
+_CACHES = (_ROLLED, _STANDING, _READINGS, _PROGRESS, _FORMS_SEEN, _PENDING)
 
 
 def _packed(cache: dict[Any, bytes], key: Any, *v: float) -> bytes:
@@ -115,11 +115,19 @@ def _packed(cache: dict[Any, bytes], key: Any, *v: float) -> bytes:
     return out
 
 
-def _sheet(key: _Key) -> bytes:
-    s0, s1, s2, s3, s4, s5, chapter, conflict, npc = key
-    die = _DIE
-    return _packed(_SHEETS, key, 1.0, _FLAG[chapter], _FLAG[conflict], _FLAG[npc], die[s0], die[s1], die[s2],
-                   die[s3], die[s4], die[s5])  # fmt: skip
+_SHEET_PACK = struct.Struct(f"{4 + len(SHEET_SLOTS)}f").pack
+_DIE_CLIPPED = tuple(x if x < 1.0 else 1.0 for x in _DIE)
+"""``_DIE`` clipped to 1 as :func:`_packed` clips (a config's dice above d12 read as 1)."""
+
+
+def _sheet(dice: Sequence[int], chapter: bool, conflict: bool, npc: bool) -> bytes:
+    """A party's present, in chapter, in conflict and NPC flags and its six sheet dice, as float32 bytes.
+
+    Packed directly, not cached: sheets are many (builds, consequences) and a block is packed only when it
+    changed (the state keeps it, see :func:`public_block`); a cache keyed on the sheet missed a third of
+    the steps of a melee's first thousands.
+    """
+    return _SHEET_PACK(1.0, _FLAG[chapter], _FLAG[conflict], _FLAG[npc], *map(_DIE_CLIPPED.__getitem__, dice))
 
 
 def _rolled(dice: tuple[int, ...]) -> bytes:
@@ -175,19 +183,18 @@ def public_block(state: WickedAgeState, p: int) -> bytes:
     changes (see :meth:`WickedAgeState._sheet_changed`).
     """
     ch = state.chars[p]
-    s0, s1, s2, s3, s4, s5 = ch.dice  # SHEET_SLOTS
-    key: _Key = (s0, s1, s2, s3, s4, s5, state.in_chapter[p], state.in_conflict[p], ch.npc)
     rd = state.roll_dice[p]
-    return (_SHEETS.get(key) or _sheet(key)) + (_ROLLED.get(rd) or _rolled(rd))
+    return _sheet(ch.dice, state.in_chapter[p], state.in_conflict[p], ch.npc) + (_ROLLED.get(rd) or _rolled(rd))
 
 
 def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     """Flat float32 in [0, 1]: parties (self first), then the round, decision and pending offer.
 
-    The blocks of features are float32 bytes cached by the values they are computed from (see ``_CACHES``):
-    an encoding gathers those values, looks its blocks up and joins them into a fresh array, several times
-    cheaper than computing and packing every feature. Outside the build a party's sheet and rolled dice are
-    the state's dirty-tracked ``_public`` blocks (:func:`public_block`), re-packed only after they change.
+    The blocks of features are float32 bytes cached by the values they are computed from (see ``_CACHES``;
+    the sheet is packed directly): an encoding gathers those values, looks its blocks up and joins them into
+    a fresh array, several times cheaper than computing and packing every feature. Outside the build a
+    party's sheet and rolled dice are the state's dirty-tracked ``_public`` blocks (:func:`public_block`),
+    re-packed only after they change.
     The returned array is the caller's to keep.
     """
     n = state.num_players
@@ -205,10 +212,9 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     append = parts.append
     for p in _ROTATIONS[n][seat]:
         if building:  # during the (simultaneous) build a seat sees only its own draft
-            s0, s1, s2, s3, s4, s5 = state.drafts[p] if p == seat else _HIDDEN_SHEET  # SHEET_SLOTS
-            key: _Key = (s0, s1, s2, s3, s4, s5, state.in_chapter[p], in_conflict[p], state.chars[p].npc)
+            sheet = state.drafts[p] if p == seat else _HIDDEN_SHEET
+            append(_sheet(sheet, state.in_chapter[p], in_conflict[p], state.chars[p].npc))
             rd = state.roll_dice[p]
-            append(_SHEETS.get(key) or _sheet(key))
             append(_ROLLED.get(rd) or _rolled(rd))
         else:
             block = public[p]
@@ -222,7 +228,7 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         if pending and p == seat:  # a seat sees its own undecided cashing only
             dice += pending * state.rules.dice_per_entry
             owed -= pending
-        key = (dice, holds[seat], adv_seat[p], owed, challenged[p], moved[p])
+        key: _Key = (dice, holds[seat], adv_seat[p], owed, challenged[p], moved[p])
         append(standing.get(key) or _standing(key))
         r = rolls[p]
         key = (None if r is None else r.key, in_turns and challenger == p)
