@@ -156,6 +156,8 @@ _LE = operator.le
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 _ROLL_NODES = (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL)
 """The chance nodes that roll a party's dice (Rules 7, 9, 10)."""
+_OTHER_CHANCE = (Ctx.FORMS_DRAW, Ctx.TIE_REROLL, Ctx.CASH_ROLL)
+"""The chance nodes that draw something else (Rules 4, 8, 19): ``sample_chance`` rolls at any other node."""
 
 """Contexts below this one are decisions: ``node < _FIRST_CHANCE`` is ``node.is_decision`` without a property call."""
 
@@ -827,17 +829,17 @@ class WickedAgeState(State):
 
     def sample_chance(self, rng: Rng) -> Hashable:
         node, s = self.node, self.actor
+        if node not in _OTHER_CHANCE:  # a roll (the commonest chance node) first, without three comparisons
+            # the same roll `odds wicked_age --simulate` samples
+            dice, k = self.roll_dice[s], self.advantage_dice(s)
+            outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
+            self._sampled, self._sampled_dice, self._sampled_adv = outcome, dice, k  # valid as drawn: see _apply_roll
+            return outcome
         if node == _CTX_FORMS_DRAW:
             return forms_draw(rng, self.forms_available)
         if node == _CTX_TIE_REROLL:
             return rng.d(self.roll_dice[s][self._lowest_slot(s)])
-        if node == _CTX_CASH_ROLL:
-            return sum(rng.roll(self.fresh_adv[s], self.rules.advantage_sides))
-        # the same roll `odds wicked_age --simulate` samples
-        dice, k = self.roll_dice[s], self.advantage_dice(s)
-        outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
-        self._sampled, self._sampled_dice, self._sampled_adv = outcome, dice, k  # valid as drawn: see _apply_roll
-        return outcome
+        return sum(rng.roll(self.fresh_adv[s], self.rules.advantage_sides))  # CASH_ROLL
 
     def apply_chance(self, outcome: Hashable) -> None:
         node, s = self.node, self.actor
@@ -1009,6 +1011,7 @@ class WickedAgeState(State):
 
     # == The machine ==============================================================================
     def _decide(self, ctx: Ctx, seat: int) -> bool:
+        """Stop at decision ``ctx`` of ``seat`` (the machine's hot steps set the two fields themselves)."""
         self.node, self.actor = ctx, seat
         return True
 
@@ -1066,7 +1069,8 @@ class WickedAgeState(State):
     # -- build ---------------------------------------------------------------------------------
     def _build_turn(self) -> bool:
         """Rules 1-2: the seat whose draft is being built places its next die."""
-        return self._decide(_CTX_BUILD, self.idx)
+        self.node, self.actor = _CTX_BUILD, self.idx  # :meth:`_decide`, inlined
+        return True
 
     def _start_build(self, seat: int) -> None:
         """Rules 1-2: ``seat`` assigns its dice (PC) or die pairs (NPC), largest first, on a hidden draft."""
@@ -1152,7 +1156,8 @@ class WickedAgeState(State):
         ):
             self.idx += 1
         if self.idx < self.num_players:
-            return self._decide(_CTX_FORMS_DRAW, self.idx)
+            self.node, self.actor = _CTX_FORMS_DRAW, self.idx  # :meth:`_decide`, inlined
+            return True
         self._enter(_STAGE_PICK)
         return False
 
@@ -1469,7 +1474,8 @@ class WickedAgeState(State):
             if len(opp) == 1:
                 self._name_answerers(s, opp)
                 return False
-            return self._decide(_CTX_CHALLENGE, s)
+            self.node, self.actor = _CTX_CHALLENGE, s  # :meth:`_decide`, inlined
+            return True
         while self.answer_idx < len(self.answerers):
             t = self.answerers[self.answer_idx]
             if not self.in_conflict[t]:
@@ -1692,7 +1698,8 @@ class WickedAgeState(State):
         offer = self.offer
         assert offer is not None
         if offer.target is None:
-            return self._decide(_CTX_OFFER_TARGET, offer.proposer)
+            self.node, self.actor = _CTX_OFFER_TARGET, offer.proposer  # :meth:`_decide`, inlined
+            return True
         if not offer.announced:
             if self.narrating:
                 self.narrate(
@@ -1702,7 +1709,8 @@ class WickedAgeState(State):
                     offer.proposer,
                 )
             self.offer = PendingOffer(offer.proposer, offer.kind, offer.target, announced=True)
-        return self._decide(_CTX_OFFER_RESPONSE, offer.target)
+        self.node, self.actor = _CTX_OFFER_RESPONSE, offer.target  # :meth:`_decide`, inlined
+        return True
 
     def _answer_offer(self, accept: bool) -> None:
         """Rule 17: accept the offer (the proposer concedes) or insist on the whip (fight on)."""
@@ -1734,21 +1742,25 @@ class WickedAgeState(State):
         r = self.rules
         if self.terms is _TERMS_ASK:
             if r.negotiation_enabled and r.offers_after_absolute and r.offers:
-                return self._decide(_CTX_CONSEQ_OFFER, loser)
+                self.node, self.actor = _CTX_CONSEQ_OFFER, loser  # :meth:`_decide`, inlined
+                return True
             self.terms = _TERMS_DEFAULT
         if self.terms is _TERMS_DEFAULT:
-            return self._decide(_CTX_CONSEQ_DEFAULT, w)
+            self.node, self.actor = _CTX_CONSEQ_DEFAULT, w  # :meth:`_decide`, inlined
+            return True
         if self.terms is _TERMS_OFFERED:
-            return self._decide(_CTX_CONSEQ_RESPONSE, loser if self.terms_by == w else w)
+            self.node, self.actor = _CTX_CONSEQ_RESPONSE, loser if self.terms_by == w else w  # :meth:`_decide`, inlined
+            return True
         kind = self.terms_offer
         assert kind is not None
         if kind is _OFFER_CONCEDE_STAKE:  # pragma: no cover - resolved on acceptance
             self._finish_consequence()
             return False
-        if not self._form_loss_actions(loser):
+        if not any(self.chars[loser].dice):  # no form with a size to lose (``form_loss_choices`` empty)
             self._finish_consequence()
             return False
-        return self._decide(_CTX_OFFER_FORM, offer_chooser(kind, w, loser))
+        self.node, self.actor = _CTX_OFFER_FORM, offer_chooser(kind, w, loser)  # :meth:`_decide`, inlined
+        return True
 
     def _propose_terms(self, proposer: int, kind: Offer) -> None:
         """Rule 17: after an absolute result either side may propose a negotiated outcome instead of the default."""

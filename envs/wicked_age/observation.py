@@ -45,6 +45,7 @@ OBS_SIZE = observation_size(MIN_PARTY_SLOTS)
 _STAGE_BUILD = Stage.BUILD
 _STAGE_TURN = Stage.TURN
 _TERMS_OFFERED = Terms.OFFERED
+_FLOAT32 = np.dtype(np.float32)
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 """Contexts below this one are decisions (``Ctx.is_decision`` without a property call per step)."""
 _CONTEXTS = len(DECISION_CONTEXTS)
@@ -180,11 +181,13 @@ def public_block(state: WickedAgeState, p: int) -> bytes:
 
     Both read only the party's sheet dice, chapter, conflict and NPC flags and its rolled dice, the same for
     every observer outside the (hidden) build: the state keeps the result in ``_public`` until one of those
-    changes (see :meth:`WickedAgeState._sheet_changed`).
+    changes (see :meth:`WickedAgeState._sheet_changed`): this stores it there.
     """
     ch = state.chars[p]
     rd = state.roll_dice[p]
-    return _sheet(ch.dice, state.in_chapter[p], state.in_conflict[p], ch.npc) + (_ROLLED.get(rd) or _rolled(rd))
+    block = _sheet(ch.dice, state.in_chapter[p], state.in_conflict[p], ch.npc) + (_ROLLED.get(rd) or _rolled(rd))
+    state._public[p] = block
+    return block
 
 
 def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
@@ -201,6 +204,7 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     stage = state.stage
     in_turns = stage == _STAGE_TURN
     challenger = state.challenger
+    lead = challenger if in_turns else -1  # the party flagged as the challenger (none outside the turns)
     rolls, adv, adv_seat = state.rolls, state.adv, state.adv[seat]
     in_conflict, challenged, moved, owe = state.in_conflict, state.challenged, state.moved, state.owe
     keep, cashed = state._keep_advantage, state.cashed
@@ -209,18 +213,15 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     standing, readings = _STANDING, _READINGS
     pending = state.pending_cash[seat]
     parts: list[bytes] = []
-    append = parts.append
     for p in _ROTATIONS[n][seat]:
         if building:  # during the (simultaneous) build a seat sees only its own draft
             sheet = state.drafts[p] if p == seat else _HIDDEN_SHEET
-            append(_sheet(sheet, state.in_chapter[p], in_conflict[p], state.chars[p].npc))
             rd = state.roll_dice[p]
-            append(_ROLLED.get(rd) or _rolled(rd))
+            block = _sheet(sheet, state.in_chapter[p], in_conflict[p], state.chars[p].npc) + (
+                _ROLLED.get(rd) or _rolled(rd)
+            )
         else:
-            block = public[p]
-            if block is None:
-                block = public[p] = public_block(state, p)
-            append(block)
+            block = public[p] or public_block(state, p)  # a kept block is never empty (None: stale)
         holds = adv[p]
         cash = cashed[p]
         dice = advantage_dice(holds, in_conflict, keep, cash) if cash or True in holds else 0
@@ -229,26 +230,28 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
             dice += pending * state.rules.dice_per_entry
             owed -= pending
         key: _Key = (dice, holds[seat], adv_seat[p], owed, challenged[p], moved[p])
-        append(standing.get(key) or _standing(key))
         r = rolls[p]
-        key = (None if r is None else r.key, in_turns and challenger == p)
-        append(readings.get(key) or _reading(key))
-    append(_ABSENT_BYTES[n])
+        rkey = (None if r is None else r.key, lead == p)
+        # the party's three blocks in one extend (three appends are three calls)
+        parts += block, standing.get(key) or _standing(key), readings.get(rkey) or _reading(rkey)
     key = (state.round_no, state.rules.max_rounds, state.conflict_no, state.max_conflicts, state.node)
-    append(_PROGRESS.get(key) or _progress(key))
     picks = state.picks[seat]
-    key = (state.available[seat], picks[0] if picks else None)
-    append(_FORMS_SEEN.get(key) or _forms_seen(key))
+    fkey = (state.available[seat], picks[0] if picks else None)
     cr = rolls[challenger] if in_turns and challenger is not None else None
     conseq = state.conseq
     offer = state.offer
     # the pending offer's kind (:meth:`WickedAgeState.pending_offer_kind`, inlined)
     kind = offer.kind if offer is not None else state.terms_offer if state.terms is _TERMS_OFFERED else None
-    key = (
+    pkey = (
         None if cr is None else cr.key,
         kind,
         conseq is not None and conseq.winner == seat,
         conseq is not None and conseq.loser == seat,
     )
-    append(_PENDING.get(key) or _pending(key))
-    return np.frombuffer(bytearray(b"".join(parts)), dtype=np.float32)
+    parts += (
+        _ABSENT_BYTES[n],
+        _PROGRESS.get(key) or _progress(key),
+        _FORMS_SEEN.get(fkey) or _forms_seen(fkey),
+        _PENDING.get(pkey) or _pending(pkey),
+    )
+    return np.frombuffer(bytearray(b"".join(parts)), _FLOAT32)

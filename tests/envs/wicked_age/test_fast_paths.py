@@ -22,7 +22,18 @@ from envs.wicked_age import observation as obs
 from envs.wicked_age.actions import DECISION_CONTEXTS, FORM_ACTIONS, MAX_STRENGTHS, NPC_FORM_ACTIONS, Act, Ctx
 from envs.wicked_age.conflict import PC_FORM_IDS, WickedAgeState, forms_draw
 from envs.wicked_age.dice import Roll, RollOutcome, read_roll, roll_with_advantage, size_key
-from envs.wicked_age.rules import Offer, PcForm, opening_ties, stronger_opponents, turn_order, usable_strengths
+from envs.wicked_age.rules import (
+    Offer,
+    PcForm,
+    Strength,
+    dice_for_roll,
+    form_dice,
+    form_loss_choices,
+    opening_ties,
+    stronger_opponents,
+    turn_order,
+    usable_strengths,
+)
 from tests.envs.wicked_age.helpers import config
 
 
@@ -343,3 +354,18 @@ def test_forms_draw_of_another_rng_kind_shuffles_as_it_would() -> None:
             items.reverse()
 
     assert forms_draw(Reversing(0), 3) == (3, 4, 5)
+
+
+def test_dice_for_roll_is_each_picked_forms_dice_then_the_strength() -> None:
+    """Rule 4's roll (one comprehension over the picks) against ``form_dice`` of each pick, concatenated."""
+    rnd = random.Random(11)
+    strength = Strength("with_violence:potent", "with_violence", 10, False, None)
+    for _ in range(3000):
+        npc = rnd.random() < 0.5
+        dice = [rnd.choice((0, 4, 6, 8, 10, 12)) for _ in range(6)]
+        forms = 3 if npc else 6
+        picks = rnd.sample(range(forms), 1 if npc else 2)
+        st = strength if rnd.random() < 0.3 else None
+        plain = [d for f in picks for d in form_dice(dice, npc, f)] + ([st.die] if st is not None else [])
+        assert dice_for_roll(dice, npc, picks, st) == tuple(plain)
+        assert any(dice) == bool(form_loss_choices(dice))  # the consequence step's check for a size to lose
