@@ -17,6 +17,7 @@ Chance outcomes (all small and enumerable, see :meth:`WickedAgeState.chance_outc
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import operator
 import random
@@ -35,6 +36,7 @@ from envs.wicked_age.actions import (
     FORM_ACTIONS,
     MAX_STRENGTHS,
     NPC_FORM_ACTIONS,
+    OFFER_BY_ACTION,
     Act,
     Ctx,
     action_label,
@@ -282,6 +284,15 @@ class Exchange(NamedTuple):
     answerer: int
     challenger: int
     result: Result
+
+
+# A named tuple's ``__new__`` is a Python function (a frame per record); ``tuple.__new__`` bound to the class makes the
+# same record from a tuple of its fields in C. The machine makes its offers and results at most steps this way.
+_new_offer: Callable[[tuple[int, Offer, int | None, bool]], PendingOffer] = functools.partial(
+    tuple.__new__, PendingOffer
+)
+_new_exchange: Callable[[tuple[int, int, Result]], Exchange] = functools.partial(tuple.__new__, Exchange)
+_new_decided: Callable[[tuple[int, int]], Decided] = functools.partial(tuple.__new__, Decided)
 
 
 @lru_cache(maxsize=4096)
@@ -938,13 +949,13 @@ class WickedAgeState(State):
             self.idx += 1
             return self._window_step()
         opp = self._opponents_of[s]
-        self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
+        self.offer = _new_offer((s, OFFER_BY_ACTION[a], opp[0] if len(opp) == 1 else None, False))
         return self._offer_step()
 
     def _on_offer_target(self, s: int, a: int) -> bool:
         offer = self.offer
         assert offer is not None
-        self.offer = PendingOffer(offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced)
+        self.offer = _new_offer((offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced))
         return self._offer_step()
 
     def _on_offer_response(self, s: int, a: int) -> bool:
@@ -1181,7 +1192,8 @@ class WickedAgeState(State):
             if ch.strengths and self._usable_strengths(s):
                 return self._decide(_CTX_PICK_STRENGTH, s)
             self.strength_used[s] = None
-        self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], self.strength_of(s))
+        used = self.strength_used[s]  # :meth:`strength_of`, inlined
+        self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], None if used is None else ch.strengths[used])
         self._public[s] = None  # :meth:`_sheet_changed`, inlined
         if self.narrating:
             self.narrate(
@@ -1514,7 +1526,7 @@ class WickedAgeState(State):
         answer, standing = compared_readings(roll, croll, r.pad_short_rolls)
         res = compare_answer(answer, standing, self.round_no, r.max_rounds, r.absolute_multiple)
         self.last_result = res
-        self.results.append(Exchange(t, c, res))
+        self.results.append(_new_exchange((t, c, res)))
         self.exchanged.add((t, c) if t < c else (c, t))  # the pair, lower seat first
         lost_move = loses_move(self.moved[t], self.challenged[t])
         self.challenged[t] = True
@@ -1708,7 +1720,7 @@ class WickedAgeState(State):
                     f"{self._offer_text(offer.kind, offer.proposer, offer.target)}.",
                     offer.proposer,
                 )
-            self.offer = PendingOffer(offer.proposer, offer.kind, offer.target, announced=True)
+            self.offer = _new_offer((offer.proposer, offer.kind, offer.target, True))
         self.node, self.actor = _CTX_OFFER_RESPONSE, offer.target  # :meth:`_decide`, inlined
         return True
 
@@ -1728,7 +1740,7 @@ class WickedAgeState(State):
         self._leave_conflict(p)
         self.conflict_score[target] += 1
         self.conflict_score[p] -= 1
-        self.conseq = Decided(target, p)
+        self.conseq = _new_decided((target, p))
         self.terms, self.terms_offer, self.terms_by, self.winner_offered = _TERMS_AGREED, kind, p, False
         self.idx += 1
         if kind is _OFFER_CONCEDE_STAKE:

@@ -86,7 +86,7 @@ _ABSENT_BYTES: tuple[bytes, ...] = tuple(
 
 # The blocks of an observation as float32 bytes, each cached by the values it is computed from (a game meets the
 # same few of each again and again; split this way, each cache stays small where whole rows would not). The
-# sheet block is the exception: packed directly (see :func:`_sheet`).
+# sheet block is the exception: packed directly (see :func:`public_block`).
 _CACHE_LIMIT = 1 << 15
 _Key = tuple[Any, ...]
 _ROLLED: dict[tuple[int, ...], bytes] = {}
@@ -119,16 +119,6 @@ def _packed(cache: dict[Any, bytes], key: Any, *v: float) -> bytes:
 _SHEET_PACK = struct.Struct(f"{4 + len(SHEET_SLOTS)}f").pack
 _DIE_CLIPPED = tuple(x if x < 1.0 else 1.0 for x in _DIE)
 """``_DIE`` clipped to 1 as :func:`_packed` clips (a config's dice above d12 read as 1)."""
-
-
-def _sheet(dice: Sequence[int], chapter: bool, conflict: bool, npc: bool) -> bytes:
-    """A party's present, in chapter, in conflict and NPC flags and its six sheet dice, as float32 bytes.
-
-    Packed directly, not cached: sheets are many (builds, consequences) and a block is packed only when it
-    changed (the state keeps it, see :func:`public_block`); a cache keyed on the sheet missed a third of
-    the steps of a melee's first thousands.
-    """
-    return _SHEET_PACK(1.0, _FLAG[chapter], _FLAG[conflict], _FLAG[npc], *map(_DIE_CLIPPED.__getitem__, dice))
 
 
 def _rolled(dice: tuple[int, ...]) -> bytes:
@@ -176,17 +166,30 @@ def _pending(key: _Key) -> bytes:
                    _FLAG[lost])  # fmt: skip
 
 
-def public_block(state: WickedAgeState, p: int) -> bytes:
+def public_block(state: WickedAgeState, p: int, sheet: Sequence[int] | None = None) -> bytes:
     """Party ``p``'s sheet block and rolled-dice block as every seat sees them once the sheets are built.
 
     Both read only the party's sheet dice, chapter, conflict and NPC flags and its rolled dice, the same for
     every observer outside the (hidden) build: the state keeps the result in ``_public`` until one of those
-    changes (see :meth:`WickedAgeState._sheet_changed`): this stores it there.
+    changes (see :meth:`WickedAgeState._sheet_changed`): this stores it there. With ``sheet`` (during the build:
+    the seat's own draft, or a hidden sheet) the block shows that sheet and is not kept.
+
+    The sheet block (present, in chapter, in conflict and NPC flags, the six dice) is packed directly, not
+    cached: sheets are many (builds, consequences) and a block is packed only when it changed; a cache keyed on
+    the sheet missed at a third of the steps of a melee's first thousands.
     """
     ch = state.chars[p]
     rd = state.roll_dice[p]
-    block = _sheet(ch.dice, state.in_chapter[p], state.in_conflict[p], ch.npc) + (_ROLLED.get(rd) or _rolled(rd))
-    state._public[p] = block
+    dice = ch.dice if sheet is None else sheet
+    block = _SHEET_PACK(
+        1.0,
+        _FLAG[state.in_chapter[p]],
+        _FLAG[state.in_conflict[p]],
+        _FLAG[ch.npc],
+        *map(_DIE_CLIPPED.__getitem__, dice),
+    ) + (_ROLLED.get(rd) or _rolled(rd))
+    if sheet is None:
+        state._public[p] = block
     return block
 
 
@@ -215,11 +218,7 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     parts: list[bytes] = []
     for p in _ROTATIONS[n][seat]:
         if building:  # during the (simultaneous) build a seat sees only its own draft
-            sheet = state.drafts[p] if p == seat else _HIDDEN_SHEET
-            rd = state.roll_dice[p]
-            block = _sheet(sheet, state.in_chapter[p], in_conflict[p], state.chars[p].npc) + (
-                _ROLLED.get(rd) or _rolled(rd)
-            )
+            block = public_block(state, p, state.drafts[p] if p == seat else _HIDDEN_SHEET)
         else:
             block = public[p] or public_block(state, p)  # a kept block is never empty (None: stale)
         holds = adv[p]

@@ -350,9 +350,9 @@ def default_consequence_slots(npc: bool, exhausted: bool, cons: ConsequenceRules
     return tuple(PC_FORMS.index(n) for n in names)
 
 
-def is_out_of_chapter(dice: Sequence[int], npc: bool, cons: ConsequenceRules) -> bool:
+def is_out_of_chapter(dice: list[int], npc: bool, cons: ConsequenceRules) -> bool:
     """Rule 16: a PC with two forms at 0, or an NPC with any two dice at 0, is out of the chapter."""
-    zeros = sum(1 for d in dice if d == 0)
+    zeros = dice.count(0)  # sizes are never negative: the forms (NPC: dice) at 0
     return zeros >= (cons.npc_out_zero_dice if npc else cons.pc_out_zero_forms)
 
 
