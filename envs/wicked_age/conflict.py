@@ -480,7 +480,14 @@ CLONE_COPIED: tuple[str, ...] = (
 """The flat lists of the state that :meth:`WickedAgeState.clone` copies (the machine changes them in place)."""
 CLONE_NESTED: tuple[str, ...] = ("picks", "adv", "drafts", "chars")
 """The lists of lists (and characters) that :meth:`WickedAgeState.clone` copies one level deeper."""
-CLONE_SHARED: tuple[str, ...] = ("build_dice", "_names", "_kept_legal", "_window_menu", "_conseq_offer_menu")
+CLONE_SHARED: tuple[str, ...] = (
+    "build_dice",
+    "_names",
+    "_kept_legal",
+    "_window_menu",
+    "_conseq_offer_menu",
+    "_fixed_menus",
+)
 """Lists that are only ever replaced, never changed in place: clones share them (the legal list and the menus
 are shared legal lists, never changed in place either)."""
 
@@ -512,6 +519,7 @@ class WickedAgeState(State):
         self._offer_ids = setup.offer_ids  # Rule 17's menu
         self._window_menu = [_ACT_ROLL, *setup.offer_ids]  # Rule 17: roll on or offer (a shared legal list)
         self._conseq_offer_menu = [*setup.offer_ids, _ACT_TAKE_DEFAULT]  # Rule 17 after an absolute result
+        self._fixed_menus = _fixed_menus(self._window_menu, self._conseq_offer_menu)
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -1039,7 +1047,8 @@ class WickedAgeState(State):
         (see :meth:`apply_action`), so no step runs. Every change of ``node``, ``actor`` or the outcome ends here,
         which keeps what the protocol reads at every transition: ``_player`` (``TERMINAL``, ``CHANCE`` at a chance
         node, else the actor) and ``_kept_legal``, the decision's legal list (:data:`_LEGAL_AT`), found once per
-        node (every decision node is asked for it, by a policy or for the mask) and empty at chance and the end.
+        node (every decision node is asked for it, by a policy or for the mask) and empty at chance and the end;
+        the kinds whose list never changes within a game are read from ``_fixed_menus`` (:func:`_fixed_menus`).
         """
         if not stopped:
             steps = _STAGE_STEPS
@@ -1061,7 +1070,8 @@ class WickedAgeState(State):
             self._kept_legal = _NO_LEGAL
         else:
             self._player = s = self.actor
-            self._kept_legal = _LEGAL_AT[self.node](self, s)
+            node = self.node
+            self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)  # a fixed menu without a call
 
     def _step(self) -> bool:
         """One step of the machine; True when it stopped at a decision or chance node.
@@ -1956,6 +1966,23 @@ _STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
 """The step of each ``Stage``, indexed by the stage (a scenario state that overrides one must extend the table)."""
 assert len(_LEGAL_AT) == len(_DECIDE_AT) == len(DECISION_CONTEXTS) and len(_STAGE_STEPS) == len(Stage)
 assert all(int(c) == i for i, c in enumerate(DECISION_CONTEXTS)) and all(int(st) == i for i, st in enumerate(Stage))
+
+
+def _fixed_menus(window: list[int], conseq_offer: list[int]) -> tuple[list[int] | None, ...]:
+    """By ``Ctx``: the legal list of each decision kind that is fixed for the game, else None.
+
+    These are the very lists the kinds' :data:`_LEGAL_AT` functions return (the state's window and consequence
+    offer menus, the shared menus); the kinds whose list depends on the position map to None.
+    """
+    fixed: dict[Ctx, list[int]] = {
+        _CTX_WINDOW: window,
+        _CTX_OFFER_RESPONSE: _RESPONSE_MENU,
+        _CTX_PRE_ROLL: _PRE_ROLL_MENU,
+        _CTX_TIE_AVOID: _TIE_AVOID_MENU,
+        _CTX_CONSEQ_OFFER: conseq_offer,
+        _CTX_CONSEQ_RESPONSE: _RESPONSE_MENU,
+    }
+    return tuple(fixed.get(c) for c in DECISION_CONTEXTS)
 
 
 def forms_draw_count(available: int) -> int:

@@ -46,6 +46,8 @@ _STAGE_BUILD = Stage.BUILD
 _STAGE_TURN = Stage.TURN
 _TERMS_OFFERED = Terms.OFFERED
 _FLOAT32 = np.dtype(np.float32)
+_JOIN = bytearray().join
+"""``bytearray.join``: a new bytearray of the parts (one copy, where ``bytearray(b"".join(...))`` makes two)."""
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 """Contexts below this one are decisions (``Ctx.is_decision`` without a property call per step)."""
 _CONTEXTS = len(DECISION_CONTEXTS)
@@ -253,4 +255,4 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         _FORMS_SEEN.get(fkey) or _forms_seen(fkey),
         _PENDING.get(pkey) or _pending(pkey),
     )
-    return np.frombuffer(bytearray(b"".join(parts)), _FLOAT32)
+    return np.frombuffer(_JOIN(parts), _FLOAT32)  # joined straight into a fresh, writable bytearray
