@@ -27,8 +27,6 @@ from functools import lru_cache
 from math import comb
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 from envs.wicked_age.actions import (
@@ -1183,37 +1181,42 @@ class WickedAgeState(State):
         return False
 
     def _pick_step(self) -> bool:
-        """Rule 4: each party picks two forms (an NPC one form) and whether its strength is used."""
-        while self.idx < self.num_players and not self.in_conflict[self.idx]:
-            self.idx += 1
-        s = self.idx
-        if s >= self.num_players:
-            self.round_no = 1
-            self._start_round()
-            return False
-        ch = self.chars[s]
-        if self.pick_step == _PICK_FIRST_FORM:  # (:meth:`_decide`, inlined)
-            self.node, self.actor = _CTX_PICK_FORM, s
-            return True
-        if self.pick_step == _PICK_SECOND_FORM and not ch.npc:
-            self.node, self.actor = _CTX_PICK_SECOND_FORM, s
-            return True
-        if self.pick_step <= _PICK_STRENGTH:
-            if ch.strengths and self._usable_strengths(s):
-                return self._decide(_CTX_PICK_STRENGTH, s)
-            self.strength_used[s] = None
-        used = self.strength_used[s]  # :meth:`strength_of`, inlined
-        self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], None if used is None else ch.strengths[used])
-        self._public[s] = None  # :meth:`_sheet_changed`, inlined
-        if self.narrating:
-            self.narrate(
-                "forms",
-                f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
-                s,
-                dice=self.roll_dice[s],
-            )
-        self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
-        return False
+        """Rule 4: each party picks two forms (an NPC one form) and whether its strength is used.
+
+        A party's pick done, the next party's begins here, in this call (nothing is pending during the picks:
+        :meth:`_proceed` would call this again).
+        """
+        while True:
+            while self.idx < self.num_players and not self.in_conflict[self.idx]:
+                self.idx += 1
+            s = self.idx
+            if s >= self.num_players:
+                self.round_no = 1
+                self._start_round()
+                return False
+            ch = self.chars[s]
+            if self.pick_step == _PICK_FIRST_FORM:  # (:meth:`_decide`, inlined)
+                self.node, self.actor = _CTX_PICK_FORM, s
+                return True
+            if self.pick_step == _PICK_SECOND_FORM and not ch.npc:
+                self.node, self.actor = _CTX_PICK_SECOND_FORM, s
+                return True
+            if self.pick_step <= _PICK_STRENGTH:
+                if ch.strengths and self._usable_strengths(s):
+                    return self._decide(_CTX_PICK_STRENGTH, s)
+                self.strength_used[s] = None
+            used = self.strength_used[s]  # :meth:`strength_of`, inlined
+            st = None if used is None else ch.strengths[used]
+            self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], st)
+            self._public[s] = None  # :meth:`_sheet_changed`, inlined
+            if self.narrating:
+                self.narrate(
+                    "forms",
+                    f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
+                    s,
+                    dice=self.roll_dice[s],
+                )
+            self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
 
     def _usable_strengths(self, s: int) -> tuple[int, ...]:
         """Rules 4-5: the strengths ``s`` may use with its picks (``usable_strengths``, found in :data:`_USABLE`)."""
@@ -1465,51 +1468,54 @@ class WickedAgeState(State):
 
     # -- turns -------------------------------------------------------------------------------------
     def _turn_step(self) -> bool:
-        """Rules 9-10: in turn order, each party not yet challenged moves; answerers answer."""
-        if len(self._parties_in) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined: this runs at every turn step
-            if self.round_no == 1 and self.rules.owe_enabled:
-                self._check_owe_list()  # round 1 ends with the conflict (Rule 18)
-            self._end_conflict()
-            return False
-        if self.idx >= len(self.order):
-            return self._end_round()
-        s = self.order[self.idx]
-        if self.turn_step == _TURN_START:
-            if not self.in_conflict[s] or self.challenged[s]:
-                self.idx += 1
+        """Rules 9-10: in turn order, each party not yet challenged moves; answerers answer.
+
+        The steps that stop nowhere and leave nothing pending (a party skipped, a turn's start, a challenge of the
+        one opponent, a move done) go straight on to the next here, in this call, not through :meth:`_proceed`
+        (which would find nothing pending and call this again).
+        """
+        while True:
+            if len(self._parties_in) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined: this runs at every turn step
+                if self.round_no == 1 and self.rules.owe_enabled:
+                    self._check_owe_list()  # round 1 ends with the conflict (Rule 18)
+                self._end_conflict()
                 return False
-            self.turn_step = _TURN_REROLL
-            if self.idx == 0:
-                if self.narrating:
-                    self.narrate(
-                        "stand",
-                        f"{self.names[s]}'s {self._roll(s).text()} stand; "
-                        f"{self.names[s]} moves first. The others pick up their dice.",
-                        s,
-                    )
-                self.turn_step = _TURN_CHALLENGE
-            return False
-        if self.turn_step == _TURN_REROLL:  # reroll unless the dice stand (Rule 9)
-            return self._roll_step(s, _CTX_MOVER_ROLL)
-        if self.turn_step == _TURN_CHALLENGE:
-            opp = self._opponents_of[s]
-            if len(opp) == 1:
-                self._name_answerers(s, opp)
-                return False
-            self.node, self.actor = _CTX_CHALLENGE, s  # :meth:`_decide`, inlined
-            return True
-        while self.answer_idx < len(self.answerers):
-            t = self.answerers[self.answer_idx]
-            if not self.in_conflict[t]:
-                self.answer_idx += 1
-                continue
-            if not self.in_conflict[s] and self.rules.skip_answers_after_challenger_out:
-                self.answer_idx = len(self.answerers)
-                break
-            return self._roll_step(t, _CTX_ANSWER_ROLL)
-        self.moved[s] = True
-        self.idx, self.turn_step = self.idx + 1, _TURN_START
-        return False
+            if self.idx >= len(self.order):
+                return self._end_round()
+            s = self.order[self.idx]
+            if self.turn_step == _TURN_START:
+                if not self.in_conflict[s] or self.challenged[s]:
+                    self.idx += 1
+                    continue
+                self.turn_step = _TURN_REROLL
+                if self.idx == 0:
+                    if self.narrating:
+                        self.narrate(
+                            "stand",
+                            f"{self.names[s]}'s {self._roll(s).text()} stand; "
+                            f"{self.names[s]} moves first. The others pick up their dice.",
+                            s,
+                        )
+                    self.turn_step = _TURN_CHALLENGE
+            if self.turn_step == _TURN_REROLL:  # reroll unless the dice stand (Rule 9)
+                return self._roll_step(s, _CTX_MOVER_ROLL)
+            if self.turn_step == _TURN_CHALLENGE:
+                opp = self._opponents_of[s]
+                if len(opp) != 1:
+                    self.node, self.actor = _CTX_CHALLENGE, s  # :meth:`_decide`, inlined
+                    return True
+                self._name_answerers(s, opp)  # the answers follow
+            while self.answer_idx < len(self.answerers):
+                t = self.answerers[self.answer_idx]
+                if not self.in_conflict[t]:
+                    self.answer_idx += 1
+                    continue
+                if not self.in_conflict[s] and self.rules.skip_answers_after_challenger_out:
+                    self.answer_idx = len(self.answerers)
+                    break
+                return self._roll_step(t, _CTX_ANSWER_ROLL)
+            self.moved[s] = True
+            self.idx, self.turn_step = self.idx + 1, _TURN_START
 
     def _name_answerers(self, s: int, targets: Sequence[int]) -> None:
         """Rule 9: the mover challenges and names who must answer (answers go in turn order)."""
@@ -1912,8 +1918,9 @@ class WickedAgeState(State):
             return 0
         return advantage_dice(holds, self.in_conflict, self._keep_advantage, cashed)
 
-    def observation(self, seat: int) -> np.ndarray:
-        return encode_observation(self, seat)
+    # the encoder is the method itself (``state.observation(seat)`` calls ``encode_observation(state, seat)``): no
+    # wrapper frame at every env step
+    observation = encode_observation
 
 
 _LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
