@@ -918,7 +918,7 @@ class WickedAgeState(State):
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
-        a = action if type(action) is int else int(action)
+        a = int(action)  # an int as it is (the same object), a numpy integer as a Python int
         if a not in self._kept_legal:  # empty at a chance node and at the end
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
         self._proceed(_DECIDE_AT[self.node](self, self.actor, a))  # True: the decision ran the next step, it stopped
