@@ -928,8 +928,7 @@ class WickedAgeState(State):
     # skips :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may run that step only where it is
     # the one :meth:`_proceed` would run first: no pending consequence or offer (they come first), or the offer step
     # for a pending offer; the game is never over at a decision.
-    def _on_build(self, s: int, a: int) -> bool:
-        return self._build_step(s, a)
+    # a build decision is :meth:`_build_step` itself (its entry in :data:`_DECIDE_AT`: no wrapper frame)
 
     def _on_pick_form(self, s: int, a: int) -> bool:
         npc = self.chars[s].npc
@@ -1942,7 +1941,7 @@ _LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
 """The legal actions of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one of these
 methods must extend the table)."""
 _DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool], ...] = (
-    WickedAgeState._on_build,
+    WickedAgeState._build_step,
     WickedAgeState._on_pick_form,
     WickedAgeState._on_pick_second_form,
     WickedAgeState._on_pick_strength,
