@@ -581,7 +581,8 @@ class WickedAgeState(State):
         self._public: list[bytes | None] = [None] * n
         """Each party's sheet and rolled-dice observation block (``observation.public_block``), None when stale:
         reset by :meth:`_sheet_changed` wherever a sheet die, a chapter or conflict flag or the rolled dice
-        change (outside the build those blocks read nothing else, for every observer)."""
+        change (those blocks read nothing else, for every observer; during the build they show hidden sheets, and
+        the conflict the build ends in resets them all)."""
         self._sampled: Any = None  # the roll sample_chance last drew, its dice and advantage dice (see _apply_roll)
         self._sampled_dice: tuple[int, ...] = ()
         self._sampled_adv = 0

@@ -169,12 +169,13 @@ def _pending(key: _Key) -> bytes:
 
 
 def public_block(state: WickedAgeState, p: int, sheet: Sequence[int] | None = None) -> bytes:
-    """Party ``p``'s sheet block and rolled-dice block as every seat sees them once the sheets are built.
+    """Party ``p``'s sheet block and rolled-dice block as every other seat sees them.
 
-    Both read only the party's sheet dice, chapter, conflict and NPC flags and its rolled dice, the same for
-    every observer outside the (hidden) build: the state keeps the result in ``_public`` until one of those
-    changes (see :meth:`WickedAgeState._sheet_changed`): this stores it there. With ``sheet`` (during the build:
-    the seat's own draft, or a hidden sheet) the block shows that sheet and is not kept.
+    Both read only the party's sheet dice (during the build: a hidden sheet), chapter, conflict and NPC flags
+    and its rolled dice, the same for every other observer: the state keeps the result in ``_public`` until one
+    of those changes (see :meth:`WickedAgeState._sheet_changed`; the build's end starts a conflict, which resets
+    them all): this stores it there. With ``sheet`` (during the build: the seat's own draft) the block shows
+    that sheet and is not kept.
 
     The sheet block (present, in chapter, in conflict and NPC flags, the six dice) is packed directly, not
     cached: sheets are many (builds, consequences) and a block is packed only when it changed; a cache keyed on
@@ -182,7 +183,7 @@ def public_block(state: WickedAgeState, p: int, sheet: Sequence[int] | None = No
     """
     ch = state.chars[p]
     rd = state.roll_dice[p]
-    dice = ch.dice if sheet is None else sheet
+    dice = sheet if sheet is not None else _HIDDEN_SHEET if state.stage == _STAGE_BUILD else ch.dice
     block = _SHEET_PACK(
         1.0,
         _FLAG[state.in_chapter[p]],
@@ -219,8 +220,8 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     pending = state.pending_cash[seat]
     parts: list[bytes] = []
     for p in _ROTATIONS[n][seat]:
-        if building:  # during the (simultaneous) build a seat sees only its own draft
-            block = public_block(state, p, state.drafts[p] if p == seat else _HIDDEN_SHEET)
+        if building and p == seat:  # during the (simultaneous) build a seat sees its own draft, the others none
+            block = public_block(state, p, state.drafts[p])
         else:
             block = public[p] or public_block(state, p)  # a kept block is never empty (None: stale)
         holds = adv[p]
