@@ -919,7 +919,7 @@ class WickedAgeState(State):
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
-        a = int(action)  # an int as it is (the same object), a numpy integer as a Python int
+        a = action if type(action) is int else int(action)  # ``type(x) is int``: a specialised call, cheaper than int()
         if a not in self._kept_legal:  # empty at a chance node and at the end
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
         self._proceed(_DECIDE_AT[self.node](self, self.actor, a))  # True: the decision ran the next step, it stopped
