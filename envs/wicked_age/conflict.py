@@ -848,8 +848,10 @@ class WickedAgeState(State):
     def sample_chance(self, rng: Rng) -> Hashable:
         node, s = self.node, self.actor
         if node not in _OTHER_CHANCE:  # a roll (the commonest chance node) first, without three comparisons
-            # the same roll `odds wicked_age --simulate` samples
-            dice, k = self.roll_dice[s], self.advantage_dice(s)
+            # the same roll `odds wicked_age --simulate` samples; its advantage dice by :meth:`advantage_dice`, whose
+            # no-advantage shortcut is inlined (most rolls hold none: no call)
+            dice, holds, cashed = self.roll_dice[s], self.adv[s], self.cashed[s]
+            k = advantage_dice(holds, self.in_conflict, self._keep_advantage, cashed) if cashed or True in holds else 0
             outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
             self._sampled, self._sampled_dice, self._sampled_adv = outcome, dice, k  # valid as drawn: see _apply_roll
             return outcome
