@@ -124,12 +124,12 @@ def offer_action(offer: Offer) -> int:
     return OFFER_ACTIONS[offer]
 
 
-_OFFER_BY_ACTION: dict[int, Offer] = {int(a): Offer(i) for i, a in enumerate(OFFER_ACTIONS)}
+OFFER_BY_ACTION: dict[int, Offer] = {int(a): Offer(i) for i, a in enumerate(OFFER_ACTIONS)}
 
 
 def offer_of(action: int) -> Offer:
     """Rule 17: the offer an offer action makes."""
-    offer = _OFFER_BY_ACTION.get(action)
+    offer = OFFER_BY_ACTION.get(action)
     if offer is None:
         raise ValueError(f"action {action} makes no offer")
     return offer

@@ -17,15 +17,15 @@ Chance outcomes (all small and enumerable, see :meth:`WickedAgeState.chance_outc
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import operator
+import random
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import comb
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
@@ -34,6 +34,7 @@ from envs.wicked_age.actions import (
     FORM_ACTIONS,
     MAX_STRENGTHS,
     NPC_FORM_ACTIONS,
+    OFFER_BY_ACTION,
     Act,
     Ctx,
     action_label,
@@ -105,12 +106,58 @@ _DRAWS: dict[tuple[int, ...], tuple[int, ...]] = {
     c: c for k in range(len(PC_FORM_IDS) + 1) for c in itertools.combinations(PC_FORM_IDS, k)
 }
 """Rule 4: every sorted forms draw, mapped to itself (a valid sampled draw is found, not rebuilt and checked)."""
+_SHUFFLE_DRAWS: tuple[tuple[int, int], ...] = tuple(
+    (i + 1, (i + 1).bit_length()) for i in reversed(range(1, len(PC_FORM_IDS)))
+)
+"""``random.Random.shuffle`` of the six forms: for each place from the last, the bound ``n`` it draws below and the
+bits ``_randbelow`` asks ``getrandbits`` for (redrawn while not below ``n``)."""
+_DRAW_TABLES: dict[int, tuple[tuple[int, ...], ...]] = {}
+"""Rule 4: by the number of forms drawn, the sorted draw of every sequence of shuffle draws (by its mixed-radix
+index, see :func:`forms_draw`)."""
+
+
+def _draw_table(available: int) -> tuple[tuple[int, ...], ...]:
+    """The sorted forms draw of each sequence of ``_SHUFFLE_DRAWS`` outcomes, by index (built once per count)."""
+    table = []
+    for js in itertools.product(*(range(n) for n, _ in _SHUFFLE_DRAWS)):
+        forms = list(PC_FORM_IDS)
+        for (n, _), j in zip(_SHUFFLE_DRAWS, js, strict=True):
+            forms[n - 1], forms[j] = forms[j], forms[n - 1]
+        table.append(_DRAWS[tuple(sorted(forms[:available]))])
+    return _DRAW_TABLES.setdefault(available, tuple(table))
+
+
+def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
+    """Rule 4: ``available`` of the six forms, sorted: the first ones of ``rng.shuffle`` of them, with its draws.
+
+    The shuffle's own draws are made here (the same ``getrandbits`` calls ``random.Random.shuffle`` makes) and
+    the draw is read from a table of every outcome: no shuffle, slice and sort per conflict, and no Python
+    frame per draw. An ``Rng`` of another kind (a subclass) shuffles as it would.
+    """
+    r = rng._r
+    if type(rng) is not Rng or type(r) is not random.Random:
+        forms = list(PC_FORM_IDS)
+        rng.shuffle(forms)
+        return tuple(sorted(forms[:available]))
+    getrandbits = r.getrandbits
+    index = 0
+    for n, bits in _SHUFFLE_DRAWS:
+        j = getrandbits(bits)
+        while j >= n:
+            j = getrandbits(bits)
+        index = index * n + j
+    table = _DRAW_TABLES.get(available) or _draw_table(available)
+    return table[index]
+
+
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
 """A sheet not (yet) shown: every die at 0."""
 _LE = operator.le
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 _ROLL_NODES = (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL)
 """The chance nodes that roll a party's dice (Rules 7, 9, 10)."""
+_OTHER_CHANCE = (Ctx.FORMS_DRAW, Ctx.TIE_REROLL, Ctx.CASH_ROLL)
+"""The chance nodes that draw something else (Rules 4, 8, 19): ``sample_chance`` rolls at any other node."""
 
 """Contexts below this one are decisions: ``node < _FIRST_CHANCE`` is ``node.is_decision`` without a property call."""
 
@@ -237,6 +284,15 @@ class Exchange(NamedTuple):
     result: Result
 
 
+# A named tuple's ``__new__`` is a Python function (a frame per record); ``tuple.__new__`` bound to the class makes the
+# same record from a tuple of its fields in C. The machine makes its offers and results at most steps this way.
+_new_offer: Callable[[tuple[int, Offer, int | None, bool]], PendingOffer] = functools.partial(
+    tuple.__new__, PendingOffer
+)
+_new_exchange: Callable[[tuple[int, int, Result]], Exchange] = functools.partial(tuple.__new__, Exchange)
+_new_decided: Callable[[tuple[int, int]], Decided] = functools.partial(tuple.__new__, Decided)
+
+
 @lru_cache(maxsize=4096)
 def _challenge_menu(opponents: tuple[int, ...], parties: int) -> tuple[int, ...]:
     """Rule 9: the challenge actions naming any of the opponents, sorted (built once per set of opponents)."""
@@ -249,6 +305,20 @@ def _named_answerers(action: int, parties: int) -> tuple[int, ...]:
     return challenge_targets(action, parties)
 
 
+_PARTY_SETS: dict[tuple[bool, ...], tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]] = {}
+"""By the conflict flags of the seats: the seats in the conflict and, for each seat, the others in it (at most
+2^8 keys per party count: the table is never cleared)."""
+
+
+def _party_sets(flags: tuple[bool, ...]) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+    """The seats whose flag is set, and for each seat those of them other than itself (from :data:`_PARTY_SETS`)."""
+    hit = _PARTY_SETS.get(flags)
+    if hit is None:
+        parties = tuple(s for s, f in enumerate(flags) if f)
+        hit = _PARTY_SETS[flags] = (parties, tuple(tuple(t for t in parties if t != s) for s in range(len(flags))))
+    return hit
+
+
 _MENUS: dict[Hashable, list[int]] = {}
 """Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
 kind and the filled forms, a first pick by the forms draw, a second by the draw and the first form, a strength
@@ -256,6 +326,8 @@ pick by the usable strengths.
 The lists are shared: the state never changes one in place (``legal_actions`` hands out copies). The keys are
 few (subsets of six forms and of four strengths); the cache is cleared at :data:`_MENUS_LIMIT` all the same."""
 _MENUS_LIMIT = 4096
+_NO_LEGAL: list[int] = []
+"""The legal list of a chance node and of the end (shared, never changed in place)."""
 _NPC_FORM_MENU: list[int] = list(NPC_FORM_ACTIONS)
 """Rule 4: an NPC picks any one of its three forms (a shared legal list)."""
 _RESPONSE_MENU: list[int] = [_ACT_ACCEPT, _ACT_INSIST]
@@ -406,7 +478,14 @@ CLONE_COPIED: tuple[str, ...] = (
 """The flat lists of the state that :meth:`WickedAgeState.clone` copies (the machine changes them in place)."""
 CLONE_NESTED: tuple[str, ...] = ("picks", "adv", "drafts", "chars")
 """The lists of lists (and characters) that :meth:`WickedAgeState.clone` copies one level deeper."""
-CLONE_SHARED: tuple[str, ...] = ("build_dice", "_names", "_legal_cache", "_window_menu", "_conseq_offer_menu")
+CLONE_SHARED: tuple[str, ...] = (
+    "build_dice",
+    "_names",
+    "_kept_legal",
+    "_window_menu",
+    "_conseq_offer_menu",
+    "_fixed_menus",
+)
 """Lists that are only ever replaced, never changed in place: clones share them (the legal list and the menus
 are shared legal lists, never changed in place either)."""
 
@@ -438,6 +517,7 @@ class WickedAgeState(State):
         self._offer_ids = setup.offer_ids  # Rule 17's menu
         self._window_menu = [_ACT_ROLL, *setup.offer_ids]  # Rule 17: roll on or offer (a shared legal list)
         self._conseq_offer_menu = [*setup.offer_ids, _ACT_TAKE_DEFAULT]  # Rule 17 after an absolute result
+        self._fixed_menus = _fixed_menus(self._window_menu, self._conseq_offer_menu)
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -450,6 +530,8 @@ class WickedAgeState(State):
         self.conflict_no = 0
         # conflict state
         self.in_conflict = [False] * n
+        self._parties_in: tuple[int, ...] = ()  # the seats in the conflict, kept with ``in_conflict``
+        self._opponents_of: tuple[tuple[int, ...], ...] = ((),) * n  # by seat: the others in the conflict
         self.available: list[tuple[int, ...]] = [PC_FORM_IDS] * n
         self.picks: list[list[int]] = [[] for _ in range(n)]
         self.strength_used: list[int | None] = [None] * n
@@ -494,12 +576,13 @@ class WickedAgeState(State):
         self.terms_by: int | None = None  # who proposed the pending or agreed offer
         self.winner_offered = False  # the winner has made its one offer for this consequence
         self.avoid_votes: list[bool] = []
-        self._legal_cache: list[int] | None = None
+        self._kept_legal: list[int] = _NO_LEGAL  # the legal list of the node (see :meth:`_proceed`)
         self._player = CHANCE  # ``current_player()``: node END without an outcome reads as chance until started
         self._public: list[bytes | None] = [None] * n
         """Each party's sheet and rolled-dice observation block (``observation.public_block``), None when stale:
         reset by :meth:`_sheet_changed` wherever a sheet die, a chapter or conflict flag or the rolled dice
-        change (outside the build those blocks read nothing else, for every observer)."""
+        change (those blocks read nothing else, for every observer; during the build they show hidden sheets, and
+        the conflict the build ends in resets them all)."""
         self._sampled: Any = None  # the roll sample_chance last drew, its dice and advantage dice (see _apply_roll)
         self._sampled_dice: tuple[int, ...] = ()
         self._sampled_adv = 0
@@ -555,34 +638,13 @@ class WickedAgeState(State):
 
     # == Protocol =================================================================================
     def current_player(self) -> int:
-        return self._player  # kept by :meth:`_stopped` wherever the machine stops
-
-    def _stopped(self) -> None:
-        """The machine stopped at a new node (or the end): the legal list is stale, the player is read anew.
-
-        Every change of ``node``, ``actor`` or the outcome ends in :meth:`_proceed` or a decision that stopped the
-        machine itself (see :meth:`apply_action`), and both end here: ``_player`` is what the protocol's
-        ``current_player`` derives from them (``TERMINAL``, ``CHANCE`` at a chance node, else the actor).
-        """
-        self._legal_cache = None
-        if self._outcome is not None:
-            self.node = _CTX_END
-            self._player = TERMINAL
-        elif self.node >= _FIRST_CHANCE:
-            self._player = CHANCE
-        else:
-            self._player = self.actor
+        return self._player  # kept by :meth:`_proceed` wherever the machine stops
 
     def decision_context(self) -> str:
         return self.node.name.lower()
 
     def legal_actions(self) -> list[int]:
-        legal = self._legal_cache  # computed once per decision node; a copy for the caller
-        if legal is None:
-            if self._player < 0:  # CHANCE or TERMINAL
-                return []
-            legal = self._legal_cache = _LEGAL_AT[self.node](self, self.actor)  # :meth:`_legal`, inlined
-        return legal.copy()
+        return self._kept_legal.copy()  # found where the machine stopped (:meth:`_proceed`); a copy for the caller
 
     def _legal(self) -> list[int]:
         """The legal actions of the seat to move: :data:`_LEGAL_AT` holds one function per decision kind."""
@@ -628,7 +690,7 @@ class WickedAgeState(State):
         return self._window_menu
 
     def _legal_offer_target(self, s: int) -> list[int]:
-        return [_ACT_TARGET_0 + t for t in self._opponents(s)]
+        return [_ACT_TARGET_0 + t for t in self._opponents_of[s]]
 
     def _legal_response(self, s: int) -> list[int]:
         return _RESPONSE_MENU
@@ -644,7 +706,7 @@ class WickedAgeState(State):
         return _TIE_AVOID_MENU
 
     def _legal_challenge(self, s: int) -> list[int]:
-        return list(_challenge_menu(tuple(self._opponents(s)), self.num_players))
+        return list(_challenge_menu(self._opponents_of[s], self.num_players))
 
     def _legal_conseq_offer(self, s: int) -> list[int]:
         return self._conseq_offer_menu
@@ -656,8 +718,19 @@ class WickedAgeState(State):
         )
         return [_ACT_EXHAUST, _ACT_INJURE, *(self._offer_ids if may_offer else ())]
 
-    def _opponents(self, s: int) -> list[int]:
-        return [t for t in range(self.num_players) if t != s and self.in_conflict[t]]
+    def _opponents(self, s: int) -> tuple[int, ...]:
+        """The others still in the conflict, in seat order (kept by :meth:`_leave_conflict`)."""
+        return self._opponents_of[s]
+
+    def _leave_conflict(self, s: int) -> None:
+        """``s`` is out of this conflict: its public block is stale, the kept party sets are read anew.
+
+        ``in_conflict`` changes only here and at a conflict's start; the seats in it and each seat's opponents are
+        read at most machine steps, kept as tuples from :data:`_PARTY_SETS` rather than rebuilt per step.
+        """
+        self.in_conflict[s] = False
+        self._public[s] = None  # :meth:`_sheet_changed`, inlined
+        self._parties_in, self._opponents_of = _party_sets(tuple(self.in_conflict))
 
     def action_label(self, action: int) -> str:
         s = self.actor if self.node < _FIRST_CHANCE else 0
@@ -774,19 +847,19 @@ class WickedAgeState(State):
 
     def sample_chance(self, rng: Rng) -> Hashable:
         node, s = self.node, self.actor
+        if node not in _OTHER_CHANCE:  # a roll (the commonest chance node) first, without three comparisons
+            # the same roll `odds wicked_age --simulate` samples; its advantage dice by :meth:`advantage_dice`, whose
+            # no-advantage shortcut is inlined (most rolls hold none: no call)
+            dice, holds, cashed = self.roll_dice[s], self.adv[s], self.cashed[s]
+            k = advantage_dice(holds, self.in_conflict, self._keep_advantage, cashed) if cashed or True in holds else 0
+            outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
+            self._sampled, self._sampled_dice, self._sampled_adv = outcome, dice, k  # valid as drawn: see _apply_roll
+            return outcome
         if node == _CTX_FORMS_DRAW:
-            forms = list(PC_FORM_IDS)
-            rng.shuffle(forms)
-            return tuple(sorted(forms[: self.forms_available]))
+            return forms_draw(rng, self.forms_available)
         if node == _CTX_TIE_REROLL:
             return rng.d(self.roll_dice[s][self._lowest_slot(s)])
-        if node == _CTX_CASH_ROLL:
-            return sum(rng.roll(self.fresh_adv[s], self.rules.advantage_sides))
-        # the same roll `odds wicked_age --simulate` samples
-        dice, k = self.roll_dice[s], self.advantage_dice(s)
-        outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
-        self._sampled, self._sampled_dice, self._sampled_adv = outcome, dice, k  # valid as drawn: see _apply_roll
-        return outcome
+        return sum(rng.roll(self.fresh_adv[s], self.rules.advantage_sides))  # CASH_ROLL
 
     def apply_chance(self, outcome: Hashable) -> None:
         node, s = self.node, self.actor
@@ -821,10 +894,7 @@ class WickedAgeState(State):
             self._roll_fresh_advantage(s, int(outcome))  # type: ignore[call-overload]
         else:
             stopped = self._apply_roll(s, outcome)
-        if stopped:
-            self._stopped()
-        else:
-            self._proceed()
+        self._proceed(stopped)
 
     def _apply_roll(self, s: int, outcome: Any) -> bool:
         """Rules 6-7 and 10: ``s``'s roll ``(faces, advantage_sum)`` is read and stands, or answers."""
@@ -851,24 +921,17 @@ class WickedAgeState(State):
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
-        a = action if type(action) is int else int(action)
-        legal = self._legal_cache
-        if legal is None and self._player >= 0:  # a decision node whose legal list nobody asked for yet
-            legal = self._legal_cache = _LEGAL_AT[self.node](self, self.actor)
-        if legal is None or a not in legal:
+        a = action if type(action) is int else int(action)  # ``type(x) is int``: a specialised call, cheaper than int()
+        if a not in self._kept_legal:  # empty at a chance node and at the end
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        if _DECIDE_AT[self.node](self, self.actor, a):
-            self._stopped()  # the decision ran the machine's next step itself, and it stopped
-        else:
-            self._proceed()
+        self._proceed(_DECIDE_AT[self.node](self, self.actor, a))  # True: the decision ran the next step, it stopped
 
     # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
     # Each returns True when it ran the machine's next step itself and that step stopped (:meth:`apply_action` then
     # skips :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may run that step only where it is
     # the one :meth:`_proceed` would run first: no pending consequence or offer (they come first), or the offer step
     # for a pending offer; the game is never over at a decision.
-    def _on_build(self, s: int, a: int) -> bool:
-        return self._build_step(s, a)
+    # a build decision is :meth:`_build_step` itself (its entry in :data:`_DECIDE_AT`: no wrapper frame)
 
     def _on_pick_form(self, s: int, a: int) -> bool:
         npc = self.chars[s].npc
@@ -893,14 +956,14 @@ class WickedAgeState(State):
         if a == _ACT_ROLL:
             self.idx += 1
             return self._window_step()
-        opp = self._opponents(s)
-        self.offer = PendingOffer(s, offer_of(a), opp[0] if len(opp) == 1 else None)
+        opp = self._opponents_of[s]
+        self.offer = _new_offer((s, OFFER_BY_ACTION[a], opp[0] if len(opp) == 1 else None, False))
         return self._offer_step()
 
     def _on_offer_target(self, s: int, a: int) -> bool:
         offer = self.offer
         assert offer is not None
-        self.offer = PendingOffer(offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced)
+        self.offer = _new_offer((offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced))
         return self._offer_step()
 
     def _on_offer_response(self, s: int, a: int) -> bool:
@@ -967,6 +1030,7 @@ class WickedAgeState(State):
 
     # == The machine ==============================================================================
     def _decide(self, ctx: Ctx, seat: int) -> bool:
+        """Stop at decision ``ctx`` of ``seat`` (the machine's hot steps set the two fields themselves)."""
         self.node, self.actor = ctx, seat
         return True
 
@@ -976,19 +1040,38 @@ class WickedAgeState(State):
         self.pick_step, self.turn_step, self.tie_idx = _PICK_FIRST_FORM, _TURN_START, 0
         self.open_step, self.tie_step = _OPEN_CASH, _TIE_VOTE
 
-    def _proceed(self) -> None:
-        """Run rules until a seat must decide, dice must be rolled, or the game ends."""
-        steps = _STAGE_STEPS
-        while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
-            if self.conseq is not None:
-                stopped = self._consequence_step()
-            elif self.offer is not None:
-                stopped = self._offer_step()
-            else:
-                stopped = steps[self.stage](self)
-            if stopped:
-                break
-        self._stopped()
+    def _proceed(self, stopped: bool = False) -> None:
+        """Run rules until a seat must decide, dice must be rolled, or the game ends; then read the new node.
+
+        ``stopped``: a decision or chance outcome already ran the machine's next step itself and it stopped
+        (see :meth:`apply_action`), so no step runs. Every change of ``node``, ``actor`` or the outcome ends here,
+        which keeps what the protocol reads at every transition: ``_player`` (``TERMINAL``, ``CHANCE`` at a chance
+        node, else the actor) and ``_kept_legal``, the decision's legal list (:data:`_LEGAL_AT`), found once per
+        node (every decision node is asked for it, by a policy or for the mask) and empty at chance and the end;
+        the kinds whose list never changes within a game are read from ``_fixed_menus`` (:func:`_fixed_menus`).
+        """
+        if not stopped:
+            steps = _STAGE_STEPS
+            while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
+                if self.conseq is not None:
+                    stopped = self._consequence_step()
+                elif self.offer is not None:
+                    stopped = self._offer_step()
+                else:
+                    stopped = steps[self.stage](self)
+                if stopped:
+                    break
+        if self._outcome is not None:
+            self.node = _CTX_END
+            self._player = TERMINAL
+            self._kept_legal = _NO_LEGAL
+        elif self.node >= _FIRST_CHANCE:
+            self._player = CHANCE
+            self._kept_legal = _NO_LEGAL
+        else:
+            self._player = s = self.actor
+            node = self.node
+            self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)  # a fixed menu without a call
 
     def _step(self) -> bool:
         """One step of the machine; True when it stopped at a decision or chance node.
@@ -1007,7 +1090,8 @@ class WickedAgeState(State):
     # -- build ---------------------------------------------------------------------------------
     def _build_turn(self) -> bool:
         """Rules 1-2: the seat whose draft is being built places its next die."""
-        return self._decide(_CTX_BUILD, self.idx)
+        self.node, self.actor = _CTX_BUILD, self.idx  # :meth:`_decide`, inlined
+        return True
 
     def _start_build(self, seat: int) -> None:
         """Rules 1-2: ``seat`` assigns its dice (PC) or die pairs (NPC), largest first, on a hidden draft."""
@@ -1064,6 +1148,7 @@ class WickedAgeState(State):
         n = self.num_players
         self.conflict_no += 1
         self.in_conflict = list(self.in_chapter)
+        self._parties_in, self._opponents_of = _party_sets(tuple(self.in_conflict))
         self.available = [PC_FORM_IDS] * n
         self.picks = [[] for _ in range(n)]
         self.strength_used = [None] * n
@@ -1092,41 +1177,48 @@ class WickedAgeState(State):
         ):
             self.idx += 1
         if self.idx < self.num_players:
-            return self._decide(_CTX_FORMS_DRAW, self.idx)
+            self.node, self.actor = _CTX_FORMS_DRAW, self.idx  # :meth:`_decide`, inlined
+            return True
         self._enter(_STAGE_PICK)
         return False
 
     def _pick_step(self) -> bool:
-        """Rule 4: each party picks two forms (an NPC one form) and whether its strength is used."""
-        while self.idx < self.num_players and not self.in_conflict[self.idx]:
-            self.idx += 1
-        s = self.idx
-        if s >= self.num_players:
-            self.round_no = 1
-            self._start_round()
-            return False
-        ch = self.chars[s]
-        if self.pick_step == _PICK_FIRST_FORM:  # (:meth:`_decide`, inlined)
-            self.node, self.actor = _CTX_PICK_FORM, s
-            return True
-        if self.pick_step == _PICK_SECOND_FORM and not ch.npc:
-            self.node, self.actor = _CTX_PICK_SECOND_FORM, s
-            return True
-        if self.pick_step <= _PICK_STRENGTH:
-            if ch.strengths and self._usable_strengths(s):
-                return self._decide(_CTX_PICK_STRENGTH, s)
-            self.strength_used[s] = None
-        self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], self.strength_of(s))
-        self._public[s] = None  # :meth:`_sheet_changed`, inlined
-        if self.narrating:
-            self.narrate(
-                "forms",
-                f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
-                s,
-                dice=self.roll_dice[s],
-            )
-        self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
-        return False
+        """Rule 4: each party picks two forms (an NPC one form) and whether its strength is used.
+
+        A party's pick done, the next party's begins here, in this call (nothing is pending during the picks:
+        :meth:`_proceed` would call this again).
+        """
+        while True:
+            while self.idx < self.num_players and not self.in_conflict[self.idx]:
+                self.idx += 1
+            s = self.idx
+            if s >= self.num_players:
+                self.round_no = 1
+                self._start_round()
+                return False
+            ch = self.chars[s]
+            if self.pick_step == _PICK_FIRST_FORM:  # (:meth:`_decide`, inlined)
+                self.node, self.actor = _CTX_PICK_FORM, s
+                return True
+            if self.pick_step == _PICK_SECOND_FORM and not ch.npc:
+                self.node, self.actor = _CTX_PICK_SECOND_FORM, s
+                return True
+            if self.pick_step <= _PICK_STRENGTH:
+                if ch.strengths and self._usable_strengths(s):
+                    return self._decide(_CTX_PICK_STRENGTH, s)
+                self.strength_used[s] = None
+            used = self.strength_used[s]  # :meth:`strength_of`, inlined
+            st = None if used is None else ch.strengths[used]
+            self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], st)
+            self._public[s] = None  # :meth:`_sheet_changed`, inlined
+            if self.narrating:
+                self.narrate(
+                    "forms",
+                    f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
+                    s,
+                    dice=self.roll_dice[s],
+                )
+            self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
 
     def _usable_strengths(self, s: int) -> tuple[int, ...]:
         """Rules 4-5: the strengths ``s`` may use with its picks (``usable_strengths``, found in :data:`_USABLE`)."""
@@ -1169,7 +1261,7 @@ class WickedAgeState(State):
 
     def _window_step(self) -> bool:
         """Rule 17: before the round's roll each party may offer to concede instead of rolling on."""
-        if sum(self.in_conflict) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined
+        if len(self._parties_in) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined
             self._end_conflict()
             return False
         while self.idx < self.num_players and not self.in_conflict[self.idx]:
@@ -1210,7 +1302,7 @@ class WickedAgeState(State):
     def _open_step(self) -> bool:
         """Rule 7: everyone still in rolls, simultaneously: all decide on cashing first (Rule 19), then all roll."""
         if self.open_step == _OPEN_CASH:
-            parties = self._parties() if self.owe else ()  # without entries nobody may cash: no list needed
+            parties = self._parties_in
             cursor = self._cash_round(parties, self.idx, _CTX_OPENING_ROLL)
             if cursor is not None:
                 self.idx = cursor
@@ -1273,15 +1365,16 @@ class WickedAgeState(State):
         return False
 
     # -- opening ties ------------------------------------------------------------------------------
-    def _parties(self) -> list[int]:
-        return [s for s in range(self.num_players) if self.in_conflict[s]]
+    def _parties(self) -> tuple[int, ...]:
+        """The seats in the conflict, in seat order (kept by :meth:`_leave_conflict`)."""
+        return self._parties_in
 
     def _keys(self) -> list[tuple[int, ...] | None]:
         return [None if r is None else r.key for r in self.rolls]
 
     def _find_ties(self) -> list[int]:
         r = self.rules
-        return opening_ties(self.rolls, self._parties(), r.pad_short_rolls, r.top_ties_only)
+        return opening_ties(self.rolls, self._parties_in, r.pad_short_rolls, r.top_ties_only)
 
     def _tie_step(self) -> bool:
         """Rule 8: exact ties on the opening roll — avoid by agreement, or reroll the low dice."""
@@ -1289,7 +1382,7 @@ class WickedAgeState(State):
             self._establish_order()
             self._enter(_STAGE_TURN)
             return False
-        may_avoid = may_avoid_tie(self.tied, self._parties(), self.round_no, self.rules.tie_avoid_rounds)
+        may_avoid = may_avoid_tie(self.tied, self._parties_in, self.round_no, self.rules.tie_avoid_rounds)
         if may_avoid and len(self.avoid_votes) < len(self.tied) and all(self.avoid_votes):
             return self._decide(_CTX_TIE_AVOID, self.tied[len(self.avoid_votes)])
         if may_avoid and len(self.avoid_votes) == len(self.tied) and all(self.avoid_votes):
@@ -1367,7 +1460,7 @@ class WickedAgeState(State):
             )
 
     def _establish_order(self) -> None:
-        self.order = turn_order(self._keys(), self._parties())
+        self.order = turn_order(self._keys(), self._parties_in)
         if self.narrating:
             self.narrate(
                 "order",
@@ -1377,52 +1470,56 @@ class WickedAgeState(State):
 
     # -- turns -------------------------------------------------------------------------------------
     def _turn_step(self) -> bool:
-        """Rules 9-10: in turn order, each party not yet challenged moves; answerers answer."""
-        if sum(self.in_conflict) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined: this runs at every turn step
-            if self.round_no == 1 and self.rules.owe_enabled:
-                self._check_owe_list()  # round 1 ends with the conflict (Rule 18)
-            self._end_conflict()
-            return False
-        if self.idx >= len(self.order):
-            return self._end_round()
-        s = self.order[self.idx]
-        if self.turn_step == _TURN_START:
-            if not self.in_conflict[s] or self.challenged[s]:
-                self.idx += 1
-                return False
-            self.turn_step = _TURN_REROLL
-            if self.idx == 0:
-                if self.narrating:
-                    self.narrate(
-                        "stand",
-                        f"{self.names[s]}'s {self._roll(s).text()} stand; "
-                        f"{self.names[s]} moves first. The others pick up their dice.",
-                        s,
-                    )
-                self.turn_step = _TURN_CHALLENGE
-            return False
-        if self.turn_step == _TURN_REROLL:  # reroll unless the dice stand (Rule 9)
-            return self._roll_step(s, _CTX_MOVER_ROLL)
-        if self.turn_step == _TURN_CHALLENGE:
-            opp = self._opponents(s)
-            if len(opp) == 1:
-                self._name_answerers(s, opp)
-                return False
-            return self._decide(_CTX_CHALLENGE, s)
-        while self.answer_idx < len(self.answerers):
-            t = self.answerers[self.answer_idx]
-            if not self.in_conflict[t]:
-                self.answer_idx += 1
-                continue
-            if not self.in_conflict[s] and self.rules.skip_answers_after_challenger_out:
-                self.answer_idx = len(self.answerers)
-                break
-            return self._roll_step(t, _CTX_ANSWER_ROLL)
-        self.moved[s] = True
-        self.idx, self.turn_step = self.idx + 1, _TURN_START
-        return False
+        """Rules 9-10: in turn order, each party not yet challenged moves; answerers answer.
 
-    def _name_answerers(self, s: int, targets: list[int]) -> None:
+        The steps that stop nowhere and leave nothing pending (a party skipped, a turn's start, a challenge of the
+        one opponent, a move done) go straight on to the next here, in this call, not through :meth:`_proceed`
+        (which would find nothing pending and call this again).
+        """
+        while True:
+            if len(self._parties_in) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined: this runs at every turn step
+                if self.round_no == 1 and self.rules.owe_enabled:
+                    self._check_owe_list()  # round 1 ends with the conflict (Rule 18)
+                self._end_conflict()
+                return False
+            if self.idx >= len(self.order):
+                return self._end_round()
+            s = self.order[self.idx]
+            if self.turn_step == _TURN_START:
+                if not self.in_conflict[s] or self.challenged[s]:
+                    self.idx += 1
+                    continue
+                self.turn_step = _TURN_REROLL
+                if self.idx == 0:
+                    if self.narrating:
+                        self.narrate(
+                            "stand",
+                            f"{self.names[s]}'s {self._roll(s).text()} stand; "
+                            f"{self.names[s]} moves first. The others pick up their dice.",
+                            s,
+                        )
+                    self.turn_step = _TURN_CHALLENGE
+            if self.turn_step == _TURN_REROLL:  # reroll unless the dice stand (Rule 9)
+                return self._roll_step(s, _CTX_MOVER_ROLL)
+            if self.turn_step == _TURN_CHALLENGE:
+                opp = self._opponents_of[s]
+                if len(opp) != 1:
+                    self.node, self.actor = _CTX_CHALLENGE, s  # :meth:`_decide`, inlined
+                    return True
+                self._name_answerers(s, opp)  # the answers follow
+            while self.answer_idx < len(self.answerers):
+                t = self.answerers[self.answer_idx]
+                if not self.in_conflict[t]:
+                    self.answer_idx += 1
+                    continue
+                if not self.in_conflict[s] and self.rules.skip_answers_after_challenger_out:
+                    self.answer_idx = len(self.answerers)
+                    break
+                return self._roll_step(t, _CTX_ANSWER_ROLL)
+            self.moved[s] = True
+            self.idx, self.turn_step = self.idx + 1, _TURN_START
+
+    def _name_answerers(self, s: int, targets: Sequence[int]) -> None:
         """Rule 9: the mover challenges and names who must answer (answers go in turn order)."""
         self.challenger = s
         self.answerers = answer_order(self.order, targets)
@@ -1447,7 +1544,7 @@ class WickedAgeState(State):
         answer, standing = compared_readings(roll, croll, r.pad_short_rolls)
         res = compare_answer(answer, standing, self.round_no, r.max_rounds, r.absolute_multiple)
         self.last_result = res
-        self.results.append(Exchange(t, c, res))
+        self.results.append(_new_exchange((t, c, res)))
         self.exchanged.add((t, c) if t < c else (c, t))  # the pair, lower seat first
         lost_move = loses_move(self.moved[t], self.challenged[t])
         self.challenged[t] = True
@@ -1518,8 +1615,7 @@ class WickedAgeState(State):
     def _absolute(self, decided: Decided) -> None:
         """Rule 14: the loser is out of this conflict; the winner applies consequences."""
         w, loser = decided
-        self.in_conflict[loser] = False
-        self._sheet_changed(loser)
+        self._leave_conflict(loser)
         self.conflict_score[w] += 1
         self.conflict_score[loser] -= 1
         if self.narrating:
@@ -1565,7 +1661,7 @@ class WickedAgeState(State):
         return False
 
     def _conflict_over(self) -> bool:
-        return sum(self.in_conflict) < ONE_ON_ONE
+        return len(self._parties_in) < ONE_ON_ONE
 
     def _end_conflict(self, avoided: bool = False) -> None:
         if self._outcome is not None:
@@ -1632,7 +1728,8 @@ class WickedAgeState(State):
         offer = self.offer
         assert offer is not None
         if offer.target is None:
-            return self._decide(_CTX_OFFER_TARGET, offer.proposer)
+            self.node, self.actor = _CTX_OFFER_TARGET, offer.proposer  # :meth:`_decide`, inlined
+            return True
         if not offer.announced:
             if self.narrating:
                 self.narrate(
@@ -1641,8 +1738,9 @@ class WickedAgeState(State):
                     f"{self._offer_text(offer.kind, offer.proposer, offer.target)}.",
                     offer.proposer,
                 )
-            self.offer = PendingOffer(offer.proposer, offer.kind, offer.target, announced=True)
-        return self._decide(_CTX_OFFER_RESPONSE, offer.target)
+            self.offer = _new_offer((offer.proposer, offer.kind, offer.target, True))
+        self.node, self.actor = _CTX_OFFER_RESPONSE, offer.target  # :meth:`_decide`, inlined
+        return True
 
     def _answer_offer(self, accept: bool) -> None:
         """Rule 17: accept the offer (the proposer concedes) or insist on the whip (fight on)."""
@@ -1657,11 +1755,10 @@ class WickedAgeState(State):
             return
         if self.narrating:
             self.narrate("accept", f"{self.names[target]} accepts.", target)
-        self.in_conflict[p] = False
-        self._sheet_changed(p)
+        self._leave_conflict(p)
         self.conflict_score[target] += 1
         self.conflict_score[p] -= 1
-        self.conseq = Decided(target, p)
+        self.conseq = _new_decided((target, p))
         self.terms, self.terms_offer, self.terms_by, self.winner_offered = _TERMS_AGREED, kind, p, False
         self.idx += 1
         if kind is _OFFER_CONCEDE_STAKE:
@@ -1675,21 +1772,25 @@ class WickedAgeState(State):
         r = self.rules
         if self.terms is _TERMS_ASK:
             if r.negotiation_enabled and r.offers_after_absolute and r.offers:
-                return self._decide(_CTX_CONSEQ_OFFER, loser)
+                self.node, self.actor = _CTX_CONSEQ_OFFER, loser  # :meth:`_decide`, inlined
+                return True
             self.terms = _TERMS_DEFAULT
         if self.terms is _TERMS_DEFAULT:
-            return self._decide(_CTX_CONSEQ_DEFAULT, w)
+            self.node, self.actor = _CTX_CONSEQ_DEFAULT, w  # :meth:`_decide`, inlined
+            return True
         if self.terms is _TERMS_OFFERED:
-            return self._decide(_CTX_CONSEQ_RESPONSE, loser if self.terms_by == w else w)
+            self.node, self.actor = _CTX_CONSEQ_RESPONSE, loser if self.terms_by == w else w  # :meth:`_decide`, inlined
+            return True
         kind = self.terms_offer
         assert kind is not None
         if kind is _OFFER_CONCEDE_STAKE:  # pragma: no cover - resolved on acceptance
             self._finish_consequence()
             return False
-        if not self._form_loss_actions(loser):
+        if not any(self.chars[loser].dice):  # no form with a size to lose (``form_loss_choices`` empty)
             self._finish_consequence()
             return False
-        return self._decide(_CTX_OFFER_FORM, offer_chooser(kind, w, loser))
+        self.node, self.actor = _CTX_OFFER_FORM, offer_chooser(kind, w, loser)  # :meth:`_decide`, inlined
+        return True
 
     def _propose_terms(self, proposer: int, kind: Offer) -> None:
         """Rule 17: after an absolute result either side may propose a negotiated outcome instead of the default."""
@@ -1819,8 +1920,9 @@ class WickedAgeState(State):
             return 0
         return advantage_dice(holds, self.in_conflict, self._keep_advantage, cashed)
 
-    def observation(self, seat: int) -> np.ndarray:
-        return encode_observation(self, seat)
+    # the encoder is the method itself (``state.observation(seat)`` calls ``encode_observation(state, seat)``): no
+    # wrapper frame at every env step
+    observation = encode_observation
 
 
 _LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
@@ -1842,7 +1944,7 @@ _LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
 """The legal actions of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one of these
 methods must extend the table)."""
 _DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool], ...] = (
-    WickedAgeState._on_build,
+    WickedAgeState._build_step,
     WickedAgeState._on_pick_form,
     WickedAgeState._on_pick_second_form,
     WickedAgeState._on_pick_strength,
@@ -1873,6 +1975,23 @@ _STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
 """The step of each ``Stage``, indexed by the stage (a scenario state that overrides one must extend the table)."""
 assert len(_LEGAL_AT) == len(_DECIDE_AT) == len(DECISION_CONTEXTS) and len(_STAGE_STEPS) == len(Stage)
 assert all(int(c) == i for i, c in enumerate(DECISION_CONTEXTS)) and all(int(st) == i for i, st in enumerate(Stage))
+
+
+def _fixed_menus(window: list[int], conseq_offer: list[int]) -> tuple[list[int] | None, ...]:
+    """By ``Ctx``: the legal list of each decision kind that is fixed for the game, else None.
+
+    These are the very lists the kinds' :data:`_LEGAL_AT` functions return (the state's window and consequence
+    offer menus, the shared menus); the kinds whose list depends on the position map to None.
+    """
+    fixed: dict[Ctx, list[int]] = {
+        _CTX_WINDOW: window,
+        _CTX_OFFER_RESPONSE: _RESPONSE_MENU,
+        _CTX_PRE_ROLL: _PRE_ROLL_MENU,
+        _CTX_TIE_AVOID: _TIE_AVOID_MENU,
+        _CTX_CONSEQ_OFFER: conseq_offer,
+        _CTX_CONSEQ_RESPONSE: _RESPONSE_MENU,
+    }
+    return tuple(fixed.get(c) for c in DECISION_CONTEXTS)
 
 
 def forms_draw_count(available: int) -> int:

@@ -230,7 +230,8 @@ def roll_outcomes(dice: tuple[int, ...], advantage: int, sides: int = 6) -> tupl
 
 def roll_with_advantage(rng: Rng, dice: Sequence[int], advantage: int, sides: int = 6) -> tuple[tuple[int, ...], int]:
     """Rules 6 and 13: roll the form/strength dice, then the advantage dice; the faces and the advantage sum."""
-    rnd = rng.uniform  # the draws of rng.roll_dice(dice) then rng.roll(advantage, sides), without their calls
+    rnd = rng.random  # the draws of rng.roll_dice(dice) then rng.roll(advantage, sides), without their calls (and
+    # the bound generator method itself, read from its slot: ``rng.uniform`` is a property, a frame per roll)
     if len(dice) == 2:  # the common roll, drawn in the same order without a comprehension
         d0, d1 = dice
         faces: tuple[int, ...] = (int(rnd() * d0) + 1, int(rnd() * d1) + 1)

@@ -10,6 +10,7 @@ pending consequence.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,6 +45,9 @@ OBS_SIZE = observation_size(MIN_PARTY_SLOTS)
 _STAGE_BUILD = Stage.BUILD
 _STAGE_TURN = Stage.TURN
 _TERMS_OFFERED = Terms.OFFERED
+_FLOAT32 = np.dtype(np.float32)
+_JOIN = bytearray().join
+"""``bytearray.join``: a new bytearray of the parts (one copy, where ``bytearray(b"".join(...))`` makes two)."""
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 """Contexts below this one are decisions (``Ctx.is_decision`` without a property call per step)."""
 _CONTEXTS = len(DECISION_CONTEXTS)
@@ -83,11 +87,10 @@ _ABSENT_BYTES: tuple[bytes, ...] = tuple(
 """The float32 bytes of the absent party slots of a conflict of ``n`` parties, by ``n``."""
 
 # The blocks of an observation as float32 bytes, each cached by the values it is computed from (a game meets the
-# same few of each again and again; split this way, each cache stays small where whole rows would not).
+# same few of each again and again; split this way, each cache stays small where whole rows would not). The
+# sheet block is the exception: packed directly (see :func:`public_block`).
 _CACHE_LIMIT = 1 << 15
 _Key = tuple[Any, ...]
-_SHEETS: dict[_Key, bytes] = {}
-"""A party's present, in chapter, in conflict and NPC flags and its six sheet dice, by those values."""
 _ROLLED: dict[tuple[int, ...], bytes] = {}
 """A party's rolled dice (the first ``ROLLED_DICE_SHOWN``, zeros after), by its dice tuple."""
 _STANDING: dict[_Key, bytes] = {}
@@ -100,7 +103,7 @@ _FORMS_SEEN: dict[_Key, bytes] = {}
 """The forms that fit the seat's action and its first picked form, by the draw and the form."""
 _PENDING: dict[_Key, bytes] = {}
 """The standing challenge's roll, the pending offer's kind and the seat's part in a consequence."""
-_CACHES = (_SHEETS, _ROLLED, _STANDING, _READINGS, _PROGRESS, _FORMS_SEEN, _PENDING)
+_CACHES = (_ROLLED, _STANDING, _READINGS, _PROGRESS, _FORMS_SEEN, _PENDING)
 
 
 def _packed(cache: dict[Any, bytes], key: Any, *v: float) -> bytes:
@@ -115,11 +118,9 @@ def _packed(cache: dict[Any, bytes], key: Any, *v: float) -> bytes:
     return out
 
 
-def _sheet(key: _Key) -> bytes:
-    s0, s1, s2, s3, s4, s5, chapter, conflict, npc = key
-    die = _DIE
-    return _packed(_SHEETS, key, 1.0, _FLAG[chapter], _FLAG[conflict], _FLAG[npc], die[s0], die[s1], die[s2],
-                   die[s3], die[s4], die[s5])  # fmt: skip
+_SHEET_PACK = struct.Struct(f"{4 + len(SHEET_SLOTS)}f").pack
+_DIE_CLIPPED = tuple(x if x < 1.0 else 1.0 for x in _DIE)
+"""``_DIE`` clipped to 1 as :func:`_packed` clips (a config's dice above d12 read as 1)."""
 
 
 def _rolled(dice: tuple[int, ...]) -> bytes:
@@ -167,33 +168,49 @@ def _pending(key: _Key) -> bytes:
                    _FLAG[lost])  # fmt: skip
 
 
-def public_block(state: WickedAgeState, p: int) -> bytes:
-    """Party ``p``'s sheet block and rolled-dice block as every seat sees them once the sheets are built.
+def public_block(state: WickedAgeState, p: int, sheet: Sequence[int] | None = None) -> bytes:
+    """Party ``p``'s sheet block and rolled-dice block as every other seat sees them.
 
-    Both read only the party's sheet dice, chapter, conflict and NPC flags and its rolled dice, the same for
-    every observer outside the (hidden) build: the state keeps the result in ``_public`` until one of those
-    changes (see :meth:`WickedAgeState._sheet_changed`).
+    Both read only the party's sheet dice (during the build: a hidden sheet), chapter, conflict and NPC flags
+    and its rolled dice, the same for every other observer: the state keeps the result in ``_public`` until one
+    of those changes (see :meth:`WickedAgeState._sheet_changed`; the build's end starts a conflict, which resets
+    them all): this stores it there. With ``sheet`` (during the build: the seat's own draft) the block shows
+    that sheet and is not kept.
+
+    The sheet block (present, in chapter, in conflict and NPC flags, the six dice) is packed directly, not
+    cached: sheets are many (builds, consequences) and a block is packed only when it changed; a cache keyed on
+    the sheet missed at a third of the steps of a melee's first thousands.
     """
     ch = state.chars[p]
-    s0, s1, s2, s3, s4, s5 = ch.dice  # SHEET_SLOTS
-    key: _Key = (s0, s1, s2, s3, s4, s5, state.in_chapter[p], state.in_conflict[p], ch.npc)
     rd = state.roll_dice[p]
-    return (_SHEETS.get(key) or _sheet(key)) + (_ROLLED.get(rd) or _rolled(rd))
+    dice = sheet if sheet is not None else _HIDDEN_SHEET if state.stage == _STAGE_BUILD else ch.dice
+    block = _SHEET_PACK(
+        1.0,
+        _FLAG[state.in_chapter[p]],
+        _FLAG[state.in_conflict[p]],
+        _FLAG[ch.npc],
+        *map(_DIE_CLIPPED.__getitem__, dice),
+    ) + (_ROLLED.get(rd) or _rolled(rd))
+    if sheet is None:
+        state._public[p] = block
+    return block
 
 
 def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     """Flat float32 in [0, 1]: parties (self first), then the round, decision and pending offer.
 
-    The blocks of features are float32 bytes cached by the values they are computed from (see ``_CACHES``):
-    an encoding gathers those values, looks its blocks up and joins them into a fresh array, several times
-    cheaper than computing and packing every feature. Outside the build a party's sheet and rolled dice are
-    the state's dirty-tracked ``_public`` blocks (:func:`public_block`), re-packed only after they change.
+    The blocks of features are float32 bytes cached by the values they are computed from (see ``_CACHES``;
+    the sheet is packed directly): an encoding gathers those values, looks its blocks up and joins them into
+    a fresh array, several times cheaper than computing and packing every feature. Outside the build a
+    party's sheet and rolled dice are the state's dirty-tracked ``_public`` blocks (:func:`public_block`),
+    re-packed only after they change.
     The returned array is the caller's to keep.
     """
     n = state.num_players
     stage = state.stage
     in_turns = stage == _STAGE_TURN
     challenger = state.challenger
+    lead = challenger if in_turns else -1  # the party flagged as the challenger (none outside the turns)
     rolls, adv, adv_seat = state.rolls, state.adv, state.adv[seat]
     in_conflict, challenged, moved, owe = state.in_conflict, state.challenged, state.moved, state.owe
     keep, cashed = state._keep_advantage, state.cashed
@@ -202,19 +219,11 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     standing, readings = _STANDING, _READINGS
     pending = state.pending_cash[seat]
     parts: list[bytes] = []
-    append = parts.append
     for p in _ROTATIONS[n][seat]:
-        if building:  # during the (simultaneous) build a seat sees only its own draft
-            s0, s1, s2, s3, s4, s5 = state.drafts[p] if p == seat else _HIDDEN_SHEET  # SHEET_SLOTS
-            key: _Key = (s0, s1, s2, s3, s4, s5, state.in_chapter[p], in_conflict[p], state.chars[p].npc)
-            rd = state.roll_dice[p]
-            append(_SHEETS.get(key) or _sheet(key))
-            append(_ROLLED.get(rd) or _rolled(rd))
+        if building and p == seat:  # during the (simultaneous) build a seat sees its own draft, the others none
+            block = public_block(state, p, state.drafts[p])
         else:
-            block = public[p]
-            if block is None:
-                block = public[p] = public_block(state, p)
-            append(block)
+            block = public[p] or public_block(state, p)  # a kept block is never empty (None: stale)
         holds = adv[p]
         cash = cashed[p]
         dice = advantage_dice(holds, in_conflict, keep, cash) if cash or True in holds else 0
@@ -222,27 +231,29 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         if pending and p == seat:  # a seat sees its own undecided cashing only
             dice += pending * state.rules.dice_per_entry
             owed -= pending
-        key = (dice, holds[seat], adv_seat[p], owed, challenged[p], moved[p])
-        append(standing.get(key) or _standing(key))
+        key: _Key = (dice, holds[seat], adv_seat[p], owed, challenged[p], moved[p])
         r = rolls[p]
-        key = (None if r is None else r.key, in_turns and challenger == p)
-        append(readings.get(key) or _reading(key))
-    append(_ABSENT_BYTES[n])
+        rkey = (None if r is None else r.key, lead == p)
+        # the party's three blocks in one extend (three appends are three calls)
+        parts += block, standing.get(key) or _standing(key), readings.get(rkey) or _reading(rkey)
     key = (state.round_no, state.rules.max_rounds, state.conflict_no, state.max_conflicts, state.node)
-    append(_PROGRESS.get(key) or _progress(key))
     picks = state.picks[seat]
-    key = (state.available[seat], picks[0] if picks else None)
-    append(_FORMS_SEEN.get(key) or _forms_seen(key))
+    fkey = (state.available[seat], picks[0] if picks else None)
     cr = rolls[challenger] if in_turns and challenger is not None else None
     conseq = state.conseq
     offer = state.offer
     # the pending offer's kind (:meth:`WickedAgeState.pending_offer_kind`, inlined)
     kind = offer.kind if offer is not None else state.terms_offer if state.terms is _TERMS_OFFERED else None
-    key = (
+    pkey = (
         None if cr is None else cr.key,
         kind,
         conseq is not None and conseq.winner == seat,
         conseq is not None and conseq.loser == seat,
     )
-    append(_PENDING.get(key) or _pending(key))
-    return np.frombuffer(bytearray(b"".join(parts)), dtype=np.float32)
+    parts += (
+        _ABSENT_BYTES[n],
+        _PROGRESS.get(key) or _progress(key),
+        _FORMS_SEEN.get(fkey) or _forms_seen(fkey),
+        _PENDING.get(pkey) or _pending(pkey),
+    )
+    return np.frombuffer(_JOIN(parts), _FLOAT32)  # joined straight into a fresh, writable bytearray

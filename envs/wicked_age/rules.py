@@ -151,9 +151,11 @@ def usable_strengths(strengths: Sequence[Strength], picked_forms: Sequence[str],
 
 def dice_for_roll(dice: Sequence[int], npc: bool, picks: Sequence[int], strength: Strength | None) -> tuple[int, ...]:
     """Rule 4: the dice of the picked forms (a PC two forms, an NPC one form) plus the strength's die."""
-    out: list[int] = []
-    for f in picks:
-        out.extend(form_dice(dice, npc, f))
+    # ``form_dice`` of each pick, in one comprehension (a pick per call and a list per form cost more)
+    if npc:
+        out = [d for f in picks for i in NPC_FORM_SLOTS[f] if (d := dice[i]) > 0]
+    else:
+        out = [d for f in picks if (d := dice[f]) > 0]
     if strength is not None:
         out.append(strength.die)
     return tuple(out)
@@ -348,9 +350,9 @@ def default_consequence_slots(npc: bool, exhausted: bool, cons: ConsequenceRules
     return tuple(PC_FORMS.index(n) for n in names)
 
 
-def is_out_of_chapter(dice: Sequence[int], npc: bool, cons: ConsequenceRules) -> bool:
+def is_out_of_chapter(dice: list[int], npc: bool, cons: ConsequenceRules) -> bool:
     """Rule 16: a PC with two forms at 0, or an NPC with any two dice at 0, is out of the chapter."""
-    zeros = sum(1 for d in dice if d == 0)
+    zeros = dice.count(0)  # sizes are never negative: the forms (NPC: dice) at 0
     return zeros >= (cons.npc_out_zero_dice if npc else cons.pc_out_zero_forms)
 
 

@@ -20,9 +20,20 @@ from envs.core.policy import UniformRandom, legal_mask
 from envs.wicked_age import RULESET
 from envs.wicked_age import observation as obs
 from envs.wicked_age.actions import DECISION_CONTEXTS, FORM_ACTIONS, MAX_STRENGTHS, NPC_FORM_ACTIONS, Act, Ctx
-from envs.wicked_age.conflict import WickedAgeState
+from envs.wicked_age.conflict import PC_FORM_IDS, WickedAgeState, forms_draw
 from envs.wicked_age.dice import Roll, RollOutcome, read_roll, roll_with_advantage, size_key
-from envs.wicked_age.rules import Offer, PcForm, opening_ties, stronger_opponents, turn_order, usable_strengths
+from envs.wicked_age.rules import (
+    Offer,
+    PcForm,
+    Strength,
+    dice_for_roll,
+    form_dice,
+    form_loss_choices,
+    opening_ties,
+    stronger_opponents,
+    turn_order,
+    usable_strengths,
+)
 from tests.envs.wicked_age.helpers import config
 
 
@@ -273,8 +284,20 @@ def check_fast_state(state: WickedAgeState) -> None:
     if menu is not None:
         assert legal == menu
     if state.current_player() >= 0:
+        assert legal == state._legal()  # the list kept where the machine stopped is the one found now
         legal.append(-1)  # the caller's copy: changing it changes nothing in the state
         assert -1 not in state.legal_actions()
+    else:
+        assert legal == []
+    if state.node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
+        twin = state.clone()
+        faces, adv = twin.sample_chance(Rng(len(state.log) + state.round_no))
+        k = state.advantage_dice(state.actor)  # the advantage dice the sampled roll rolled (inlined shortcut)
+        assert twin._sampled_adv == k and k <= adv <= 6 * k and len(faces) == len(state.roll_dice[state.actor])
+    parties = [s for s in range(state.num_players) if state.in_conflict[s]]
+    assert list(state._parties()) == parties  # the kept party sets follow ``in_conflict``
+    for s in range(state.num_players):
+        assert list(state._opponents(s)) == [t for t in parties if t != s]
     for seat in range(state.num_players):
         assert state.observation(seat).tobytes() == plain_observation(state, seat).tobytes()
 
@@ -316,3 +339,38 @@ def test_kept_player_menus_and_public_blocks_match_plain_after_clone_and_diverge
                 check_fast_state(twin)
             assert (state.key(), [state.observation(s).tobytes() for s in range(state.num_players)]) == before
         random_step(state, rng, actions)
+
+
+@pytest.mark.parametrize("available", range(len(PC_FORM_IDS) + 1))
+def test_forms_draw_is_the_sorted_head_of_a_shuffle_with_its_draws(available: int) -> None:
+    """Rule 4's draw from its table: the first forms of ``rng.shuffle`` of the six, sorted, with the same draws."""
+    for seed in range(300):
+        fast, plain = Rng(seed), Rng(seed)
+        for _ in range(4):
+            forms = list(PC_FORM_IDS)
+            plain.shuffle(forms)
+            assert forms_draw(fast, available) == tuple(sorted(forms[:available])), (seed, available)
+        assert fast.random() == plain.random()  # the generator is where the shuffles left it
+
+
+def test_forms_draw_of_another_rng_kind_shuffles_as_it_would() -> None:
+    class Reversing(Rng):
+        def shuffle(self, items: list) -> None:
+            items.reverse()
+
+    assert forms_draw(Reversing(0), 3) == (3, 4, 5)
+
+
+def test_dice_for_roll_is_each_picked_forms_dice_then_the_strength() -> None:
+    """Rule 4's roll (one comprehension over the picks) against ``form_dice`` of each pick, concatenated."""
+    rnd = random.Random(11)
+    strength = Strength("with_violence:potent", "with_violence", 10, False, None)
+    for _ in range(3000):
+        npc = rnd.random() < 0.5
+        dice = [rnd.choice((0, 4, 6, 8, 10, 12)) for _ in range(6)]
+        forms = 3 if npc else 6
+        picks = rnd.sample(range(forms), 1 if npc else 2)
+        st = strength if rnd.random() < 0.3 else None
+        plain = [d for f in picks for d in form_dice(dice, npc, f)] + ([st.die] if st is not None else [])
+        assert dice_for_roll(dice, npc, picks, st) == tuple(plain)
+        assert any(dice) == bool(form_loss_choices(dice))  # the consequence step's check for a size to lose
