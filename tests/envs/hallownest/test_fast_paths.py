@@ -117,11 +117,23 @@ def test_a_clone_is_independent_of_its_original() -> None:
         },
         {"stamina": {"tax_per_attack": 0}, "pogo": {"needs_pass_over": False}},
         {"unconscious": {"targetable": True}, "deaths_door": {"enabled": False}},
+        {  # a thrown weapon (reach beyond adjacent), the whole table (further rows, sorted), a grid
+            "arena": {"kind": "grid", "width": 4, "height": 4, "start": [[0, 0], [3, 3]]},
+            "dice": {"max_characteristic": 10},
+            "grapple": {"max_investment": 6, "max_escape_investment": 5},
+            "pogo": {"max_investment": 5},
+            "duel": {
+                "bugs": [
+                    {"name": "A", "weapon": "tack", "stamina": 10, "soul": 9},
+                    {"name": "B", "weapon": "nail", "stamina": 9, "soul": 10},
+                ]
+            },
+        },
     ],
 )
-def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
-    """The turn and defense options memoised per config (their keys), and the turn's from its memoised parts,
-    equal _legal_turn / _legal_defense afresh."""
+def test_one_pass_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
+    """The turn options worked out in one pass (_turn_legal, from the config's id rows) and the defense options
+    memoised per config equal the plain _legal_turn / _legal_defense."""
     cfg = config(**sections)
     checked = defenses = 0
     for seed in range(40):
@@ -133,7 +145,7 @@ def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, o
                 continue
             legal = st.legal_actions()
             if st.phase == Phase.TURN:
-                assert legal == st._legal_turn() == st._legal_turn_from_parts()
+                assert legal == st._legal_turn() == st._turn_legal()
                 checked += 1
             elif st.phase == Phase.DEFENSE:
                 assert legal == st._legal_defense()
