@@ -52,8 +52,6 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
-import numpy as np
-
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 from envs.hallownest import rules as R
@@ -727,8 +725,8 @@ class DuelState(State[int]):
             "status": float(b.status),
         }
 
-    def observation(self, seat: int) -> np.ndarray:
-        return encode_observation(self, seat)
+    # State.observation(seat) is the encoder itself, bound as the method: one Python call fewer per step
+    observation = encode_observation
 
     def action_label(self, action: int) -> str:
         return action_label(action)
