@@ -224,7 +224,7 @@ class TurnRows:
         "grapple",
         "grapple_cap",
         "grapple_enabled",
-        "has_cover",
+        "cover",
         "imbalance_cost",
         "needs_pass_over",
         "pogo",
@@ -240,7 +240,9 @@ class TurnRows:
         "unconscious_targetable",
     )
 
-    def __init__(self, k: DuelSettings, caps: Any, profiles: Sequence[R.Profile], has_cover: bool, sort: bool) -> None:
+    def __init__(
+        self, k: DuelSettings, caps: Any, profiles: Sequence[R.Profile], cover: dict[Cell, int], sort: bool
+    ) -> None:
         def rows(kind: Kind, low: int, cap: int) -> tuple[tuple[int, ...], ...]:
             return tuple(tuple(invest_ids(kind, low, n)) for n in range(max(0, cap) + 1))
 
@@ -257,7 +259,7 @@ class TurnRows:
         self.focus_enabled, self.focus_cap = k.focus_enabled, caps.focus
         self.focus = rows(K_FOCUS, 1, caps.focus)
         self.unconscious_targetable = k.unconscious_targetable
-        self.has_cover = has_cover
+        self.cover = cover  # Rule 19: quarters by cell (the config's, never changed)
         self.reach = tuple(R.attack_reach(p.weapon) for p in profiles)  # per seat
         self.ranged = tuple(p.weapon.ranged for p in profiles)  # per seat: a ranged weapon cannot pogo
         self.dash_cost, self.retreat_cost = k.movement_dash_cost, k.movement_retreat_cost
@@ -269,15 +271,17 @@ class TurnRows:
     def place(self, seat: int, mx: int, my: int, fx: int, fy: int, arena: Arena) -> Place:
         """What the two cells give the bug of ``seat`` at ``(mx, my)``, the foe (living) at ``(fx, fy)`` (memoised).
 
-        Whether its weapon reaches the foe (Rule 11), whether they are adjacent (Rules 16, 21) and its step,
-        dash and retreat ids with both cells held (Rule 15): the part of a turn's options the cells fix.
+        Whether its weapon reaches the foe (Rule 11) and whether they are adjacent (Rules 16, 21), each only
+        when the foe's cell is not in full cover (Rule 19), and its step, dash and retreat ids with both cells
+        held (Rule 15): the part of a turn's options the cells fix.
         """
         if len(self.places) >= _CONTACTS_LIMIT:  # a large grid has many pairs of cells
             self.places.clear()
         dist = R.chebyshev((mx, my), (fx, fy))
+        open_to_attack = R.can_be_targeted(self.cover.get((fx, fy), 0))  # Rule 19: full cover shields the foe
         found = self.places[(seat, mx, my, fx, fy)] = (
-            dist <= self.reach[seat],
-            dist == R.ADJACENT,
+            open_to_attack and dist <= self.reach[seat],
+            open_to_attack and dist == R.ADJACENT,
             *arena.moves((mx, my), ((mx, my), (fx, fy))),
         )
         return found
@@ -309,7 +313,7 @@ class _Setup:
         self.sort_legal = self.full_table or self.small_rows  # further rows come after the first ones
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
         self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
-        self.turn_rows = TurnRows(k, self.caps, self.profiles, bool(self.cover), self.sort_legal)
+        self.turn_rows = TurnRows(k, self.caps, self.profiles, self.cover, self.sort_legal)
         self.fresh: DuelState | None = None  # a duel of the config as DuelState() leaves it, cloned by new_duel_state
 
 
@@ -791,12 +795,9 @@ class DuelState(State[int]):
             place = t.place(seat, mx, my, fx, fy, self.arena)
         in_reach, adjacent, steps, dashes, retreats = place
         out = [END_TURN_ID]
-        # Rules 11, 16, 21 (_turn_attacks): R.can_target, R.attack_budget, R.pogo_allowed
-        if (
-            not foe.dead
-            and (t.unconscious_targetable or not foe.unconscious)
-            and (not t.has_cover or self.cover.get((fx, fy), 0) < R.FULL_COVER)
-        ):
+        # Rules 11, 16, 21 (_turn_attacks): R.can_target (the cover part in the place), R.attack_budget,
+        # R.pogo_allowed; out of reach (the common case) the foe's conditions are not read
+        if (in_reach or adjacent) and not foe.dead and (t.unconscious_targetable or not foe.unconscious):
             budget = st - me.attacks_made * t.tax
             if budget < 0:
                 budget = 0
