@@ -1121,7 +1121,10 @@ class DuelState(State[int]):
             self._set_roll(FOCUS_ROLL, dice, R.focus_rerolls(b.p.insight, self.k.focus_reroll_divisor))
             return
         b.focus_pending = 0
-        self._turn_start_delayed()
+        if b.delayed > 0:
+            self._turn_start_delayed()
+        else:  # nothing for Rule 17 to strike (the common case): straight on to the refill
+            self._turn_start_refill()
 
     def _resolve_focus(self, successes: int) -> None:
         """Rule 20: a focus takes effect at the start of the next turn: each success heals 1 Heart."""
@@ -1481,12 +1484,13 @@ class DuelState(State[int]):
         self.atk = None
         if self.phase == OVER or atk is None:
             return
-        tgt = self.bugs[atk.target]
-        room = bool(self.arena.moves((tgt.x, tgt.y), self._occupied())[0])  # a free cell to step to
-        can_act, grappled = not (tgt.dead or tgt.unconscious), tgt.grappled_by != NOBODY  # Bug.can_act, .grappled
-        if R.dodge_move_offered(atk.defense == D_DODGE, self.k.dodge_move_cells, can_act, grappled, room):
-            self.phase, self.decider = DODGE_MOVE, atk.target
-            return
+        if atk.defense == D_DODGE:  # R.dodge_move_offered is False for any other defense: no cells to look at
+            tgt = self.bugs[atk.target]
+            room = bool(self.arena.moves((tgt.x, tgt.y), self._occupied())[0])  # a free cell to step to
+            can_act, grappled = not (tgt.dead or tgt.unconscious), tgt.grappled_by != NOBODY  # Bug.can_act, .grappled
+            if R.dodge_move_offered(True, self.k.dodge_move_cells, can_act, grappled, room):
+                self.phase, self.decider = DODGE_MOVE, atk.target
+                return
         self._back_to_turn()
 
     def _back_to_turn(self) -> None:
