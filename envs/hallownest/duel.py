@@ -353,15 +353,15 @@ def duel_action_count(cfg: HallownestConfig) -> int:
 
 _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
 _SETUPS_LIMIT = 16  # configs whose setup is kept (a sweep plays many configs one after another)
-_CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena (a large grid has many)
-_TURN_OPTIONS_LIMIT = 16384  # memoised turn option lists per config (~300 bytes each) before the table starts afresh
+_CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena, and cell-pair places per config (TurnRows)
+_OPTIONS_LIMIT = 16384  # memoised defense option lists per config before the table starts afresh
 
 
 def _memo_options(table: dict[Any, tuple[int, ...]], key: Any, compute: Callable[[], list[int]]) -> tuple[int, ...]:
-    """The options ``compute`` gives, memoised in ``table`` under ``key`` (cleared at ``_TURN_OPTIONS_LIMIT``)."""
+    """The options ``compute`` gives, memoised in ``table`` under ``key`` (cleared at ``_OPTIONS_LIMIT``)."""
     found = table.get(key)
     if found is None:
-        if len(table) >= _TURN_OPTIONS_LIMIT:
+        if len(table) >= _OPTIONS_LIMIT:
             table.clear()
         found = table[key] = tuple(compute())
     return found

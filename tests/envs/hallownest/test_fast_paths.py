@@ -337,3 +337,27 @@ def test_new_duel_state_plays_as_a_newly_built_duel(sections: dict[str, object])
                 plain.apply_action(a)
         assert fast.returns() == plain.returns()
         assert new_duel_state(cfg).key() == DuelState(cfg).key()
+
+
+def test_turn_options_stay_right_when_the_place_table_starts_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TurnRows.places is cleared at its limit (here 3 pairs of cells): every turn's options still equal the plain
+    _legal_turn, and the table never holds more than the limit."""
+    from envs.hallownest import duel as D
+
+    monkeypatch.setattr(D, "_CONTACTS_LIMIT", 3)
+    cfg = config(arena={"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]})
+    checked = 0
+    for seed in range(10):
+        st = DuelState(cfg)
+        rng = Rng(300 + seed)
+        while not st.is_terminal():
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+                continue
+            legal = st.legal_actions()
+            if st.phase == Phase.TURN:
+                assert legal == st._legal_turn()
+                assert len(st._rows.places) <= 3
+                checked += 1
+            st.apply_action(legal[int(rng.random() * len(legal))])
+    assert checked > 100
