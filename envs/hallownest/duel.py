@@ -52,8 +52,6 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
-import numpy as np
-
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 from envs.hallownest import rules as R
@@ -201,6 +199,94 @@ def _arena(width: int, height: int, directions: tuple[Direction, ...], dash: int
     return Arena(width, height, directions, dash, retreat)
 
 
+Place = tuple[bool, bool, list[int], list[int], list[int]]  # TurnRows.place: in reach, adjacent, the move ids
+
+
+class TurnRows:
+    """What :meth:`DuelState._turn_legal` reads besides the two bugs, fixed per config (shared by every duel).
+
+    The id rows of each invested amount are worked out once: ``attack[n]`` holds the attack ids investing up
+    to ``n`` (from the least an attack may invest), ``grapple``, ``pogo`` and ``focus`` from 1, ``escape``
+    from 0 (each row is ``invest_ids`` of its kind; ``n`` never exceeds the row's cap, which bounds it).
+    """
+
+    __slots__ = (
+        "attack",
+        "attack_cap",
+        "dash_cost",
+        "delayed_cost",
+        "escape",
+        "escape_cap",
+        "escape_cost",
+        "focus",
+        "focus_cap",
+        "focus_enabled",
+        "grapple",
+        "grapple_cap",
+        "grapple_enabled",
+        "cover",
+        "imbalance_cost",
+        "needs_pass_over",
+        "pogo",
+        "pogo_cap",
+        "places",
+        "pogo_enabled",
+        "ranged",
+        "reach",
+        "retreat_cost",
+        "sort",
+        "status_cost",
+        "tax",
+        "unconscious_targetable",
+    )
+
+    def __init__(
+        self, k: DuelSettings, caps: Any, profiles: Sequence[R.Profile], cover: dict[Cell, int], sort: bool
+    ) -> None:
+        def rows(kind: Kind, low: int, cap: int) -> tuple[tuple[int, ...], ...]:
+            return tuple(tuple(invest_ids(kind, low, n)) for n in range(max(0, cap) + 1))
+
+        self.tax = k.stamina_tax_per_attack
+        self.attack_cap = caps.attack
+        self.attack = rows(K_ATTACK, max(1, k.stamina_min_attack_investment), caps.attack)
+        self.grapple_enabled, self.grapple_cap = k.grapple_enabled, k.grapple_max_investment
+        self.grapple = rows(K_GRAPPLE, 1, k.grapple_max_investment)
+        self.pogo_enabled, self.pogo_cap = k.pogo_enabled, k.pogo_max_investment
+        self.pogo = rows(K_POGO, 1, k.pogo_max_investment)
+        self.needs_pass_over = k.pogo_needs_pass_over
+        self.escape_cost, self.escape_cap = k.grapple_escape_cost, k.grapple_max_escape_investment
+        self.escape = rows(K_ESCAPE, 0, k.grapple_max_escape_investment)
+        self.focus_enabled, self.focus_cap = k.focus_enabled, caps.focus
+        self.focus = rows(K_FOCUS, 1, caps.focus)
+        self.unconscious_targetable = k.unconscious_targetable
+        self.cover = cover  # Rule 19: quarters by cell (the config's, never changed)
+        self.reach = tuple(R.attack_reach(p.weapon) for p in profiles)  # per seat
+        self.ranged = tuple(p.weapon.ranged for p in profiles)  # per seat: a ranged weapon cannot pogo
+        self.dash_cost, self.retreat_cost = k.movement_dash_cost, k.movement_retreat_cost
+        self.imbalance_cost, self.delayed_cost = k.imbalance_clear_cost, k.delayed_removal_cost
+        self.status_cost = k.status_removal_cost
+        self.sort = sort
+        self.places: dict[tuple[int, int, int, int, int], Place] = {}  # by (seat, its cell, the foe's cell)
+
+    def place(self, seat: int, mx: int, my: int, fx: int, fy: int, arena: Arena) -> Place:
+        """What the two cells give the bug of ``seat`` at ``(mx, my)``, the foe (living) at ``(fx, fy)`` (memoised).
+
+        Whether its weapon reaches the foe (Rule 11) and whether they are adjacent (Rules 16, 21), each only
+        when the foe's cell is not in full cover (Rule 19), and its step, dash and retreat ids with both cells
+        held (Rule 15): the part of a turn's options the cells fix.
+        """
+        if len(self.places) >= _CONTACTS_LIMIT:  # a large grid has many pairs of cells
+            self.places.clear()
+        dist = R.chebyshev((mx, my), (fx, fy))
+        open_to_attack = R.can_be_targeted(self.cover.get((fx, fy), 0))  # Rule 19: full cover shields the foe
+        found = self.places[(seat, mx, my, fx, fy)] = (
+            open_to_attack and dist <= self.reach[seat],
+            open_to_attack and dist == R.ADJACENT,
+            *arena.moves((mx, my), ((mx, my), (fx, fy))),
+        )
+        return found
+
+
 class _Setup:
     """What a new duel reads from its config, worked out once per config object (the config is frozen).
 
@@ -226,10 +312,8 @@ class _Setup:
         self.num_actions = FULL_NUM_ACTIONS if self.small_rows else POOL_NUM_ACTIONS if self.full_table else NUM_ACTIONS
         self.sort_legal = self.full_table or self.small_rows  # further rows come after the first ones
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
-        self.turn_options: dict[tuple[int | bool, ...], tuple[int, ...]] = {}  # DuelState._legal_turn, memoised
         self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
-        # the attack, move and other parts of a turn's options, memoised (DuelState._legal_turn_from_parts)
-        self.turn_parts: tuple[dict[tuple[int | bool, ...], tuple[int, ...]], ...] = ({}, {}, {})
+        self.turn_rows = TurnRows(k, self.caps, self.profiles, self.cover, self.sort_legal)
         self.fresh: DuelState | None = None  # a duel of the config as DuelState() leaves it, cloned by new_duel_state
 
 
@@ -269,15 +353,15 @@ def duel_action_count(cfg: HallownestConfig) -> int:
 
 _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
 _SETUPS_LIMIT = 16  # configs whose setup is kept (a sweep plays many configs one after another)
-_CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena (a large grid has many)
-_TURN_OPTIONS_LIMIT = 16384  # memoised turn option lists per config (~300 bytes each) before the table starts afresh
+_CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena, and cell-pair places per config (TurnRows)
+_OPTIONS_LIMIT = 16384  # memoised defense option lists per config before the table starts afresh
 
 
 def _memo_options(table: dict[Any, tuple[int, ...]], key: Any, compute: Callable[[], list[int]]) -> tuple[int, ...]:
-    """The options ``compute`` gives, memoised in ``table`` under ``key`` (cleared at ``_TURN_OPTIONS_LIMIT``)."""
+    """The options ``compute`` gives, memoised in ``table`` under ``key`` (cleared at ``_OPTIONS_LIMIT``)."""
     found = table.get(key)
     if found is None:
-        if len(table) >= _TURN_OPTIONS_LIMIT:
+        if len(table) >= _OPTIONS_LIMIT:
             table.clear()
         found = table[key] = tuple(compute())
     return found
@@ -575,9 +659,8 @@ class DuelState(State[int]):
         if setup.obs_encoder is None:
             setup.obs_encoder = Encoder(statics(self))
         self.obs_encoder = setup.obs_encoder  # observation.py: the fixed features and the blocks built
-        self._turn_options = setup.turn_options
         self._defense_options = setup.defense_options
-        self._turn_parts = setup.turn_parts
+        self._rows = setup.turn_rows
         if self.narrating:
             self.narrate(
                 "start",
@@ -646,8 +729,8 @@ class DuelState(State[int]):
             "status": float(b.status),
         }
 
-    def observation(self, seat: int) -> np.ndarray:
-        return encode_observation(self, seat)
+    # State.observation(seat) is the encoder itself, bound as the method: one Python call fewer per step
+    observation = encode_observation
 
     def action_label(self, action: int) -> str:
         return action_label(action)
@@ -660,13 +743,13 @@ class DuelState(State[int]):
     def legal_actions(self) -> list[int]:
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._memo_legal_turn() if self.phase is TURN else self._compute_legal()
+            legal = self._legal = self._turn_legal() if self.phase is TURN else self._compute_legal()
         return list(legal)
 
     def _compute_legal(self) -> Sequence[int]:
         ph = self.phase
         if ph is TURN:
-            return self._memo_legal_turn()
+            return self._turn_legal()
         if ph is DEFENSE:
             atk = self.atk
             assert atk is not None
@@ -694,102 +777,68 @@ class DuelState(State[int]):
             return invest_ids(K_RESIST, 0, min(self.k.grapple_max_resist_investment, b.stamina))
         return []
 
-    def _memo_legal_turn(self) -> tuple[int, ...]:
-        """:meth:`_legal_turn`, memoised per config on everything it reads.
+    def _turn_legal(self) -> list[int]:
+        """:meth:`_legal_turn` in one pass: the same ids in the same order (test_fast_paths compares them).
 
-        The config, the arena, the cover and each seat's profile are fixed for the setup; what else
-        :meth:`_legal_turn` reads of the two bugs is in the key (amounts it only compares with zero as
-        those comparisons).
+        A turn's options are asked once per turn decision (``legal_actions`` keeps them until the state
+        moves) and most turn states are new, so they are worked out here rather than memoised: one flat
+        function instead of three parts and their rule calls, reading each field once, with the id rows of
+        each invested amount and what the two cells give (reach, adjacency, moves) taken from :class:`TurnRows`.
         """
-        seat = self.active
-        me, foe = self.bugs[seat], self.bugs[1 - seat]
-        key = (
-            seat,
-            me.stamina,
-            me.attacks_made,
-            me.x,
-            me.y,
-            me.dead,
-            me.jumped,
-            me.over_target,
-            me.grappled_by,
-            me.speed_left > 0,
-            me.free_move > 0,
-            me.imbalance > 0,
-            me.delayed > 0,
-            me.status > 0,
-            me.focus_pending == 0,
-            me.soul,
-            foe.x,
-            foe.y,
-            foe.dead,
-            foe.unconscious,
-            foe.grappled_by,
-        )
-        found = self._turn_options.get(key)
-        if found is None:
-            found = _memo_options(self._turn_options, key, self._legal_turn_from_parts)
-        return found
-
-    def _legal_turn(self) -> list[int]:
-        """The active bug's options, in increasing action id (the table's order)."""
-        out = [END_TURN_ID, *self._turn_attacks(), *self._turn_moves(), *self._turn_others()]
-        return sorted(out) if self.sort_legal else out  # the table's further rows come last
-
-    def _legal_turn_from_parts(self) -> list[int]:
-        """:meth:`_legal_turn` from its three parts, each memoised per config on the fields it reads.
-
-        A new turn key (``_memo_legal_turn``) is most often a new combination of parts already seen: the
-        attacks (seat, Stamina, attacks made, both cells, the foe's conditions, the jump), the moves (both
-        cells, the dead, the grapple, Speed and free move left, Stamina) and the rest (Stamina, what there is
-        to clear, the grapple, the focus, Soul). The config fixes everything else each part reads.
-        """
+        t = self._rows
         seat = self.active
         me, foe = self.bugs[seat], self.bugs[1 - seat]
         st = me.stamina
-        attacks, moves, others = self._turn_parts
-        attack_key = (
-            seat,
-            st,
-            me.attacks_made,
-            me.x,
-            me.y,
-            foe.x,
-            foe.y,
-            foe.dead,
-            foe.unconscious,
-            foe.grappled_by,
-            me.jumped,
-            me.over_target,
-        )
-        move_key = (
-            me.x,
-            me.y,
-            foe.x,
-            foe.y,
-            me.dead,
-            foe.dead,
-            me.grappled_by,
-            me.speed_left > 0,
-            me.free_move > 0,
-            st,
-        )
-        other_key = (
-            st,
-            me.imbalance > 0,
-            me.delayed > 0,
-            me.status > 0,
-            me.grappled_by,
-            me.focus_pending == 0,
-            me.soul,
-        )
-        out = [
-            END_TURN_ID,
-            *_memo_options(attacks, attack_key, self._turn_attacks),
-            *_memo_options(moves, move_key, self._turn_moves),
-            *_memo_options(others, other_key, self._turn_others),
-        ]
-        return sorted(out) if self.sort_legal else out
+        mx, my, fx, fy = me.x, me.y, foe.x, foe.y
+        place = t.places.get((seat, mx, my, fx, fy))
+        if place is None:
+            place = t.place(seat, mx, my, fx, fy, self.arena)
+        in_reach, adjacent, steps, dashes, retreats = place
+        out = [END_TURN_ID]
+        # Rules 11, 16, 21 (_turn_attacks): R.can_target (the cover part in the place), R.attack_budget,
+        # R.pogo_allowed; out of reach (the common case) the foe's conditions are not read
+        if (in_reach or adjacent) and not foe.dead and (t.unconscious_targetable or not foe.unconscious):
+            budget = st - me.attacks_made * t.tax
+            if budget < 0:
+                budget = 0
+            if in_reach:
+                out += t.attack[budget if budget < t.attack_cap else t.attack_cap]
+            if adjacent:
+                if t.grapple_enabled and foe.grappled_by != seat:
+                    out += t.grapple[budget if budget < t.grapple_cap else t.grapple_cap]
+                if t.pogo_enabled and not t.ranged[seat] and (me.over_target if t.needs_pass_over else me.jumped):
+                    out += t.pogo[budget if budget < t.pogo_cap else t.pogo_cap]
+        # Rule 15 (_turn_moves)
+        grappled = me.grappled_by != NOBODY
+        if not grappled:
+            if me.dead or foe.dead:  # never on a turn (a death ends the duel), but the plain rule allows it
+                steps, dashes, retreats = self.arena.moves((mx, my), self._occupied())
+            speed = me.speed_left > 0
+            if speed or me.free_move > 0:
+                out += steps
+            if st >= t.dash_cost:
+                out += dashes
+            if speed and st >= t.retreat_cost:
+                out += retreats
+        # Rules 10, 16, 17, 18, 20 (_turn_others)
+        if me.imbalance > 0 and st >= t.imbalance_cost:
+            out.append(CLEAR_IMBALANCE_ID)
+        if me.delayed > 0 and st >= t.delayed_cost:
+            out.append(CLEAR_DELAYED_ID)
+        if me.status > 0 and st >= t.status_cost:
+            out.append(CLEAR_STATUS_ID)
+        if grappled:
+            most = st - t.escape_cost
+            if most >= 0:
+                out += t.escape[most if most < t.escape_cap else t.escape_cap]
+        if t.focus_enabled and me.focus_pending == 0 and me.soul > 0:
+            out += t.focus[me.soul if me.soul < t.focus_cap else t.focus_cap]
+        return sorted(out) if t.sort else out
+
+    def _legal_turn(self) -> list[int]:
+        """The active bug's options, in increasing action id (the table's order): the plain computation."""
+        out = [END_TURN_ID, *self._turn_attacks(), *self._turn_moves(), *self._turn_others()]
+        return sorted(out) if self.sort_legal else out  # the table's further rows come last
 
     def _turn_attacks(self) -> list[int]:
         """Rules 11, 16, 21: the attacks, grapples and pogos the active bug can make."""
@@ -1072,7 +1121,10 @@ class DuelState(State[int]):
             self._set_roll(FOCUS_ROLL, dice, R.focus_rerolls(b.p.insight, self.k.focus_reroll_divisor))
             return
         b.focus_pending = 0
-        self._turn_start_delayed()
+        if b.delayed > 0:
+            self._turn_start_delayed()
+        else:  # nothing for Rule 17 to strike (the common case): straight on to the refill
+            self._turn_start_refill()
 
     def _resolve_focus(self, successes: int) -> None:
         """Rule 20: a focus takes effect at the start of the next turn: each success heals 1 Heart."""
@@ -1432,12 +1484,13 @@ class DuelState(State[int]):
         self.atk = None
         if self.phase == OVER or atk is None:
             return
-        tgt = self.bugs[atk.target]
-        room = bool(self.arena.moves((tgt.x, tgt.y), self._occupied())[0])  # a free cell to step to
-        can_act, grappled = not (tgt.dead or tgt.unconscious), tgt.grappled_by != NOBODY  # Bug.can_act, .grappled
-        if R.dodge_move_offered(atk.defense == D_DODGE, self.k.dodge_move_cells, can_act, grappled, room):
-            self.phase, self.decider = DODGE_MOVE, atk.target
-            return
+        if atk.defense == D_DODGE:  # R.dodge_move_offered is False for any other defense: no cells to look at
+            tgt = self.bugs[atk.target]
+            room = bool(self.arena.moves((tgt.x, tgt.y), self._occupied())[0])  # a free cell to step to
+            can_act, grappled = not (tgt.dead or tgt.unconscious), tgt.grappled_by != NOBODY  # Bug.can_act, .grappled
+            if R.dodge_move_offered(True, self.k.dodge_move_cells, can_act, grappled, room):
+                self.phase, self.decider = DODGE_MOVE, atk.target
+                return
         self._back_to_turn()
 
     def _back_to_turn(self) -> None:

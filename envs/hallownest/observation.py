@@ -201,6 +201,8 @@ class Encoder:
     halves of its 30 features, split because their fields change independently (far fewer keys each than
     the pair's product) — and the shared block, keyed on the seat and every field it reads. The config, the arena, its
     cover and each seat's profile are fixed for the encoder (one per config, shared by every clone).
+    The lookups are in :func:`encode_observation` and :func:`_bug_block` (one call per bug); the methods here
+    pack a block the first time its key is met.
     """
 
     def __init__(self, fixed: Statics) -> None:
@@ -209,88 +211,88 @@ class Encoder:
         self.turn_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {}, {}, {})  # by seat * 2 + first
         self.shared_blocks: dict[tuple[object, ...], bytes] = {}
 
-    def bug_block(self, st: DuelState, seat: int) -> bytes:
-        """The 30 packed features of the bug of ``seat``: its resource block, then its turn block."""
-        return self.resource_block(st, seat) + self.turn_block(st, seat)
-
-    def resource_block(self, st: DuelState, seat: int) -> bytes:
-        b = st.bugs[seat]
-        key = (  # every field _bug_resources reads (plain attribute loads: cheaper than an attrgetter)
-            b.heart,
-            b.stamina,
-            b.imbalance,
-            b.soul,
-            b.focus_pending,
-            b.at_dd,
-            b.unconscious,
-            b.dd_used,
-            b.delayed,
-            b.status,
-            b.next_roll_penalty,
-            b.grappled_by,
-            b.grappling,
-        )
+    def new_resource_block(self, st: DuelState, seat: int, key: tuple[int | bool, ...]) -> bytes:
         table = self.resource_blocks[seat]
-        block = table.get(key)
-        if block is None:
-            if len(table) >= BLOCK_CACHE_LIMIT:
-                table.clear()
-            block = table[key] = _packed(_bug_resources(b, self.fixed.bugs[seat], self.fixed), _PACK_RESOURCES)
+        if len(table) >= BLOCK_CACHE_LIMIT:
+            table.clear()
+        block = table[key] = _packed(_bug_resources(st.bugs[seat], self.fixed.bugs[seat], self.fixed), _PACK_RESOURCES)
         return block
 
-    def turn_block(self, st: DuelState, seat: int) -> bytes:
-        b = st.bugs[seat]
-        key = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move, b.x, b.y)
+    def new_turn_block(self, st: DuelState, seat: int, key: tuple[int | bool, ...]) -> bytes:
         table = self.turn_blocks[2 * seat + (st.order[0] == seat)]
-        block = table.get(key)
-        if block is None:
-            if len(table) >= BLOCK_CACHE_LIMIT:
-                table.clear()
-            block = table[key] = _packed(_bug_turn(st, b, seat, self.fixed), _PACK_TURN)
+        if len(table) >= BLOCK_CACHE_LIMIT:
+            table.clear()
+        block = table[key] = _packed(_bug_turn(st, st.bugs[seat], seat, self.fixed), _PACK_TURN)
         return block
 
-    def shared_block(self, st: DuelState, seat: int) -> bytes:
-        me, foe = st.bugs[seat], st.bugs[1 - seat]
-        atk = st.atk
-        if atk is None:
-            key: tuple[object, ...] = (seat, foe.x - me.x, foe.y - me.y, st.round, st.active, st.phase)
-        else:
-            key = (
-                seat,
-                foe.x - me.x,
-                foe.y - me.y,
-                st.round,
-                st.active,
-                st.phase,
-                atk.attacker,
-                atk.kind,
-                atk.att_succ,
-                atk.invested,
-                atk.dice,
-                atk.att_rolled,
-            )
+    def new_shared_block(self, st: DuelState, seat: int, key: tuple[object, ...]) -> bytes:
         table = self.shared_blocks
-        block = table.get(key)
-        if block is None:
-            if len(table) >= BLOCK_CACHE_LIMIT:
-                table.clear()
-            block = table[key] = _packed(_shared_features(st, seat, self.fixed), _PACK_SHARED)
+        if len(table) >= BLOCK_CACHE_LIMIT:
+            table.clear()
+        block = table[key] = _packed(_shared_features(st, seat, self.fixed), _PACK_SHARED)
         return block
+
+
+def _bug_block(enc: Encoder, st: DuelState, seat: int, first: bool) -> bytes:
+    """The 30 packed features of the bug of ``seat`` (``first``: it acts first): its resource, then turn block."""
+    b = st.bugs[seat]
+    key = (  # every field _bug_resources reads (plain attribute loads: cheaper than an attrgetter)
+        b.heart,
+        b.stamina,
+        b.imbalance,
+        b.soul,
+        b.focus_pending,
+        b.at_dd,
+        b.unconscious,
+        b.dd_used,
+        b.delayed,
+        b.status,
+        b.next_roll_penalty,
+        b.grappled_by,
+        b.grappling,
+    )
+    resources = enc.resource_blocks[seat].get(key)
+    if resources is None:
+        resources = enc.new_resource_block(st, seat, key)
+    tkey = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move, b.x, b.y)  # what _bug_turn reads
+    turn = enc.turn_blocks[2 * seat + first].get(tkey)
+    if turn is None:
+        turn = enc.new_turn_block(st, seat, tkey)
+    return resources + turn
 
 
 def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1].
 
-    The three packed blocks (:class:`Encoder`) are joined into a fresh bytearray read as a (writeable)
-    float32 array; almost every triple of blocks is new, so the joined vector is not kept.
+    The five packed blocks (:class:`Encoder`) are joined into a fresh bytearray read as a (writeable)
+    float32 array; almost every combination of blocks is new, so the joined vector is not kept. The block
+    lookups are inlined here and in :func:`_bug_block` (two calls, not one per block): this runs every step.
     """
     enc = st.obs_encoder
     foe = 1 - seat
-    raw = (
-        enc.resource_block(st, seat)
-        + enc.turn_block(st, seat)
-        + enc.resource_block(st, foe)
-        + enc.turn_block(st, foe)
-        + enc.shared_block(st, seat)
-    )
+    first = st.order[0]
+    me_bug, foe_bug = st.bugs[seat], st.bugs[foe]
+    atk = st.atk
+    dx, dy = foe_bug.x - me_bug.x, foe_bug.y - me_bug.y
+    if atk is None:  # every field _shared_features reads
+        key: tuple[object, ...] = (seat, dx, dy, st.round, st.active, st.phase)
+    else:
+        key = (
+            seat,
+            dx,
+            dy,
+            st.round,
+            st.active,
+            st.phase,
+            atk.attacker,
+            atk.kind,
+            atk.att_succ,
+            atk.invested,
+            atk.dice,
+            atk.att_rolled,
+        )
+    shared = enc.shared_blocks.get(key)
+    if shared is None:
+        shared = enc.new_shared_block(st, seat, key)
+    raw = _bug_block(enc, st, seat, first == seat) + _bug_block(enc, st, foe, first == foe) + shared
     return np.frombuffer(bytearray(raw), _F32)  # positional dtype: cheaper than the keyword

@@ -117,11 +117,23 @@ def test_a_clone_is_independent_of_its_original() -> None:
         },
         {"stamina": {"tax_per_attack": 0}, "pogo": {"needs_pass_over": False}},
         {"unconscious": {"targetable": True}, "deaths_door": {"enabled": False}},
+        {  # a thrown weapon (reach beyond adjacent), the whole table (further rows, sorted), a grid
+            "arena": {"kind": "grid", "width": 4, "height": 4, "start": [[0, 0], [3, 3]]},
+            "dice": {"max_characteristic": 10},
+            "grapple": {"max_investment": 6, "max_escape_investment": 5},
+            "pogo": {"max_investment": 5},
+            "duel": {
+                "bugs": [
+                    {"name": "A", "weapon": "tack", "stamina": 10, "soul": 9},
+                    {"name": "B", "weapon": "nail", "stamina": 9, "soul": 10},
+                ]
+            },
+        },
     ],
 )
-def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
-    """The turn and defense options memoised per config (their keys), and the turn's from its memoised parts,
-    equal _legal_turn / _legal_defense afresh."""
+def test_one_pass_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
+    """The turn options worked out in one pass (_turn_legal, from the config's id rows) and the defense options
+    memoised per config equal the plain _legal_turn / _legal_defense."""
     cfg = config(**sections)
     checked = defenses = 0
     for seed in range(40):
@@ -133,7 +145,7 @@ def test_memoised_turn_options_agree_with_the_direct_rules(sections: dict[str, o
                 continue
             legal = st.legal_actions()
             if st.phase == Phase.TURN:
-                assert legal == st._legal_turn() == st._legal_turn_from_parts()
+                assert legal == st._legal_turn() == st._turn_legal()
                 checked += 1
             elif st.phase == Phase.DEFENSE:
                 assert legal == st._legal_defense()
@@ -325,3 +337,27 @@ def test_new_duel_state_plays_as_a_newly_built_duel(sections: dict[str, object])
                 plain.apply_action(a)
         assert fast.returns() == plain.returns()
         assert new_duel_state(cfg).key() == DuelState(cfg).key()
+
+
+def test_turn_options_stay_right_when_the_place_table_starts_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TurnRows.places is cleared at its limit (here 3 pairs of cells): every turn's options still equal the plain
+    _legal_turn, and the table never holds more than the limit."""
+    from envs.hallownest import duel as D
+
+    monkeypatch.setattr(D, "_CONTACTS_LIMIT", 3)
+    cfg = config(arena={"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]})
+    checked = 0
+    for seed in range(10):
+        st = DuelState(cfg)
+        rng = Rng(300 + seed)
+        while not st.is_terminal():
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+                continue
+            legal = st.legal_actions()
+            if st.phase == Phase.TURN:
+                assert legal == st._legal_turn()
+                assert len(st._rows.places) <= 3
+                checked += 1
+            st.apply_action(legal[int(rng.random() * len(legal))])
+    assert checked > 100
