@@ -12,7 +12,6 @@ import numpy as np
 
 from envs.blackbird.actions import DUEL_DECISIONS, SESSION_DECISIONS, DuelPhase, SessionPhase
 from envs.blackbird.config import MAX_TRAITS
-from envs.blackbird.rules import in_reach
 
 if TYPE_CHECKING:
     from envs.blackbird.duel import DuelState
@@ -180,7 +179,7 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
     if distance:
         x = distance / k.distance_span
         o[D_DISTANCE] = x if x < 1.0 else 1.0
-    if in_reach(distance, k.reach):
+    if distance <= k.reach:  # Rule 14's in_reach, inlined (the fast-path test compares the slot with it)
         o[D_IN_REACH] = 1.0
     if phase < N_DUEL_DECISIONS:  # the decision phases come first, in DUEL_DECISIONS order
         o[D_PHASE + phase] = 1.0
