@@ -496,32 +496,25 @@ class DuelState(State):
             acts = table[pool] = tuple(range(DUEL_SPEND_0, DUEL_SPEND_0 + self.spendable(seat) + 1))
         return acts
 
-    def _legal_here(self) -> tuple[int, ...]:
-        """The legal ids of this node, worked out from the phase (Rule 14 maneuvers, Rule 5 spends).
-
-        The tables of :meth:`_maneuvers_here` and :meth:`_spend_actions` are read here directly (one call fewer
-        per decision node); their methods fill an entry the first time it is missed.
-        """
-        if self._outcome is not None:
-            return ()
-        if self.phase is MANEUVER:
-            acts = self._maneuvers.get(self.distance)
-            return self._maneuvers_here() if acts is None else acts
-        seat = self._cp
-        if seat < 0:
-            return ()
-        acts = self.setup.spend_actions.get(self.f[seat].pool)
-        return self._spend_actions(seat) if acts is None else acts
-
     def legal_actions(self) -> list[int]:
         """The legal ids, from ``_legal``: the node's legal tuple, worked out on the first ask at the node.
 
         ``apply_action`` and ``apply_chance`` clear it (``None``) before they move the game, so it never
-        outlives its node; a tuple of ids is immutable, so clones may share it.
+        outlives its node; a tuple of ids is immutable, so clones may share it. Worked out from the phase
+        (Rule 14 maneuvers, Rule 5 spends) with the tables of :meth:`_maneuvers_here` and :meth:`_spend_actions`
+        read here directly, one call per first ask; their methods fill an entry the first time it is missed.
         """
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._legal_here()
+            if self._outcome is not None:
+                legal = ()
+            elif self.phase is MANEUVER:  # (a kept tuple is never empty: Aim is always open, a spend of 0 too)
+                legal = self._maneuvers.get(self.distance) or self._maneuvers_here()
+            elif (seat := self._cp) >= 0:
+                legal = self.setup.spend_actions.get(self.f[seat].pool) or self._spend_actions(seat)
+            else:
+                legal = ()
+            self._legal = legal
         return list(legal)
 
     def action_label(self, action: int) -> str:
@@ -532,19 +525,45 @@ class DuelState(State):
         return maneuver_option(action, self.spendable(seat) if seat >= 0 else 0)
 
     def apply_action(self, action: int) -> None:
+        """Check the id against the node's legal tuple, then apply it: a maneuver (Rule 14) or a spend.
+
+        The attack and defence spends, one small step each, are written here rather than in methods of their
+        own (one call fewer for every spend).
+        """
         legal = self._legal
         if legal is None:
-            legal = self._legal_here()
-        if action not in legal:
+            self.legal_actions()
+            legal = self._legal
+        if action not in legal:  # type: ignore[operator]
             raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in {self.phase.name}")
         self._legal = None
         ph = self.phase
         if ph is MANEUVER:
             self._maneuver(MANEUVERS[action])
-        elif ph is ATTACK_SPEND:
-            self._attack_spend(action - DUEL_SPEND_0)
-        elif ph is DEFENSE_SPEND:
-            self._defense_spend(action - DUEL_SPEND_0)
+        elif ph is ATTACK_SPEND:  # Rules 2, 5, 14: the attacker's dice with k pool dice; stored aim goes on it
+            ex = self.ex
+            assert ex is not None
+            k = ex.att_spent = action - DUEL_SPEND_0
+            a = ex.attacker
+            ex.att_dice = self.attack_pool(a, ex.maneuver, k)
+            self.f[a].aim = 0  # Rule 14: stored aim is used on this attack
+            defender = 1 - a
+            ex.can_defend = open_to_defence = can_defend(self.f[defender].all_out_attack)
+            if open_to_defence:
+                self.phase = DEFENSE_SPEND
+                self._cp = defender
+            else:
+                if self.narrating:
+                    self.narrate("open", f"{self.name(defender)} attacked all-out and cannot defend.", defender)
+                self.phase = ATTACK_ROLL
+                self._cp = CHANCE
+        elif ph is DEFENSE_SPEND:  # Rules 2, 5, 13/14: the defender's dice with k pool dice
+            ex = self.ex
+            assert ex is not None
+            k = ex.def_spent = action - DUEL_SPEND_0
+            ex.def_dice = self.defense_pool(1 - ex.attacker, ex.maneuver is CALLED_SHOT, k)
+            self.phase = ATTACK_ROLL
+            self._cp = CHANCE
         else:  # CHECK_SPEND: the only other phase with legal actions
             self._check_spend(action - DUEL_SPEND_0)
 
@@ -640,33 +659,6 @@ class DuelState(State):
         self.phase = ATTACK_SPEND
         self._cp = attacker
 
-    def _attack_spend(self, k: int) -> None:
-        """Rules 2, 5, 14: the attacker's dice with k pool dice; stored aim goes on this attack."""
-        ex = self.ex
-        assert ex is not None
-        ex.att_spent = k
-        ex.att_dice = self.attack_pool(ex.attacker, ex.maneuver, k)
-        self.f[ex.attacker].aim = 0  # Rule 14: stored aim is used on this attack
-        defender = 1 - ex.attacker
-        ex.can_defend = can_defend(self.f[defender].all_out_attack)
-        if ex.can_defend:
-            self.phase = DEFENSE_SPEND
-            self._cp = defender
-        else:
-            if self.narrating:
-                self.narrate("open", f"{self.name(defender)} attacked all-out and cannot defend.", defender)
-            self.phase = ATTACK_ROLL
-            self._cp = CHANCE
-
-    def _defense_spend(self, k: int) -> None:
-        """Rules 2, 5, 13/14: the defender's dice with k pool dice."""
-        ex = self.ex
-        assert ex is not None
-        ex.def_spent = k
-        ex.def_dice = self.defense_pool(1 - ex.attacker, ex.maneuver is CALLED_SHOT, k)
-        self.phase = ATTACK_ROLL
-        self._cp = CHANCE
-
     def _check_spend(self, k: int) -> None:
         """Rule 17: the stay-up roll, built as in Rule 2, with k pool dice."""
         self.check_spent = k
@@ -715,56 +707,48 @@ class DuelState(State):
         self.apply_chance(read_faces(faces, self.setup.success_on))
 
     def apply_chance(self, outcome: Hashable) -> None:
+        """Apply a roll: the attack's, the defence's, a roll-off's or a stay-up check's.
+
+        Once an exchange's dice are in (both rolls, or the attack's alone against a fighter who cannot defend)
+        Rule 13 resolves it here, not in a method of its own: one call fewer per exchange.
+        """
         self._legal = None  # a chance node's (empty) legal tuple ends with it
         ph = self.phase
         roll = outcome if type(outcome) is Roll else None
+        ex = self.ex
         if ph is ATTACK_ROLL:
-            ex = self.ex
             assert ex is not None
-            ex.att_roll = roll or Roll(*outcome)  # type: ignore[misc]
+            att_roll = ex.att_roll = roll or Roll(*outcome)  # type: ignore[misc]
             if ex.can_defend:
                 self.phase = DEFENSE_ROLL
-            else:
-                self._resolve_attack()
+                return
+            def_successes = None
         elif ph is DEFENSE_ROLL:
-            assert self.ex is not None
-            self.ex.def_roll = roll or Roll(*outcome)  # type: ignore[misc]
-            self._resolve_attack()
+            assert ex is not None and ex.att_roll is not None
+            att_roll = ex.att_roll
+            def_roll = ex.def_roll = roll or Roll(*outcome)  # type: ignore[misc]
+            def_successes = def_roll.successes
         elif ph is ROLL_OFF:
             ro = outcome if isinstance(outcome, RollOff) else RollOff(outcome)  # type: ignore[arg-type]
             if ro.winner is None:
                 self.narrate("roll_off", "The roll-off is tied; roll again.", None)
                 return
             if ro.winner == 0:  # the attacker wins the roll-off: a hit by 1 (Rule 11 settles Rule 13's tie)
-                self._land(True, *self.setup.wound(1, self.ex.maneuver is CALLED_SHOT))  # type: ignore[union-attr]
+                self._land(True, *self.setup.wound(1, ex.maneuver is CALLED_SHOT))  # type: ignore[union-attr]
             else:
                 self._land(False)
+            return
         elif ph is CHECK_ROLL:
             self._resolve_check(roll or Roll(*outcome))  # type: ignore[misc]
+            return
         else:
             raise ValueError("not a chance node")
-
-    # -- resolution -------------------------------------------------------------------------------------
-    def _resolve_attack(self) -> None:
-        """Rule 13: compare successes after wound penalties; only MORE successes hit.
-
-        The comparison and the wound it deals come from :meth:`_DuelSetup.exchange_result` (one lookup per
-        exchange; the memo is read here directly, its method fills a missed entry).
-        """
-        ex = self.ex
-        assert ex is not None and ex.att_roll is not None
+        # Rule 13: compare successes after wound penalties; only MORE successes hit. The comparison and the
+        # wound it deals come from _DuelSetup.exchange_result, whose memo is read here directly.
         k = self.setup
         a = ex.attacker
         d = 1 - a
-        fa, fd = self.f[a], self.f[d]
-        def_roll = ex.def_roll if ex.can_defend else None
-        key = (
-            ex.att_roll.successes,
-            None if def_roll is None else def_roll.successes,
-            fa.penalty,
-            fd.penalty,
-            ex.maneuver is CALLED_SHOT,
-        )
+        key = (att_roll.successes, def_successes, self.f[a].penalty, self.f[d].penalty, ex.maneuver is CALLED_SHOT)
         known = k._results.get(key)
         att, dfn, result, margin, row = k.exchange_result(*key) if known is None else known
         if self.narrating:
@@ -788,6 +772,7 @@ class DuelState(State):
         else:
             self._land(False)
 
+    # -- resolution -------------------------------------------------------------------------------------
     def _land(self, hit: bool, margin: int = 0, row: WoundRow | None = None) -> None:
         """Rules 16–18: settle both pools, apply the wound, check death and consciousness.
 
@@ -798,8 +783,10 @@ class DuelState(State):
         assert ex is not None
         a, d = ex.attacker, 1 - ex.attacker
         fa, fd = self.f[a], self.f[d]
-        if k.pool_enabled:
-            fa.pool, fd.pool = k.exchange_pools(fa.pool, ex.att_spent, fd.pool, ex.def_spent, ex.can_defend, hit)
+        if k.pool_enabled:  # Rule 18 from the setup's memo, read here directly (its method fills a miss)
+            key = (fa.pool, ex.att_spent, fd.pool, ex.def_spent, ex.can_defend, hit)
+            known = k._exchange_pools.get(key)
+            fa.pool, fd.pool = k.exchange_pools(*key) if known is None else known
         talk = self.narrating
         if not hit:
             if talk:
