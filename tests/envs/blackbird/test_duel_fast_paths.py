@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envs.blackbird import RULESET
-from envs.blackbird.actions import DUEL_DECISIONS, DUEL_SPEND_0, DuelPhase
+from envs.blackbird.actions import DUEL_DECISIONS, DUEL_SPEND_0, DuelPhase, Maneuver
 from envs.blackbird.config import BlackbirdConfig
 from envs.blackbird.dice import AT_LEAST, ROLLS, ROLLS_KEPT, SIDES, Roll, read_faces, sample_roll
 from envs.blackbird.duel import MANEUVERS, DuelState
@@ -271,3 +271,30 @@ def test_dice_thresholds_read_the_faces() -> None:
             n = seed % 13
             faces = Rng(seed).roll(n, SIDES)  # the same draws made into faces
             assert sample_roll(Rng(seed), n, success_on) == read_faces(faces, success_on)
+
+
+def test_a_turn_change_ends_the_effects_and_skips_a_stunned_fighter() -> None:
+    """Rule 14 in the one turn-change loop: "until your next turn" effects end; a stunned fighter loses the turn."""
+    for cfg in configs():
+        rng = Rng(11)
+        for _ in range(40):
+            d = DuelState(cfg)
+            while d.outcome() is None:
+                turn = d.turn
+                p = d.current_player()
+                if p == CHANCE:
+                    d.apply_chance(d.sample_chance(rng))
+                else:
+                    la = d.legal_actions()
+                    d.apply_action(la[int(rng.random() * len(la))])
+                if d.turn != turn and d.outcome() is None:  # a new turn has started: its fighter is clear
+                    fi = d.f[d.active]
+                    assert d.phase is DuelPhase.MANEUVER and d.current_player() == d.active
+                    assert not (fi.all_out_attack or fi.all_out_defense or fi.ready or fi.cover or fi.stunned)
+    d = DuelState(configs()[2])  # ranged: cover is open
+    d.f[0].cover = d.f[1].cover = d.f[1].ready = True
+    d.f[1].stunned = True
+    d.apply_action(int(Maneuver.AIM))  # seat 1 is stunned: it loses turn 1, seat 0 moves again at turn 2
+    assert (d.turn, d.active, d.current_player()) == (2, 0, 0)
+    assert not (d.f[0].cover or d.f[1].cover or d.f[1].ready or d.f[1].stunned)
+    assert [e.kind for e in d.log][-1] == "stun"
