@@ -7,6 +7,7 @@ is a multinomial over three kinds of face: a failure, a success that is not a si
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from functools import lru_cache
 from math import comb
@@ -82,21 +83,42 @@ ROLLS: tuple[tuple[Roll, ...], ...] = tuple(tuple(Roll(s, six) for six in range(
 """``ROLLS[s][six]`` is ``Roll(s, six)``: one shared (immutable) value per outcome, not a new tuple per roll."""
 
 
+def _uniform_at_least(k: int) -> float:
+    """The least ``u`` in [0, 1] with ``u * 6 >= k`` in floating point (1.0 if no draw reaches it).
+
+    A rounded product ``u * 6`` never decreases as ``u`` grows, so ``u * 6 >= k`` holds exactly for the draws
+    ``u >= _uniform_at_least(k)``: a die's face can be read off the draw itself, without the multiplication.
+    """
+    if k <= 0:
+        return 0.0
+    u = min(1.0, k / SIDES)
+    while u > 0.0 and u * SIDES >= k:
+        u = math.nextafter(u, 0.0)
+    while u < 1.0 and u * SIDES < k:
+        u = math.nextafter(u, 1.0)
+    return u
+
+
+AT_LEAST: tuple[float, ...] = tuple(_uniform_at_least(face - 1) for face in range(SIDES + 2))
+"""``AT_LEAST[f]``: the draws ``u >= AT_LEAST[f]`` are those whose die ``int(u * 6) + 1`` shows ``f`` or more."""
+
+
 def sample_roll(rng: Rng, n: int, success_on: int) -> Roll:
     """Roll ``n`` d6 and read them (Rule 3).
 
     A die shows ``int(u * 6) + 1`` for a uniform draw ``u``; it reaches ``success_on`` exactly when
     ``u * 6 >= success_on - 1`` and shows a six when ``u * 6 >= 5`` (``int(x) >= k`` iff ``x >= k`` for a whole
-    ``k``), so the faces need not be made: the same draws read the same way, one comparison or two per die.
+    ``k``), that is when ``u`` reaches :data:`AT_LEAST` of the face: the same draws read the same way, one float
+    comparison or two per die (no face made, no multiplication).
     """
-    rnd = rng.uniform
-    hit, top = success_on - 1, SIDES - 1
+    rnd = rng.random  # the bound uniform source (what ``rng.uniform`` hands out), without the property call
+    hit, top = AT_LEAST[success_on], AT_LEAST[SIDES]
     s = six = 0
     for _ in range(n):
-        x = rnd() * SIDES
-        if x >= hit:
+        u = rnd()
+        if u >= hit:
             s += 1
-            if x >= top:
+            if u >= top:
                 six += 1
     return ROLLS[s][six] if s <= ROLLS_KEPT else Roll(s, six)
 

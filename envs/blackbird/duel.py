@@ -43,7 +43,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 from pydantic import BaseModel
 
 from envs.blackbird.actions import (
@@ -220,6 +219,9 @@ class _DuelSetup:
         self.maneuvers: dict[int, tuple[int, ...]] = {}
         self.spend_actions: dict[int, tuple[int, ...]] = {}  # pool held -> the legal "spend k" ids
         self.pools: dict[tuple[int, str, bool, int, int, int], Pool] = {}
+        # the same pools by what decides them for an attack or a defence (DuelState.attack_pool / defense_pool)
+        self.attack_pools: dict[tuple[int, Maneuver, int, int, int], Pool] = {}
+        self.defense_pools: dict[tuple[int, bool, bool, bool, int, int], Pool] = {}
         self.combat, self.contest, self.pool_rules = c, cfg.contest, cfg.pool
         self.pool_enabled = cfg.pool.enabled
         self.success_on = cfg.dice.success_on
@@ -230,6 +232,8 @@ class _DuelSetup:
         self.check_pool_dice = c.consciousness_pool_dice and cfg.pool.enabled
         self._exchange_pools: dict[tuple[int, int, int, int, bool, bool], tuple[int, int]] = {}
         self._rows: dict[int, WoundRow | None] = {}
+        self._results: dict[tuple[int, int | None, int, int, bool], tuple[int, int, AttackResult, int, WoundRow | None]]
+        self._results = {}
         self._sheet_keys: dict[int, tuple[Character, tuple[object, ...]]] = {}
 
     def exchange_pools(
@@ -255,6 +259,34 @@ class _DuelSetup:
             known = self._exchange_pools[key] = (att, dfn)
         return known
 
+    def exchange_result(
+        self, att_successes: int, def_successes: int | None, att_penalty: int, def_penalty: int, called_shot: bool
+    ) -> tuple[int, int, AttackResult, int, WoundRow | None]:
+        """Rule 13 for one exchange's dice under this config, worked out once per (successes, penalties, called).
+
+        ``def_successes`` is None when the defender could not defend. The attack's and the defence's net
+        successes (:func:`net_successes`, :func:`defence_successes`), the result (:func:`attack_result`) and,
+        on a hit, the margin it lands with and its wound row (:meth:`wound`); the inputs are small whole
+        numbers, so the memo is small (bounded all the same).
+        """
+        key = (att_successes, def_successes, att_penalty, def_penalty, called_shot)
+        known = self._results.get(key)
+        if known is None:
+            if len(self._results) >= _RESULTS_LIMIT:
+                self._results.clear()
+            c = self.combat
+            att = net_successes(Roll(att_successes, 0), att_penalty)
+            dfn = defence_successes(None if def_successes is None else Roll(def_successes, 0), def_penalty, c)
+            result = attack_result(att, dfn, c, self.contest)
+            margin, row = self.wound(att - dfn, called_shot) if result is HIT else (0, None)
+            known = self._results[key] = (att, dfn, result, margin, row)
+        return known
+
+    def wound(self, margin: int, called_shot: bool) -> tuple[int, WoundRow | None]:
+        """Rules 13 and 16: the margin a hit by ``margin`` lands with (:func:`wound_margin`) and its wound row."""
+        landed = wound_margin(margin, called_shot, self.combat)
+        return landed, self.wound_row(landed)
+
     def wound_row(self, margin: int) -> WoundRow | None:
         """Rule 16 (:func:`wound_for_margin`) under this config, worked out once per margin."""
         if margin in self._rows:
@@ -278,6 +310,7 @@ class _DuelSetup:
 _SETUPS: dict[int, tuple[BlackbirdConfig, _DuelSetup]] = {}
 _SETUPS_LIMIT = 64
 _EXCHANGE_POOLS_LIMIT = 16384  # (pools, spends) of both sides: a few thousand at the default cap
+_RESULTS_LIMIT = 16384  # (successes, penalties, called shot) of an exchange: a few hundred in practice
 _SHEET_KEYS_LIMIT = 4096  # sheets whose key a setup keeps (each entry keeps its sheet alive, so ids stay unique)
 
 
@@ -326,7 +359,6 @@ class DuelState(State):
         self.distance = cfg.duel.start_distance
         self.turn = 0
         self.active = 0
-        self.phase = Phase.MANEUVER
         self._cp = 0  # current_player(), set with every change of phase
         self._legal: tuple[int, ...] | None = None  # this node's legal ids once asked (legal_actions)
         self.ex: Exchange | None = None
@@ -335,6 +367,8 @@ class DuelState(State):
         self.check_dice = NO_DICE
         # read on every step: resolved once per config (pools by seat and kind of roll, maneuvers by distance)
         self._pools = setup.pools
+        self._attack_pools = setup.attack_pools
+        self._defense_pools = setup.defense_pools
         self._maneuvers = setup.maneuvers
         if self.narrating:
             self.narrate(
@@ -343,7 +377,9 @@ class DuelState(State):
                 f"{cfg.combat.hit_points} hit points and {pool0} pool dice each.",
                 None,
             )
-        self._start_turn()
+        # the first turn (seat 0's): fresh fighters hold no effects to end and are not stunned (Rule 14)
+        self.phase = MANEUVER
+        self._cp = 0
 
     # -- the position, read through the rules -----------------------------------------------------------
     def name(self, seat: int) -> str:
@@ -376,16 +412,35 @@ class DuelState(State):
         return pool
 
     def attack_pool(self, seat: int, maneuver: Maneuver, spend: int = 0) -> Pool:
-        """Rule 2 + 14: the attacker's dice for a maneuver (move & attack drops the base die)."""
-        c = self.setup.combat
-        extra = attack_maneuver_dice(maneuver, self.f[seat].aim, c)
-        return self._roll_pool(seat, self.setup.attack_use, "attack", spend, extra, attack_base_die(maneuver, c))
+        """Rule 2 + 14: the attacker's dice for a maneuver (move & attack drops the base die).
+
+        Read from the setup's table by what decides it (seat, maneuver, stored aim, attack perks, pool dice):
+        one lookup per roll; a miss builds the pool through Rule 14's maneuver dice and :meth:`_roll_pool`.
+        """
+        fi = self.f[seat]
+        key = (seat, maneuver, fi.aim, fi.char.perks.get("attack", 0), spend)
+        pool = self._attack_pools.get(key)
+        if pool is None:
+            c = self.setup.combat
+            extra = attack_maneuver_dice(maneuver, fi.aim, c)
+            base = attack_base_die(maneuver, c)
+            pool = self._roll_pool(seat, self.setup.attack_use, "attack", spend, extra, base)
+            self._attack_pools[key] = pool
+        return pool
 
     def defense_pool(self, seat: int, called_shot: bool, spend: int = 0) -> Pool:
-        """Rule 2 + 13/14: the defender's dice (all-out defence, cover, a called shot against them)."""
+        """Rule 2 + 13/14: the defender's dice (all-out defence, cover, a called shot against them).
+
+        Read from the setup's table by (seat, all-out defence, cover, called shot, defence perks, pool dice), as
+        :meth:`attack_pool` does.
+        """
         fi = self.f[seat]
-        extra = defense_maneuver_dice(fi.all_out_defense, fi.cover, called_shot, self.setup.combat)
-        return self._roll_pool(seat, self.setup.defense_use, "defense", spend, extra)
+        key = (seat, fi.all_out_defense, fi.cover, called_shot, fi.char.perks.get("defense", 0), spend)
+        pool = self._defense_pools.get(key)
+        if pool is None:
+            extra = defense_maneuver_dice(fi.all_out_defense, fi.cover, called_shot, self.setup.combat)
+            pool = self._defense_pools[key] = self._roll_pool(seat, self.setup.defense_use, "defense", spend, extra)
+        return pool
 
     def spendable(self, seat: int) -> int:
         """Rule 5: the pool dice a fighter can add to the current roll."""
@@ -412,7 +467,7 @@ class DuelState(State):
         """The seat to move, ``CHANCE`` or ``TERMINAL``: ``_cp``, which every change of phase sets.
 
         The adapter and the playouts ask it several times a step, so it is kept up to date by the code that
-        moves the phase (``_start_turn``, ``_open_attack``, the spends, the resolutions and ``finish``) rather
+        moves the phase (``_end_turn``, ``_open_attack``, the spends, the resolutions and ``finish``) rather
         than re-derived; :meth:`decider` derives it from the phase (the fast-path test compares the two).
         """
         return self._cp
@@ -441,24 +496,25 @@ class DuelState(State):
             acts = table[pool] = tuple(range(DUEL_SPEND_0, DUEL_SPEND_0 + self.spendable(seat) + 1))
         return acts
 
-    def _legal_here(self) -> tuple[int, ...]:
-        """The legal ids of this node, worked out from the phase (Rule 14 maneuvers, Rule 5 spends)."""
-        if self._outcome is not None:
-            return ()
-        if self.phase is MANEUVER:
-            return self._maneuvers_here()
-        seat = self._cp
-        return self._spend_actions(seat) if seat >= 0 else ()
-
     def legal_actions(self) -> list[int]:
         """The legal ids, from ``_legal``: the node's legal tuple, worked out on the first ask at the node.
 
         ``apply_action`` and ``apply_chance`` clear it (``None``) before they move the game, so it never
-        outlives its node; a tuple of ids is immutable, so clones may share it.
+        outlives its node; a tuple of ids is immutable, so clones may share it. Worked out from the phase
+        (Rule 14 maneuvers, Rule 5 spends) with the tables of :meth:`_maneuvers_here` and :meth:`_spend_actions`
+        read here directly, one call per first ask; their methods fill an entry the first time it is missed.
         """
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._legal_here()
+            if self._outcome is not None:
+                legal = ()
+            elif self.phase is MANEUVER:  # (a kept tuple is never empty: Aim is always open, a spend of 0 too)
+                legal = self._maneuvers.get(self.distance) or self._maneuvers_here()
+            elif (seat := self._cp) >= 0:
+                legal = self.setup.spend_actions.get(self.f[seat].pool) or self._spend_actions(seat)
+            else:
+                legal = ()
+            self._legal = legal
         return list(legal)
 
     def action_label(self, action: int) -> str:
@@ -469,19 +525,45 @@ class DuelState(State):
         return maneuver_option(action, self.spendable(seat) if seat >= 0 else 0)
 
     def apply_action(self, action: int) -> None:
+        """Check the id against the node's legal tuple, then apply it: a maneuver (Rule 14) or a spend.
+
+        The attack and defence spends, one small step each, are written here rather than in methods of their
+        own (one call fewer for every spend).
+        """
         legal = self._legal
         if legal is None:
-            legal = self._legal_here()
-        if action not in legal:
+            self.legal_actions()
+            legal = self._legal
+        if action not in legal:  # type: ignore[operator]
             raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in {self.phase.name}")
         self._legal = None
         ph = self.phase
         if ph is MANEUVER:
             self._maneuver(MANEUVERS[action])
-        elif ph is ATTACK_SPEND:
-            self._attack_spend(action - DUEL_SPEND_0)
-        elif ph is DEFENSE_SPEND:
-            self._defense_spend(action - DUEL_SPEND_0)
+        elif ph is ATTACK_SPEND:  # Rules 2, 5, 14: the attacker's dice with k pool dice; stored aim goes on it
+            ex = self.ex
+            assert ex is not None
+            k = ex.att_spent = action - DUEL_SPEND_0
+            a = ex.attacker
+            ex.att_dice = self.attack_pool(a, ex.maneuver, k)
+            self.f[a].aim = 0  # Rule 14: stored aim is used on this attack
+            defender = 1 - a
+            ex.can_defend = open_to_defence = can_defend(self.f[defender].all_out_attack)
+            if open_to_defence:
+                self.phase = DEFENSE_SPEND
+                self._cp = defender
+            else:
+                if self.narrating:
+                    self.narrate("open", f"{self.name(defender)} attacked all-out and cannot defend.", defender)
+                self.phase = ATTACK_ROLL
+                self._cp = CHANCE
+        elif ph is DEFENSE_SPEND:  # Rules 2, 5, 13/14: the defender's dice with k pool dice
+            ex = self.ex
+            assert ex is not None
+            k = ex.def_spent = action - DUEL_SPEND_0
+            ex.def_dice = self.defense_pool(1 - ex.attacker, ex.maneuver is CALLED_SHOT, k)
+            self.phase = ATTACK_ROLL
+            self._cp = CHANCE
         else:  # CHECK_SPEND: the only other phase with legal actions
             self._check_spend(action - DUEL_SPEND_0)
 
@@ -491,34 +573,39 @@ class DuelState(State):
         self._cp = TERMINAL
 
     # -- turns ------------------------------------------------------------------------------------------
-    def _start_turn(self) -> None:
-        """Rule 14: effects lasting "until your next turn" end; a stunned fighter loses this turn."""
-        fi = self.f[self.active]
-        fi.all_out_attack = fi.all_out_defense = fi.ready = fi.cover = False
-        if fi.stunned:
+    def _end_turn(self) -> None:
+        """The turn passes (Rule 14): effects lasting "until your next turn" end; a stunned fighter loses it.
+
+        One loop rather than a turn-start method calling back here for every lost turn: a turn change is one
+        call. The first turn needs none of it (fresh fighters hold no effects and are not stunned).
+        """
+        f, max_turns = self.f, self.setup.max_turns
+        while True:
+            self.ex = None
+            self.turn += 1
+            if self.turn >= max_turns:
+                self.phase = Phase.OVER
+                self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], f"both still standing after {self.turn} turns")
+                return
+            self.active = me = 1 - self.active
+            fi = f[me]
+            fi.all_out_attack = fi.all_out_defense = fi.ready = fi.cover = False
+            if not fi.stunned:
+                self.phase = MANEUVER
+                self._cp = me
+                return
             fi.stunned = False
             if self.narrating:
-                self.narrate("stun", f"{self.name(self.active)} is stunned and loses the turn.", self.active)
-            self._end_turn()
-            return
-        self.phase = MANEUVER
-        self._cp = self.active
-
-    def _end_turn(self) -> None:
-        self.ex = None
-        self.turn += 1
-        if self.turn >= self.setup.max_turns:
-            self.phase = Phase.OVER
-            self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], f"both still standing after {self.turn} turns")
-            return
-        self.active = 1 - self.active
-        self._start_turn()
+                self.narrate("stun", f"{self.name(me)} is stunned and loses the turn.", me)
 
     def _maneuver(self, m: Maneuver) -> None:
         """Rule 14: apply a maneuver; attacks open an exchange (Rule 13)."""
         me = self.active
         fi = self.f[me]
         talk = self.narrating
+        if m is ATTACK or m is CALLED_SHOT or m is ALL_OUT_ATTACK:  # the maneuvers picked most: tested first
+            self._open_attack(me, m)
+            return
         if m is AIM:
             fi.aim = add_aim(fi.aim, self.setup.combat)
             if talk:
@@ -572,33 +659,6 @@ class DuelState(State):
         self.phase = ATTACK_SPEND
         self._cp = attacker
 
-    def _attack_spend(self, k: int) -> None:
-        """Rules 2, 5, 14: the attacker's dice with k pool dice; stored aim goes on this attack."""
-        ex = self.ex
-        assert ex is not None
-        ex.att_spent = k
-        ex.att_dice = self.attack_pool(ex.attacker, ex.maneuver, k)
-        self.f[ex.attacker].aim = 0  # Rule 14: stored aim is used on this attack
-        defender = 1 - ex.attacker
-        ex.can_defend = can_defend(self.f[defender].all_out_attack)
-        if ex.can_defend:
-            self.phase = DEFENSE_SPEND
-            self._cp = defender
-        else:
-            if self.narrating:
-                self.narrate("open", f"{self.name(defender)} attacked all-out and cannot defend.", defender)
-            self.phase = ATTACK_ROLL
-            self._cp = CHANCE
-
-    def _defense_spend(self, k: int) -> None:
-        """Rules 2, 5, 13/14: the defender's dice with k pool dice."""
-        ex = self.ex
-        assert ex is not None
-        ex.def_spent = k
-        ex.def_dice = self.defense_pool(1 - ex.attacker, ex.maneuver is CALLED_SHOT, k)
-        self.phase = ATTACK_ROLL
-        self._cp = CHANCE
-
     def _check_spend(self, k: int) -> None:
         """Rule 17: the stay-up roll, built as in Rule 2, with k pool dice."""
         self.check_spent = k
@@ -647,42 +707,50 @@ class DuelState(State):
         self.apply_chance(read_faces(faces, self.setup.success_on))
 
     def apply_chance(self, outcome: Hashable) -> None:
+        """Apply a roll: the attack's, the defence's, a roll-off's or a stay-up check's.
+
+        Once an exchange's dice are in (both rolls, or the attack's alone against a fighter who cannot defend)
+        Rule 13 resolves it here, not in a method of its own: one call fewer per exchange.
+        """
         self._legal = None  # a chance node's (empty) legal tuple ends with it
         ph = self.phase
         roll = outcome if type(outcome) is Roll else None
+        ex = self.ex
         if ph is ATTACK_ROLL:
-            ex = self.ex
             assert ex is not None
-            ex.att_roll = roll or Roll(*outcome)  # type: ignore[misc]
+            att_roll = ex.att_roll = roll or Roll(*outcome)  # type: ignore[misc]
             if ex.can_defend:
                 self.phase = DEFENSE_ROLL
-            else:
-                self._resolve_attack()
+                return
+            def_successes = None
         elif ph is DEFENSE_ROLL:
-            assert self.ex is not None
-            self.ex.def_roll = roll or Roll(*outcome)  # type: ignore[misc]
-            self._resolve_attack()
+            assert ex is not None and ex.att_roll is not None
+            att_roll = ex.att_roll
+            def_roll = ex.def_roll = roll or Roll(*outcome)  # type: ignore[misc]
+            def_successes = def_roll.successes
         elif ph is ROLL_OFF:
             ro = outcome if isinstance(outcome, RollOff) else RollOff(outcome)  # type: ignore[arg-type]
             if ro.winner is None:
                 self.narrate("roll_off", "The roll-off is tied; roll again.", None)
                 return
-            self._land(ro.winner == 0, 1)
+            if ro.winner == 0:  # the attacker wins the roll-off: a hit by 1 (Rule 11 settles Rule 13's tie)
+                self._land(True, *self.setup.wound(1, ex.maneuver is CALLED_SHOT))  # type: ignore[union-attr]
+            else:
+                self._land(False)
+            return
         elif ph is CHECK_ROLL:
             self._resolve_check(roll or Roll(*outcome))  # type: ignore[misc]
+            return
         else:
             raise ValueError("not a chance node")
-
-    # -- resolution -------------------------------------------------------------------------------------
-    def _resolve_attack(self) -> None:
-        """Rule 13: compare successes after wound penalties; only MORE successes hit."""
-        ex = self.ex
-        assert ex is not None and ex.att_roll is not None
+        # Rule 13: compare successes after wound penalties; only MORE successes hit. The comparison and the
+        # wound it deals come from _DuelSetup.exchange_result, whose memo is read here directly.
         k = self.setup
-        a, d = ex.attacker, 1 - ex.attacker
-        fa, fd = self.f[a], self.f[d]
-        att = net_successes(ex.att_roll, fa.penalty)
-        dfn = defence_successes(ex.def_roll if ex.can_defend else None, fd.penalty, k.combat)
+        a = ex.attacker
+        d = 1 - a
+        key = (att_roll.successes, def_successes, self.f[a].penalty, self.f[d].penalty, ex.maneuver is CALLED_SHOT)
+        known = k._results.get(key)
+        att, dfn, result, margin, row = k.exchange_result(*key) if known is None else known
         if self.narrating:
             attack = f"{self.name(a)} rolls {dice_phrase(ex.att_dice.total)} ({ex.att_dice.description})"
             defence = (
@@ -697,23 +765,28 @@ class DuelState(State):
                 attack=att,
                 defense=dfn,
             )
-        result = attack_result(att, dfn, k.combat, k.contest)
         if result is HIT:
-            self._land(True, att - dfn)
+            self._land(True, margin, row)
         elif result is TIE_ROLL_OFF:
             self.phase = ROLL_OFF
         else:
-            self._land(False, 0)
+            self._land(False)
 
-    def _land(self, hit: bool, margin: int) -> None:
-        """Rules 16–18: settle both pools, apply the wound, check death and consciousness."""
+    # -- resolution -------------------------------------------------------------------------------------
+    def _land(self, hit: bool, margin: int = 0, row: WoundRow | None = None) -> None:
+        """Rules 16–18: settle both pools, apply the wound, check death and consciousness.
+
+        A hit comes with the margin it lands by (a called shot's bonus included) and its wound row.
+        """
         ex, k = self.ex, self.setup
         c = k.combat
         assert ex is not None
         a, d = ex.attacker, 1 - ex.attacker
         fa, fd = self.f[a], self.f[d]
-        if k.pool_enabled:
-            fa.pool, fd.pool = k.exchange_pools(fa.pool, ex.att_spent, fd.pool, ex.def_spent, ex.can_defend, hit)
+        if k.pool_enabled:  # Rule 18 from the setup's memo, read here directly (its method fills a miss)
+            key = (fa.pool, ex.att_spent, fd.pool, ex.def_spent, ex.can_defend, hit)
+            known = k._exchange_pools.get(key)
+            fa.pool, fd.pool = k.exchange_pools(*key) if known is None else known
         talk = self.narrating
         if not hit:
             if talk:
@@ -721,8 +794,6 @@ class DuelState(State):
                 self.narrate("miss", f"{self.name(a)} misses ({pools}).", a)
             self._after_exchange()
             return
-        margin = wound_margin(margin, ex.maneuver is CALLED_SHOT, c)
-        row = k.wound_row(margin)
         assert row is not None
         fd.hp -= row.hp_loss
         fd.wounds = (*fd.wounds, row.penalty)
@@ -836,8 +907,8 @@ class DuelState(State):
         new.log = list(self.log)
         return new
 
-    def observation(self, seat: int) -> np.ndarray:
-        return duel_observation(self, seat)
+    observation = duel_observation
+    """The seat's view (:func:`duel_observation` is the method itself: one call per observation, not two)."""
 
 
 def new_duel(cfg: BaseModel) -> DuelState:

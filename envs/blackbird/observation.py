@@ -6,13 +6,12 @@ describe the same layout in words.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from envs.blackbird.actions import DUEL_DECISIONS, SESSION_DECISIONS, DuelPhase, SessionPhase
 from envs.blackbird.config import MAX_TRAITS
-from envs.blackbird.rules import in_reach
 
 if TYPE_CHECKING:
     from envs.blackbird.duel import DuelState
@@ -76,12 +75,13 @@ def session_observation(state: SessionState) -> np.ndarray:
 
     The slots the obstacle, the conditions and the sheet fix come as one float32 array the state keeps while
     they hold (:func:`obstacle_slots`); its copy is the fresh array returned, and only the slots that move
-    from step to step are written into it.
+    from step to step are written into it, through its ``memoryview`` (as in :func:`duel_observation`).
     """
     k = state.setup
     ph = state.phase
     if state.obstacle is not None and state.outcome() is None:
-        o = state.obstacle_view(obstacle_slots).copy()
+        out = state.obstacle_view(obstacle_slots).copy()
+        o: Any = out.data  # float items (format "f"); typeshed types the items as int
         trait, help_given = state.trait, state.help_given
         o[S_TRAIT_CHOSEN + (MAX_TRAITS if trait is None else trait)] = 1.0
         if help_given > 0:
@@ -91,7 +91,8 @@ def session_observation(state: SessionState) -> np.ndarray:
             o[S_PASS_AT_0] = state.pass_chance(0)
             o[S_PASS_AT_ALL] = state.pass_chance(state.spendable())
     else:
-        o = np.zeros(SESSION_OBS_SIZE, dtype=np.float32)
+        out = np.zeros(SESSION_OBS_SIZE, dtype=np.float32)
+        o = out.data
         o[S_CONDITIONS] = max(-1.0, min(1.0, state.condition_modifier() / CONDITION_SCALE))
         o[S_XP] = min(1.0, state.char.xp / XP_SCALE)
     slot = SESSION_PHASE_SLOT.get(ph)
@@ -109,7 +110,7 @@ def session_observation(state: SessionState) -> np.ndarray:
         o[S_OBSTACLE] = state.obstacle_no / k.per_session
     if state.at_stake:
         o[S_WON] = state.won / state.at_stake
-    return o
+    return out
 
 
 SESSION_PHASE_SLOT = {ph: S_PHASE + i for i, ph in enumerate(SESSION_DECISIONS)}
@@ -143,13 +144,16 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
     """A fighter's view: both fighters (self first), distance, phase, turn, and the attack in progress.
 
     Written slot by slot into a fresh zeroed float32 array (most slots are flags, zero most of the time):
-    item writes of Python floats cost less than building the vector from a list or from packed bytes. The
-    fighters' ``FIGHTER_OBS`` slots come from one loop over (self, foe) with the scales read once; the
+    item writes of Python floats cost less than building the vector from a list or from packed bytes, and
+    writes through the array's ``memoryview`` (``.data``, format ``f``) cost less than numpy's own item writes
+    (~350 machine instructions a write against ~550, cachegrind); both round a float to the nearest float32.
+    The fighters' ``FIGHTER_OBS`` slots come from one loop over (self, foe) with the scales read once; the
     clipping to [-1, 1] is written as comparisons, which give what ``min`` / ``max`` give.
     """
     k = state.setup
     phase = state.phase
-    o = DUEL_ZEROS.copy()  # a copy is cheaper than np.zeros
+    out = DUEL_ZEROS.copy()  # a copy is cheaper than np.zeros
+    o: Any = out.data  # the returned array's own memory (format "f"), written through
     f = state.f
     hit_points, cap, aim_max = k.hit_points, k.cap, k.aim_max
     at = D_ME
@@ -180,7 +184,7 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
     if distance:
         x = distance / k.distance_span
         o[D_DISTANCE] = x if x < 1.0 else 1.0
-    if in_reach(distance, k.reach):
+    if distance <= k.reach:  # Rule 14's in_reach, inlined (the fast-path test compares the slot with it)
         o[D_IN_REACH] = 1.0
     if phase < N_DUEL_DECISIONS:  # the decision phases come first, in DUEL_DECISIONS order
         o[D_PHASE + phase] = 1.0
@@ -198,7 +202,7 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
         x = ex.def_dice.total / POOL_DICE_SCALE
         o[D_DEFENSE_DICE] = x if x < 1.0 else 1.0
         o[D_MANEUVER + ex.maneuver] = 1.0
-    return o
+    return out
 
 
 DUEL_ZEROS = np.zeros(DUEL_OBS_SIZE, dtype=np.float32)

@@ -359,7 +359,7 @@ class SessionState(State):
 
     def _pass_chance(self, t: int | None, spend: int, h: int) -> float:
         n = self.pool_for(t).total + spend + h
-        ob, so = self.ob, self.setup.success_on
+        ob, so = self.setup.obstacles[self.obstacle], self.setup.success_on  # type: ignore[index]  # (self.ob)
         if ob.joint and self.has_helper():
             n += self.setup.joint_dice
         if ob.opposition:
@@ -596,7 +596,8 @@ class SessionState(State):
         """Rules 3 and 12: the character's successes, plus the helper's in a joint action."""
         assert self.own is not None
         mine = net_successes(self.own, 0)
-        return joint_successes((mine, self.partner)) if self.ob.joint else mine
+        joint = self.setup.obstacles[self.obstacle].joint  # type: ignore[index]  # self.ob, without the property call
+        return joint_successes((mine, self.partner)) if joint else mine
 
     def _resolve_fixed(self) -> None:
         """Rule 4: against a difficulty."""
@@ -619,7 +620,8 @@ class SessionState(State):
 
     def _resolve(self, passed: bool, difficulty: int | None) -> None:
         """Rules 5, 6, 7, 8, 10: what a passed or failed roll does to the pool, the helper, the sheet."""
-        k, ob, talk = self.setup, self.ob, self.narrating
+        k, talk = self.setup, self.narrating
+        ob = k.obstacles[self.obstacle]  # type: ignore[index]  # self.ob, without the property call (a roll is in)
         assert self.own is not None
         roll = self.own
         # the roll is spent: clear it so that positions after it share one key (exact solvers)

@@ -9,6 +9,7 @@ from-scratch reading of the position at every node.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -16,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envs.blackbird import RULESET
-from envs.blackbird.actions import DUEL_DECISIONS, DUEL_SPEND_0, DuelPhase
+from envs.blackbird.actions import DUEL_DECISIONS, DUEL_SPEND_0, DuelPhase, Maneuver
 from envs.blackbird.config import BlackbirdConfig
-from envs.blackbird.dice import ROLLS, ROLLS_KEPT, Roll, sample_roll
-from envs.blackbird.duel import DuelState
+from envs.blackbird.dice import AT_LEAST, ROLLS, ROLLS_KEPT, SIDES, Roll, read_faces, sample_roll
+from envs.blackbird.duel import MANEUVERS, DuelState
 from envs.blackbird.observation import (
     D_ATTACK_DICE,
     D_DEFENSE_DICE,
@@ -35,7 +36,21 @@ from envs.blackbird.observation import (
     POOL_DICE_SCALE,
     WOUND_PENALTY_SCALE,
 )
-from envs.blackbird.rules import available_maneuvers, in_reach, settle_combat_pool, spendable
+from envs.blackbird.rules import (
+    AttackResult,
+    attack_base_die,
+    attack_maneuver_dice,
+    attack_result,
+    available_maneuvers,
+    defence_successes,
+    defense_maneuver_dice,
+    in_reach,
+    net_successes,
+    settle_combat_pool,
+    spendable,
+    wound_for_margin,
+    wound_margin,
+)
 from envs.core.config import with_override
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, IllegalActionError
@@ -95,8 +110,34 @@ def plain_observation(d: DuelState, seat: int) -> np.ndarray:
     return o
 
 
+def plain_pools(d: DuelState, seat: int, spend: int) -> tuple[object, ...]:
+    """Every maneuver's attack dice and every defence's dice of a seat, built through ``_roll_pool`` and the rules."""
+    k, fi = d.setup, d.f[seat]
+    att = [
+        d._roll_pool(
+            seat,
+            k.attack_use,
+            "attack",
+            spend,
+            attack_maneuver_dice(m, fi.aim, k.combat),
+            attack_base_die(m, k.combat),
+        )
+        for m in MANEUVERS
+    ]
+    dfn = [
+        d._roll_pool(
+            seat, k.defense_use, "defense", spend, defense_maneuver_dice(fi.all_out_defense, fi.cover, c, k.combat)
+        )
+        for c in (False, True)
+    ]
+    return (*att, *dfn)
+
+
 def check_node(d: DuelState) -> None:
     assert d.current_player() == plain_player(d)
+    for seat, spend in itertools.product((0, 1), (0, 2)):  # the pools read by what decides them
+        got = [d.attack_pool(seat, m, spend) for m in MANEUVERS] + [d.defense_pool(seat, c, spend) for c in (0, 1)]
+        assert tuple(got) == plain_pools(d, seat, spend)
     assert d.legal_actions() == plain_legal(d)
     assert d.legal_actions() == plain_legal(d)  # asked again at the same node: the kept tuple
     for seat in (0, 1):
@@ -190,3 +231,70 @@ def test_exchange_pools_memo_is_rule18_for_both_sides(kv: dict[str, object]) -> 
                     dfn = settle_combat_pool(def_pool, def_spent, not hit, cfg.pool, cfg.combat)
                 got = k.exchange_pools(att_pool, att_spent, def_pool, def_spent, could_defend, hit)
                 assert got == (att, dfn)
+
+
+@pytest.mark.parametrize(
+    "kv",
+    [
+        {},
+        {"combat__tie_misses": False},
+        {"combat__all_out_attack_defense": 1},
+        {"combat__called_shot_margin_bonus": 2},
+    ],
+)
+def test_exchange_result_memo_is_rule13_and_16(kv: dict[str, object]) -> None:
+    cfg = override(RULESET.default_config(), **kv)  # type: ignore[arg-type]
+    k = DuelState(cfg).setup
+    c = cfg.combat
+    for _ in range(2):  # the second pass reads the memo
+        for a, b, pa, pb in itertools.product(range(9), range(-1, 9), range(4), range(4)):
+            for called in (False, True):
+                d_roll = None if b < 0 else Roll(b, 0)
+                att = net_successes(Roll(a, 0), pa)
+                dfn = defence_successes(d_roll, pb, c)
+                result = attack_result(att, dfn, c, cfg.contest)
+                margin = wound_margin(att - dfn, called, c) if result is AttackResult.HIT else 0
+                row = wound_for_margin(margin, c) if result is AttackResult.HIT else None
+                got = k.exchange_result(a, None if b < 0 else b, pa, pb, called)
+                assert got == (att, dfn, result, margin, row)
+    assert k.wound(1, True) == (wound_margin(1, True, c), wound_for_margin(wound_margin(1, True, c), c))
+
+
+def test_dice_thresholds_read_the_faces() -> None:
+    """``AT_LEAST`` on the draw itself reads the face ``int(u * 6) + 1``, also at the float next to each edge."""
+    for face in range(SIDES + 2):
+        t = AT_LEAST[face]
+        assert t == 0.0 or int(math.nextafter(t, 0.0) * SIDES) + 1 < face
+        assert t == 1.0 or int(t * SIDES) + 1 >= face
+    for success_on in range(2, SIDES + 1):
+        for seed in range(300):
+            n = seed % 13
+            faces = Rng(seed).roll(n, SIDES)  # the same draws made into faces
+            assert sample_roll(Rng(seed), n, success_on) == read_faces(faces, success_on)
+
+
+def test_a_turn_change_ends_the_effects_and_skips_a_stunned_fighter() -> None:
+    """Rule 14 in the one turn-change loop: "until your next turn" effects end; a stunned fighter loses the turn."""
+    for cfg in configs():
+        rng = Rng(11)
+        for _ in range(40):
+            d = DuelState(cfg)
+            while d.outcome() is None:
+                turn = d.turn
+                p = d.current_player()
+                if p == CHANCE:
+                    d.apply_chance(d.sample_chance(rng))
+                else:
+                    la = d.legal_actions()
+                    d.apply_action(la[int(rng.random() * len(la))])
+                if d.turn != turn and d.outcome() is None:  # a new turn has started: its fighter is clear
+                    fi = d.f[d.active]
+                    assert d.phase is DuelPhase.MANEUVER and d.current_player() == d.active
+                    assert not (fi.all_out_attack or fi.all_out_defense or fi.ready or fi.cover or fi.stunned)
+    d = DuelState(configs()[2])  # ranged: cover is open
+    d.f[0].cover = d.f[1].cover = d.f[1].ready = True
+    d.f[1].stunned = True
+    d.apply_action(int(Maneuver.AIM))  # seat 1 is stunned: it loses turn 1, seat 0 moves again at turn 2
+    assert (d.turn, d.active, d.current_player()) == (2, 0, 0)
+    assert not (d.f[0].cover or d.f[1].cover or d.f[1].ready or d.f[1].stunned)
+    assert [e.kind for e in d.log][-1] == "stun"
