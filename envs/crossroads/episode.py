@@ -121,6 +121,7 @@ class Character:
 
     __slots__ = (
         "idx",
+        "eid",
         "owner",
         "personal",
         "stats",
@@ -133,12 +134,12 @@ class Character:
         "exit",
         "advantage",
         "achieved",
-        "rows",
     )
     is_char = True
 
     def __init__(self, idx: int, owner: int, personal: bool, stats: list[int]) -> None:
         self.idx = idx
+        self.eid = idx  # its entity id (and observation slot): a character's is its index
         self.owner = owner  # personal: the owning seat; common: the seat that introduced it
         self.personal = personal
         self.stats = stats
@@ -151,8 +152,6 @@ class Character:
         self.exit = ""
         self.advantage = False
         self.achieved = False
-        self.rows: list[bytes | None] | None = None
-        """This character's observation slot bytes per observing seat (see :class:`Faction`'s ``rows``)."""
 
     @property
     def name(self) -> str:
@@ -160,10 +159,10 @@ class Character:
 
     def copy(self) -> Character:
         c = Character.__new__(Character)
-        c.idx, c.owner, c.personal, c.stats = self.idx, self.owner, self.personal, list(self.stats)
+        c.idx, c.eid, c.owner, c.personal, c.stats = self.idx, self.eid, self.owner, self.personal, list(self.stats)
         c.plus, c.minus, c.wounded, c.dying = self.plus, self.minus, self.wounded, self.dying
         c.goals, c.alive, c.exit = list(self.goals), self.alive, self.exit
-        c.advantage, c.achieved, c.rows = self.advantage, self.achieved, self.rows
+        c.advantage, c.achieved = self.advantage, self.achieved
         return c
 
     def key(self) -> tuple[object, ...]:
@@ -185,11 +184,12 @@ class Character:
 class Faction:
     """Rule 2: a faction: Influence, +C and -C, owner."""
 
-    __slots__ = ("idx", "owner", "influence", "plus", "minus", "alive", "exit", "advantage", "rows")
+    __slots__ = ("idx", "eid", "owner", "influence", "plus", "minus", "alive", "exit", "advantage")
     is_char = False
 
-    def __init__(self, idx: int, owner: int, influence: int) -> None:
+    def __init__(self, idx: int, eid: int, owner: int, influence: int) -> None:
         self.idx = idx
+        self.eid = eid  # faction_base + idx: its entity id (and observation slot)
         self.owner = owner
         self.influence = influence
         self.plus = 0
@@ -197,14 +197,6 @@ class Faction:
         self.alive = True
         self.exit = ""
         self.advantage = False
-        self.rows: list[bytes | None] | None = None
-        """The observation slot bytes per observing seat, filled by the encoder as it encodes the entity.
-
-        ``None`` (nothing encoded yet) whenever a field the slot shows has changed since: every rule method
-        that changes one sets ``rows = None`` (so the encoder re-reads the entity once, not every call). A
-        copy shares the list: both entities hold the same values until one changes, and a change replaces
-        that entity's reference instead of writing into the shared list.
-        """
 
     @property
     def name(self) -> str:
@@ -212,8 +204,8 @@ class Faction:
 
     def copy(self) -> Faction:
         f = Faction.__new__(Faction)
-        f.idx, f.owner, f.influence, f.plus, f.minus = self.idx, self.owner, self.influence, self.plus, self.minus
-        f.alive, f.exit, f.advantage, f.rows = self.alive, self.exit, self.advantage, self.rows
+        f.idx, f.eid, f.owner, f.influence = self.idx, self.eid, self.owner, self.influence
+        f.plus, f.minus, f.alive, f.exit, f.advantage = self.plus, self.minus, self.alive, self.exit, self.advantage
         return f
 
     def key(self) -> tuple[object, ...]:
@@ -303,13 +295,14 @@ class CrossroadsState(State[Hashable]):
         self.deal_faction: int | None = None
         self.initial_rolls = False
         self._legal: Sequence[int] | None = None  # legal actions of the current node (cleared by every move)
-        self.obs_blocks: list[bytes | None] | None = None
-        """The observation's entity slots (all characters, then all factions, unmarked) per observing seat.
-
-        Filled by the encoder; dropped (``None``) by every rule that changes an entity (with the entity's own
-        ``rows``) or adds one. A clone shares the list, as entities share their ``rows``: a change replaces the
-        changed state's reference, so the shared list only ever holds bytes of both states' equal entities.
-        """
+        self.obs_changes: list[int] = []
+        """The entity ids changed so far, in order: every rule that changes a field an observation slot shows, or
+        adds an entity, appends the entity's id (repeats allowed). The encoder reads it to patch its kept blocks."""
+        self.obs_blocks: list[bytes | None] = [None] * self.num_players
+        """The observation's entity slots (all characters, then all factions, unmarked) per observing seat,
+        filled by the encoder; ``obs_marks[seat]`` is the length of ``obs_changes`` the seat's block is
+        up to date with (the encoder re-packs only the slots of the entities changed after that mark)."""
+        self.obs_marks: list[int] = [0] * self.num_players
         self._sampled: Dice | None = None
         """The roll :meth:`sample_chance` last drew at this roll node (cleared by every chance move).
 
@@ -643,7 +636,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 1: a new character: the creator spreads the creation points over G, KH, M (two choices)."""
         idx = len(self.chars)
         self.chars.append(Character(idx, seat, personal, [0, 0, 0]))
-        self.obs_blocks = None
+        self.obs_changes.append(idx)
         self.chk_eid = idx
         self.build_step = 0
         self.phase = _Phase.BUILD
@@ -652,9 +645,9 @@ class CrossroadsState(State[Hashable]):
     def create_faction(self, seat: int) -> None:
         """Rule 2: a new faction at the starting Influence; it is presented with a faction check (Rule 4)."""
         idx = len(self.factions)
-        f = Faction(idx, seat, self.settings.start_influence)
+        f = Faction(idx, self.faction_base + idx, seat, self.settings.start_influence)
         self.factions.append(f)
-        self.obs_blocks = None
+        self.obs_changes.append(f.eid)
         if self.narrating:
             self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
         self.begin_check(self.faction_base + idx, seat, _Purpose.SPEND)
@@ -662,8 +655,7 @@ class CrossroadsState(State[Hashable]):
     def _build(self, value: int) -> None:
         c = self.chars[self._checker_id()]
         c.stats[self.build_step] = value
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         self.build_step += 1
         if self.build_step == _Stat.M:
             c.stats[_Stat.M] = rules.last_stat(self.settings.creation_points, c.stats[: _Stat.M])
@@ -758,8 +750,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.4: an Advantage token adds its bonus to the holder's next roll and is spent."""
         if e.advantage:
             e.advantage = False
-            e.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(e.eid)
             if self.narrating:
                 self.narrate("advantage", f"{e.name} uses its Advantage.", None)
             return self.settings.advantage_bonus
@@ -824,8 +815,7 @@ class CrossroadsState(State[Hashable]):
     def raise_stat(self, c: Character, i: int, by: int) -> None:
         """Rule 6: +1 to a stat (up to ``character.stat_cap``)."""
         c.stats[i] = rules.raised_stat(c.stats[i], by, self.settings.stat_cap)
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         if self.narrating:
             self.narrate("stat", f"{c.name}: +{by} {STATS[i]} (now {c.stats[i]}).", None)
 
@@ -833,8 +823,7 @@ class CrossroadsState(State[Hashable]):
         """Rules 6/11.7: +2 to a stat while also removing a condition (``spend.double_step``)."""
         if self.settings.double_step == "same_sign":
             c.plus -= 1
-            c.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(c.eid)
             if self.narrating:
                 self.narrate("condition", f"{c.name} removes a +C to make it +2.", None)
         else:
@@ -845,8 +834,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 6: gain a +C (at most ``character.max_conditions``)."""
         if rules.may_gain(e.plus, self.settings.max_conditions):
             e.plus += 1
-            e.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(e.eid)
             if self.narrating:
                 self.narrate("condition", f"{e.name} gains a +C ({e.plus}).", None)
 
@@ -861,8 +849,7 @@ class CrossroadsState(State[Hashable]):
             elif shed is _MinusC.WOUNDED:
                 e.wounded = False
         e.minus -= 1
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         if self.narrating:
             self.narrate("condition", f"{e.name} sheds a -C ({e.minus} left).", None)
 
@@ -891,8 +878,7 @@ class CrossroadsState(State[Hashable]):
         else:
             kind = _MinusC.PLAIN
         e.minus += 1
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         if self.narrating:
             self.narrate("condition", f"{e.name} takes a {_MINUS_C_LABELS[kind]}.", None)
 
@@ -901,8 +887,7 @@ class CrossroadsState(State[Hashable]):
         if c.goals[i]:
             return
         c.goals[i] = True
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         if self.narrating:
             self.narrate("goal", f"{c.name} marks the {STATS[i]} box of its goal.", None)
         if rules.goal_achieved(c.goals) and c.alive:
@@ -914,8 +899,7 @@ class CrossroadsState(State[Hashable]):
     def change_influence(self, f: Faction, by: int) -> None:
         """Rules 10/11.7/12: change a faction's Influence; 0 or 8 writes it off."""
         f.influence += by
-        f.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(f.eid)
         if self.narrating:
             self.narrate("influence", f"{f.name}: Influence {'+' if by > 0 else ''}{by} (now {f.influence}).", None)
         st = self.settings
@@ -926,8 +910,7 @@ class CrossroadsState(State[Hashable]):
     def lower_stat(self, c: Character, i: int, by: int) -> None:
         """Rules 11.7/12: -1 (or -2) to a stat; a stat at 0 writes the character off."""
         c.stats[i] = rules.lowered_stat(c.stats[i], by)
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         if self.narrating:
             self.narrate("stat", f"{c.name}: -{by} {STATS[i]} (now {c.stats[i]}).", None)
         if c.stats[i] == 0 and c.alive:
@@ -937,8 +920,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 12: an exit. Counts towards the end of the episode (Rule 13)."""
         e.alive = False
         e.exit = reason
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         self.exits += 1
         if self.narrating:
             self.narrate("exit", f"{e.name} is written off: {reason} (exit {self.exits}).", None, reason=reason)
@@ -1117,8 +1099,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.3: before the roll, remove a +C for +1 success."""
         e = self.entity(s.eid)
         e.plus -= 1
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         s.burned += 1
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C for a success before the roll.", s.seat)
@@ -1148,8 +1129,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.3: after the roll, remove a +C to reroll all three dice (``confrontation.reroll_repeatable``)."""
         e = self.entity(s.eid)
         e.plus -= 1
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         s.rerolls += 1
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C to reroll.", s.seat)
@@ -1206,8 +1186,7 @@ class CrossroadsState(State[Hashable]):
             personal = isinstance(e, Character) and e.personal
             if rules.earns_advantage(st.advantage, s.won, e.alive, personal):
                 e.advantage = True
-                e.rows = None
-                self.obs_blocks = None
+                self.obs_changes.append(e.eid)
                 if self.narrating:
                     self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
         if not tie and st.loser_trade:
@@ -1259,8 +1238,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.7: unmark a goal box of a character."""
         if c.goals[i]:
             c.goals[i] = False
-            c.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(c.eid)
             if self.narrating:
                 self.narrate("goal", f"{c.name} loses the {STATS[i]} mark of its goal.", None)
 
@@ -1292,8 +1270,7 @@ class CrossroadsState(State[Hashable]):
                     self.remove_minus_c(o)
                 else:
                     o.plus -= 1
-                    o.rows = None
-                    self.obs_blocks = None
+                    self.obs_changes.append(o.eid)
                 self.lower_stat(o, a - _HARM2_G, 2)
             elif _UNMARK_G <= a < _UNMARK_G + STAT_COUNT:
                 self.unmark_goal(o, a - _UNMARK_G)
@@ -1308,8 +1285,7 @@ class CrossroadsState(State[Hashable]):
             self.add_minus_c(o, MINUS_C_ACTIONS[a])
         elif a == _REMOVE_PLUS_C:
             o.plus -= 1
-            o.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(o.eid)
             if self.narrating:
                 self.narrate("condition", f"{o.name} loses a +C ({o.plus}).", None)
 
@@ -1443,8 +1419,7 @@ class CrossroadsState(State[Hashable]):
         s = self.sides[self.side_i]
         c = self.chars[self._side_id(s)]
         c.plus -= 1
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         if self.narrating:
             self.narrate("burn", f"{c.name} burns a +C to mark its goal.", self.actor)
         mark = stat_of(a, _Act.MARK_G)
@@ -1711,6 +1686,14 @@ class CrossroadsState(State[Hashable]):
         new.sides = [s.copy() for s in self.sides]
         new.setup_queue = list(self.setup_queue)
         new.goal_pending = list(self.goal_pending)
+        if len(self.obs_changes) <= _CHANGES_KEPT:  # the clone patches the same kept blocks
+            new.obs_changes = list(self.obs_changes)
+            new.obs_blocks = list(self.obs_blocks)
+            new.obs_marks = list(self.obs_marks)
+        else:  # a long log nobody encoded from (a search's playouts): the clone starts afresh
+            new.obs_changes = []
+            new.obs_blocks = [None] * self.num_players
+            new.obs_marks = [0] * self.num_players
         return new
 
 
@@ -1769,6 +1752,8 @@ _TRADE_OR_PASS = (_TRADE, _PASS)
 _STAT_CHECKS: dict[tuple[Dice, int, int, int, int], rules.Check] = {}
 """Rule 3 memo: the reading of a stat check by (dice, assignment, G, KH, M); bounded by ``_STAT_CHECKS_LIMIT``."""
 _STAT_CHECKS_LIMIT = 1 << 16
+_CHANGES_KEPT = 256
+"""A clone copies the observation's change log (and kept blocks) up to this length, and starts afresh beyond."""
 _MINUS_C_ACTS: dict[tuple[bool, bool, bool, bool], tuple[int, ...]] = {}
 """Rule 12: the "give -C" actions by (names automatic, is a character, holds "wounded", holds "dying")."""
 _AGAINST_OTHER = frozenset(range(Act.HARM_G, Act.PUSH_INFLUENCE + 1)) - {_INFLUENCE_UP}

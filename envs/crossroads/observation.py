@@ -8,17 +8,19 @@ seats, ``MAX_CHARACTER_SLOTS`` and ``MAX_FACTION_SLOTS`` slots, more when ``epis
 
 Speed: an entity's slot is a function of a handful of small values, so each slot's float32 bytes are
 memoised by those values (a bounded table per layout); the global features are byte pieces (the one-hots
-from tables, the rest packed); the confrontation's markers replace a slot's last bytes. An observation is
-the pieces joined once into a fresh bytearray, the writable array's buffer.
+from tables, the rest packed); the confrontation's markers replace a slot's last bytes. Each seat's entity
+block is kept on the state and only the slots of the entities the rules logged as changed are re-packed
+(a random step changes about one entity: patching it costs less than walking every slot). An observation
+is the pieces joined once into a fresh bytearray, the writable array's buffer.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -63,6 +65,8 @@ _TENTHS = tuple(k / _DIE for k in range(_DIE + 1))
 _SIXTHS = tuple(min(1.0, k / _SCALE) for k in range(_SCALE + 1))
 _FLAG = (0.0, 1.0)
 _ROW_CACHE_LIMIT = 1 << 15
+_CHANGES_KEPT = 64
+"""Entries of a state's change log (``obs_changes``) kept once read: a longer log is emptied by the encoder."""
 """Memoised slots per layout and kind before the table is cleared (bounds the memory)."""
 # phases and purposes as module globals (an enum member lookup costs about a microsecond in Python 3.11)
 _BUILD, _ASSIGN, _SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE = (
@@ -160,6 +164,11 @@ class Encoder:
         factions_start = chars_start + 4 * CHAR_FEATURES * layout.char_slots
         self.faction_ends = tuple(factions_start + 4 * FACTION_FEATURES * (k + 1) for k in range(layout.faction_slots))
         self.empty_faction = bytes(4 * FACTION_FEATURES)
+        char_span, faction_span, factions_at = 4 * CHAR_FEATURES, 4 * FACTION_FEATURES, factions_start - chars_start
+        self.spans = tuple((char_span * k, char_span * (k + 1)) for k in range(layout.char_slots)) + tuple(
+            (factions_at + faction_span * k, factions_at + faction_span * (k + 1)) for k in range(layout.faction_slots)
+        )
+        """The byte span of each entity's slot (by entity id) in the entity block (see :meth:`entity_block`)."""
         self.offsets = tuple(k / (layout.seat_slots - 1) for k in range(layout.seat_slots))
         self.fractions = tuple(k / max_conditions for k in range(max_conditions + 1))
         """Condition counts 0..cap scaled by 1/cap (an entity never holds more than cap, Rule 1)."""
@@ -241,17 +250,14 @@ class Encoder:
     def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array.
 
-        The global pieces, then the entity slots as one block (the state's ``obs_blocks``, rebuilt by
+        The global pieces, then the entity slots as one block (the state's ``obs_blocks``, patched by
         :meth:`entity_block` only after an entity changed), joined into a fresh bytearray; the confrontation's
         markers are then written over the last bytes of their slots.
         """
         parts = self.global_parts(st, seat)
-        blocks = st.obs_blocks
-        if blocks is None:
-            blocks = st.obs_blocks = [None] * self.players
-        block = blocks[seat]
-        if block is None:
-            block = blocks[seat] = self.entity_block(st, seat)
+        block = st.obs_blocks[seat]
+        if block is None or st.obs_marks[seat] != len(st.obs_changes):
+            block = self.entity_block(st, seat)
         parts.append(block)
         out = _JOIN(parts)
         sides = st.sides
@@ -274,37 +280,44 @@ class Encoder:
     def entity_block(self, st: CrossroadsState, seat: int) -> bytes:
         """Every entity slot of ``seat``'s observation, unmarked: characters, empty slots, factions, empty slots.
 
-        An entity's slot comes from its ``rows`` (the bytes of its last encoding for this seat, dropped by the
-        rules whenever the entity changes); only an entity changed since is looked up in the value memo.
+        Kept per seat on the state with the length of its change log it is up to date with: only the slots of
+        the entities changed since are re-packed (from the value memo) and spliced in; the first block of a
+        seat is built whole. The block is then stored, and a log grown past ``_CHANGES_KEPT`` is emptied
+        (the other seats' blocks that were not up to date are dropped).
         """
-        parts: list[bytes] = []
-        append = parts.append
-        chars = st.chars
-        self._kept_rows(chars, seat, self.char_row, append)
-        layout = self.layout
-        empty = layout.char_slots - len(chars)
-        if empty:
-            append(self.empty_char * empty)
-        factions = st.factions
-        self._kept_rows(factions, seat, self.faction_row, append)
-        empty = layout.faction_slots - len(factions)
-        if empty:
-            append(self.empty_faction * empty)
-        return b"".join(parts)
+        blocks, marks, changes = st.obs_blocks, st.obs_marks, st.obs_changes
+        block = blocks[seat]
+        n = len(changes)
+        if block is None:
+            block = self.whole_block(st, seat)
+        else:
+            char_slots, spans = self.layout.char_slots, self.spans
+            buf = bytearray(block)
+            for eid in set(changes[marks[seat] :]):  # each changed entity once (the slots are disjoint)
+                start, end = spans[eid]
+                if eid < char_slots:
+                    buf[start:end] = self.char_row(st.chars[eid], seat)
+                else:
+                    buf[start:end] = self.faction_row(st.factions[eid - char_slots], seat)
+            block = bytes(buf)
+        blocks[seat] = block
+        marks[seat] = n
+        if n > _CHANGES_KEPT:
+            for s in range(self.players):
+                if marks[s] != n:
+                    blocks[s] = None
+                marks[s] = 0
+            st.obs_changes = []
+        return block
 
-    def _kept_rows(
-        self, entities: Sequence[Any], seat: int, row_of: Callable[[Any, int], bytes], append: Callable[[bytes], None]
-    ) -> None:
-        """Append each entity's slot bytes for ``seat``: its kept row, or ``row_of`` it once and keep that."""
-        players = self.players
-        for e in entities:
-            rows = e.rows
-            if rows is None:
-                rows = e.rows = [None] * players
-            row = rows[seat]
-            if row is None:
-                row = rows[seat] = row_of(e, seat)
-            append(row)
+    def whole_block(self, st: CrossroadsState, seat: int) -> bytes:
+        """:meth:`entity_block` from scratch: every entity's slot from the value memo, and the empty slots."""
+        layout = self.layout
+        parts = [self.char_row(c, seat) for c in st.chars]
+        parts.append(self.empty_char * (layout.char_slots - len(st.chars)))
+        parts += [self.faction_row(f, seat) for f in st.factions]
+        parts.append(self.empty_faction * (layout.faction_slots - len(st.factions)))
+        return b"".join(parts)
 
     def global_parts(self, st: CrossroadsState, seat: int) -> list[bytes]:
         """The global features of ``seat``'s observation (context, Admin, scene, the roll, the confrontation).
