@@ -252,17 +252,54 @@ class Encoder:
     def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array.
 
-        The global pieces (:meth:`global_parts`), then the entity slots as one block (the state's ``obs_blocks``,
-        patched by :meth:`entity_block` only after an entity changed), joined into a fresh bytearray; the
-        confrontation's markers are then written over the last bytes of their slots.
+        The global features (context, Admin, scene, the roll, the confrontation) as float32 byte pieces, each
+        from a table of the few values it shows (see the tables in ``__init__``, packed only the first time),
+        then the entity slots as one block (the state's ``obs_blocks``, patched by :meth:`entity_block` only
+        after an entity changed), joined into a fresh bytearray; the confrontation's markers are then written
+        over the last bytes of their slots.
         """
-        parts = self.global_parts(st, seat)
+        p = st.phase
+        head = self.head_admins[p][st.actor == seat][(st.admin - seat) % self.players]
+        progress = self.progress.get((st.scene_no, st.exits))
+        if progress is None:
+            progress = self.progress_bytes(st)
+        if _SHOWS_ROLL[p]:
+            roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
+            dice = self.dice_pieces[roll] if roll else self.no_dice
+        else:
+            dice = self.no_dice
+        succ, left, degree = st.succ, st.left, st.degree  # a count at 6 or more reads 1 (table index 6)
+        counts = self.counts[succ if succ < _SCALE else _SCALE][left if left < _SCALE else _SCALE][
+            degree if degree < _SCALE else _SCALE
+        ]
+        sides = st.sides
+        if len(sides) == 2 and sides[0].eid is not None:
+            s0, s1 = sides
+            side_pieces = self.side_pieces
+            k0 = (s0.seat == seat, s0.dice, s0.burned, s0.succ)
+            k1 = (s1.seat == seat, s1.dice, s1.burned, s1.succ)
+            first = side_pieces.get(k0)
+            if first is None:
+                first = self.side_bytes(k0)
+            second = side_pieces.get(k1)
+            if second is None:
+                second = self.side_bytes(k1)
+            flags = self.side_flags[s0.flags, s1.flags, st.side_i == 1]  # all false until a side's dice are read
+        elif _SHOWS_FLAGS[p]:
+            first = second = self.no_side
+            flags = self.own_flags[st.flags]
+        else:
+            first, second, flags = self.no_side, self.no_side, self.no_flags
+        purpose = st.purpose
+        tail = (
+            self.pack_tail(st.build_step / 2, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK])
+            if p == _BUILD
+            else self.tails[purpose]
+        )
         block = st.obs_blocks[seat]
         if block is None or st.obs_marks[seat] != len(st.obs_changes):
             block = self.entity_block(st, seat)
-        parts.append(block)
-        out = _JOIN(parts)
-        sides = st.sides
+        out = _JOIN((head, progress, dice, counts, first, second, flags, tail, block))
         if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
             for start, end, marks in self.markers[sides[-1].eid, sides[0].eid if len(sides) == 2 else None]:
                 out[start:end] = marks
@@ -311,53 +348,6 @@ class Encoder:
         parts += [self.faction_row(f, seat) for f in st.factions]
         parts.append(self.empty_faction * (layout.faction_slots - len(st.factions)))
         return b"".join(parts)
-
-    def global_parts(self, st: CrossroadsState, seat: int) -> list[bytes]:
-        """The global features of ``seat``'s observation (context, Admin, scene, the roll, the confrontation).
-
-        As float32 byte pieces, the first items of the observation's parts: each piece comes
-        from a table of the few values it shows (see the tables in ``__init__``), packed only the first time.
-        """
-        p = st.phase
-        head = self.head_admins[p][st.actor == seat][(st.admin - seat) % self.players]
-        progress = self.progress.get((st.scene_no, st.exits))
-        if progress is None:
-            progress = self.progress_bytes(st)
-        if _SHOWS_ROLL[p]:
-            roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
-            dice = self.dice_pieces[roll] if roll else self.no_dice
-        else:
-            dice = self.no_dice
-        succ, left, degree = st.succ, st.left, st.degree  # a count at 6 or more reads 1 (table index 6)
-        counts = self.counts[succ if succ < _SCALE else _SCALE][left if left < _SCALE else _SCALE][
-            degree if degree < _SCALE else _SCALE
-        ]
-        sides = st.sides
-        if len(sides) == 2 and sides[0].eid is not None:
-            s0, s1 = sides
-            side_pieces = self.side_pieces
-            k0 = (s0.seat == seat, s0.dice, s0.burned, s0.succ)
-            k1 = (s1.seat == seat, s1.dice, s1.burned, s1.succ)
-            first = side_pieces.get(k0)
-            if first is None:
-                first = self.side_bytes(k0)
-            second = side_pieces.get(k1)
-            if second is None:
-                second = self.side_bytes(k1)
-            flags = self.side_flags[s0.flags, s1.flags, st.side_i == 1]  # all false until a side's dice are read
-        elif _SHOWS_FLAGS[p]:
-            first = second = self.no_side
-            f0, f1, f2 = st.flags
-            flags = self.own_flags[f0, f1, f2]
-        else:
-            first, second, flags = self.no_side, self.no_side, self.no_flags
-        purpose = st.purpose
-        tail = (
-            self.pack_tail(st.build_step / 2, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK])
-            if p == _BUILD
-            else self.tails[purpose]
-        )
-        return [head, progress, dice, counts, first, second, flags, tail]
 
     def progress_bytes(self, st: CrossroadsState) -> bytes:
         """The scene and exit progress piece of ``st`` (two features), memoised by (scene, exits)."""
