@@ -83,6 +83,7 @@ from envs.crossroads.rules import (
     SetupStep,
     Stat,
     fast_members,
+    int_members,
 )
 
 if TYPE_CHECKING:
@@ -462,7 +463,7 @@ class CrossroadsState(State[Hashable]):
 
     def _deal_against_options(self) -> list[int]:
         """Rule 10: the deal is made against any other character in play."""
-        mine = self._personal_of(self.admin)
+        mine = self.seat_personal[self.admin]  # the Admin's own character (_personal_of)
         return [_TARGET_0 + c.idx for c in self.chars if c.alive and c.idx != mine]
 
     def _own_options(self, e: Entity, flags: Flags | None, spend: bool) -> tuple[int, ...]:
@@ -1074,7 +1075,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 10: the deal is recorded against another character; Influence +1; the character checks."""
         assert self.deal_faction is not None
         f = self.factions[self.deal_faction]
-        mine = self._personal_of(self.admin)
+        mine = self.seat_personal[self.admin]  # the Admin's own character (_personal_of)
         assert mine is not None
         c = self.chars[mine]
         if self.narrating:
@@ -1209,7 +1210,9 @@ class CrossroadsState(State[Hashable]):
     def _next_assign(self) -> None:
         while self.side_i < len(self.sides):
             s = self.sides[self.side_i]
-            if self._side_id(s) < self.faction_base and self.settings.one_each:
+            eid = s.eid  # _side_id inlined
+            assert eid is not None
+            if eid < self.faction_base and self.settings.one_each:
                 self.phase = _Phase.ASSIGN
                 self.actor = s.seat
                 return
@@ -1770,9 +1773,9 @@ _PHASE_OPTIONS = {
 """Decision phases whose every non-pass action is one option group."""
 
 # -- hot-path constants and dispatch tables --------------------------------------------------------
-_Phase = fast_members(Phase)
-_Purpose = fast_members(Purpose)
-_Scene = fast_members(Scene)
+_Phase = int_members(Phase)
+_Purpose = int_members(Purpose)
+_Scene = int_members(Scene)
 _Act = fast_members(Act)
 _MinusC = fast_members(MinusC)
 _Stat = fast_members(Stat)
@@ -1822,11 +1825,11 @@ _MINUS_C_ACTS: dict[tuple[bool, bool, bool, bool], tuple[int, ...]] = {}
 """Rule 12: the "give -C" actions by (names automatic, is a character, holds "wounded", holds "dying")."""
 _AGAINST_OTHER = frozenset(range(Act.HARM_G, Act.PUSH_INFLUENCE + 1)) - {_INFLUENCE_UP}
 """Rule 11.7: the outcome ids that act on the other side."""
-_ROLL = Phase.ROLL
-_OVER = Phase.OVER
-_FIRST_PLAYER = Phase.FIRST_PLAYER
-_CONFRONT = Purpose.CONFRONT
-_BEAUTY = Purpose.BEAUTY
+_ROLL = int(Phase.ROLL)
+_OVER = int(Phase.OVER)
+_FIRST_PLAYER = int(Phase.FIRST_PLAYER)
+_CONFRONT = int(Purpose.CONFRONT)
+_BEAUTY = int(Purpose.BEAUTY)
 
 _OPTION_READERS: dict[Phase, Callable[[CrossroadsState, int], str]] = {
     Phase.SPEND: CrossroadsState._spend_option,

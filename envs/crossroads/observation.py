@@ -71,13 +71,13 @@ _CHANGES_KEPT = 64
 """Memoised slots per layout and kind before the table is cleared (bounds the memory)."""
 # phases and purposes as module globals (an enum member lookup costs about a microsecond in Python 3.11)
 _BUILD, _ASSIGN, _SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE = (
-    Phase.BUILD,
-    Phase.ASSIGN,
-    Phase.SPEND,
-    Phase.BUY_OUTCOME,
-    Phase.LOWER_INFLUENCE,
+    int(Phase.BUILD),
+    int(Phase.ASSIGN),
+    int(Phase.SPEND),
+    int(Phase.BUY_OUTCOME),
+    int(Phase.LOWER_INFLUENCE),
 )
-_CONFRONT, _GOAL, _BEAUTY_CHECK = Purpose.CONFRONT, Purpose.GOAL, Purpose.BEAUTY
+_CONFRONT, _GOAL, _BEAUTY_CHECK = int(Purpose.CONFRONT), int(Purpose.GOAL), int(Purpose.BEAUTY)
 _ROLL_PHASES = (_ASSIGN, _SPEND, _LOWER_INFLUENCE)
 """The phases whose observation shows the roll being assigned or spent."""
 _FLAG_PHASES = (_SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE)

@@ -162,3 +162,16 @@ def test_a_character_counts_once_when_written_off_twice():
     st.write_off(c, "test")
     st.write_off(c, "test again")
     check_kept(st)
+
+
+def test_int_members_are_the_enum_values_as_plain_ints():
+    for enum_cls in (Phase, Purpose):
+        plain = rules.int_members(enum_cls)
+        for member in enum_cls:
+            value = getattr(plain, member.name)
+            assert type(value) is int and value == member and hash(value) == hash(member)
+    st = CrossroadsState(config())
+    rng = Rng(4)
+    while st.current_player() != TERMINAL:  # the state stores plain ints (the exact-int fast paths)
+        assert type(st.phase) is int and type(st.purpose) is int
+        step(st, rng)
