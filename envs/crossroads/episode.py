@@ -601,7 +601,6 @@ class CrossroadsState(State[Hashable]):
         return eid < self.faction_base
 
     def apply_chance(self, outcome: Hashable) -> None:
-        self._legal = None
         if outcome is self._sampled and outcome is not None:  # the roll just drawn here: already valid
             self._sampled = None
             self._rolled(outcome)
@@ -1066,7 +1065,8 @@ class CrossroadsState(State[Hashable]):
     def deal_with(self, faction: int) -> None:
         """Rule 10: the Admin's character makes a job deal with a faction, against another character if any."""
         self.deal_faction = faction
-        if self._deal_against_options():
+        if self.personals_alive + self.commons_alive > 1:  # a character besides the Admin's own in play
+            # (_deal_against_options is not empty: the Admin's character is in play in a deal, Rule 10)
             self.phase = _Phase.DEAL_AGAINST
             return
         self.close_deal(None)

@@ -74,6 +74,8 @@ def check_kept(st: CrossroadsState) -> None:
     assert st.factions_alive == sum(f.alive for f in st.factions)
     if st.phase == Phase.ADMIN_SCENE:
         assert st.legal_actions() == plain_scenes(st)
+    if st.phase == Phase.DEAL_FACTION:  # deal_with reads the counts for "anyone to deal against"
+        assert bool(st._deal_against_options()) == (st.personals_alive + st.commons_alive > 1)
     if st.phase == Phase.SPEND:
         e = st.entity(st.chk_eid)
         assert st._own_options(e, None, True) == tuple(st._plain_own_options(e, None, True))
