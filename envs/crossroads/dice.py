@@ -79,7 +79,7 @@ def optimal_permutations(dice: Sequence[int], stats: Sequence[int]) -> list[int]
 
 def faction_successes(dice: Sequence[int], target: int) -> int:
     """Rule 4: each die at or below the faction's target (its Influence) is a success."""
-    return sum(1 for d in dice if d <= target)
+    return len([d for d in dice if d <= target])  # a list comprehension: no generator frames
 
 
 def multisets() -> list[tuple[tuple[int, ...], Fraction]]:

@@ -40,6 +40,7 @@ reason). ``max_episode_steps`` = 3000 agent decisions is never reached in practi
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -61,15 +62,15 @@ from envs.crossroads.actions import (
     label,
     stat_of,
 )
-from envs.crossroads.config import CrossroadsConfig, settings_of
+from envs.crossroads.config import CrossroadsConfig, Settings, settings_of
 from envs.crossroads.dice import (
     CHANCE_OUTCOMES,
+    PERMUTATIONS,
     STATS,
     class_outcomes,
     crossroads_of,
     face_classes,
     optimal_permutations,
-    roll_check_dice,
 )
 from envs.crossroads.observation import encoder_of
 from envs.crossroads.rules import (
@@ -82,6 +83,7 @@ from envs.crossroads.rules import (
     SetupStep,
     Stat,
     fast_members,
+    int_members,
 )
 
 if TYPE_CHECKING:
@@ -121,6 +123,7 @@ class Character:
 
     __slots__ = (
         "idx",
+        "eid",
         "owner",
         "personal",
         "stats",
@@ -133,12 +136,12 @@ class Character:
         "exit",
         "advantage",
         "achieved",
-        "rows",
     )
     is_char = True
 
     def __init__(self, idx: int, owner: int, personal: bool, stats: list[int]) -> None:
         self.idx = idx
+        self.eid = idx  # its entity id (and observation slot): a character's is its index
         self.owner = owner  # personal: the owning seat; common: the seat that introduced it
         self.personal = personal
         self.stats = stats
@@ -151,8 +154,6 @@ class Character:
         self.exit = ""
         self.advantage = False
         self.achieved = False
-        self.rows: list[bytes | None] | None = None
-        """This character's observation slot bytes per observing seat (see :class:`Faction`'s ``rows``)."""
 
     @property
     def name(self) -> str:
@@ -160,10 +161,10 @@ class Character:
 
     def copy(self) -> Character:
         c = Character.__new__(Character)
-        c.idx, c.owner, c.personal, c.stats = self.idx, self.owner, self.personal, list(self.stats)
+        c.idx, c.eid, c.owner, c.personal, c.stats = self.idx, self.eid, self.owner, self.personal, list(self.stats)
         c.plus, c.minus, c.wounded, c.dying = self.plus, self.minus, self.wounded, self.dying
         c.goals, c.alive, c.exit = list(self.goals), self.alive, self.exit
-        c.advantage, c.achieved, c.rows = self.advantage, self.achieved, self.rows
+        c.advantage, c.achieved = self.advantage, self.achieved
         return c
 
     def key(self) -> tuple[object, ...]:
@@ -185,11 +186,12 @@ class Character:
 class Faction:
     """Rule 2: a faction: Influence, +C and -C, owner."""
 
-    __slots__ = ("idx", "owner", "influence", "plus", "minus", "alive", "exit", "advantage", "rows")
+    __slots__ = ("idx", "eid", "owner", "influence", "plus", "minus", "alive", "exit", "advantage")
     is_char = False
 
-    def __init__(self, idx: int, owner: int, influence: int) -> None:
+    def __init__(self, idx: int, eid: int, owner: int, influence: int) -> None:
         self.idx = idx
+        self.eid = eid  # faction_base + idx: its entity id (and observation slot)
         self.owner = owner
         self.influence = influence
         self.plus = 0
@@ -197,14 +199,6 @@ class Faction:
         self.alive = True
         self.exit = ""
         self.advantage = False
-        self.rows: list[bytes | None] | None = None
-        """The observation slot bytes per observing seat, filled by the encoder as it encodes the entity.
-
-        ``None`` (nothing encoded yet) whenever a field the slot shows has changed since: every rule method
-        that changes one sets ``rows = None`` (so the encoder re-reads the entity once, not every call). A
-        copy shares the list: both entities hold the same values until one changes, and a change replaces
-        that entity's reference instead of writing into the shared list.
-        """
 
     @property
     def name(self) -> str:
@@ -212,8 +206,8 @@ class Faction:
 
     def copy(self) -> Faction:
         f = Faction.__new__(Faction)
-        f.idx, f.owner, f.influence, f.plus, f.minus = self.idx, self.owner, self.influence, self.plus, self.minus
-        f.alive, f.exit, f.advantage, f.rows = self.alive, self.exit, self.advantage, self.rows
+        f.idx, f.eid, f.owner, f.influence = self.idx, self.eid, self.owner, self.influence
+        f.plus, f.minus, f.alive, f.exit, f.advantage = self.plus, self.minus, self.alive, self.exit, self.advantage
         return f
 
     def key(self) -> tuple[object, ...]:
@@ -273,10 +267,25 @@ class CrossroadsState(State[Hashable]):
         self.faction_base = self.encoder.layout.char_slots
         """Entity id (and target offset) of faction 0: the character slots come first (10 as written)."""
         self.faction_target_0 = _TARGET_0 + self.faction_base
+        self._crossroads_live = self.settings.crossroads_effect != "none"
+        """Whether a crossroads changes anything beyond the narration (Rule 5: ``crossroads.effect``)."""
+        self._own_menus = _own_menus_of(self.settings)
+        """Whether a crossroads changes anything beyond the narration (Rule 5: ``crossroads.effect``)."""
         super().__init__(self.settings.players)
         self.cfg = cfg
         self.chars: list[Character] = []
         self.factions: list[Faction] = []
+        self.ents: dict[int | None, Entity] = {}
+        """Every character and faction by entity id (the rules read an entity by id at almost every step: a
+        subscript instead of :meth:`entity`'s call; keyed ``int | None`` as the ids the sides hold are)."""
+        # who is in play, counted as entities are added and written off (the Admin's scene menu, Rule 8, reads
+        # these at every scene instead of walking every entity); a seat has at most one personal character in
+        # play (Rules 7 and 9)
+        self.seat_personal: list[int | None] = [None] * self.num_players
+        """Each seat's personal character in play (its index), if any."""
+        self.personals_alive = 0
+        self.commons_alive = 0
+        self.factions_alive = 0
         self.phase = _Phase.FIRST_PLAYER
         self.actor = 0
         self.first = 0
@@ -303,13 +312,14 @@ class CrossroadsState(State[Hashable]):
         self.deal_faction: int | None = None
         self.initial_rolls = False
         self._legal: Sequence[int] | None = None  # legal actions of the current node (cleared by every move)
-        self.obs_blocks: list[bytes | None] | None = None
-        """The observation's entity slots (all characters, then all factions, unmarked) per observing seat.
-
-        Filled by the encoder; dropped (``None``) by every rule that changes an entity (with the entity's own
-        ``rows``) or adds one. A clone shares the list, as entities share their ``rows``: a change replaces the
-        changed state's reference, so the shared list only ever holds bytes of both states' equal entities.
-        """
+        self.obs_changes: list[int] = []
+        """The entity ids changed so far, in order: every rule that changes a field an observation slot shows, or
+        adds an entity, appends the entity's id (repeats allowed). The encoder reads it to patch its kept blocks."""
+        self.obs_blocks: list[bytes | None] = [None] * self.num_players
+        """The observation's entity slots (all characters, then all factions, unmarked) per observing seat,
+        filled by the encoder; ``obs_marks[seat]`` is the length of ``obs_changes`` the seat's block is
+        up to date with (the encoder re-packs only the slots of the entities changed after that mark)."""
+        self.obs_marks: list[int] = [0] * self.num_players
         self._sampled: Dice | None = None
         """The roll :meth:`sample_chance` last drew at this roll node (cleared by every chance move).
 
@@ -335,15 +345,11 @@ class CrossroadsState(State[Hashable]):
     def entity(self, eid: int | None) -> Entity:
         """The character or faction with entity id ``eid``."""
         assert eid is not None
-        fb = self.faction_base
-        return self.factions[eid - fb] if eid >= fb else self.chars[eid]
+        return self.ents[eid]
 
     def checker(self) -> Entity:
         """The entity rolling the current (non-confrontation) check."""
-        eid = self.chk_eid  # entity() inlined: the spends and checks read the checker at every step
-        assert eid is not None
-        fb = self.faction_base
-        return self.factions[eid - fb] if eid >= fb else self.chars[eid]
+        return self.ents[self.chk_eid]
 
     def legal_actions(self) -> list[int]:
         cached = self._legal
@@ -368,25 +374,25 @@ class CrossroadsState(State[Hashable]):
         values = rules.stat_values(left, STAT_COUNT - 1 - self.build_step, st.stat_min, st.stat_max)
         return list(range(_VALUE_1 + values.start - 1, _VALUE_1 + values.stop - 1))
 
-    def _legal_spend(self) -> list[int]:
+    def _legal_spend(self) -> Sequence[int]:
         """Rule 6: a spend on the roller itself."""
-        return self._own_options(self.checker(), None, spend=True)
+        return self._own_options(self.ents[self.chk_eid], None, spend=True)
 
-    def _legal_outcome(self) -> list[int]:
+    def _legal_outcome(self) -> Sequence[int]:
         """Rules 11.2/11.7: an outcome on oneself or against the other side."""
         s = self.sides[self.side_i]
         beauty_own = self.purpose == _BEAUTY and not self.settings.beauty_against_other
         opp = None if beauty_own else self.opponent_side(self.side_i)
-        return self._own_options(self.entity(s.eid), s.flags, spend=False) + self._opponent_options(s, opp)
+        return [*self._own_options(self.ents[s.eid], s.flags, spend=False), *self._opponent_options(s, opp)]
 
     def _legal_burn_before(self) -> Sequence[int]:
         """Rule 11.3: a side with a +C may burn it for a success."""
-        return _BURN_OR_PASS if self.entity(self.sides[self.side_i].eid).plus > 0 else _PASS_ONLY
+        return _BURN_OR_PASS if self.ents[self.sides[self.side_i].eid].plus > 0 else _PASS_ONLY
 
     def _legal_burn_after(self) -> Sequence[int]:
         """Rule 11.3: a side with a +C may burn it to reroll."""
         s = self.sides[self.side_i]
-        ok = rules.may_reroll(self.entity(s.eid).plus, self.settings.reroll_repeatable, s.rerolls)
+        ok = rules.may_reroll(self.ents[s.eid].plus, self.settings.reroll_repeatable, s.rerolls)
         return _BURN_OR_PASS if ok else _PASS_ONLY
 
     def _legal_target(self) -> list[int]:
@@ -403,7 +409,7 @@ class CrossroadsState(State[Hashable]):
     def _legal_target_aim(self) -> list[int]:
         """Rule 11.1: a +C, a -C for the opposition, or marking one of the target's boxes."""
         t = self.chars[self._target_id()]
-        opposition = self.entity(self.sides[0].eid)
+        opposition = self.ents[self.sides[0].eid]
         unmarked = [_MARK_G + s for s in ALL_STATS if not t.goals[s]]
         return [_GAIN_PLUS_C, *self._minus_c_actions(opposition)] + unmarked
 
@@ -434,25 +440,11 @@ class CrossroadsState(State[Hashable]):
             out.append(_SCENE_INTRO_CHARACTER)
         if len(self.factions) < st.max_factions:
             out.append(_SCENE_INTRO_FACTION)
-        admin = self.admin
-        faction_alive = False
-        for f in self.factions:
-            if f.alive:
-                faction_alive = True
-                break
-        has_target = opposition = own = False
-        for c in self.chars:
-            if c.alive:
-                if not c.personal:
-                    opposition = True
-                elif c.owner == admin:
-                    opposition = own = True
-                else:
-                    has_target = True
-        if own and faction_alive:  # the Admin has a personal character in play (Rule 10)
+        own = self.seat_personal[self.admin] is not None  # the Admin has a personal character in play
+        if own and self.factions_alive:  # Rule 10
             out.append(_SCENE_DEAL)
-        if has_target and (st.nobody_opposes or opposition or faction_alive):
-            out.append(_SCENE_CONFRONT)
+        if self.personals_alive > own and (st.nobody_opposes or own or self.commons_alive or self.factions_alive):
+            out.append(_SCENE_CONFRONT)  # another seat's character to target, and an opposition (Rule 11.1)
         return out or _PASS_ONLY
 
     def _opposition_candidates(self) -> list[int]:
@@ -471,11 +463,26 @@ class CrossroadsState(State[Hashable]):
 
     def _deal_against_options(self) -> list[int]:
         """Rule 10: the deal is made against any other character in play."""
-        mine = self._personal_of(self.admin)
+        mine = self.seat_personal[self.admin]  # the Admin's own character (_personal_of)
         return [_TARGET_0 + c.idx for c in self.chars if c.alive and c.idx != mine]
 
-    def _own_options(self, e: Entity, flags: Flags | None, spend: bool) -> list[int]:
-        """Rules 6 and 11.7: what a roller may buy for itself."""
+    def _own_options(self, e: Entity, flags: Flags | None, spend: bool) -> tuple[int, ...]:
+        """Rules 6 and 11.7: what a roller may buy for itself, memoised by the values it reads (per config)."""
+        if e.is_char:
+            g, kh, m = e.stats  # type: ignore[union-attr]
+            key: Hashable = (g, kh, m, e.plus, e.minus, flags, None if flags is None else (*e.goals,))  # type: ignore[union-attr]
+        else:
+            key = (e.plus, e.minus, spend)
+        menus = self._own_menus
+        out = menus.get(key)
+        if out is None:
+            if len(menus) >= _OWN_MENUS_LIMIT:
+                menus.clear()
+            out = menus[key] = tuple(self._plain_own_options(e, flags, spend))
+        return out
+
+    def _plain_own_options(self, e: Entity, flags: Flags | None, spend: bool) -> list[int]:
+        """:meth:`_own_options` computed (Rules 6 and 11.7)."""
         st = self.settings
         cap = st.max_conditions
         out: list[int] = []
@@ -516,7 +523,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.7: what a winner may buy against the other side."""
         if opp is None:
             return []
-        o = self.entity(opp.eid)
+        o = self.ents[opp.eid]
         if not o.alive:
             return []
         st = self.settings
@@ -558,7 +565,7 @@ class CrossroadsState(State[Hashable]):
 
     def _roll_thresholds(self) -> tuple[int, ...]:
         """Rules 3/4: the targets the roll's dice are read against (the roller's stats, or its Influence)."""
-        e = self.entity(self.sides[self.side_i].eid if self.purpose == _Purpose.CONFRONT else self.chk_eid)
+        e = self.ents[self.sides[self.side_i].eid if self.purpose == _Purpose.CONFRONT else self.chk_eid]
         if isinstance(e, Character):
             g, kh, m = e.stats
             return (g, kh, m)
@@ -568,13 +575,24 @@ class CrossroadsState(State[Hashable]):
     def sample_chance(self, rng: Rng) -> Hashable:
         if self.phase == _FIRST_PLAYER:
             return rng.integers(0, self.num_players)
-        d = roll_check_dice(rng)  # the same roll `odds crossroads --simulate` samples
-        if self.settings.dice_classes:  # each die as its class's representative (see chance_outcomes)
+        # roll_check_dice inlined (the same three draws of the bound method: the roll `odds crossroads --simulate`
+        # samples), the roller's kind read and the dice sorted in place: a roll is drawn at most steps
+        u = rng.random
+        a, b, c = int(u() * 10) + 1, int(u() * 10) + 1, int(u() * 10) + 1
+        st = self.settings
+        if st.dice_classes:  # each die as its class's representative (see chance_outcomes)
             rep = face_classes(self._roll_thresholds())
-            d = (rep[d[0]], rep[d[1]], rep[d[2]])
-        if self.settings.one_each or not self._roller_is_char():
-            d = _sorted3(d)
-        self._sampled = d
+            a, b, c = rep[a], rep[b], rep[c]
+        roller = self.sides[self.side_i].eid if self.purpose == _CONFRONT else self.chk_eid
+        assert roller is not None
+        if st.one_each or roller >= self.faction_base:  # _sorted3 inlined: a sorting network of three
+            if a > b:
+                a, b = b, a
+            if b > c:
+                b, c = c, b
+                if a > b:
+                    a, b = b, a
+        d = self._sampled = (a, b, c)
         return d
 
     def _roller_is_char(self) -> bool:
@@ -583,7 +601,6 @@ class CrossroadsState(State[Hashable]):
         return eid < self.faction_base
 
     def apply_chance(self, outcome: Hashable) -> None:
-        self._legal = None
         if outcome is self._sampled and outcome is not None:  # the roll just drawn here: already valid
             self._sampled = None
             self._rolled(outcome)
@@ -642,8 +659,14 @@ class CrossroadsState(State[Hashable]):
     def create_character(self, seat: int, personal: bool) -> None:
         """Rule 1: a new character: the creator spreads the creation points over G, KH, M (two choices)."""
         idx = len(self.chars)
-        self.chars.append(Character(idx, seat, personal, [0, 0, 0]))
-        self.obs_blocks = None
+        c = self.ents[idx] = Character(idx, seat, personal, [0, 0, 0])
+        self.chars.append(c)
+        if personal:
+            self.seat_personal[seat] = idx
+            self.personals_alive += 1
+        else:
+            self.commons_alive += 1
+        self.obs_changes.append(idx)
         self.chk_eid = idx
         self.build_step = 0
         self.phase = _Phase.BUILD
@@ -652,9 +675,11 @@ class CrossroadsState(State[Hashable]):
     def create_faction(self, seat: int) -> None:
         """Rule 2: a new faction at the starting Influence; it is presented with a faction check (Rule 4)."""
         idx = len(self.factions)
-        f = Faction(idx, seat, self.settings.start_influence)
+        f = Faction(idx, self.faction_base + idx, seat, self.settings.start_influence)
         self.factions.append(f)
-        self.obs_blocks = None
+        self.ents[f.eid] = f
+        self.factions_alive += 1
+        self.obs_changes.append(f.eid)
         if self.narrating:
             self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
         self.begin_check(self.faction_base + idx, seat, _Purpose.SPEND)
@@ -662,8 +687,7 @@ class CrossroadsState(State[Hashable]):
     def _build(self, value: int) -> None:
         c = self.chars[self._checker_id()]
         c.stats[self.build_step] = value
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         self.build_step += 1
         if self.build_step == _Stat.M:
             c.stats[_Stat.M] = rules.last_stat(self.settings.creation_points, c.stats[: _Stat.M])
@@ -692,13 +716,13 @@ class CrossroadsState(State[Hashable]):
         if self.purpose == _Purpose.CONFRONT:
             s = self.sides[self.side_i]
             s.dice = dice
-            e = self.entity(s.eid)
+            e = self.ents[s.eid]
             if self.narrating:
                 self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", s.seat, dice=dice)
             self._confront_next_roll()
             return
         self.dice = dice
-        e = self.checker()
+        e = self.ents[self.chk_eid]
         if self.narrating:
             self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", self.chk_seat, dice=dice)
         if e.is_char and self.settings.one_each:
@@ -708,11 +732,9 @@ class CrossroadsState(State[Hashable]):
             self._assigned(0)
 
     def _assigned(self, perm: int) -> None:
-        e = self.checker()
+        e = self.ents[self.chk_eid]
         self.perm = perm
-        self.flags, succ = self.read_check(e, self.dice, perm)
-        advantage = self.use_advantage(e)
-        self.succ = rules.check_successes(succ, 0, 0, advantage, self.crossroads(e, self.dice, perm, self.flags))
+        self.flags, self.succ = self._read_roll(e, self.dice, perm, 0)
         if self.narrating:
             self.narrate(
                 "successes",
@@ -728,7 +750,7 @@ class CrossroadsState(State[Hashable]):
             return
         if self.purpose == _Purpose.GOAL:
             self.left = self.succ
-            if self.left > 0 and any(f.alive for f in self.factions):
+            if self.left > 0 and self.factions_alive:
                 self.phase = _Phase.LOWER_INFLUENCE
                 self.actor = self.chk_seat
                 return
@@ -736,6 +758,31 @@ class CrossroadsState(State[Hashable]):
             return
         self.left = self.succ * self.settings.outcomes_per_success
         self._next_spend()
+
+    def _read_roll(self, e: Entity, dice: Dice, perm: int, burned: int) -> tuple[Flags, int]:
+        """Rules 3-5, 11.3 and 11.4: a roll's success flags and successes, with burnt +C, Advantage and crossroads.
+
+        :meth:`read_check`, :meth:`use_advantage`, :meth:`crossroads` and ``rules.check_successes`` in one call
+        (each check of a step reads one roll): a stat check is read in place (its memo mostly misses: there are
+        ~1,300 distinct rolls against stats in a thousand steps), an Advantage is used
+        only when held, and the crossroads are read only when they can change something (an effect, or the
+        narration); the same side effects in the same order.
+        """
+        if e.is_char:  # rules.stat_check inlined (Rule 3: a die at or below its stat succeeds)
+            g, kh, m = e.stats  # type: ignore[union-attr]
+            p0, p1, p2 = PERMUTATIONS[perm]
+            f0, f1, f2 = dice[p0] <= g, dice[p1] <= kh, dice[p2] <= m
+            flags: Flags = (f0, f1, f2)
+            n = f0 + f1 + f2
+        else:
+            flags, n = self.read_check(e, dice, perm)
+        if burned:
+            n += burned * self.settings.burn_bonus
+        if e.advantage:
+            n += self.use_advantage(e)
+        if self.narrating or self._crossroads_live:
+            n += self.crossroads(e, dice, perm, flags)
+        return flags, n if n > 0 else 0  # never below 0 (rules.check_successes)
 
     def read_check(self, e: Entity, dice: Dice, perm: int) -> rules.Check:
         """Rules 3 and 4: per-stat success flags and the success count of a roll (a stat check memoised)."""
@@ -758,8 +805,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.4: an Advantage token adds its bonus to the holder's next roll and is spent."""
         if e.advantage:
             e.advantage = False
-            e.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(e.eid)
             if self.narrating:
                 self.narrate("advantage", f"{e.name} uses its Advantage.", None)
             return self.settings.advantage_bonus
@@ -798,7 +844,7 @@ class CrossroadsState(State[Hashable]):
     # Rule 6: spending successes (and the outcomes of Rule 11.7 on oneself)
     # ------------------------------------------------------------------------------------------
     def _next_spend(self) -> None:
-        e = self.checker()
+        e = self.ents[self.chk_eid]
         if self.left > 0 and e.alive:
             self.phase = _Phase.SPEND
             self.actor = self.chk_seat
@@ -824,8 +870,7 @@ class CrossroadsState(State[Hashable]):
     def raise_stat(self, c: Character, i: int, by: int) -> None:
         """Rule 6: +1 to a stat (up to ``character.stat_cap``)."""
         c.stats[i] = rules.raised_stat(c.stats[i], by, self.settings.stat_cap)
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         if self.narrating:
             self.narrate("stat", f"{c.name}: +{by} {STATS[i]} (now {c.stats[i]}).", None)
 
@@ -833,8 +878,7 @@ class CrossroadsState(State[Hashable]):
         """Rules 6/11.7: +2 to a stat while also removing a condition (``spend.double_step``)."""
         if self.settings.double_step == "same_sign":
             c.plus -= 1
-            c.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(c.eid)
             if self.narrating:
                 self.narrate("condition", f"{c.name} removes a +C to make it +2.", None)
         else:
@@ -845,8 +889,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 6: gain a +C (at most ``character.max_conditions``)."""
         if rules.may_gain(e.plus, self.settings.max_conditions):
             e.plus += 1
-            e.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(e.eid)
             if self.narrating:
                 self.narrate("condition", f"{e.name} gains a +C ({e.plus}).", None)
 
@@ -861,8 +904,7 @@ class CrossroadsState(State[Hashable]):
             elif shed is _MinusC.WOUNDED:
                 e.wounded = False
         e.minus -= 1
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         if self.narrating:
             self.narrate("condition", f"{e.name} sheds a -C ({e.minus} left).", None)
 
@@ -891,8 +933,7 @@ class CrossroadsState(State[Hashable]):
         else:
             kind = _MinusC.PLAIN
         e.minus += 1
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         if self.narrating:
             self.narrate("condition", f"{e.name} takes a {_MINUS_C_LABELS[kind]}.", None)
 
@@ -901,8 +942,7 @@ class CrossroadsState(State[Hashable]):
         if c.goals[i]:
             return
         c.goals[i] = True
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         if self.narrating:
             self.narrate("goal", f"{c.name} marks the {STATS[i]} box of its goal.", None)
         if rules.goal_achieved(c.goals) and c.alive:
@@ -914,8 +954,7 @@ class CrossroadsState(State[Hashable]):
     def change_influence(self, f: Faction, by: int) -> None:
         """Rules 10/11.7/12: change a faction's Influence; 0 or 8 writes it off."""
         f.influence += by
-        f.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(f.eid)
         if self.narrating:
             self.narrate("influence", f"{f.name}: Influence {'+' if by > 0 else ''}{by} (now {f.influence}).", None)
         st = self.settings
@@ -926,8 +965,7 @@ class CrossroadsState(State[Hashable]):
     def lower_stat(self, c: Character, i: int, by: int) -> None:
         """Rules 11.7/12: -1 (or -2) to a stat; a stat at 0 writes the character off."""
         c.stats[i] = rules.lowered_stat(c.stats[i], by)
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         if self.narrating:
             self.narrate("stat", f"{c.name}: -{by} {STATS[i]} (now {c.stats[i]}).", None)
         if c.stats[i] == 0 and c.alive:
@@ -935,10 +973,17 @@ class CrossroadsState(State[Hashable]):
 
     def write_off(self, e: Entity, reason: str) -> None:
         """Rule 12: an exit. Counts towards the end of the episode (Rule 13)."""
+        if e.alive:  # out of play: the counts of who is in play
+            if not isinstance(e, Character):
+                self.factions_alive -= 1
+            elif e.personal:
+                self.seat_personal[e.owner] = None
+                self.personals_alive -= 1
+            else:
+                self.commons_alive -= 1
         e.alive = False
         e.exit = reason
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         self.exits += 1
         if self.narrating:
             self.narrate("exit", f"{e.name} is written off: {reason} (exit {self.exits}).", None, reason=reason)
@@ -1020,7 +1065,8 @@ class CrossroadsState(State[Hashable]):
     def deal_with(self, faction: int) -> None:
         """Rule 10: the Admin's character makes a job deal with a faction, against another character if any."""
         self.deal_faction = faction
-        if self._deal_against_options():
+        if self.personals_alive + self.commons_alive > 1:  # a character besides the Admin's own in play
+            # (_deal_against_options is not empty: the Admin's character is in play in a deal, Rule 10)
             self.phase = _Phase.DEAL_AGAINST
             return
         self.close_deal(None)
@@ -1029,7 +1075,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 10: the deal is recorded against another character; Influence +1; the character checks."""
         assert self.deal_faction is not None
         f = self.factions[self.deal_faction]
-        mine = self._personal_of(self.admin)
+        mine = self.seat_personal[self.admin]  # the Admin's own character (_personal_of)
         assert mine is not None
         c = self.chars[mine]
         if self.narrating:
@@ -1051,7 +1097,7 @@ class CrossroadsState(State[Hashable]):
             self.begin_beauty()
             return
         self.sides[0].eid = a - _Act.TARGET_0
-        opp = self.entity(self.sides[0].eid)
+        opp = self.ents[self.sides[0].eid]
         if self.narrating:
             self.narrate("confront", f"{opp.name} stands against {target.name}.", self.admin)
         self.phase = _Phase.ADMIN_AIM
@@ -1062,7 +1108,7 @@ class CrossroadsState(State[Hashable]):
         if len(self.sides) > 1 and self.narrating:
             self.narrate(
                 "beauty",
-                f"{self.entity(self.sides[0].eid).name} does not counteract: a scene for beauty.",
+                f"{self.ents[self.sides[0].eid].name} does not counteract: a scene for beauty.",
                 self.admin,
             )
         self.side_i = 0
@@ -1115,10 +1161,9 @@ class CrossroadsState(State[Hashable]):
 
     def burn_before(self, s: Side) -> None:
         """Rule 11.3: before the roll, remove a +C for +1 success."""
-        e = self.entity(s.eid)
+        e = self.ents[s.eid]
         e.plus -= 1
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         s.burned += 1
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C for a success before the roll.", s.seat)
@@ -1146,10 +1191,9 @@ class CrossroadsState(State[Hashable]):
 
     def burn_after(self, s: Side) -> None:
         """Rule 11.3: after the roll, remove a +C to reroll all three dice (``confrontation.reroll_repeatable``)."""
-        e = self.entity(s.eid)
+        e = self.ents[s.eid]
         e.plus -= 1
-        e.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(e.eid)
         s.rerolls += 1
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C to reroll.", s.seat)
@@ -1166,7 +1210,9 @@ class CrossroadsState(State[Hashable]):
     def _next_assign(self) -> None:
         while self.side_i < len(self.sides):
             s = self.sides[self.side_i]
-            if self._side_id(s) < self.faction_base and self.settings.one_each:
+            eid = s.eid  # _side_id inlined
+            assert eid is not None
+            if eid < self.faction_base and self.settings.one_each:
                 self.phase = _Phase.ASSIGN
                 self.actor = s.seat
                 return
@@ -1174,12 +1220,9 @@ class CrossroadsState(State[Hashable]):
         self.resolve_confrontation()
 
     def _side_assigned(self, s: Side, perm: int) -> None:
-        e = self.entity(s.eid)
+        e = self.ents[s.eid]
         s.perm = perm
-        s.flags, n = self.read_check(e, s.dice, perm)
-        burn_bonus = self.settings.burn_bonus
-        advantage = self.use_advantage(e)
-        s.succ = rules.check_successes(n, s.burned, burn_bonus, advantage, self.crossroads(e, s.dice, perm, s.flags))
+        s.flags, s.succ = self._read_roll(e, s.dice, perm, s.burned)
         if self.narrating:
             self.narrate(
                 "successes", f"{e.name}: {s.succ} success{'es' if s.succ != 1 else ''}.", s.seat, successes=s.succ
@@ -1200,14 +1243,13 @@ class CrossroadsState(State[Hashable]):
                 self.narrate("result", f"A tie: a shared win (degree {self.degree}).", None)
             else:
                 w = a if a.won else b
-                self.narrate("result", f"{self.entity(w.eid).name} wins with degree {self.degree}.", w.seat)
+                self.narrate("result", f"{self.ents[w.eid].name} wins with degree {self.degree}.", w.seat)
         for s in (a, b):
-            e = self.entity(s.eid)
+            e = self.ents[s.eid]
             personal = isinstance(e, Character) and e.personal
             if rules.earns_advantage(st.advantage, s.won, e.alive, personal):
                 e.advantage = True
-                e.rows = None
-                self.obs_blocks = None
+                self.obs_changes.append(e.eid)
                 if self.narrating:
                     self.narrate("advantage", f"{e.name} earns an Advantage.", s.seat)
         if not tie and st.loser_trade:
@@ -1220,7 +1262,7 @@ class CrossroadsState(State[Hashable]):
     def loser_trade(self) -> None:
         """Rule 11.6: the loser removes a -C from the winner to cut the degree by 1."""
         w = self._winner_side()
-        self.remove_minus_c(self.entity(w.eid))
+        self.remove_minus_c(self.ents[w.eid])
         self.degree -= 1
         if self.narrating:
             self.narrate("trade", f"The loser cuts the degree to {self.degree}.", self.actor)
@@ -1239,7 +1281,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.7: a winner's scene goal, free (goal boxes gated by the winner's die on that stat)."""
         s = self.sides[i]
         opp = self.sides[1 - i]
-        e, o = self.entity(s.eid), self.entity(opp.eid)
+        e, o = self.ents[s.eid], self.ents[opp.eid]
         if not e.alive:
             return
         a = s.aim
@@ -1259,15 +1301,14 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.7: unmark a goal box of a character."""
         if c.goals[i]:
             c.goals[i] = False
-            c.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(c.eid)
             if self.narrating:
                 self.narrate("goal", f"{c.name} loses the {STATS[i]} mark of its goal.", None)
 
     def _next_outcome(self) -> None:
         while self.side_i < len(self.sides):
             s = self.sides[self.side_i]
-            if self.left > 0 and self.entity(s.eid).alive:
+            if self.left > 0 and self.ents[s.eid].alive:
                 self.phase = _Phase.BUY_OUTCOME
                 self.actor = s.seat
                 return
@@ -1292,8 +1333,7 @@ class CrossroadsState(State[Hashable]):
                     self.remove_minus_c(o)
                 else:
                     o.plus -= 1
-                    o.rows = None
-                    self.obs_blocks = None
+                    self.obs_changes.append(o.eid)
                 self.lower_stat(o, a - _HARM2_G, 2)
             elif _UNMARK_G <= a < _UNMARK_G + STAT_COUNT:
                 self.unmark_goal(o, a - _UNMARK_G)
@@ -1308,8 +1348,7 @@ class CrossroadsState(State[Hashable]):
             self.add_minus_c(o, MINUS_C_ACTIONS[a])
         elif a == _REMOVE_PLUS_C:
             o.plus -= 1
-            o.rows = None
-            self.obs_blocks = None
+            self.obs_changes.append(o.eid)
             if self.narrating:
                 self.narrate("condition", f"{o.name} loses a +C ({o.plus}).", None)
 
@@ -1340,9 +1379,8 @@ class CrossroadsState(State[Hashable]):
             legal = self._legal = _LEGAL_OF[self.phase](self)
         if a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) in {self.decision_context()}")
-        self._legal = None
         _APPLY_OF[self.phase](self, a)
-        self._legal = None
+        self._legal = None  # the move made: the next node's legal ids are listed when asked
 
     # -- one method per decision phase --------------------------------------------------------------
     def _do_build(self, a: int) -> None:
@@ -1360,7 +1398,7 @@ class CrossroadsState(State[Hashable]):
         if a == _PASS:
             self.left = 0
         else:
-            self.apply_self_op(self.checker(), a)
+            self.apply_self_op(self.ents[self.chk_eid], a)
             self.left -= 1
         self._next_spend()
 
@@ -1416,7 +1454,7 @@ class CrossroadsState(State[Hashable]):
         else:
             self.change_influence(self.factions[a - self.faction_target_0], -1)
             self.left -= 1
-        if self.left > 0 and any(f.alive for f in self.factions):
+        if self.left > 0 and self.factions_alive:
             return
         self._check_done()
 
@@ -1429,9 +1467,9 @@ class CrossroadsState(State[Hashable]):
             if a in _AGAINST_OTHER:
                 opp = self.opponent_side(self.side_i)
                 assert opp is not None
-                self.apply_opp_op(self.entity(opp.eid), a)
+                self.apply_opp_op(self.ents[opp.eid], a)
             else:
-                self.apply_self_op(self.entity(s.eid), a)
+                self.apply_self_op(self.ents[s.eid], a)
             self.left -= 1
         self._next_outcome()
 
@@ -1443,8 +1481,7 @@ class CrossroadsState(State[Hashable]):
         s = self.sides[self.side_i]
         c = self.chars[self._side_id(s)]
         c.plus -= 1
-        c.rows = None
-        self.obs_blocks = None
+        self.obs_changes.append(c.eid)
         if self.narrating:
             self.narrate("burn", f"{c.name} burns a +C to mark its goal.", self.actor)
         mark = stat_of(a, _Act.MARK_G)
@@ -1457,10 +1494,8 @@ class CrossroadsState(State[Hashable]):
     # the end: returns (Rule 13 and the scenario's reward)
     # ------------------------------------------------------------------------------------------
     def _personal_of(self, seat: int) -> int | None:
-        for c in self.chars:
-            if c.alive and c.personal and c.owner == seat:
-                return c.idx
-        return None
+        """The personal character ``seat`` has in play (its index), if any."""
+        return self.seat_personal[seat]
 
     def seat_return(self, seat: int) -> float:
         """The scenario's reward of ``seat`` (see ``rules.seat_return``)."""
@@ -1521,7 +1556,7 @@ class CrossroadsState(State[Hashable]):
     def _opposition_option(self, a: int) -> str:
         if a == _NO_OPPOSITION:
             return "no_opposition"
-        e = self.entity(a - _TARGET_0)
+        e = self.ents[a - _TARGET_0]
         if not isinstance(e, Character):
             return "oppose_faction"
         return "oppose_own_character" if e.personal else "oppose_common"
@@ -1708,9 +1743,22 @@ class CrossroadsState(State[Hashable]):
         new.log = list(self.log) if self.log else []
         new.chars = [c.copy() for c in self.chars]
         new.factions = [f.copy() for f in self.factions]
+        ents: dict[int | None, Entity] = {c.eid: c for c in new.chars}
+        for f in new.factions:
+            ents[f.eid] = f
+        new.ents = ents
         new.sides = [s.copy() for s in self.sides]
         new.setup_queue = list(self.setup_queue)
         new.goal_pending = list(self.goal_pending)
+        new.seat_personal = list(self.seat_personal)
+        if len(self.obs_changes) <= _CHANGES_KEPT:  # the clone patches the same kept blocks
+            new.obs_changes = list(self.obs_changes)
+            new.obs_blocks = list(self.obs_blocks)
+            new.obs_marks = list(self.obs_marks)
+        else:  # a long log nobody encoded from (a search's playouts): the clone starts afresh
+            new.obs_changes = []
+            new.obs_blocks = [None] * self.num_players
+            new.obs_marks = [0] * self.num_players
         return new
 
 
@@ -1725,9 +1773,9 @@ _PHASE_OPTIONS = {
 """Decision phases whose every non-pass action is one option group."""
 
 # -- hot-path constants and dispatch tables --------------------------------------------------------
-_Phase = fast_members(Phase)
-_Purpose = fast_members(Purpose)
-_Scene = fast_members(Scene)
+_Phase = int_members(Phase)
+_Purpose = int_members(Purpose)
+_Scene = int_members(Scene)
 _Act = fast_members(Act)
 _MinusC = fast_members(MinusC)
 _Stat = fast_members(Stat)
@@ -1769,15 +1817,19 @@ _TRADE_OR_PASS = (_TRADE, _PASS)
 _STAT_CHECKS: dict[tuple[Dice, int, int, int, int], rules.Check] = {}
 """Rule 3 memo: the reading of a stat check by (dice, assignment, G, KH, M); bounded by ``_STAT_CHECKS_LIMIT``."""
 _STAT_CHECKS_LIMIT = 1 << 16
+_CHANGES_KEPT = 256
+_OWN_MENUS_LIMIT = 1 << 14
+"""Memoised own-option menus per config (see ``_own_menus_of``) before the table is cleared."""
+"""A clone copies the observation's change log (and kept blocks) up to this length, and starts afresh beyond."""
 _MINUS_C_ACTS: dict[tuple[bool, bool, bool, bool], tuple[int, ...]] = {}
 """Rule 12: the "give -C" actions by (names automatic, is a character, holds "wounded", holds "dying")."""
 _AGAINST_OTHER = frozenset(range(Act.HARM_G, Act.PUSH_INFLUENCE + 1)) - {_INFLUENCE_UP}
 """Rule 11.7: the outcome ids that act on the other side."""
-_ROLL = Phase.ROLL
-_OVER = Phase.OVER
-_FIRST_PLAYER = Phase.FIRST_PLAYER
-_CONFRONT = Purpose.CONFRONT
-_BEAUTY = Purpose.BEAUTY
+_ROLL = int(Phase.ROLL)
+_OVER = int(Phase.OVER)
+_FIRST_PLAYER = int(Phase.FIRST_PLAYER)
+_CONFRONT = int(Purpose.CONFRONT)
+_BEAUTY = int(Purpose.BEAUTY)
 
 _OPTION_READERS: dict[Phase, Callable[[CrossroadsState, int], str]] = {
     Phase.SPEND: CrossroadsState._spend_option,
@@ -1861,6 +1913,12 @@ _APPLY: dict[Phase, Callable[[CrossroadsState, int], None]] = {
     Phase.LOWER_INFLUENCE: CrossroadsState._do_lower_influence,
 }
 """What an action does in each decision phase."""
+
+
+@lru_cache(maxsize=64)
+def _own_menus_of(settings: Settings) -> dict[Hashable, tuple[int, ...]]:
+    """The memo of :meth:`CrossroadsState._own_options` for one config (its caps and ``spend.double_step``)."""
+    return {}
 
 
 def _no_decision(state: CrossroadsState, a: int) -> None:

@@ -6,19 +6,22 @@ then ``char_slots`` character slots of ``CHAR_FEATURES`` and ``faction_slots`` f
 seats, ``MAX_CHARACTER_SLOTS`` and ``MAX_FACTION_SLOTS`` slots, more when ``episode.players``,
 ``episode.max_characters`` or ``episode.max_factions`` ask for more.
 
-Speed: an entity's slot is a function of a handful of small values, so each slot's float32 bytes are
-memoised by those values (a bounded table per layout); the global features are byte pieces (the one-hots
-from tables, the rest packed); the confrontation's markers replace a slot's last bytes. An observation is
-the pieces joined once into a fresh bytearray, the writable array's buffer.
+Speed: a faction's slot is a function of a handful of small values, so its float32 bytes are memoised by
+those values (a bounded table per seat; a character's 14 values rarely repeat: it is packed); the global
+features are byte pieces (the one-hots from tables, the rest packed); the confrontation's markers replace
+a slot's last bytes. Each seat's entity block is kept on the state and only the slots of the entities the
+rules logged as changed are re-packed (a random step changes about one entity: patching it costs less than
+walking every slot). An observation is the pieces joined once into a fresh bytearray, the writable array's
+buffer.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -63,20 +66,27 @@ _TENTHS = tuple(k / _DIE for k in range(_DIE + 1))
 _SIXTHS = tuple(min(1.0, k / _SCALE) for k in range(_SCALE + 1))
 _FLAG = (0.0, 1.0)
 _ROW_CACHE_LIMIT = 1 << 15
+_CHANGES_KEPT = 64
+"""Entries of a state's change log (``obs_changes``) kept once read: a longer log is emptied by the encoder."""
 """Memoised slots per layout and kind before the table is cleared (bounds the memory)."""
 # phases and purposes as module globals (an enum member lookup costs about a microsecond in Python 3.11)
 _BUILD, _ASSIGN, _SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE = (
-    Phase.BUILD,
-    Phase.ASSIGN,
-    Phase.SPEND,
-    Phase.BUY_OUTCOME,
-    Phase.LOWER_INFLUENCE,
+    int(Phase.BUILD),
+    int(Phase.ASSIGN),
+    int(Phase.SPEND),
+    int(Phase.BUY_OUTCOME),
+    int(Phase.LOWER_INFLUENCE),
 )
-_CONFRONT, _GOAL, _BEAUTY_CHECK = Purpose.CONFRONT, Purpose.GOAL, Purpose.BEAUTY
+_CONFRONT, _GOAL, _BEAUTY_CHECK = int(Purpose.CONFRONT), int(Purpose.GOAL), int(Purpose.BEAUTY)
 _ROLL_PHASES = (_ASSIGN, _SPEND, _LOWER_INFLUENCE)
 """The phases whose observation shows the roll being assigned or spent."""
 _FLAG_PHASES = (_SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE)
 """The phases whose observation shows a check's success flags (outside a two-sided confrontation)."""
+_SHOWS_ROLL = tuple(p in _ROLL_PHASES for p in range(len(Phase)))
+_SHOWS_FLAGS = tuple(p in _FLAG_PHASES for p in range(len(Phase)))
+"""``_ROLL_PHASES`` and ``_FLAG_PHASES`` as flags indexed by the phase (a subscript, not a tuple scan)."""
+_FROM_BUFFER = np.frombuffer
+_FLOAT32 = np.dtype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +116,7 @@ def layout_of(players: int, max_characters: int, max_factions: int) -> Layout:
 class Encoder:
     """Encodes observations for one config: its layout, seats, condition cap and Influence write-off.
 
-    Slot bytes are memoised per observing seat, keyed by the entity's own values (owner as a seat, not
+    Faction slot bytes are memoised per observing seat, keyed by the faction's own values (owner as a seat, not
     relative); the confrontation's target and opposition markers are added to at most two slots per call.
     """
 
@@ -123,6 +133,14 @@ class Encoder:
         ]
         self.no_head = bytes(4 * (_TO_MOVE + 1))
         self.admins = [_one_hot(layout.seat_slots, (k,)) for k in range(layout.seat_slots)]
+        self.head_admins = tuple(
+            tuple(
+                tuple((self.heads[p][mover] if p < NUM_CONTEXTS else self.no_head) + admin for admin in self.admins)
+                for mover in (False, True)
+            )
+            for p in range(len(Phase))
+        )
+        """The context one-hot, "to move" and the Admin one-hot as one piece, by phase, to move, relative Admin."""
         self.pack_progress = struct.Struct(f"{_DICE - _SCENE}f").pack
         self.progress: dict[tuple[int, int], bytes] = {}
         """The scene and exit progress piece by (scene number, exits) (bounded by ``_ROW_CACHE_LIMIT``)."""
@@ -160,11 +178,17 @@ class Encoder:
         factions_start = chars_start + 4 * CHAR_FEATURES * layout.char_slots
         self.faction_ends = tuple(factions_start + 4 * FACTION_FEATURES * (k + 1) for k in range(layout.faction_slots))
         self.empty_faction = bytes(4 * FACTION_FEATURES)
+        self.markers = _Markers(self)
+        """The confrontation's marker splices (start, end, bytes) by (target, opposition) entity ids."""
+        char_span, faction_span, factions_at = 4 * CHAR_FEATURES, 4 * FACTION_FEATURES, factions_start - chars_start
+        self.spans = tuple((char_span * k, char_span * (k + 1)) for k in range(layout.char_slots)) + tuple(
+            (factions_at + faction_span * k, factions_at + faction_span * (k + 1)) for k in range(layout.faction_slots)
+        )
+        """The byte span of each entity's slot (by entity id) in the entity block (see :meth:`entity_block`)."""
         self.offsets = tuple(k / (layout.seat_slots - 1) for k in range(layout.seat_slots))
         self.fractions = tuple(k / max_conditions for k in range(max_conditions + 1))
         """Condition counts 0..cap scaled by 1/cap (an entity never holds more than cap, Rule 1)."""
         self.high = writeoff_high
-        self.char_rows: list[dict[tuple[int, ...], bytes]] = [{} for _ in range(players)]
         self.faction_rows: list[dict[tuple[int, ...], bytes]] = [{} for _ in range(players)]
 
     def char_bytes(self, c: Character, seat: int, is_target: bool, is_opp: bool) -> bytes:
@@ -214,19 +238,6 @@ class Encoder:
             flag[is_opp],
         )
 
-    def char_row(self, c: Character, seat: int) -> bytes:
-        """:meth:`char_bytes` without markers, memoised by the character's values (a bounded table per seat)."""
-        s0, s1, s2 = c.stats
-        g0, g1, g2 = c.goals
-        key = (c.alive, c.personal, c.owner, s0, s1, s2, c.plus, c.minus, c.wounded, c.dying, g0, g1, g2, c.advantage)
-        rows = self.char_rows[seat]
-        row = rows.get(key)
-        if row is None:
-            if len(rows) >= _ROW_CACHE_LIMIT:
-                rows.clear()
-            row = rows[key] = self.char_bytes(c, seat, False, False)
-        return row
-
     def faction_row(self, f: Faction, seat: int) -> bytes:
         """:meth:`faction_bytes` without the marker, memoised by the faction's values (a bounded table per seat)."""
         key = (f.alive, f.owner, f.influence, f.plus, f.minus, f.advantage)
@@ -241,86 +252,22 @@ class Encoder:
     def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array.
 
-        The global pieces, then the entity slots as one block (the state's ``obs_blocks``, rebuilt by
-        :meth:`entity_block` only after an entity changed), joined into a fresh bytearray; the confrontation's
-        markers are then written over the last bytes of their slots.
-        """
-        parts = self.global_parts(st, seat)
-        blocks = st.obs_blocks
-        if blocks is None:
-            blocks = st.obs_blocks = [None] * self.players
-        block = blocks[seat]
-        if block is None:
-            block = blocks[seat] = self.entity_block(st, seat)
-        parts.append(block)
-        out = _JOIN(parts)
-        sides = st.sides
-        if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
-            layout = self.layout
-            target = sides[-1].eid
-            opp = sides[0].eid if len(sides) == 2 else None
-            for eid in (target, opp):
-                if eid is None:
-                    continue
-                if eid < layout.char_slots:
-                    end = self.char_ends[eid]
-                    out[end - _CHAR_MARK_BYTES : end] = _CHAR_MARKS[eid == target][eid == opp]
-                else:
-                    end = self.faction_ends[eid - layout.char_slots]
-                    out[end - _FACTION_MARK_BYTES : end] = _FACTION_MARKS[eid == opp]
-        # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
-        return np.frombuffer(out, dtype=np.float32)
-
-    def entity_block(self, st: CrossroadsState, seat: int) -> bytes:
-        """Every entity slot of ``seat``'s observation, unmarked: characters, empty slots, factions, empty slots.
-
-        An entity's slot comes from its ``rows`` (the bytes of its last encoding for this seat, dropped by the
-        rules whenever the entity changes); only an entity changed since is looked up in the value memo.
-        """
-        parts: list[bytes] = []
-        append = parts.append
-        chars = st.chars
-        self._kept_rows(chars, seat, self.char_row, append)
-        layout = self.layout
-        empty = layout.char_slots - len(chars)
-        if empty:
-            append(self.empty_char * empty)
-        factions = st.factions
-        self._kept_rows(factions, seat, self.faction_row, append)
-        empty = layout.faction_slots - len(factions)
-        if empty:
-            append(self.empty_faction * empty)
-        return b"".join(parts)
-
-    def _kept_rows(
-        self, entities: Sequence[Any], seat: int, row_of: Callable[[Any, int], bytes], append: Callable[[bytes], None]
-    ) -> None:
-        """Append each entity's slot bytes for ``seat``: its kept row, or ``row_of`` it once and keep that."""
-        players = self.players
-        for e in entities:
-            rows = e.rows
-            if rows is None:
-                rows = e.rows = [None] * players
-            row = rows[seat]
-            if row is None:
-                row = rows[seat] = row_of(e, seat)
-            append(row)
-
-    def global_parts(self, st: CrossroadsState, seat: int) -> list[bytes]:
-        """The global features of ``seat``'s observation (context, Admin, scene, the roll, the confrontation).
-
-        As float32 byte pieces, the first items of the observation's parts: each piece comes
-        from a table of the few values it shows (see the tables in ``__init__``), packed only the first time.
+        The global features (context, Admin, scene, the roll, the confrontation) as float32 byte pieces, each
+        from a table of the few values it shows (see the tables in ``__init__``, packed only the first time),
+        then the entity slots as one block (the state's ``obs_blocks``, patched by :meth:`entity_block` only
+        after an entity changed), joined into a fresh bytearray; the confrontation's markers are then written
+        over the last bytes of their slots.
         """
         p = st.phase
-        head = self.heads[p][st.actor == seat] if p < NUM_CONTEXTS else self.no_head
+        head = self.head_admins[p][st.actor == seat][(st.admin - seat) % self.players]
         progress = self.progress.get((st.scene_no, st.exits))
         if progress is None:
             progress = self.progress_bytes(st)
-        roll = None
-        if p in _ROLL_PHASES:
+        if _SHOWS_ROLL[p]:
             roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
-        dice = self.dice_pieces[roll] if roll else self.no_dice
+            dice = self.dice_pieces[roll] if roll else self.no_dice
+        else:
+            dice = self.no_dice
         succ, left, degree = st.succ, st.left, st.degree  # a count at 6 or more reads 1 (table index 6)
         counts = self.counts[succ if succ < _SCALE else _SCALE][left if left < _SCALE else _SCALE][
             degree if degree < _SCALE else _SCALE
@@ -338,10 +285,9 @@ class Encoder:
             if second is None:
                 second = self.side_bytes(k1)
             flags = self.side_flags[s0.flags, s1.flags, st.side_i == 1]  # all false until a side's dice are read
-        elif p in _FLAG_PHASES:
+        elif _SHOWS_FLAGS[p]:
             first = second = self.no_side
-            f0, f1, f2 = st.flags
-            flags = self.own_flags[f0, f1, f2]
+            flags = self.own_flags[st.flags]
         else:
             first, second, flags = self.no_side, self.no_side, self.no_flags
         purpose = st.purpose
@@ -350,7 +296,58 @@ class Encoder:
             if p == _BUILD
             else self.tails[purpose]
         )
-        return [head, self.admins[(st.admin - seat) % self.players], progress, dice, counts, first, second, flags, tail]
+        block = st.obs_blocks[seat]
+        if block is None or st.obs_marks[seat] != len(st.obs_changes):
+            block = self.entity_block(st, seat)
+        out = _JOIN((head, progress, dice, counts, first, second, flags, tail, block))
+        if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
+            for start, end, marks in self.markers[sides[-1].eid, sides[0].eid if len(sides) == 2 else None]:
+                out[start:end] = marks
+        # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
+        return _FROM_BUFFER(out, _FLOAT32)
+
+    def entity_block(self, st: CrossroadsState, seat: int) -> bytes:
+        """Every entity slot of ``seat``'s observation, unmarked: characters, empty slots, factions, empty slots.
+
+        Kept per seat on the state with the length of its change log it is up to date with: only the slots of
+        the entities changed since are re-packed and spliced in (a character's packed afresh: its slot shows
+        14 values, and a memo keyed by them missed ~3 lookups in 4; a faction's from the value memo); the first
+        block of a seat is built whole. The block is then stored, and a log grown past ``_CHANGES_KEPT`` is emptied
+        (the other seats' blocks that were not up to date are dropped).
+        """
+        blocks, marks, changes = st.obs_blocks, st.obs_marks, st.obs_changes
+        block = blocks[seat]
+        n = len(changes)
+        if block is None:
+            block = self.whole_block(st, seat)
+        else:
+            char_slots, spans = self.layout.char_slots, self.spans
+            buf = bytearray(block)
+            for eid in set(changes[marks[seat] :]):  # each changed entity once (the slots are disjoint)
+                start, end = spans[eid]
+                if eid < char_slots:
+                    buf[start:end] = self.char_bytes(st.chars[eid], seat, False, False)
+                else:
+                    buf[start:end] = self.faction_row(st.factions[eid - char_slots], seat)
+            block = bytes(buf)
+        blocks[seat] = block
+        marks[seat] = n
+        if n > _CHANGES_KEPT:
+            for s in range(self.players):
+                if marks[s] != n:
+                    blocks[s] = None
+                marks[s] = 0
+            st.obs_changes = []
+        return block
+
+    def whole_block(self, st: CrossroadsState, seat: int) -> bytes:
+        """:meth:`entity_block` from scratch: every entity's slot (a faction's from the memo) and the empty slots."""
+        layout = self.layout
+        parts = [self.char_bytes(c, seat, False, False) for c in st.chars]
+        parts.append(self.empty_char * (layout.char_slots - len(st.chars)))
+        parts += [self.faction_row(f, seat) for f in st.factions]
+        parts.append(self.empty_faction * (layout.faction_slots - len(st.factions)))
+        return b"".join(parts)
 
     def progress_bytes(self, st: CrossroadsState) -> bytes:
         """The scene and exit progress piece of ``st`` (two features), memoised by (scene, exits)."""
@@ -377,6 +374,35 @@ class Encoder:
             sixths[succ] if succ <= _SCALE else 1.0,
         )
         return piece
+
+
+class _Markers(dict[tuple[int | None, int | None], tuple[tuple[int, int, bytes], ...]]):
+    """The marker bytes a confrontation writes over its sides' slots, by (target, opposition) entity ids.
+
+    A character slot's last two features are its target and opposition markers, a faction slot's last one
+    its opposition marker; a side not chosen yet (``None``) marks nothing.
+    """
+
+    def __init__(self, encoder: Encoder) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def __missing__(self, key: tuple[int | None, int | None]) -> tuple[tuple[int, int, bytes], ...]:
+        enc = self.encoder
+        char_slots = enc.layout.char_slots
+        target, opp = key
+        out = []
+        for eid in key:
+            if eid is None:
+                continue
+            if eid < char_slots:
+                end = enc.char_ends[eid]
+                out.append((end - _CHAR_MARK_BYTES, end, _CHAR_MARKS[eid == target][eid == opp]))
+            else:
+                end = enc.faction_ends[eid - char_slots]
+                out.append((end - _FACTION_MARK_BYTES, end, _FACTION_MARKS[eid == opp]))
+        value = self[key] = tuple(out)
+        return value
 
 
 def _one_hot(n: int, ones: tuple[int, ...]) -> bytes:

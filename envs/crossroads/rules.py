@@ -26,6 +26,17 @@ def fast_members(enum_cls: type[E]) -> type[E]:
     return cast(type[E], type(f"{enum_cls.__name__}Members", (), dict(enum_cls.__members__)))
 
 
+def int_members(enum_cls: type[E]) -> type[E]:
+    """:func:`fast_members` holding each member's plain ``int`` value (typed as the enum).
+
+    For the values the engine stores and compares at every step (its phase, the check's purpose, the scene):
+    an ``IntEnum`` member is an ``int`` subclass, so comparing or indexing with it misses the interpreter's
+    exact-``int`` fast paths; equal and hashing alike, a plain int reads the same everywhere else.
+    """
+    values = {name: member.value for name, member in enum_cls.__members__.items()}
+    return cast(type[E], type(f"{enum_cls.__name__}Ints", (), values))
+
+
 class Stat(enum.IntEnum):
     """Rule 1: the three stats of a character (and the three boxes of its goal), in sheet order."""
 

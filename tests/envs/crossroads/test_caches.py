@@ -1,8 +1,8 @@
 """The state's caches against a from-scratch computation, over seeded random games (issue 16: no behaviour change).
 
-Each entity keeps its observation slot bytes until a rule changes it (``rows``); the checks below encode every
-seat's observation from the entities' current values at every decision and chance node, also after a clone
-whose copy and original then play on differently.
+The encoder keeps each seat's entity block and re-packs only the slots of the entities the rules logged as changed
+(``obs_changes``); the checks below encode every seat's observation from the entities' current values at every
+decision and chance node, also after a clone whose copy and original then play on differently.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
+from envs.crossroads import episode, observation
 from envs.crossroads.actions import NUM_CONTEXTS, Phase, Purpose
 from envs.crossroads.episode import CrossroadsState
 from envs.crossroads.observation import Encoder
@@ -123,11 +124,40 @@ def test_cached_observations_match_plain_ones(overrides):
 
 
 def test_clone_then_diverge_keeps_both_caches_right():
-    rng = Rng(11)
-    for _ in range(20):
+    play_clones_and_check(Rng(11), games=20, every_node=True)
+
+
+@pytest.mark.parametrize(("clone_kept", "encoder_kept"), [(0, 0), (3, 1), (40, 7)])
+def test_short_change_logs_keep_every_block_right(monkeypatch, clone_kept, encoder_kept):
+    """The encoder empties a long change log (dropping the seats' stale blocks) and a clone of a state with a long
+    log starts afresh: with tiny limits both happen all the time, and every observation stays right."""
+    monkeypatch.setattr(episode, "_CHANGES_KEPT", clone_kept)
+    monkeypatch.setattr(observation, "_CHANGES_KEPT", encoder_kept)
+    play_clones_and_check(Rng(5), games=6, every_node=True)
+    play_clones_and_check(Rng(6), games=6, every_node=False)
+
+
+def test_a_clone_of_a_long_unread_log_starts_afresh(monkeypatch):
+    monkeypatch.setattr(episode, "_CHANGES_KEPT", 20)
+    st = CrossroadsState(config())
+    rng = Rng(3)
+    check_node(st)
+    while len(st.obs_changes) <= episode._CHANGES_KEPT and st.current_player() != TERMINAL:
+        step(st, rng)  # nobody encodes: the log grows
+    cl = st.clone()
+    assert cl.obs_changes == [] and cl.obs_blocks == [None] * st.num_players
+    check_node(cl)
+    check_node(st)
+
+
+def play_clones_and_check(rng: Rng, games: int, every_node: bool) -> None:
+    """Play seeded games, cloning now and then and playing the clone on differently; check the observations
+    of every seat at every node (``every_node``) or at one node in seven (the change log grows unread)."""
+    for _ in range(games):
         st = CrossroadsState(config())
         while st.current_player() != TERMINAL:
-            check_node(st)  # fills the entities' cached slots, which the clone shares
+            if every_node or rng.random() < 1 / 7:
+                check_node(st)  # fills the kept blocks, which the clone copies
             if rng.random() < 0.05:
                 cl = st.clone()
                 other = Rng(int(rng.random() * 1000))

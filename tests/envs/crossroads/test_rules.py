@@ -275,7 +275,7 @@ def test_rule9_introduction_creates_a_common_character_when_the_admin_has_one():
 
 def test_rule9_introduction_creates_a_personal_character_for_an_admin_without_one():
     st = quick_setup(new())
-    st.chars[0].alive = False
+    st.write_off(st.chars[0], "test")  # out of play (the rules keep who is in play as entities leave it)
     st.apply_action(Act.SCENE_INTRO_CHARACTER)
     build(st, 4, 4)
     assert st.chars[3].personal and st.chars[3].owner == 0

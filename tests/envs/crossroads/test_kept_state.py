@@ -1,0 +1,179 @@
+"""The state kept for the hot rule paths against a from-scratch computation (issue 16: no behaviour change).
+
+The episode keeps the entities by id (``ents``), who is in play (``seat_personal`` and three counts, for the
+Admin's scene menu), a memo of the own-option menus, and reads a roll (``_read_roll``) and draws one
+(``sample_chance``) without the helper calls; each is checked here at every node of seeded random games of
+several configs, clones that play on differently included.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL
+from envs.crossroads import rules
+from envs.crossroads.actions import Act, Phase, Purpose
+from envs.crossroads.dice import face_classes, roll_check_dice
+from envs.crossroads.episode import Character, CrossroadsState, _sorted3
+
+from .helpers import config
+
+VARIANTS = [
+    {},
+    {"episode__players": 2},
+    {"episode__players": 5},
+    {"crossroads__effect": "gain_minus_c"},
+    {"crossroads__effect": "extra_success", "crossroads__triple_twice": True},
+    {"crossroads__effect": "goal_box_on_miss"},
+    {"spend__double_step": "opposite_sign", "writeoffs__minus_c_names": "automatic"},
+    {"confrontation__nobody_opposes": True, "advantage__bonus": 2},
+    {"check__assignment": "in_order", "setup__first_player": "roll"},
+    {"check__chance_detail": "classes"},
+]
+IDS = [",".join(f"{k}={v}" for k, v in o.items()) or "rules" for o in VARIANTS]
+
+
+def step(st: CrossroadsState, rng: Rng) -> None:
+    if st.current_player() == CHANCE:
+        st.apply_chance(st.sample_chance(rng))
+    else:
+        legal = st.legal_actions()
+        st.apply_action(legal[int(rng.random() * len(legal))])
+
+
+def plain_scenes(st: CrossroadsState) -> list[int]:
+    """Rule 8's scene menu from a walk of every entity."""
+    ss = st.settings
+    out = []
+    if len(st.chars) < ss.max_characters:
+        out.append(Act.SCENE_INTRO_CHARACTER)
+    if len(st.factions) < ss.max_factions:
+        out.append(Act.SCENE_INTRO_FACTION)
+    faction_alive = any(f.alive for f in st.factions)
+    own = any(c.alive and c.personal and c.owner == st.admin for c in st.chars)
+    target = any(c.alive and c.personal and c.owner != st.admin for c in st.chars)
+    common = any(c.alive and not c.personal for c in st.chars)
+    if own and faction_alive:
+        out.append(Act.SCENE_DEAL)
+    if target and (ss.nobody_opposes or own or common or faction_alive):
+        out.append(Act.SCENE_CONFRONT)
+    return out or [Act.PASS]
+
+
+def check_kept(st: CrossroadsState) -> None:
+    """Every kept value of ``st`` equals its computation from the entities."""
+    ids = {c.idx: c for c in st.chars} | {st.faction_base + f.idx: f for f in st.factions}
+    assert st.ents.keys() == ids.keys() and all(st.ents[k] is e for k, e in ids.items())
+    assert all(e.eid == k for k, e in ids.items())
+    for seat in range(st.num_players):
+        mine = [c.idx for c in st.chars if c.alive and c.personal and c.owner == seat]
+        assert len(mine) <= 1 and st.seat_personal[seat] == (mine[0] if mine else None)
+    assert st.personals_alive == sum(c.alive and c.personal for c in st.chars)
+    assert st.commons_alive == sum(c.alive and not c.personal for c in st.chars)
+    assert st.factions_alive == sum(f.alive for f in st.factions)
+    if st.phase == Phase.ADMIN_SCENE:
+        assert st.legal_actions() == plain_scenes(st)
+    if st.phase == Phase.DEAL_FACTION:  # deal_with reads the counts for "anyone to deal against"
+        assert bool(st._deal_against_options()) == (st.personals_alive + st.commons_alive > 1)
+    if st.phase == Phase.SPEND:
+        e = st.entity(st.chk_eid)
+        assert st._own_options(e, None, True) == tuple(st._plain_own_options(e, None, True))
+    if st.phase == Phase.BUY_OUTCOME:
+        s = st.sides[st.side_i]
+        e = st.entity(s.eid)
+        assert st._own_options(e, s.flags, False) == tuple(st._plain_own_options(e, s.flags, False))
+
+
+def plain_read(st: CrossroadsState, e, dice, perm: int, burned: int):
+    """A roll's flags and successes as the rules compose them (Rules 3-5, 11.3, 11.4)."""
+    flags, n = st.read_check(e, dice, perm)
+    advantage = st.use_advantage(e)
+    crossroads = st.crossroads(e, dice, perm, flags)
+    return flags, rules.check_successes(n, burned, st.settings.burn_bonus, advantage, crossroads)
+
+
+def check_reads(st: CrossroadsState) -> None:
+    """At an assignment, every assignment read by ``_read_roll`` equals the rules' composition, side effects too."""
+    if st.phase != Phase.ASSIGN:
+        return
+    for perm in range(6):
+        fast, slow = st.clone(), st.clone()
+        confront = st.purpose == Purpose.CONFRONT
+        s_fast, s_slow = (fast.sides[fast.side_i], slow.sides[slow.side_i]) if confront else (None, None)
+        dice = s_fast.dice if s_fast else fast.dice
+        burned = s_fast.burned if s_fast else 0
+        got = fast._read_roll(fast.entity(s_fast.eid if s_fast else fast.chk_eid), dice, perm, burned)
+        want = plain_read(slow, slow.entity(s_slow.eid if s_slow else slow.chk_eid), dice, perm, burned)
+        assert got == want
+        assert fast.full_key() == slow.full_key() and fast.obs_changes == slow.obs_changes
+
+
+def plain_sample(st: CrossroadsState, rng: Rng):
+    """A check's roll as drawn before the inlining: roll_check_dice, the dice classes, then sorted when needed."""
+    d = roll_check_dice(rng)
+    if st.settings.dice_classes:
+        rep = face_classes(st._roll_thresholds())
+        d = (rep[d[0]], rep[d[1]], rep[d[2]])
+    if st.settings.one_each or not st._roller_is_char():
+        d = _sorted3(d)
+    return d
+
+
+def check_sample(st: CrossroadsState, k: int) -> None:
+    if st.phase != Phase.ROLL:
+        return
+    a, b = Rng(k), Rng(k)
+    assert st.clone().sample_chance(a) == plain_sample(st, b)
+    assert a.random() == b.random()  # the same number of draws
+
+
+@pytest.mark.parametrize("overrides", VARIANTS, ids=IDS)
+def test_kept_state_matches_a_plain_computation(overrides):
+    rng = Rng(17)
+    for seed in range(4):
+        st = CrossroadsState(config(**overrides))
+        if seed % 2:
+            st.narrating = False  # the crossroads are read only when they matter
+        play = Rng(seed)
+        while st.current_player() != TERMINAL:
+            check_kept(st)
+            check_reads(st)
+            check_sample(st, int(rng.random() * 1000))
+            if rng.random() < 0.03:  # a clone plays on differently: both keep their own values
+                cl = st.clone()
+                other = Rng(int(rng.random() * 1000))
+                for _ in range(30):
+                    if cl.current_player() == TERMINAL:
+                        break
+                    step(cl, other)
+                    check_kept(cl)
+                check_kept(st)
+            step(st, play)
+        check_kept(st)
+
+
+def test_a_character_counts_once_when_written_off_twice():
+    """write_off of an entity already out of play changes no count (the counts follow ``alive``)."""
+    st = CrossroadsState(config())
+    rng = Rng(2)
+    while not st.chars or st.phase == Phase.BUILD:
+        step(st, rng)
+    c = st.chars[0]
+    assert isinstance(c, Character)
+    st.write_off(c, "test")
+    st.write_off(c, "test again")
+    check_kept(st)
+
+
+def test_int_members_are_the_enum_values_as_plain_ints():
+    for enum_cls in (Phase, Purpose):
+        plain = rules.int_members(enum_cls)
+        for member in enum_cls:
+            value = getattr(plain, member.name)
+            assert type(value) is int and value == member and hash(value) == hash(member)
+    st = CrossroadsState(config())
+    rng = Rng(4)
+    while st.current_player() != TERMINAL:  # the state stores plain ints (the exact-int fast paths)
+        assert type(st.phase) is int and type(st.purpose) is int
+        step(st, rng)
