@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from envs.blackbird import RULESET
 from envs.blackbird.config import BlackbirdConfig
 from envs.core.config import with_override
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL
 
 
 @pytest.fixture
@@ -20,3 +25,17 @@ def override(cfg: BlackbirdConfig, **kv: object) -> BlackbirdConfig:
     for k, v in kv.items():
         out = with_override(out, k.replace("__", "."), v)  # type: ignore[assignment]
     return out
+
+
+def walk(state: Any, rng: Rng, steps: int, check: Callable[[Any], None]) -> None:
+    """Random legal play of a duel or session for ``steps`` nodes (or to the end), ``check`` at every node."""
+    for _ in range(steps):
+        check(state)
+        p = state.current_player()
+        if p == TERMINAL:
+            return
+        if p == CHANCE:
+            state.apply_chance(state.sample_chance(rng))
+        else:
+            la = state.legal_actions()
+            state.apply_action(la[int(rng.random() * len(la))])

@@ -55,7 +55,7 @@ from envs.core.config import with_override
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, IllegalActionError
 
-from .conftest import override
+from .conftest import override, walk
 
 
 def plain_player(d: DuelState) -> int:
@@ -144,20 +144,6 @@ def check_node(d: DuelState) -> None:
         assert d.observation(seat).tobytes() == plain_observation(d, seat).tobytes()
 
 
-def walk(d: DuelState, rng: Rng, steps: int) -> None:
-    """Random legal play for ``steps`` nodes (or to the end), checking every node."""
-    for _ in range(steps):
-        check_node(d)
-        p = d.current_player()
-        if p == TERMINAL:
-            return
-        if p == CHANCE:
-            d.apply_chance(d.sample_chance(rng))
-        else:
-            la = d.legal_actions()
-            d.apply_action(la[int(rng.random() * len(la))])
-
-
 def configs() -> list[BlackbirdConfig]:
     cfg: BlackbirdConfig = RULESET.default_config()  # type: ignore[assignment]
     return [
@@ -174,11 +160,11 @@ def configs() -> list[BlackbirdConfig]:
 def test_fast_paths_match_the_plain_computation_including_after_clone(seed: int, which: int, cut: int) -> None:
     d = DuelState(configs()[which])
     rng = Rng(seed)
-    walk(d, rng, cut)
+    walk(d, rng, cut, check_node)
     c = d.clone()
     check_node(c)
-    walk(c, Rng(seed + 1), 10_000)  # the clone diverges on its own dice…
-    walk(d, rng, 10_000)  # …and the original still reads its own position
+    walk(c, Rng(seed + 1), 10_000, check_node)  # the clone diverges on its own dice…
+    walk(d, rng, 10_000, check_node)  # …and the original still reads its own position
     assert c.outcome() is not None and d.outcome() is not None
 
 

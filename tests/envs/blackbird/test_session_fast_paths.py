@@ -48,9 +48,8 @@ from envs.blackbird.observation import (
 )
 from envs.blackbird.session import SPEND, SessionState
 from envs.core.dice import Rng
-from envs.core.game import CHANCE, TERMINAL
 
-from .conftest import override
+from .conftest import override, walk
 
 
 def plain_observation(s: SessionState) -> np.ndarray:
@@ -87,17 +86,8 @@ def plain_observation(s: SessionState) -> np.ndarray:
     return o
 
 
-def walk(s: SessionState, rng: Rng, steps: int) -> None:
-    for _ in range(steps):
-        assert s.observation(0).tobytes() == plain_observation(s).tobytes()
-        p = s.current_player()
-        if p == TERMINAL:
-            return
-        if p == CHANCE:
-            s.apply_chance(s.sample_chance(rng))
-        else:
-            la = s.legal_actions()
-            s.apply_action(la[int(rng.random() * len(la))])
+def check_observation(s: SessionState) -> None:
+    assert s.observation(0).tobytes() == plain_observation(s).tobytes()
 
 
 def configs() -> list[BlackbirdConfig]:
@@ -110,8 +100,8 @@ def configs() -> list[BlackbirdConfig]:
 def test_session_observation_is_the_plain_one_including_after_clone(seed: int, which: int, cut: int) -> None:
     s = SessionState(configs()[which])
     rng = Rng(seed)
-    walk(s, rng, cut)
+    walk(s, rng, cut, check_observation)
     c = s.clone()
-    walk(c, Rng(seed + 1), 10_000)
-    walk(s, rng, 10_000)
+    walk(c, Rng(seed + 1), 10_000, check_observation)
+    walk(s, rng, 10_000, check_observation)
     assert c.outcome() is not None and s.outcome() is not None

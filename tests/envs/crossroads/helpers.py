@@ -1,12 +1,14 @@
-"""Test helpers: configs with overrides, forced setups, a brute-force assignment oracle."""
+"""Test helpers: configs with overrides, forced setups, a brute-force assignment oracle, random play."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import permutations
 from typing import Any
 
 from envs.core.config import with_override
-from envs.core.game import CHANCE
+from envs.core.dice import Rng
+from envs.core.game import CHANCE, TERMINAL
 from envs.crossroads import RULESET
 from envs.crossroads.actions import FACTION_BASE, Act, Phase
 from envs.crossroads.config import CrossroadsConfig
@@ -94,3 +96,25 @@ def start_confrontation(
 
 def faction_id(k: int) -> int:
     return FACTION_BASE + k
+
+
+def step(st: CrossroadsState, rng: Rng) -> None:
+    """One random move: the sampled roll at a chance node, else a uniformly drawn legal action."""
+    if st.current_player() == CHANCE:
+        st.apply_chance(st.sample_chance(rng))
+    else:
+        legal = st.legal_actions()
+        st.apply_action(legal[int(rng.random() * len(legal))])
+
+
+def diverge(st: CrossroadsState, rng: Rng, steps: int, check: Callable[[CrossroadsState], None]) -> None:
+    """Clone ``st`` and play the clone on with dice of its own for up to ``steps`` moves, ``check`` after each;
+    then ``check`` the original, which must still read its own position."""
+    cl = st.clone()
+    other = Rng(int(rng.random() * 1000))
+    for _ in range(steps):
+        if cl.current_player() == TERMINAL:
+            break
+        step(cl, other)
+        check(cl)
+    check(st)

@@ -19,7 +19,7 @@ from envs.crossroads.actions import NUM_CONTEXTS, Phase, Purpose
 from envs.crossroads.episode import CrossroadsState
 from envs.crossroads.observation import Encoder
 
-from .helpers import config
+from .helpers import config, diverge, step
 
 VARIANTS = [
     {},
@@ -104,14 +104,6 @@ def check_node(st: CrossroadsState) -> None:
         assert np.array_equal(st.observation(seat), plain_observation(st, seat))
 
 
-def step(st: CrossroadsState, rng: Rng) -> None:
-    if st.current_player() == CHANCE:
-        st.apply_chance(st.sample_chance(rng))
-    else:
-        legal = st.legal_actions()
-        st.apply_action(legal[int(rng.random() * len(legal))])
-
-
 @pytest.mark.parametrize("overrides", VARIANTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "rules")
 def test_cached_observations_match_plain_ones(overrides):
     for seed in range(3):
@@ -159,14 +151,7 @@ def play_clones_and_check(rng: Rng, games: int, every_node: bool) -> None:
             if every_node or rng.random() < 1 / 7:
                 check_node(st)  # fills the kept blocks, which the clone copies
             if rng.random() < 0.05:
-                cl = st.clone()
-                other = Rng(int(rng.random() * 1000))
-                for _ in range(40):
-                    if cl.current_player() == TERMINAL:
-                        break
-                    step(cl, other)
-                    check_node(cl)
-                check_node(st)
+                diverge(st, rng, 40, check_node)
             step(st, rng)
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import pytest
 
 from envs.core.dice import Rng
-from envs.core.game import CHANCE, TERMINAL
+from envs.core.game import TERMINAL
 from envs.crossroads import rules
 from envs.crossroads.actions import Act, Phase, Purpose
 from envs.crossroads.dice import face_classes, roll_check_dice
 from envs.crossroads.episode import Character, CrossroadsState, _sorted3
 
-from .helpers import config
+from .helpers import config, diverge, step
 
 VARIANTS = [
     {},
@@ -32,14 +32,6 @@ VARIANTS = [
     {"check__chance_detail": "classes"},
 ]
 IDS = [",".join(f"{k}={v}" for k, v in o.items()) or "rules" for o in VARIANTS]
-
-
-def step(st: CrossroadsState, rng: Rng) -> None:
-    if st.current_player() == CHANCE:
-        st.apply_chance(st.sample_chance(rng))
-    else:
-        legal = st.legal_actions()
-        st.apply_action(legal[int(rng.random() * len(legal))])
 
 
 def plain_scenes(st: CrossroadsState) -> list[int]:
@@ -141,14 +133,7 @@ def test_kept_state_matches_a_plain_computation(overrides):
             check_reads(st)
             check_sample(st, int(rng.random() * 1000))
             if rng.random() < 0.03:  # a clone plays on differently: both keep their own values
-                cl = st.clone()
-                other = Rng(int(rng.random() * 1000))
-                for _ in range(30):
-                    if cl.current_player() == TERMINAL:
-                        break
-                    step(cl, other)
-                    check_kept(cl)
-                check_kept(st)
+                diverge(st, rng, 30, check_kept)
             step(st, play)
         check_kept(st)
 
