@@ -993,7 +993,8 @@ class DuelState(State[int]):
         """Rule 11: the attack's successes (after its modifier); the attack goes on."""
         atk = self.atk
         assert atk is not None
-        atk.att_succ = max(0, n + atk.mod)
+        n += atk.mod
+        atk.att_succ = n if n > 0 else 0  # max(0, n) without the builtin's call
         atk.att_rolled = True
         if self.narrating:
             self.narrate(
@@ -1008,7 +1009,8 @@ class DuelState(State[int]):
         """Rule 12: the parry's or dodge's successes (after its modifier); the attack goes on."""
         atk = self.atk
         assert atk is not None
-        atk.def_succ = max(0, n + atk.def_mod)
+        n += atk.def_mod
+        atk.def_succ = n if n > 0 else 0
         atk.def_rolled = True
         if self.narrating:
             verb = "parry" if atk.defense == D_PARRY else "dodge"
@@ -1021,7 +1023,8 @@ class DuelState(State[int]):
         self._attack_continue()
 
     def _soak_rolled(self, n: int) -> None:
-        self._after_soak(max(0, n + self._soak_mod))
+        n += self._soak_mod
+        self._after_soak(n if n > 0 else 0)
 
     def _escape_rolled(self, n: int) -> None:
         self.escape_succ = max(0, n)
@@ -1034,7 +1037,10 @@ class DuelState(State[int]):
     def _set_roll(self, phase: Phase, dice: int, rerolls: int) -> None:
         self.phase = phase
         # tuple.__new__ builds the same PendingRoll without the NamedTuple's Python-level __new__
-        self.roll = _new_tuple(PendingRoll, (max(0, dice), max(0, rerolls), self.k.dice_success_on))
+        # (comparisons in place of max(0, ...): the same ints without two builtin calls)
+        self.roll = _new_tuple(
+            PendingRoll, (dice if dice > 0 else 0, rerolls if rerolls > 0 else 0, self.k.dice_success_on)
+        )
 
     def _roll_penalty(self, b: Bug) -> int:
         """Rules 8, 18: the bug's roll penalty now; a Fang's next-roll penalty is used up by it."""

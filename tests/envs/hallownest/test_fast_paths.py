@@ -361,3 +361,28 @@ def test_turn_options_stay_right_when_the_place_table_starts_afresh(monkeypatch:
                 checked += 1
             st.apply_action(legal[int(rng.random() * len(legal))])
     assert checked > 100
+
+
+def test_rules_written_with_comparisons_equal_their_min_max_forms() -> None:
+    """The hot rule functions compare instead of calling min()/max() (a builtin call each): over a grid of small
+    ints (negative ones included) each gives what its min()/max() form gives."""
+    from itertools import product
+
+    from envs.hallownest import rules as R
+
+    span = range(-3, 9)
+    for a, b, c in product(span, repeat=3):
+        assert R.apply_modifier(a, b, True, c) == (max(c, a + b), 0)
+        assert R.add_imbalance(a, b, c) == min(c, a + b)
+        assert R.recover_imbalance(a, b) == max(0, a - b)
+        assert R.stamina_damage(a, b) == (max(0, a - b), max(0, a - b) <= 0)
+        assert R.heart_damage(a, b) == max(0, a - b)
+        assert R.retreat_distance(a, b, c) == max(0, min(a, b, c))
+        assert R.soak_damage(a, b, c) == (max(c, a - b) if a > 0 else 0)
+        assert R.chebyshev((a, b), (c, a)) == max(abs(a - c), abs(b - a))
+        for d, never_lowers in product(range(0, 3), (False, True)):
+            target = max(0, b - c)
+            assert R.turn_start_refill(a, b, c, never_lowers, d) == (
+                max(a, target) if never_lowers else target,
+                max(0, c - d),
+            )
