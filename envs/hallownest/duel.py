@@ -151,6 +151,7 @@ class Arena:
     ``steps[cell]`` lists ``(direction, neighbour)`` inside the arena; ``dashes[cell]`` lists
     ``(direction, path)`` of the dashes / jumps whose whole line stays inside (the last cell is the
     landing); ``lines[cell][direction]`` holds the cells a retreat could cross, nearest first.
+    ``contact_table`` holds what :meth:`contacts` worked out (the duel's move path reads it directly).
     """
 
     def __init__(self, width: int, height: int, directions: tuple[Direction, ...], dash: int, retreat: int) -> None:
@@ -171,7 +172,7 @@ class Arena:
                 lines[d] = tuple(x for x in R.dash_path(c, d.delta, retreat) if x in inside)
             self.steps[c], self.dashes[c], self.lines[c] = tuple(steps), tuple(dashes), lines
         self._moves: dict[tuple[Cell, tuple[Cell, ...]], tuple[list[int], list[int], list[int]]] = {}
-        self._contacts: dict[tuple[tuple[Cell, ...], Cell], tuple[int, bool]] = {}
+        self.contact_table: dict[tuple[tuple[Cell, ...], Cell], tuple[int, bool]] = {}
 
     def moves(self, here: Cell, occupied: tuple[Cell, ...]) -> tuple[list[int], list[int], list[int]]:
         """The step, dash and retreat ids open from ``here`` with ``occupied`` cells held (memoised)."""
@@ -186,11 +187,11 @@ class Arena:
     def contacts(self, cells: tuple[Cell, ...], foe: Cell) -> tuple[int, bool]:
         """Rule 15: the foe-adjacent cells a move enters and whether it passes through the foe's (memoised)."""
         key = (cells, foe)
-        found = self._contacts.get(key)
+        found = self.contact_table.get(key)
         if found is None:
-            if len(self._contacts) >= _CONTACTS_LIMIT:
-                self._contacts.clear()
-            found = self._contacts[key] = (R.adjacent_cells_entered(cells, foe), R.passes_through(cells, foe))
+            if len(self.contact_table) >= _CONTACTS_LIMIT:
+                self.contact_table.clear()
+            found = self.contact_table[key] = (R.adjacent_cells_entered(cells, foe), R.passes_through(cells, foe))
         return found
 
 
@@ -656,6 +657,7 @@ class DuelState(State[int]):
         self._soak_mod = 0
         self._focus_auto = 0
         self._legal: Sequence[int] | None = None  # this decision's legal ids, until the state moves
+        self.grapple_on = False  # a bug is grappled (Rule 16): kept by _grapples_changed, read before _check_grapple
         if setup.obs_encoder is None:
             setup.obs_encoder = Encoder(statics(self))
         self.obs_encoder = setup.obs_encoder  # observation.py: the fixed features and the blocks built
@@ -1179,7 +1181,8 @@ class DuelState(State[int]):
             b.stamina, b.imbalance = R.turn_start_refill(
                 b.stamina, b.p.stamina, b.imbalance, k.stamina_refill_never_lowers, k.imbalance_recovery_per_turn
             )
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
         self.phase = TURN
 
     def _end_turn(self) -> None:
@@ -1364,6 +1367,7 @@ class DuelState(State[int]):
         if atk.kind == A_GRAPPLE:
             if R.grapple_holds(net):
                 foe.grappled_by, me.grappling = atk.attacker, atk.target
+                self._grapples_changed()
                 if self.narrating:
                     self.narrate("grapple", f"{me.name} grapples {foe.name}.", atk.attacker)
             else:
@@ -1477,6 +1481,7 @@ class DuelState(State[int]):
             if b.grappling != NOBODY:
                 self.bugs[b.grappling].grappled_by = NOBODY
                 b.grappling = NOBODY
+                self._grapples_changed()
         if b.stamina <= 0:
             self._kill(seat, "no Stamina left at Heart 0")
             return
@@ -1502,7 +1507,8 @@ class DuelState(State[int]):
     def _back_to_turn(self) -> None:
         if self.phase == OVER:
             return
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
         b = self.bugs[self.active]
         if not (b.dead or b.unconscious):  # Bug.can_act
             self.phase = TURN
@@ -1527,7 +1533,9 @@ class DuelState(State[int]):
         """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes."""
         me = self.bugs[seat]
         foe = self.bugs[1 - seat]
-        adjacent, through = self.arena.contacts(cells, (foe.x, foe.y))
+        arena, foe_cell = self.arena, (foe.x, foe.y)
+        # the memoised contacts read here (a call only for a new pair): this runs on every step and dash
+        adjacent, through = arena.contact_table.get((cells, foe_cell)) or arena.contacts(cells, foe_cell)
         me.adj_moved += adjacent
         provoking = R.provoking_move(me.adj_moved, self.maneuverability[seat], through)
         if not provoking:  # the common case: provoked_attack_offered needs a provoking move
@@ -1559,7 +1567,8 @@ class DuelState(State[int]):
             if self.narrating:
                 self.narrate("move", f"{me.name} moves {d.label}.", self.active)
             self._moved_through(self.active, ((me.x, me.y),))
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
 
     def _dash(self, d: Direction) -> None:
         """Rule 15: dash / jump: 1 Stamina, 2 cells, no Speed; the bug counts as airborne for a pogo (Rule 21)."""
@@ -1575,7 +1584,8 @@ class DuelState(State[int]):
         if self.narrating:
             self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
         self._moved_through(self.active, path)
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
 
     def _retreat(self, d: Direction) -> None:
         """Rule 15: retreat: 1 Stamina, up to 2 cells of Speed, no provoked attack, +1 Imbalance."""
@@ -1597,7 +1607,8 @@ class DuelState(State[int]):
             self.narrate(
                 "move", f"{me.name} retreats {_n(moved, 'cell')} {d.label} (Imbalance {me.imbalance}).", self.active
             )
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
 
     def _provoked_choice(self, s: ActionSpec) -> None:
         seat = self.decider
@@ -1609,19 +1620,26 @@ class DuelState(State[int]):
         self._declare_attack(A_PROVOKED, s.amount, attacker=seat)
 
     # -- Rule 16: grapple ------------------------------------------------------------------------
-    def _check_grapple(self) -> None:
-        """Rule 16: a grapple ends when the two are no longer adjacent or the grappler cannot act."""
+    def _grapples_changed(self) -> None:
+        """Keep ``grapple_on`` (whether a bug is grappled) after a grapple starts or ends."""
         a, b = self.bugs
-        if a.grappled_by == NOBODY and b.grappled_by == NOBODY:
-            return
-        for i, b in enumerate(self.bugs):
-            if b.grappled:
-                gb = self.bugs[b.grappled_by]
-                if not R.grapple_persists(gb.can_act, R.chebyshev(b.pos, gb.pos)):
+        self.grapple_on = a.grappled_by != NOBODY or b.grappled_by != NOBODY
+
+    def _check_grapple(self) -> None:
+        """Rule 16: a grapple ends when the two are no longer adjacent or the grappler cannot act.
+
+        Its callers skip it while ``grapple_on`` is False (no grapple to check: the common case, one call fewer).
+        """
+        bugs = self.bugs
+        for i, b in enumerate(bugs):
+            if b.grappled_by != NOBODY:  # Bug.grappled (field reads: a property is a call each)
+                gb = bugs[b.grappled_by]
+                if not R.grapple_persists(not (gb.dead or gb.unconscious), R.chebyshev((b.x, b.y), (gb.x, gb.y))):
                     b.grappled_by = NOBODY
                     gb.grappling = NOBODY
                     if self.narrating:
                         self.narrate("grapple", f"{b.name} is free of the grapple.", i)
+        self._grapples_changed()
 
     def _attempt_escape(self, invested: int) -> None:
         """Rule 16: 1 Stamina (+ invested) to break free, Might or Grace against the grappler's Might."""
@@ -1658,6 +1676,7 @@ class DuelState(State[int]):
             g = self.bugs[me.grappled_by]
             g.grappling = NOBODY
             me.grappled_by = NOBODY
+            self._grapples_changed()
             if self.narrating:
                 self.narrate("escape", f"{me.name} breaks free ({self.escape_succ} vs {resist}).", self.active)
         else:

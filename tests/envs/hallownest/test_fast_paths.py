@@ -386,3 +386,43 @@ def test_rules_written_with_comparisons_equal_their_min_max_forms() -> None:
                 max(a, target) if never_lowers else target,
                 max(0, c - d),
             )
+        for a, m, through in product(span, span, (False, True)):
+            assert R.provoking_move(a, m, through) == (through or R.provokes(a, m))
+
+
+@pytest.mark.parametrize("sections", [{}, {"unconscious": {"targetable": True}, "deaths_door": {"enabled": False}}])
+def test_kept_grapple_flag_equals_the_bugs_grapples(sections: dict[str, object]) -> None:
+    """DuelState.grapple_on (read before every Rule 16 check) is kept where a grapple starts or ends: after every
+    transition of many random duels it says whether a bug is grappled, in a clone that goes its own way too."""
+    from envs.hallownest.duel import NOBODY
+
+    cfg = config(**sections)
+
+    def held(st: DuelState) -> bool:
+        return any(b.grappled_by != NOBODY for b in st.bugs)
+
+    def walk(st: DuelState, rng: Rng, steps: int) -> int:
+        on = 0
+        for _ in range(steps):
+            if st.is_terminal():
+                break
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+            else:
+                legal = st.legal_actions()
+                grapples = [a for a in legal if ACTIONS[a].kind is Kind.GRAPPLE]  # seek grapples out
+                pick = grapples if grapples and rng.random() < 0.5 else legal
+                st.apply_action(pick[int(rng.random() * len(pick))])
+            assert st.grapple_on == held(st)
+            on += st.grapple_on
+        return on
+
+    from envs.hallownest.actions import ACTIONS
+
+    on = 0
+    for seed in range(60):
+        st, rng = DuelState(cfg), Rng(400 + seed)
+        on += walk(st, rng, 30)
+        twin = st.clone()
+        on += walk(twin, Rng(900 + seed), 400) + walk(st, rng, 400)
+    assert on > 200
