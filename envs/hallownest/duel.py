@@ -623,6 +623,47 @@ _ATTACK_ALL = attrgetter(*Attack.FIELDS)
 class DuelState(State[int]):
     """A Hallownest duel; the module docstring is its rules card."""
 
+    FIELDS = (
+        "cfg",
+        "k",
+        "unarmed",
+        "track",
+        "width",
+        "height",
+        "directions",
+        "cover",
+        "arena",
+        "sort_legal",
+        "caps",
+        "maneuverability",
+        "bugs",
+        "phase",
+        "init_seat",
+        "order",
+        "turn_idx",
+        "round",
+        "active",
+        "atk",
+        "roll",
+        "decider",
+        "resume",
+        "escape_succ",
+        "escape_roll",
+        "resist_invested",
+        "_escape_rerolls",
+        "_resist_mod",
+        "_soak_mod",
+        "_focus_auto",
+        "_legal",
+        "grapple_on",
+        "obs_encoder",
+        "_defense_options",
+        "_rows",
+    )
+    # slots, not the instance dict: a clone's dict (filled by ``__dict__.update``) falls off the interpreter's fast
+    # attribute reads, and every rule reads ``self``; only the base State's fields stay in the dict
+    __slots__ = FIELDS
+
     def __init__(self, cfg: HallownestConfig) -> None:
         super().__init__(2)
         self.cfg = cfg
@@ -689,8 +730,45 @@ class DuelState(State[int]):
 
     def clone(self) -> DuelState:
         new = DuelState.__new__(DuelState)
-        new.__dict__.update(self.__dict__)
+        new.__dict__.update(self.__dict__)  # the base State's fields (seats, log, outcome, narrating)
         new.log = list(self.log)
+        (  # every slot, in FIELDS order (test_fast_paths checks that none is missed)
+            new.cfg,
+            new.k,
+            new.unarmed,
+            new.track,
+            new.width,
+            new.height,
+            new.directions,
+            new.cover,
+            new.arena,
+            new.sort_legal,
+            new.caps,
+            new.maneuverability,
+            new.bugs,
+            new.phase,
+            new.init_seat,
+            new.order,
+            new.turn_idx,
+            new.round,
+            new.active,
+            new.atk,
+            new.roll,
+            new.decider,
+            new.resume,
+            new.escape_succ,
+            new.escape_roll,
+            new.resist_invested,
+            new._escape_rerolls,
+            new._resist_mod,
+            new._soak_mod,
+            new._focus_auto,
+            new._legal,
+            new.grapple_on,
+            new.obs_encoder,
+            new._defense_options,
+            new._rows,
+        ) = _STATE_ALL(self)
         new.bugs = [b.copy() for b in self.bugs]
         new.atk = self.atk.copy() if self.atk is not None else None
         return new  # ``order`` is only ever replaced, and ``_legal`` (never changed in place) still holds
@@ -1693,6 +1771,9 @@ class DuelState(State[int]):
         if self.narrating:
             self.narrate("focus", f"{me.name} focuses {soul} Soul.", self.active, soul=soul)
         self._end_turn()
+
+
+_STATE_ALL = attrgetter(*DuelState.FIELDS)  # a duel's slots as a tuple, in FIELDS order (one C call)
 
 
 def _turn_handler(s: ActionSpec) -> Callable[[DuelState], None]:

@@ -426,3 +426,34 @@ def test_kept_grapple_flag_equals_the_bugs_grapples(sections: dict[str, object])
         twin = st.clone()
         on += walk(twin, Rng(900 + seed), 400) + walk(st, rng, 400)
     assert on > 200
+
+
+def test_a_duel_clone_copies_every_slot() -> None:
+    """DuelState keeps its fields in slots, copied by hand in clone(): every field __init__ sets is a slot (only the
+    base State's stay in the dict), and a clone holds each slot of its original (the bugs and the attack copied)."""
+    st = DuelState(config())
+    assert set(st.__dict__) <= {"num_players", "log", "_outcome", "narrating"}
+    assert set(DuelState.FIELDS) == set(DuelState.__slots__)
+    rng = Rng(11)
+    seen_attack = False
+    for _ in range(300):
+        if st.is_terminal():
+            st = DuelState(config())
+        if st.is_chance():
+            st.apply_chance(st.sample_chance(rng))
+        else:
+            legal = st.legal_actions()
+            st.apply_action(legal[int(rng.random() * len(legal))])
+        twin = st.clone()
+        for name in DuelState.FIELDS:
+            mine, theirs = getattr(st, name), getattr(twin, name)
+            if name == "bugs":
+                assert [b.fields() for b in theirs] == [b.fields() for b in mine]
+                assert all(t is not m for t, m in zip(theirs, mine, strict=True))
+            elif name == "atk" and mine is not None:
+                assert theirs is not mine and theirs.fields() == mine.fields()
+                seen_attack = True
+            else:
+                assert theirs is mine, name
+        assert twin.key() == st.key() and twin.log == st.log and twin.log is not st.log
+    assert seen_attack
