@@ -888,12 +888,15 @@ class DuelState(State[int]):
                     out += t.grapple[budget if budget < t.grapple_cap else t.grapple_cap]
                 if t.pogo_enabled and not t.ranged[seat] and (me.over_target if t.needs_pass_over else me.jumped):
                     out += t.pogo[budget if budget < t.pogo_cap else t.pogo_cap]
-        # Rule 15 (_turn_moves)
-        grappled = me.grappled_by != NOBODY
-        if not grappled:
+        # Rule 15 (_turn_moves); the two flags set by compare-and-jump (a comparison kept as a value is a generic op)
+        grappled = True
+        if me.grappled_by == NOBODY:
+            grappled = False
             if me.dead or foe.dead:  # never on a turn (a death ends the duel), but the plain rule allows it
                 steps, dashes, retreats = self.arena.moves((mx, my), self._occupied())
-            speed = me.speed_left > 0
+            speed = False
+            if me.speed_left > 0:
+                speed = True
             if speed or me.free_move > 0:
                 out += steps
             if st >= t.dash_cost:

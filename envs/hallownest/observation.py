@@ -208,7 +208,8 @@ class Encoder:
     def __init__(self, fixed: Statics) -> None:
         self.fixed = fixed
         self.resource_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {})  # by seat
-        self.turn_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {}, {}, {})  # by seat * 2 + first
+        # by the seat acting first, then the bug's seat (two tuple indexings: no arithmetic on a bool per lookup)
+        self.turn_blocks: tuple[tuple[dict[tuple[int | bool, ...], bytes], ...], ...] = (({}, {}), ({}, {}))
         self.shared_blocks: dict[tuple[object, ...], bytes] = {}
 
     def new_resource_block(self, st: DuelState, seat: int, key: tuple[int | bool, ...]) -> bytes:
@@ -219,7 +220,7 @@ class Encoder:
         return block
 
     def new_turn_block(self, st: DuelState, seat: int, key: tuple[int | bool, ...]) -> bytes:
-        table = self.turn_blocks[2 * seat + (st.order[0] == seat)]
+        table = self.turn_blocks[st.order[0]][seat]
         if len(table) >= BLOCK_CACHE_LIMIT:
             table.clear()
         block = table[key] = _packed(_bug_turn(st, st.bugs[seat], seat, self.fixed), _PACK_TURN)
@@ -270,6 +271,7 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
             atk.att_rolled,
         )
     shared = enc.shared_blocks.get(key) or enc.new_shared_block(st, seat, key)
+    turn_blocks = enc.turn_blocks[first]
     blocks: list[bytes] = []
     for s in (seat, foe):  # each bug's resource block, then its turn block (a packed block is never empty)
         b = bugs[s]
@@ -291,7 +293,7 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
         tkey = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move, b.x, b.y)  # what _bug_turn reads
         blocks += (
             enc.resource_blocks[s].get(rkey) or enc.new_resource_block(st, s, rkey),
-            enc.turn_blocks[2 * s + (first == s)].get(tkey) or enc.new_turn_block(st, s, tkey),
+            turn_blocks[s].get(tkey) or enc.new_turn_block(st, s, tkey),
         )
     blocks.append(shared)
     return np.frombuffer(_JOIN(blocks), _F32)  # positional dtype: cheaper than the keyword
