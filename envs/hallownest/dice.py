@@ -111,7 +111,7 @@ def sample_successes(rng: Rng, dice: int, rerolls: int, success_on: int) -> int:
     One draw per die and then one per rerolled failure, in that order; a draw succeeds when it reaches
     :func:`success_threshold` (the same as its face reaching ``success_on``).
     """
-    rnd = rng.uniform  # the bound draw itself: the same numbers as rng.random(), one call fewer per die
+    rnd = rng.random  # the bound draw itself (a slot, not the ``uniform`` property's call): one call fewer per die
     t = success_threshold(success_on)
     succ = 0
     for _ in range(dice):
@@ -187,7 +187,7 @@ def sample_initiative(rng: Rng, dice: int, rerolls: int) -> int:
     reroll. The total only depends on the face values, so the rerolls pair with the faces in increasing order
     (as the lowest-first reroll order does, whichever of equal faces it takes first).
     """
-    rnd = rng.uniform
+    rnd = rng.random
     faces = [int(rnd() * SIDES) + 1 for _ in range(max(0, dice))]
     k = min(max(0, rerolls), len(faces))
     if not k:

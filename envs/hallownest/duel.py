@@ -151,6 +151,7 @@ class Arena:
     ``steps[cell]`` lists ``(direction, neighbour)`` inside the arena; ``dashes[cell]`` lists
     ``(direction, path)`` of the dashes / jumps whose whole line stays inside (the last cell is the
     landing); ``lines[cell][direction]`` holds the cells a retreat could cross, nearest first.
+    ``contact_table`` holds what :meth:`contacts` worked out (the duel's move path reads it directly).
     """
 
     def __init__(self, width: int, height: int, directions: tuple[Direction, ...], dash: int, retreat: int) -> None:
@@ -171,7 +172,7 @@ class Arena:
                 lines[d] = tuple(x for x in R.dash_path(c, d.delta, retreat) if x in inside)
             self.steps[c], self.dashes[c], self.lines[c] = tuple(steps), tuple(dashes), lines
         self._moves: dict[tuple[Cell, tuple[Cell, ...]], tuple[list[int], list[int], list[int]]] = {}
-        self._contacts: dict[tuple[tuple[Cell, ...], Cell], tuple[int, bool]] = {}
+        self.contact_table: dict[tuple[tuple[Cell, ...], Cell], tuple[int, bool]] = {}
 
     def moves(self, here: Cell, occupied: tuple[Cell, ...]) -> tuple[list[int], list[int], list[int]]:
         """The step, dash and retreat ids open from ``here`` with ``occupied`` cells held (memoised)."""
@@ -186,11 +187,11 @@ class Arena:
     def contacts(self, cells: tuple[Cell, ...], foe: Cell) -> tuple[int, bool]:
         """Rule 15: the foe-adjacent cells a move enters and whether it passes through the foe's (memoised)."""
         key = (cells, foe)
-        found = self._contacts.get(key)
+        found = self.contact_table.get(key)
         if found is None:
-            if len(self._contacts) >= _CONTACTS_LIMIT:
-                self._contacts.clear()
-            found = self._contacts[key] = (R.adjacent_cells_entered(cells, foe), R.passes_through(cells, foe))
+            if len(self.contact_table) >= _CONTACTS_LIMIT:
+                self.contact_table.clear()
+            found = self.contact_table[key] = (R.adjacent_cells_entered(cells, foe), R.passes_through(cells, foe))
         return found
 
 
@@ -622,6 +623,47 @@ _ATTACK_ALL = attrgetter(*Attack.FIELDS)
 class DuelState(State[int]):
     """A Hallownest duel; the module docstring is its rules card."""
 
+    FIELDS = (
+        "cfg",
+        "k",
+        "unarmed",
+        "track",
+        "width",
+        "height",
+        "directions",
+        "cover",
+        "arena",
+        "sort_legal",
+        "caps",
+        "maneuverability",
+        "bugs",
+        "phase",
+        "init_seat",
+        "order",
+        "turn_idx",
+        "round",
+        "active",
+        "atk",
+        "roll",
+        "decider",
+        "resume",
+        "escape_succ",
+        "escape_roll",
+        "resist_invested",
+        "_escape_rerolls",
+        "_resist_mod",
+        "_soak_mod",
+        "_focus_auto",
+        "_legal",
+        "grapple_on",
+        "obs_encoder",
+        "_defense_options",
+        "_rows",
+    )
+    # slots, not the instance dict: a clone's dict (filled by ``__dict__.update``) falls off the interpreter's fast
+    # attribute reads, and every rule reads ``self``; only the base State's fields stay in the dict
+    __slots__ = FIELDS
+
     def __init__(self, cfg: HallownestConfig) -> None:
         super().__init__(2)
         self.cfg = cfg
@@ -656,6 +698,7 @@ class DuelState(State[int]):
         self._soak_mod = 0
         self._focus_auto = 0
         self._legal: Sequence[int] | None = None  # this decision's legal ids, until the state moves
+        self.grapple_on = False  # a bug is grappled (Rule 16): kept by _grapples_changed, read before _check_grapple
         if setup.obs_encoder is None:
             setup.obs_encoder = Encoder(statics(self))
         self.obs_encoder = setup.obs_encoder  # observation.py: the fixed features and the blocks built
@@ -687,8 +730,45 @@ class DuelState(State[int]):
 
     def clone(self) -> DuelState:
         new = DuelState.__new__(DuelState)
-        new.__dict__.update(self.__dict__)
+        new.__dict__.update(self.__dict__)  # the base State's fields (seats, log, outcome, narrating)
         new.log = list(self.log)
+        (  # every slot, in FIELDS order (test_fast_paths checks that none is missed)
+            new.cfg,
+            new.k,
+            new.unarmed,
+            new.track,
+            new.width,
+            new.height,
+            new.directions,
+            new.cover,
+            new.arena,
+            new.sort_legal,
+            new.caps,
+            new.maneuverability,
+            new.bugs,
+            new.phase,
+            new.init_seat,
+            new.order,
+            new.turn_idx,
+            new.round,
+            new.active,
+            new.atk,
+            new.roll,
+            new.decider,
+            new.resume,
+            new.escape_succ,
+            new.escape_roll,
+            new.resist_invested,
+            new._escape_rerolls,
+            new._resist_mod,
+            new._soak_mod,
+            new._focus_auto,
+            new._legal,
+            new.grapple_on,
+            new.obs_encoder,
+            new._defense_options,
+            new._rows,
+        ) = _STATE_ALL(self)
         new.bugs = [b.copy() for b in self.bugs]
         new.atk = self.atk.copy() if self.atk is not None else None
         return new  # ``order`` is only ever replaced, and ``_legal`` (never changed in place) still holds
@@ -808,12 +888,15 @@ class DuelState(State[int]):
                     out += t.grapple[budget if budget < t.grapple_cap else t.grapple_cap]
                 if t.pogo_enabled and not t.ranged[seat] and (me.over_target if t.needs_pass_over else me.jumped):
                     out += t.pogo[budget if budget < t.pogo_cap else t.pogo_cap]
-        # Rule 15 (_turn_moves)
-        grappled = me.grappled_by != NOBODY
-        if not grappled:
+        # Rule 15 (_turn_moves); the two flags set by compare-and-jump (a comparison kept as a value is a generic op)
+        grappled = True
+        if me.grappled_by == NOBODY:
+            grappled = False
             if me.dead or foe.dead:  # never on a turn (a death ends the duel), but the plain rule allows it
                 steps, dashes, retreats = self.arena.moves((mx, my), self._occupied())
-            speed = me.speed_left > 0
+            speed = False
+            if me.speed_left > 0:
+                speed = True
             if speed or me.free_move > 0:
                 out += steps
             if st >= t.dash_cost:
@@ -993,7 +1076,8 @@ class DuelState(State[int]):
         """Rule 11: the attack's successes (after its modifier); the attack goes on."""
         atk = self.atk
         assert atk is not None
-        atk.att_succ = max(0, n + atk.mod)
+        n += atk.mod
+        atk.att_succ = n if n > 0 else 0  # max(0, n) without the builtin's call
         atk.att_rolled = True
         if self.narrating:
             self.narrate(
@@ -1008,7 +1092,8 @@ class DuelState(State[int]):
         """Rule 12: the parry's or dodge's successes (after its modifier); the attack goes on."""
         atk = self.atk
         assert atk is not None
-        atk.def_succ = max(0, n + atk.def_mod)
+        n += atk.def_mod
+        atk.def_succ = n if n > 0 else 0
         atk.def_rolled = True
         if self.narrating:
             verb = "parry" if atk.defense == D_PARRY else "dodge"
@@ -1021,7 +1106,8 @@ class DuelState(State[int]):
         self._attack_continue()
 
     def _soak_rolled(self, n: int) -> None:
-        self._after_soak(max(0, n + self._soak_mod))
+        n += self._soak_mod
+        self._after_soak(n if n > 0 else 0)
 
     def _escape_rolled(self, n: int) -> None:
         self.escape_succ = max(0, n)
@@ -1034,7 +1120,10 @@ class DuelState(State[int]):
     def _set_roll(self, phase: Phase, dice: int, rerolls: int) -> None:
         self.phase = phase
         # tuple.__new__ builds the same PendingRoll without the NamedTuple's Python-level __new__
-        self.roll = _new_tuple(PendingRoll, (max(0, dice), max(0, rerolls), self.k.dice_success_on))
+        # (comparisons in place of max(0, ...): the same ints without two builtin calls)
+        self.roll = _new_tuple(
+            PendingRoll, (dice if dice > 0 else 0, rerolls if rerolls > 0 else 0, self.k.dice_success_on)
+        )
 
     def _roll_penalty(self, b: Bug) -> int:
         """Rules 8, 18: the bug's roll penalty now; a Fang's next-roll penalty is used up by it."""
@@ -1173,7 +1262,8 @@ class DuelState(State[int]):
             b.stamina, b.imbalance = R.turn_start_refill(
                 b.stamina, b.p.stamina, b.imbalance, k.stamina_refill_never_lowers, k.imbalance_recovery_per_turn
             )
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
         self.phase = TURN
 
     def _end_turn(self) -> None:
@@ -1358,6 +1448,7 @@ class DuelState(State[int]):
         if atk.kind == A_GRAPPLE:
             if R.grapple_holds(net):
                 foe.grappled_by, me.grappling = atk.attacker, atk.target
+                self._grapples_changed()
                 if self.narrating:
                     self.narrate("grapple", f"{me.name} grapples {foe.name}.", atk.attacker)
             else:
@@ -1471,6 +1562,7 @@ class DuelState(State[int]):
             if b.grappling != NOBODY:
                 self.bugs[b.grappling].grappled_by = NOBODY
                 b.grappling = NOBODY
+                self._grapples_changed()
         if b.stamina <= 0:
             self._kill(seat, "no Stamina left at Heart 0")
             return
@@ -1496,7 +1588,8 @@ class DuelState(State[int]):
     def _back_to_turn(self) -> None:
         if self.phase == OVER:
             return
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
         b = self.bugs[self.active]
         if not (b.dead or b.unconscious):  # Bug.can_act
             self.phase = TURN
@@ -1521,7 +1614,9 @@ class DuelState(State[int]):
         """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes."""
         me = self.bugs[seat]
         foe = self.bugs[1 - seat]
-        adjacent, through = self.arena.contacts(cells, (foe.x, foe.y))
+        arena, foe_cell = self.arena, (foe.x, foe.y)
+        # the memoised contacts read here (a call only for a new pair): this runs on every step and dash
+        adjacent, through = arena.contact_table.get((cells, foe_cell)) or arena.contacts(cells, foe_cell)
         me.adj_moved += adjacent
         provoking = R.provoking_move(me.adj_moved, self.maneuverability[seat], through)
         if not provoking:  # the common case: provoked_attack_offered needs a provoking move
@@ -1553,7 +1648,8 @@ class DuelState(State[int]):
             if self.narrating:
                 self.narrate("move", f"{me.name} moves {d.label}.", self.active)
             self._moved_through(self.active, ((me.x, me.y),))
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
 
     def _dash(self, d: Direction) -> None:
         """Rule 15: dash / jump: 1 Stamina, 2 cells, no Speed; the bug counts as airborne for a pogo (Rule 21)."""
@@ -1569,7 +1665,8 @@ class DuelState(State[int]):
         if self.narrating:
             self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
         self._moved_through(self.active, path)
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
 
     def _retreat(self, d: Direction) -> None:
         """Rule 15: retreat: 1 Stamina, up to 2 cells of Speed, no provoked attack, +1 Imbalance."""
@@ -1591,7 +1688,8 @@ class DuelState(State[int]):
             self.narrate(
                 "move", f"{me.name} retreats {_n(moved, 'cell')} {d.label} (Imbalance {me.imbalance}).", self.active
             )
-        self._check_grapple()
+        if self.grapple_on:
+            self._check_grapple()
 
     def _provoked_choice(self, s: ActionSpec) -> None:
         seat = self.decider
@@ -1603,19 +1701,26 @@ class DuelState(State[int]):
         self._declare_attack(A_PROVOKED, s.amount, attacker=seat)
 
     # -- Rule 16: grapple ------------------------------------------------------------------------
-    def _check_grapple(self) -> None:
-        """Rule 16: a grapple ends when the two are no longer adjacent or the grappler cannot act."""
+    def _grapples_changed(self) -> None:
+        """Keep ``grapple_on`` (whether a bug is grappled) after a grapple starts or ends."""
         a, b = self.bugs
-        if a.grappled_by == NOBODY and b.grappled_by == NOBODY:
-            return
-        for i, b in enumerate(self.bugs):
-            if b.grappled:
-                gb = self.bugs[b.grappled_by]
-                if not R.grapple_persists(gb.can_act, R.chebyshev(b.pos, gb.pos)):
+        self.grapple_on = a.grappled_by != NOBODY or b.grappled_by != NOBODY
+
+    def _check_grapple(self) -> None:
+        """Rule 16: a grapple ends when the two are no longer adjacent or the grappler cannot act.
+
+        Its callers skip it while ``grapple_on`` is False (no grapple to check: the common case, one call fewer).
+        """
+        bugs = self.bugs
+        for i, b in enumerate(bugs):
+            if b.grappled_by != NOBODY:  # Bug.grappled (field reads: a property is a call each)
+                gb = bugs[b.grappled_by]
+                if not R.grapple_persists(not (gb.dead or gb.unconscious), R.chebyshev((b.x, b.y), (gb.x, gb.y))):
                     b.grappled_by = NOBODY
                     gb.grappling = NOBODY
                     if self.narrating:
                         self.narrate("grapple", f"{b.name} is free of the grapple.", i)
+        self._grapples_changed()
 
     def _attempt_escape(self, invested: int) -> None:
         """Rule 16: 1 Stamina (+ invested) to break free, Might or Grace against the grappler's Might."""
@@ -1652,6 +1757,7 @@ class DuelState(State[int]):
             g = self.bugs[me.grappled_by]
             g.grappling = NOBODY
             me.grappled_by = NOBODY
+            self._grapples_changed()
             if self.narrating:
                 self.narrate("escape", f"{me.name} breaks free ({self.escape_succ} vs {resist}).", self.active)
         else:
@@ -1668,6 +1774,9 @@ class DuelState(State[int]):
         if self.narrating:
             self.narrate("focus", f"{me.name} focuses {soul} Soul.", self.active, soul=soul)
         self._end_turn()
+
+
+_STATE_ALL = attrgetter(*DuelState.FIELDS)  # a duel's slots as a tuple, in FIELDS order (one C call)
 
 
 def _turn_handler(s: ActionSpec) -> Callable[[DuelState], None]:

@@ -201,14 +201,15 @@ class Encoder:
     halves of its 30 features, split because their fields change independently (far fewer keys each than
     the pair's product) — and the shared block, keyed on the seat and every field it reads. The config, the arena, its
     cover and each seat's profile are fixed for the encoder (one per config, shared by every clone).
-    The lookups are in :func:`encode_observation` and :func:`_bug_block` (one call per bug); the methods here
+    The lookups are in :func:`encode_observation` (inlined there, one loop over the bugs); the methods here
     pack a block the first time its key is met.
     """
 
     def __init__(self, fixed: Statics) -> None:
         self.fixed = fixed
         self.resource_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {})  # by seat
-        self.turn_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {}, {}, {})  # by seat * 2 + first
+        # by the seat acting first, then the bug's seat (two tuple indexings: no arithmetic on a bool per lookup)
+        self.turn_blocks: tuple[tuple[dict[tuple[int | bool, ...], bytes], ...], ...] = (({}, {}), ({}, {}))
         self.shared_blocks: dict[tuple[object, ...], bytes] = {}
 
     def new_resource_block(self, st: DuelState, seat: int, key: tuple[int | bool, ...]) -> bytes:
@@ -219,7 +220,7 @@ class Encoder:
         return block
 
     def new_turn_block(self, st: DuelState, seat: int, key: tuple[int | bool, ...]) -> bytes:
-        table = self.turn_blocks[2 * seat + (st.order[0] == seat)]
+        table = self.turn_blocks[st.order[0]][seat]
         if len(table) >= BLOCK_CACHE_LIMIT:
             table.clear()
         block = table[key] = _packed(_bug_turn(st, st.bugs[seat], seat, self.fixed), _PACK_TURN)
@@ -233,32 +234,9 @@ class Encoder:
         return block
 
 
-def _bug_block(enc: Encoder, st: DuelState, seat: int, first: bool) -> bytes:
-    """The 30 packed features of the bug of ``seat`` (``first``: it acts first): its resource, then turn block."""
-    b = st.bugs[seat]
-    key = (  # every field _bug_resources reads (plain attribute loads: cheaper than an attrgetter)
-        b.heart,
-        b.stamina,
-        b.imbalance,
-        b.soul,
-        b.focus_pending,
-        b.at_dd,
-        b.unconscious,
-        b.dd_used,
-        b.delayed,
-        b.status,
-        b.next_roll_penalty,
-        b.grappled_by,
-        b.grappling,
-    )
-    resources = enc.resource_blocks[seat].get(key)
-    if resources is None:
-        resources = enc.new_resource_block(st, seat, key)
-    tkey = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move, b.x, b.y)  # what _bug_turn reads
-    turn = enc.turn_blocks[2 * seat + first].get(tkey)
-    if turn is None:
-        turn = enc.new_turn_block(st, seat, tkey)
-    return resources + turn
+_JOIN = bytearray().join
+"""Join the five packed blocks into one fresh bytearray (the separator is empty and never changed): one call, no
+intermediate ``bytes`` concatenations and no copy of the joined bytes into the array's buffer."""
 
 
 def encode_observation(st: DuelState, seat: int) -> np.ndarray:
@@ -266,12 +244,13 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
 
     The five packed blocks (:class:`Encoder`) are joined into a fresh bytearray read as a (writeable)
     float32 array; almost every combination of blocks is new, so the joined vector is not kept. The block
-    lookups are inlined here and in :func:`_bug_block` (two calls, not one per block): this runs every step.
+    lookups are inlined here, the two bugs' in one loop (no call per bug or per block): this runs every step.
     """
     enc = st.obs_encoder
+    bugs = st.bugs
     foe = 1 - seat
     first = st.order[0]
-    me_bug, foe_bug = st.bugs[seat], st.bugs[foe]
+    me_bug, foe_bug = bugs[seat], bugs[foe]
     atk = st.atk
     dx, dy = foe_bug.x - me_bug.x, foe_bug.y - me_bug.y
     if atk is None:  # every field _shared_features reads
@@ -291,8 +270,30 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
             atk.dice,
             atk.att_rolled,
         )
-    shared = enc.shared_blocks.get(key)
-    if shared is None:
-        shared = enc.new_shared_block(st, seat, key)
-    raw = _bug_block(enc, st, seat, first == seat) + _bug_block(enc, st, foe, first == foe) + shared
-    return np.frombuffer(bytearray(raw), _F32)  # positional dtype: cheaper than the keyword
+    shared = enc.shared_blocks.get(key) or enc.new_shared_block(st, seat, key)
+    turn_blocks = enc.turn_blocks[first]
+    blocks: list[bytes] = []
+    for s in (seat, foe):  # each bug's resource block, then its turn block (a packed block is never empty)
+        b = bugs[s]
+        rkey = (  # every field _bug_resources reads (plain attribute loads: cheaper than an attrgetter)
+            b.heart,
+            b.stamina,
+            b.imbalance,
+            b.soul,
+            b.focus_pending,
+            b.at_dd,
+            b.unconscious,
+            b.dd_used,
+            b.delayed,
+            b.status,
+            b.next_roll_penalty,
+            b.grappled_by,
+            b.grappling,
+        )
+        tkey = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move, b.x, b.y)  # what _bug_turn reads
+        blocks += (
+            enc.resource_blocks[s].get(rkey) or enc.new_resource_block(st, s, rkey),
+            turn_blocks[s].get(tkey) or enc.new_turn_block(st, s, tkey),
+        )
+    blocks.append(shared)
+    return np.frombuffer(_JOIN(blocks), _F32)  # positional dtype: cheaper than the keyword

@@ -159,7 +159,8 @@ def apply_modifier(dice: int, modifier: int, as_dice: bool, floor: int = 0) -> t
     Returns ``(dice, success_modifier)``; dice never drop below ``floor``.
     """
     if as_dice:
-        return max(floor, dice + modifier), 0
+        dice += modifier
+        return (dice if dice > floor else floor), 0
     return dice, modifier
 
 
@@ -205,19 +206,24 @@ def turn_start_refill(
     stamina: int, max_stamina: int, imbalance: int, never_lowers: bool, recovery: int = 1
 ) -> tuple[int, int]:
     """Rule 10: Stamina refills to max - Imbalance (not below the current value [decision]), then Imbalance -1."""
-    target = max(0, max_stamina - imbalance)
-    new = max(stamina, target) if never_lowers else target
-    return new, max(0, imbalance - recovery)
+    # comparisons in place of max(): the same ints without a builtin's call (this runs every turn)
+    target = max_stamina - imbalance
+    if target < 0:
+        target = 0
+    left = imbalance - recovery
+    return (stamina if never_lowers and stamina > target else target), (left if left > 0 else 0)
 
 
 def add_imbalance(imbalance: int, gain: int, maximum: int) -> int:
     """Rule 10: Imbalance grows by ``gain`` up to its maximum."""
-    return min(maximum, imbalance + gain)
+    imbalance += gain
+    return imbalance if imbalance < maximum else maximum
 
 
 def recover_imbalance(imbalance: int, recovery: int) -> int:
     """Rule 10: after the refill (or in its place, at Death's Door) Imbalance drops by ``recovery``."""
-    return max(0, imbalance - recovery)
+    imbalance -= recovery
+    return imbalance if imbalance > 0 else 0
 
 
 # -- Rule 11: attack ------------------------------------------------------------------------------
@@ -347,7 +353,10 @@ def reduce_damage(potential: int, reduction: int, minimum: int = 1) -> int:
 
 def soak_damage(damage: int, soak_successes: int, floor: int = 0) -> int:
     """Rule 13: each Shell success soaks 1 damage; as written nothing stops it at 0."""
-    return max(floor, damage - soak_successes) if damage > 0 else 0
+    if damage <= 0:
+        return 0
+    damage -= soak_successes
+    return damage if damage > floor else floor
 
 
 # -- Rule 14: Heart 0 -----------------------------------------------------------------------------
@@ -365,7 +374,9 @@ def unconscious_stamina(stamina: int, max_stamina: int, restores: bool) -> int:
 
 def stamina_damage(stamina: int, damage: int) -> tuple[int, bool]:
     """Rule 14: at Death's Door or unconscious, damage hits Stamina; Stamina 0 is death."""
-    new = max(0, stamina - damage)
+    new = stamina - damage
+    if new < 0:
+        new = 0
     return new, new <= 0
 
 
@@ -379,7 +390,8 @@ def spend_stamina(stamina: int, amount: int, at_deaths_door_or_unconscious: bool
 
 def heart_damage(heart: int, damage: int) -> int:
     """Rules 13-14: damage comes off Heart, which stops at 0."""
-    return max(0, heart - damage)
+    heart -= damage
+    return heart if heart > 0 else 0
 
 
 class HeartZero(enum.Enum):
@@ -409,7 +421,12 @@ def provokes(adjacent_cells_moved: int, maneuverability_value: int) -> bool:
 
 def chebyshev(a: tuple[int, int], b: tuple[int, int]) -> int:
     """Rule 15: diagonal steps cost 1, so distance is the Chebyshev distance."""
-    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+    dx, dy = a[0] - b[0], a[1] - b[1]
+    if dx < 0:
+        dx = -dx
+    if dy < 0:
+        dy = -dy
+    return dx if dx > dy else dy
 
 
 def adjacent_cells_entered(cells: Iterable[tuple[int, int]], foe: tuple[int, int]) -> int:
@@ -424,7 +441,7 @@ def passes_through(cells: Iterable[tuple[int, int]], foe: tuple[int, int]) -> bo
 
 def provoking_move(adjacent_cells_moved: int, maneuverability_value: int, through_foe: bool) -> bool:
     """Rule 15: passing through a hostile bug's space provokes it, as do more adjacent cells than Maneuverability."""
-    return through_foe or provokes(adjacent_cells_moved, maneuverability_value)
+    return through_foe or adjacent_cells_moved > maneuverability_value  # provokes(), inlined: this runs every move
 
 
 def provoked_attack_offered(
@@ -446,7 +463,10 @@ def dash_path(start: tuple[int, int], delta: tuple[int, int], cells: int) -> lis
 
 def retreat_distance(max_cells: int, speed_left: int, open_cells: int) -> int:
     """Rule 15: a retreat moves up to ``max_cells``, each paid in Speed, and stops at the first blocked cell."""
-    return max(0, min(max_cells, speed_left, open_cells))
+    most = max_cells if max_cells < speed_left else speed_left
+    if open_cells < most:
+        most = open_cells
+    return most if most > 0 else 0
 
 
 # -- Rule 16: grapple -----------------------------------------------------------------------------

@@ -361,3 +361,99 @@ def test_turn_options_stay_right_when_the_place_table_starts_afresh(monkeypatch:
                 checked += 1
             st.apply_action(legal[int(rng.random() * len(legal))])
     assert checked > 100
+
+
+def test_rules_written_with_comparisons_equal_their_min_max_forms() -> None:
+    """The hot rule functions compare instead of calling min()/max() (a builtin call each): over a grid of small
+    ints (negative ones included) each gives what its min()/max() form gives."""
+    from itertools import product
+
+    from envs.hallownest import rules as R
+
+    span = range(-3, 9)
+    for a, b, c in product(span, repeat=3):
+        assert R.apply_modifier(a, b, True, c) == (max(c, a + b), 0)
+        assert R.add_imbalance(a, b, c) == min(c, a + b)
+        assert R.recover_imbalance(a, b) == max(0, a - b)
+        assert R.stamina_damage(a, b) == (max(0, a - b), max(0, a - b) <= 0)
+        assert R.heart_damage(a, b) == max(0, a - b)
+        assert R.retreat_distance(a, b, c) == max(0, min(a, b, c))
+        assert R.soak_damage(a, b, c) == (max(c, a - b) if a > 0 else 0)
+        assert R.chebyshev((a, b), (c, a)) == max(abs(a - c), abs(b - a))
+        for d, never_lowers in product(range(0, 3), (False, True)):
+            target = max(0, b - c)
+            assert R.turn_start_refill(a, b, c, never_lowers, d) == (
+                max(a, target) if never_lowers else target,
+                max(0, c - d),
+            )
+        for a, m, through in product(span, span, (False, True)):
+            assert R.provoking_move(a, m, through) == (through or R.provokes(a, m))
+
+
+@pytest.mark.parametrize("sections", [{}, {"unconscious": {"targetable": True}, "deaths_door": {"enabled": False}}])
+def test_kept_grapple_flag_equals_the_bugs_grapples(sections: dict[str, object]) -> None:
+    """DuelState.grapple_on (read before every Rule 16 check) is kept where a grapple starts or ends: after every
+    transition of many random duels it says whether a bug is grappled, in a clone that goes its own way too."""
+    from envs.hallownest.duel import NOBODY
+
+    cfg = config(**sections)
+
+    def held(st: DuelState) -> bool:
+        return any(b.grappled_by != NOBODY for b in st.bugs)
+
+    def walk(st: DuelState, rng: Rng, steps: int) -> int:
+        on = 0
+        for _ in range(steps):
+            if st.is_terminal():
+                break
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+            else:
+                legal = st.legal_actions()
+                grapples = [a for a in legal if ACTIONS[a].kind is Kind.GRAPPLE]  # seek grapples out
+                pick = grapples if grapples and rng.random() < 0.5 else legal
+                st.apply_action(pick[int(rng.random() * len(pick))])
+            assert st.grapple_on == held(st)
+            on += st.grapple_on
+        return on
+
+    from envs.hallownest.actions import ACTIONS
+
+    on = 0
+    for seed in range(60):
+        st, rng = DuelState(cfg), Rng(400 + seed)
+        on += walk(st, rng, 30)
+        twin = st.clone()
+        on += walk(twin, Rng(900 + seed), 400) + walk(st, rng, 400)
+    assert on > 200
+
+
+def test_a_duel_clone_copies_every_slot() -> None:
+    """DuelState keeps its fields in slots, copied by hand in clone(): every field __init__ sets is a slot (only the
+    base State's stay in the dict), and a clone holds each slot of its original (the bugs and the attack copied)."""
+    st = DuelState(config())
+    assert set(st.__dict__) <= {"num_players", "log", "_outcome", "narrating"}
+    assert set(DuelState.FIELDS) == set(DuelState.__slots__)
+    rng = Rng(11)
+    seen_attack = False
+    for _ in range(300):
+        if st.is_terminal():
+            st = DuelState(config())
+        if st.is_chance():
+            st.apply_chance(st.sample_chance(rng))
+        else:
+            legal = st.legal_actions()
+            st.apply_action(legal[int(rng.random() * len(legal))])
+        twin = st.clone()
+        for name in DuelState.FIELDS:
+            mine, theirs = getattr(st, name), getattr(twin, name)
+            if name == "bugs":
+                assert [b.fields() for b in theirs] == [b.fields() for b in mine]
+                assert all(t is not m for t, m in zip(theirs, mine, strict=True))
+            elif name == "atk" and mine is not None:
+                assert theirs is not mine and theirs.fields() == mine.fields()
+                seen_attack = True
+            else:
+                assert theirs is mine, name
+        assert twin.key() == st.key() and twin.log == st.log and twin.log is not st.log
+    assert seen_attack
