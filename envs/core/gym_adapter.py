@@ -15,10 +15,11 @@ from envs.core.config import config_hash, load_config
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, Ruleset, State
 from envs.core.play import advance
-from envs.core.policy import Policy, UniformRandom, legal_mask
+from envs.core.policy import Policy, UniformRandom, legal_mask, mask_cache, new_mask
 
 ILLEGAL_ACTION_PENALTY = -1.0
 MAX_DEALS = 100
+_FLOAT32 = np.dtype(np.float32)
 
 
 class GameEnv(gym.Env[np.ndarray, np.int64]):
@@ -101,6 +102,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         self._low, self._high = self.observation_space.low, self.observation_space.high  # float32 bound vectors
         self._in_bounds = self.scenario.observation_in_bounds  # the engine's observations need no clipping
         self._mask = np.ones(n, dtype=bool)
+        self._masks = mask_cache(n)  # kept read-only masks by legal ids, shared with every env of n actions
         self.state: State | None = None
         self._ended_by_illegal = False
         self._rng = Rng(0)
@@ -158,8 +160,10 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             return self._obs(), self.illegal_action_penalty, True, False, info
         state.apply_action(a)
         advance(state, self._rng, self._policies, self.num_actions, stop_at=seat)
-        if state.current_player() == seat:  # the common case, without _info's checks (and _obs inlined)
-            mask = self._mask = legal_mask(state, self.num_actions)
+        if state.current_player() == seat:  # the common case, without _info's checks (_obs and legal_mask inlined)
+            legal = tuple(state.legal_actions())
+            mask = self._masks.get(legal)
+            mask = self._mask = mask.copy() if mask is not None else new_mask(self.num_actions, legal)
             return (
                 self._clip(state.observation(seat)),
                 0.0,
@@ -218,7 +222,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         observation's own dtype cost half of scalar ones with a ``dtype`` argument. An observation that is not a
         float32 array is converted first (and clipped).
         """
-        if type(obs) is not np.ndarray or obs.dtype != np.float32:
+        if type(obs) is not np.ndarray or obs.dtype is not _FLOAT32 and obs.dtype != _FLOAT32:
             obs = np.asarray(obs, dtype=np.float32)
         elif self._in_bounds:
             return obs

@@ -33,9 +33,33 @@ class Policy(Protocol):
     def act(self, state: State, mask: np.ndarray, rng: Rng) -> int: ...
 
 
-_MASKS: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
-"""Masks already built, by (number of actions, legal ids): a game meets the same few legal lists again and again."""
-_MASKS_LIMIT = 8192
+_MASKS: dict[int, dict[tuple[int, ...], np.ndarray]] = {}
+"""Masks already built, by number of actions and then legal ids: a game meets the same few legal lists again and
+again. Read-only: callers get copies."""
+_MASKS_LIMIT = 8192  # legal lists kept per number of actions (a game's distinct lists are far fewer)
+
+
+def mask_cache(num_actions: int) -> dict[tuple[int, ...], np.ndarray]:
+    """The kept masks over ``num_actions`` ids, by legal ids; a miss is built by :func:`new_mask`.
+
+    The Gymnasium adapter looks its masks up here directly on its hot path; everyone else calls :func:`legal_mask`.
+    """
+    cache = _MASKS.get(num_actions)
+    if cache is None:
+        cache = _MASKS[num_actions] = {}
+    return cache
+
+
+def new_mask(num_actions: int, legal: tuple[int, ...]) -> np.ndarray:
+    """A fresh mask of ``legal`` over ``num_actions`` ids, kept (read-only) in :func:`mask_cache` for the next time."""
+    cache = mask_cache(num_actions)
+    if len(cache) >= _MASKS_LIMIT:
+        cache.clear()
+    mask = np.zeros(num_actions, dtype=bool)
+    mask[list(legal)] = True
+    mask.flags.writeable = False
+    cache[legal] = mask
+    return mask.copy()
 
 
 def legal_mask(state: State, num_actions: int) -> np.ndarray:
@@ -44,16 +68,9 @@ def legal_mask(state: State, num_actions: int) -> np.ndarray:
     The vector is fresh (the caller may change it); it is copied from a cache of the masks already built
     for the same legal list, which costs a fraction of building it.
     """
-    key = (num_actions, tuple(state.legal_actions()))
-    mask = _MASKS.get(key)
-    if mask is None:
-        if len(_MASKS) >= _MASKS_LIMIT:
-            _MASKS.clear()
-        mask = np.zeros(num_actions, dtype=bool)
-        mask[list(key[1])] = True
-        mask.flags.writeable = False
-        _MASKS[key] = mask
-    return mask.copy()
+    legal = tuple(state.legal_actions())
+    mask = mask_cache(num_actions).get(legal)
+    return mask.copy() if mask is not None else new_mask(num_actions, legal)
 
 
 class UniformRandom:

@@ -214,6 +214,22 @@ def test_infos_and_observations_are_fresh_and_the_mask_is_the_decisions(toy):
     assert info2["action_mask"].tolist() == info1["action_mask"].tolist()
 
 
+def test_each_decisions_mask_is_a_writable_copy_that_matches_its_legal_list(toy):
+    """Masks come from kept read-only ones: what a user writes into one changes no later decision's mask."""
+    env = GameEnv(toy, "race")
+    rng = np.random.default_rng(0)
+    for game in range(3):
+        _, info = env.reset(seed=game)
+        done = False
+        while not done:
+            mask = info["action_mask"]
+            legal = env.state.legal_actions()
+            assert mask.flags.writeable and mask.tolist() == [a in legal for a in range(env.action_space.n)]
+            mask[:] = True  # scribbled on by the user: the kept mask of this legal list must not change
+            _, _, term, trunc, info = env.step(int(rng.choice(legal)))
+            done = term or trunc
+
+
 @settings(max_examples=200, deadline=None)
 @given(legal=st.sets(st.integers(0, 63), min_size=1).map(list).flatmap(st.permutations), seed=st.integers(0, 2**32))
 def test_uniform_pick_from_the_legal_list_is_its_pick_from_the_mask(legal, seed):
