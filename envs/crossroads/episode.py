@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -261,7 +262,63 @@ class Side:
 class CrossroadsState(State[Hashable]):
     """A Crossroads episode (Rules 1-13): the sequence of setup, scenes and their checks."""
 
+    FIELDS = (
+        "settings",
+        "encoder",
+        "faction_base",
+        "faction_target_0",
+        "_crossroads_live",
+        "_own_menus",
+        "num_players",
+        "log",
+        "_outcome",
+        "narrating",
+        "cfg",
+        "chars",
+        "factions",
+        "ents",
+        "seat_personal",
+        "personals_alive",
+        "commons_alive",
+        "factions_alive",
+        "phase",
+        "actor",
+        "first",
+        "admin",
+        "scene_no",
+        "scene",
+        "exits",
+        "setup_queue",
+        "goal_pending",
+        "chk_eid",
+        "chk_seat",
+        "purpose",
+        "dice",
+        "perm",
+        "flags",
+        "succ",
+        "left",
+        "build_step",
+        "sides",
+        "side_i",
+        "degree",
+        "deal_faction",
+        "initial_rolls",
+        "_legal",
+        "obs_changes",
+        "obs_blocks",
+        "obs_marks",
+        "_sampled",
+    )
+    """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too)."""
+    # Slots, not an instance dict: a dict of more than 30 keys is not shared with the class, so Python 3.11 reads
+    # each attribute through a hashed lookup and cannot specialise any ``self.method()`` call (a generic method
+    # lookup per call); slot reads and cached method loads are the interpreter's fast paths. (The protocol's
+    # State has no __slots__, so an instance still has an empty __dict__ nothing writes to.)
+    __slots__ = FIELDS
+
     def __init__(self, cfg: CrossroadsConfig) -> None:
+        self.narrating = True  # the protocol's class default, which the slot hides
         self.settings = settings_of(cfg)
         self.encoder = encoder_of(self.settings)  # observation encoding (resolved once per config)
         self.faction_base = self.encoder.layout.char_slots
@@ -1738,8 +1795,55 @@ class CrossroadsState(State[Hashable]):
         )
 
     def clone(self) -> CrossroadsState:
-        new = CrossroadsState.__new__(CrossroadsState)
-        new.__dict__.update(self.__dict__)
+        new = _new_object(CrossroadsState)
+        (
+            new.settings,
+            new.encoder,
+            new.faction_base,
+            new.faction_target_0,
+            new._crossroads_live,
+            new._own_menus,
+            new.num_players,
+            new.log,
+            new._outcome,
+            new.narrating,
+            new.cfg,
+            new.chars,
+            new.factions,
+            new.ents,
+            new.seat_personal,
+            new.personals_alive,
+            new.commons_alive,
+            new.factions_alive,
+            new.phase,
+            new.actor,
+            new.first,
+            new.admin,
+            new.scene_no,
+            new.scene,
+            new.exits,
+            new.setup_queue,
+            new.goal_pending,
+            new.chk_eid,
+            new.chk_seat,
+            new.purpose,
+            new.dice,
+            new.perm,
+            new.flags,
+            new.succ,
+            new.left,
+            new.build_step,
+            new.sides,
+            new.side_i,
+            new.degree,
+            new.deal_faction,
+            new.initial_rolls,
+            new._legal,
+            new.obs_changes,
+            new.obs_blocks,
+            new.obs_marks,
+            new._sampled,
+        ) = _STATE_ALL(self)  # every slot in FIELDS order (one C call); the containers changed in place are copied
         new.log = list(self.log) if self.log else []
         new.chars = [c.copy() for c in self.chars]
         new.factions = [f.copy() for f in self.factions]
@@ -1761,6 +1865,10 @@ class CrossroadsState(State[Hashable]):
             new.obs_marks = [0] * self.num_players
         return new
 
+
+_new_object = object.__new__
+_STATE_ALL = attrgetter(*CrossroadsState.FIELDS)
+"""A state's slots as a tuple, in ``FIELDS`` order (:meth:`CrossroadsState.clone`)."""
 
 _PHASE_OPTIONS = {
     Phase.BURN_BEFORE: "burn_before",

@@ -120,6 +120,46 @@ class Encoder:
     relative); the confrontation's target and opposition markers are added to at most two slots per call.
     """
 
+    # slots: an instance dict of more than 30 keys is unshared, which makes Python 3.11 read every attribute
+    # through a hashed lookup and look every ``self.method()`` up afresh (no specialisation)
+    __slots__ = (
+        "layout",
+        "players",
+        "global_size",
+        "size",
+        "after",
+        "heads",
+        "no_head",
+        "admins",
+        "head_admins",
+        "pack_progress",
+        "progress",
+        "dice_pieces",
+        "no_dice",
+        "counts",
+        "pack_side",
+        "side_pieces",
+        "no_side",
+        "pack_flags",
+        "no_flags",
+        "own_flags",
+        "side_flags",
+        "pack_tail",
+        "tails",
+        "pack_char",
+        "pack_faction",
+        "empty_char",
+        "char_ends",
+        "faction_ends",
+        "empty_faction",
+        "markers",
+        "spans",
+        "offsets",
+        "fractions",
+        "high",
+        "faction_rows",
+    )
+
     def __init__(self, layout: Layout, players: int, max_conditions: int, writeoff_high: int) -> None:
         self.layout = layout
         self.players = players
