@@ -44,8 +44,6 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 from envs.crossroads import rules
 from envs.crossroads.actions import (
@@ -73,7 +71,7 @@ from envs.crossroads.dice import (
     face_classes,
     optimal_permutations,
 )
-from envs.crossroads.observation import encoder_of
+from envs.crossroads.observation import encoder_of, observe
 from envs.crossroads.rules import (
     ALL_STATS,
     NO_FLAGS,
@@ -372,7 +370,7 @@ class CrossroadsState(State[Hashable]):
         self.obs_changes: list[int] = []
         """The entity ids changed so far, in order: every rule that changes a field an observation slot shows, or
         adds an entity, appends the entity's id (repeats allowed). The encoder reads it to patch its kept blocks."""
-        self.obs_blocks: list[bytes | None] = [None] * self.num_players
+        self.obs_blocks: list[bytearray | None] = [None] * self.num_players
         """The observation's entity slots (all characters, then all factions, unmarked) per observing seat,
         filled by the encoder; ``obs_marks[seat]`` is the length of ``obs_changes`` the seat's block is
         up to date with (the encoder re-packs only the slots of the entities changed after that mark)."""
@@ -1704,8 +1702,7 @@ class CrossroadsState(State[Hashable]):
     # ------------------------------------------------------------------------------------------
     # observation, key, clone
     # ------------------------------------------------------------------------------------------
-    def observation(self, seat: int) -> np.ndarray:
-        return self.encoder.encode(self, seat)
+    observation = observe  # the encoder's function itself: no method call in between (one call per env step)
 
     def key(self) -> Hashable:
         """The position as the rules go on to read it (for the exact solver's memo).
@@ -1857,7 +1854,7 @@ class CrossroadsState(State[Hashable]):
         new.seat_personal = list(self.seat_personal)
         if len(self.obs_changes) <= _CHANGES_KEPT:  # the clone patches the same kept blocks
             new.obs_changes = list(self.obs_changes)
-            new.obs_blocks = list(self.obs_blocks)
+            new.obs_blocks = [None if b is None else bytearray(b) for b in self.obs_blocks]  # patched in place
             new.obs_marks = list(self.obs_marks)
         else:  # a long log nobody encoded from (a search's playouts): the clone starts afresh
             new.obs_changes = []
