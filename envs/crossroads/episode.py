@@ -307,6 +307,7 @@ class CrossroadsState(State[Hashable]):
         "obs_blocks",
         "obs_marks",
         "_sampled",
+        "_next_admins",
     )
     """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too)."""
     # Slots, not an instance dict: a dict of more than 30 keys is not shared with the class, so Python 3.11 reads
@@ -327,6 +328,8 @@ class CrossroadsState(State[Hashable]):
         self._own_menus = _own_menus_of(self.settings)
         """Whether a crossroads changes anything beyond the narration (Rule 5: ``crossroads.effect``)."""
         super().__init__(self.settings.players)
+        self._next_admins = _next_admins_of(self.num_players)
+        """Rule 8's rotation as a table: the next Admin by the current one (a subscript at every scene's end)."""
         self.cfg = cfg
         self.chars: list[Character] = []
         self.factions: list[Faction] = []
@@ -431,14 +434,14 @@ class CrossroadsState(State[Hashable]):
 
     def _legal_spend(self) -> Sequence[int]:
         """Rule 6: a spend on the roller itself."""
-        return self._own_options(self.ents[self.chk_eid], None, spend=True)
+        return self._own_options(self.ents[self.chk_eid], None, True)  # positional: a keyword call is not specialised
 
     def _legal_outcome(self) -> Sequence[int]:
         """Rules 11.2/11.7: an outcome on oneself or against the other side."""
         s = self.sides[self.side_i]
         beauty_own = self.purpose == _BEAUTY and not self.settings.beauty_against_other
         opp = None if beauty_own else self.opponent_side(self.side_i)
-        return [*self._own_options(self.ents[s.eid], s.flags, spend=False), *self._opponent_options(s, opp)]
+        return [*self._own_options(self.ents[s.eid], s.flags, False), *self._opponent_options(s, opp)]
 
     def _legal_burn_before(self) -> Sequence[int]:
         """Rule 11.3: a side with a +C may burn it for a success."""
@@ -1076,7 +1079,7 @@ class CrossroadsState(State[Hashable]):
                 self.narrate("goal_check", f"{c.name} achieved its goal: a check to lower factions' Influence.", seat)
             self.begin_check(c.idx, seat, _Purpose.GOAL)
             return
-        self.admin = rules.next_admin(self.admin, self.num_players)
+        self.admin = self._next_admins[self.admin]
         self._start_scene()
 
     def choose_scene(self, a: int) -> None:
@@ -1203,7 +1206,9 @@ class CrossroadsState(State[Hashable]):
 
     def _target_id(self) -> int:
         """The target character of the confrontation (the last side)."""
-        return self._side_id(self.sides[-1])
+        eid = self.sides[-1].eid  # _side_id inlined (read at every aim and opposition decision)
+        assert eid is not None
+        return eid
 
     def _checker_id(self) -> int:
         assert self.chk_eid is not None
@@ -1415,8 +1420,10 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.8: a losing character may burn +C to mark goal boxes it succeeded on."""
         if self.settings.loser_mark and len(self.sides) == 2:
             for i, s in enumerate(self.sides):
-                if s.lost and self._side_id(s) < self.faction_base:
-                    c = self.chars[self._side_id(s)]
+                eid = s.eid  # _side_id inlined
+                assert eid is not None
+                if s.lost and eid < self.faction_base:
+                    c = self.chars[eid]
                     if c.alive and c.plus > 0 and rules.markable_boxes(s.flags, c.goals):
                         self.side_i = i
                         self.phase = _Phase.LOSER_MARK
@@ -1840,6 +1847,7 @@ class CrossroadsState(State[Hashable]):
             new.obs_blocks,
             new.obs_marks,
             new._sampled,
+            new._next_admins,
         ) = _STATE_ALL(self)  # every slot in FIELDS order (one C call); the containers changed in place are copied
         new.log = list(self.log) if self.log else []
         new.chars = [c.copy() for c in self.chars]
@@ -2018,6 +2026,12 @@ _APPLY: dict[Phase, Callable[[CrossroadsState, int], None]] = {
     Phase.LOWER_INFLUENCE: CrossroadsState._do_lower_influence,
 }
 """What an action does in each decision phase."""
+
+
+@lru_cache(maxsize=16)
+def _next_admins_of(players: int) -> tuple[int, ...]:
+    """``rules.next_admin`` of every seat (Rule 8), shared by the states of a table size."""
+    return tuple(rules.next_admin(admin, players) for admin in range(players))
 
 
 @lru_cache(maxsize=64)

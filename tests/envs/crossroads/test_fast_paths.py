@@ -17,13 +17,13 @@ from agents.personas.crossroads import PERSONAS, best_assignment
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import legal_mask
-from envs.crossroads import RULESET
+from envs.crossroads import RULESET, rules
 from envs.crossroads.actions import MINUS_C_OF, NUM_ACTIONS, Act, Phase, Purpose
 from envs.crossroads.dice import PERMUTATIONS, roll_check_dice
 from envs.crossroads.episode import Character, CrossroadsState, _sorted3
 from envs.crossroads.rules import MinusC
 
-from .helpers import ALL_PERMS, assign_action, config
+from .helpers import ALL_PERMS, assign_action, config, diverge, step
 
 FACES = range(1, 11)
 
@@ -151,8 +151,6 @@ def test_state_and_encoder_attributes_are_slots_and_a_clone_copies_each():
     """Every attribute of a state lives in a slot (an unshared instance dict of 46 keys disables Python 3.11's
     attribute and method specialisation), and ``clone`` assigns every slot: the clone reads the original's
     values, its containers are copies, and the two play on independently."""
-    from tests.envs.crossroads.helpers import diverge, step
-
     rng = Rng(3)
     for overrides in ({}, {"episode__players": 5, "setup__first_player": "roll"}):
         st = CrossroadsState(config(**overrides))
@@ -180,3 +178,16 @@ def test_state_and_encoder_attributes_are_slots_and_a_clone_copies_each():
                 key = st.key()
                 diverge(st, rng, 30, lambda s: s.key())
                 assert st.key() == key
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_the_admin_table_is_rule_8s_rotation(players):
+    """The state's next-Admin table is ``rules.next_admin`` of every seat, and a played game follows it."""
+    st = CrossroadsState(config(episode__players=players))
+    assert st._next_admins == tuple(rules.next_admin(a, players) for a in range(players))
+    rng, scene, admin = Rng(players), st.scene_no, st.admin
+    while st.current_player() != TERMINAL:
+        step(st, rng)
+        if st.scene_no == scene + 1 and scene > 0:
+            assert st.admin == rules.next_admin(admin, players)
+        scene, admin = st.scene_no, st.admin
