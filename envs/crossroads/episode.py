@@ -41,9 +41,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
+from operator import attrgetter
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
 from envs.crossroads import rules
@@ -72,7 +71,7 @@ from envs.crossroads.dice import (
     face_classes,
     optimal_permutations,
 )
-from envs.crossroads.observation import encoder_of
+from envs.crossroads.observation import encoder_of, observe
 from envs.crossroads.rules import (
     ALL_STATS,
     NO_FLAGS,
@@ -261,7 +260,64 @@ class Side:
 class CrossroadsState(State[Hashable]):
     """A Crossroads episode (Rules 1-13): the sequence of setup, scenes and their checks."""
 
+    FIELDS = (
+        "settings",
+        "encoder",
+        "faction_base",
+        "faction_target_0",
+        "_crossroads_live",
+        "_own_menus",
+        "num_players",
+        "log",
+        "_outcome",
+        "narrating",
+        "cfg",
+        "chars",
+        "factions",
+        "ents",
+        "seat_personal",
+        "personals_alive",
+        "commons_alive",
+        "factions_alive",
+        "phase",
+        "actor",
+        "first",
+        "admin",
+        "scene_no",
+        "scene",
+        "exits",
+        "setup_queue",
+        "goal_pending",
+        "chk_eid",
+        "chk_seat",
+        "purpose",
+        "dice",
+        "perm",
+        "flags",
+        "succ",
+        "left",
+        "build_step",
+        "sides",
+        "side_i",
+        "degree",
+        "deal_faction",
+        "initial_rolls",
+        "_legal",
+        "obs_changes",
+        "obs_blocks",
+        "obs_marks",
+        "_sampled",
+        "_next_admins",
+    )
+    """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too)."""
+    # Slots, not an instance dict: a dict of more than 30 keys is not shared with the class, so Python 3.11 reads
+    # each attribute through a hashed lookup and cannot specialise any ``self.method()`` call (a generic method
+    # lookup per call); slot reads and cached method loads are the interpreter's fast paths. (The protocol's
+    # State has no __slots__, so an instance still has an empty __dict__ nothing writes to.)
+    __slots__ = FIELDS
+
     def __init__(self, cfg: CrossroadsConfig) -> None:
+        self.narrating = True  # the protocol's class default, which the slot hides
         self.settings = settings_of(cfg)
         self.encoder = encoder_of(self.settings)  # observation encoding (resolved once per config)
         self.faction_base = self.encoder.layout.char_slots
@@ -272,6 +328,8 @@ class CrossroadsState(State[Hashable]):
         self._own_menus = _own_menus_of(self.settings)
         """Whether a crossroads changes anything beyond the narration (Rule 5: ``crossroads.effect``)."""
         super().__init__(self.settings.players)
+        self._next_admins = _next_admins_of(self.num_players)
+        """Rule 8's rotation as a table: the next Admin by the current one (a subscript at every scene's end)."""
         self.cfg = cfg
         self.chars: list[Character] = []
         self.factions: list[Faction] = []
@@ -315,7 +373,7 @@ class CrossroadsState(State[Hashable]):
         self.obs_changes: list[int] = []
         """The entity ids changed so far, in order: every rule that changes a field an observation slot shows, or
         adds an entity, appends the entity's id (repeats allowed). The encoder reads it to patch its kept blocks."""
-        self.obs_blocks: list[bytes | None] = [None] * self.num_players
+        self.obs_blocks: list[bytearray | None] = [None] * self.num_players
         """The observation's entity slots (all characters, then all factions, unmarked) per observing seat,
         filled by the encoder; ``obs_marks[seat]`` is the length of ``obs_changes`` the seat's block is
         up to date with (the encoder re-packs only the slots of the entities changed after that mark)."""
@@ -376,14 +434,14 @@ class CrossroadsState(State[Hashable]):
 
     def _legal_spend(self) -> Sequence[int]:
         """Rule 6: a spend on the roller itself."""
-        return self._own_options(self.ents[self.chk_eid], None, spend=True)
+        return self._own_options(self.ents[self.chk_eid], None, True)  # positional: a keyword call is not specialised
 
     def _legal_outcome(self) -> Sequence[int]:
         """Rules 11.2/11.7: an outcome on oneself or against the other side."""
         s = self.sides[self.side_i]
         beauty_own = self.purpose == _BEAUTY and not self.settings.beauty_against_other
         opp = None if beauty_own else self.opponent_side(self.side_i)
-        return [*self._own_options(self.ents[s.eid], s.flags, spend=False), *self._opponent_options(s, opp)]
+        return [*self._own_options(self.ents[s.eid], s.flags, False), *self._opponent_options(s, opp)]
 
     def _legal_burn_before(self) -> Sequence[int]:
         """Rule 11.3: a side with a +C may burn it for a success."""
@@ -1021,7 +1079,7 @@ class CrossroadsState(State[Hashable]):
                 self.narrate("goal_check", f"{c.name} achieved its goal: a check to lower factions' Influence.", seat)
             self.begin_check(c.idx, seat, _Purpose.GOAL)
             return
-        self.admin = rules.next_admin(self.admin, self.num_players)
+        self.admin = self._next_admins[self.admin]
         self._start_scene()
 
     def choose_scene(self, a: int) -> None:
@@ -1148,7 +1206,9 @@ class CrossroadsState(State[Hashable]):
 
     def _target_id(self) -> int:
         """The target character of the confrontation (the last side)."""
-        return self._side_id(self.sides[-1])
+        eid = self.sides[-1].eid  # _side_id inlined (read at every aim and opposition decision)
+        assert eid is not None
+        return eid
 
     def _checker_id(self) -> int:
         assert self.chk_eid is not None
@@ -1360,8 +1420,10 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.8: a losing character may burn +C to mark goal boxes it succeeded on."""
         if self.settings.loser_mark and len(self.sides) == 2:
             for i, s in enumerate(self.sides):
-                if s.lost and self._side_id(s) < self.faction_base:
-                    c = self.chars[self._side_id(s)]
+                eid = s.eid  # _side_id inlined
+                assert eid is not None
+                if s.lost and eid < self.faction_base:
+                    c = self.chars[eid]
                     if c.alive and c.plus > 0 and rules.markable_boxes(s.flags, c.goals):
                         self.side_i = i
                         self.phase = _Phase.LOSER_MARK
@@ -1647,8 +1709,7 @@ class CrossroadsState(State[Hashable]):
     # ------------------------------------------------------------------------------------------
     # observation, key, clone
     # ------------------------------------------------------------------------------------------
-    def observation(self, seat: int) -> np.ndarray:
-        return self.encoder.encode(self, seat)
+    observation = observe  # the encoder's function itself: no method call in between (one call per env step)
 
     def key(self) -> Hashable:
         """The position as the rules go on to read it (for the exact solver's memo).
@@ -1738,8 +1799,56 @@ class CrossroadsState(State[Hashable]):
         )
 
     def clone(self) -> CrossroadsState:
-        new = CrossroadsState.__new__(CrossroadsState)
-        new.__dict__.update(self.__dict__)
+        new = _new_object(CrossroadsState)
+        (
+            new.settings,
+            new.encoder,
+            new.faction_base,
+            new.faction_target_0,
+            new._crossroads_live,
+            new._own_menus,
+            new.num_players,
+            new.log,
+            new._outcome,
+            new.narrating,
+            new.cfg,
+            new.chars,
+            new.factions,
+            new.ents,
+            new.seat_personal,
+            new.personals_alive,
+            new.commons_alive,
+            new.factions_alive,
+            new.phase,
+            new.actor,
+            new.first,
+            new.admin,
+            new.scene_no,
+            new.scene,
+            new.exits,
+            new.setup_queue,
+            new.goal_pending,
+            new.chk_eid,
+            new.chk_seat,
+            new.purpose,
+            new.dice,
+            new.perm,
+            new.flags,
+            new.succ,
+            new.left,
+            new.build_step,
+            new.sides,
+            new.side_i,
+            new.degree,
+            new.deal_faction,
+            new.initial_rolls,
+            new._legal,
+            new.obs_changes,
+            new.obs_blocks,
+            new.obs_marks,
+            new._sampled,
+            new._next_admins,
+        ) = _STATE_ALL(self)  # every slot in FIELDS order (one C call); the containers changed in place are copied
         new.log = list(self.log) if self.log else []
         new.chars = [c.copy() for c in self.chars]
         new.factions = [f.copy() for f in self.factions]
@@ -1753,7 +1862,7 @@ class CrossroadsState(State[Hashable]):
         new.seat_personal = list(self.seat_personal)
         if len(self.obs_changes) <= _CHANGES_KEPT:  # the clone patches the same kept blocks
             new.obs_changes = list(self.obs_changes)
-            new.obs_blocks = list(self.obs_blocks)
+            new.obs_blocks = [None if b is None else bytearray(b) for b in self.obs_blocks]  # patched in place
             new.obs_marks = list(self.obs_marks)
         else:  # a long log nobody encoded from (a search's playouts): the clone starts afresh
             new.obs_changes = []
@@ -1761,6 +1870,10 @@ class CrossroadsState(State[Hashable]):
             new.obs_marks = [0] * self.num_players
         return new
 
+
+_new_object = object.__new__
+_STATE_ALL = attrgetter(*CrossroadsState.FIELDS)
+"""A state's slots as a tuple, in ``FIELDS`` order (:meth:`CrossroadsState.clone`)."""
 
 _PHASE_OPTIONS = {
     Phase.BURN_BEFORE: "burn_before",
@@ -1913,6 +2026,12 @@ _APPLY: dict[Phase, Callable[[CrossroadsState, int], None]] = {
     Phase.LOWER_INFLUENCE: CrossroadsState._do_lower_influence,
 }
 """What an action does in each decision phase."""
+
+
+@lru_cache(maxsize=16)
+def _next_admins_of(players: int) -> tuple[int, ...]:
+    """``rules.next_admin`` of every seat (Rule 8), shared by the states of a table size."""
+    return tuple(rules.next_admin(admin, players) for admin in range(players))
 
 
 @lru_cache(maxsize=64)

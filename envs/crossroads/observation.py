@@ -21,6 +21,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import product
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -65,6 +66,7 @@ _TENTHS = tuple(k / _DIE for k in range(_DIE + 1))
 """A d10 face or a stat (0-10) scaled by 1/10 (the same floats as dividing)."""
 _SIXTHS = tuple(min(1.0, k / _SCALE) for k in range(_SCALE + 1))
 _FLAG = (0.0, 1.0)
+_BOOLS = (False, True)
 _ROW_CACHE_LIMIT = 1 << 15
 _CHANGES_KEPT = 64
 """Entries of a state's change log (``obs_changes``) kept once read: a longer log is emptied by the encoder."""
@@ -120,6 +122,53 @@ class Encoder:
     relative); the confrontation's target and opposition markers are added to at most two slots per call.
     """
 
+    # slots: an instance dict of more than 30 keys is unshared, which makes Python 3.11 read every attribute
+    # through a hashed lookup and look every ``self.method()`` up afresh (no specialisation)
+    __slots__ = (
+        "layout",
+        "players",
+        "global_size",
+        "size",
+        "after",
+        "heads",
+        "no_head",
+        "admins",
+        "head_admins",
+        "pack_progress",
+        "progress",
+        "dice_pieces",
+        "no_dice",
+        "counts",
+        "pack_side",
+        "side_pieces",
+        "no_side",
+        "pack_flags",
+        "no_flags",
+        "own_flags",
+        "side_flags",
+        "pack_tail",
+        "tails",
+        "pack_char",
+        "pack_faction",
+        "empty_char",
+        "char_ends",
+        "faction_ends",
+        "empty_faction",
+        "markers",
+        "spans",
+        "offsets",
+        "fractions",
+        "high",
+        "faction_rows",
+        "char_slots",
+        "char_idents",
+        "stat_rows",
+        "condition_rows",
+        "char_flag_rows",
+        "no_rest",
+        "own_rests",
+    )
+
     def __init__(self, layout: Layout, players: int, max_conditions: int, writeoff_high: int) -> None:
         self.layout = layout
         self.players = players
@@ -142,8 +191,9 @@ class Encoder:
         )
         """The context one-hot, "to move" and the Admin one-hot as one piece, by phase, to move, relative Admin."""
         self.pack_progress = struct.Struct(f"{_DICE - _SCENE}f").pack
-        self.progress: dict[tuple[int, int], bytes] = {}
-        """The scene and exit progress piece by (scene number, exits) (bounded by ``_ROW_CACHE_LIMIT``)."""
+        self.progress: dict[int, bytes] = {}
+        """The scene and exit progress piece by scene number x ``_PROGRESS_STRIDE`` + exits (an int key hashes
+        for free; bounded by ``_ROW_CACHE_LIMIT``)."""
         self.dice_pieces = _DiceBytes(struct.Struct(f"{_SUCCESSES - _DICE}f").pack)
         self.no_dice = bytes(4 * (_SUCCESSES - _DICE))
         pack_counts = struct.Struct(f"{_SIDES - _SUCCESSES}f").pack
@@ -190,6 +240,36 @@ class Encoder:
         """Condition counts 0..cap scaled by 1/cap (an entity never holds more than cap, Rule 1)."""
         self.high = writeoff_high
         self.faction_rows: list[dict[tuple[int, ...], bytes]] = [{} for _ in range(players)]
+        self.char_slots = layout.char_slots
+        # a character's unmarked slot as four pieces from complete tables (see char_row)
+        pack = struct.pack
+        self.char_idents = tuple(
+            tuple(pack("5f", 1.0, _FLAG[alive], _FLAG[rel == 0], 0.0, self.offsets[rel]) for rel in range(players))
+            + (pack("5f", 1.0, _FLAG[alive], 0.0, 1.0, 0.0),)
+            for alive in (False, True)
+        )
+        """1, alive, mine, common, owner: by alive, then the owner's seat relative to the observer (``players``:
+        a common character)."""
+        self.stat_rows = tuple(
+            tuple(tuple(pack("3f", _TENTHS[g], _TENTHS[kh], _TENTHS[m]) for m in range(11)) for kh in range(11))
+            for g in range(11)
+        )
+        """The three stats (0-10) scaled by 1/10, by G, KH, M."""
+        self.condition_rows = tuple(
+            tuple(pack("2f", self.fractions[plus], self.fractions[minus]) for minus in range(max_conditions + 1))
+            for plus in range(max_conditions + 1)
+        )
+        """+C and -C over the cap, by +C then -C."""
+        self.char_flag_rows = {
+            key: pack("8f", *[_FLAG[k] for k in key], 0.0, 0.0) for key in product((False, True), repeat=6)
+        }
+        """Wounded, dying, the three goal boxes, Advantage and the two (unset) markers, by the six flags."""
+        self.no_rest = self.no_side + self.no_side + self.no_flags
+        """Both sides' pieces and the flags piece outside a confrontation and its success flags."""
+        self.own_rests = {
+            flags: self.no_side + self.no_side + self.own_flags[flags] for flags in product(_BOOLS, _BOOLS, _BOOLS)
+        }
+        """Both (empty) sides' pieces and a check's success flags, by the flags."""
 
     def char_bytes(self, c: Character, seat: int, is_target: bool, is_opp: bool) -> bytes:
         """The float32 bytes of a character's slot as ``seat`` sees it."""
@@ -222,6 +302,19 @@ class Encoder:
             flag[is_opp],
         )
 
+    def char_row(self, c: Character, seat: int) -> bytes:
+        """:meth:`char_bytes` unmarked, joined from four table pieces (packing 18 floats costs about twice as much)."""
+        g0, g1, g2 = c.goals
+        s0, s1, s2 = c.stats
+        return _JOIN_BYTES(
+            (
+                self.char_idents[c.alive][(c.owner - seat) % self.players if c.personal else self.players],
+                self.stat_rows[s0][s1][s2],
+                self.condition_rows[c.plus][c.minus],
+                self.char_flag_rows[c.wounded, c.dying, g0, g1, g2, c.advantage],
+            )
+        )
+
     def faction_bytes(self, f: Faction, seat: int, is_opp: bool) -> bytes:
         """The float32 bytes of a faction's slot as ``seat`` sees it."""
         flag, fractions = _FLAG, self.fractions
@@ -250,87 +343,31 @@ class Encoder:
         return row
 
     def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
-        """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array.
+        """The observation of ``seat`` (:func:`observe`; ``st`` is a state of this encoder's config)."""
+        return observe(st, seat)
 
-        The global features (context, Admin, scene, the roll, the confrontation) as float32 byte pieces, each
-        from a table of the few values it shows (see the tables in ``__init__``, packed only the first time),
-        then the entity slots as one block (the state's ``obs_blocks``, patched by :meth:`entity_block` only
-        after an entity changed), joined into a fresh bytearray; the confrontation's markers are then written
-        over the last bytes of their slots.
-        """
-        p = st.phase
-        head = self.head_admins[p][st.actor == seat][(st.admin - seat) % self.players]
-        progress = self.progress.get((st.scene_no, st.exits))
-        if progress is None:
-            progress = self.progress_bytes(st)
-        if _SHOWS_ROLL[p]:
-            roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
-            dice = self.dice_pieces[roll] if roll else self.no_dice
-        else:
-            dice = self.no_dice
-        succ, left, degree = st.succ, st.left, st.degree  # a count at 6 or more reads 1 (table index 6)
-        counts = self.counts[succ if succ < _SCALE else _SCALE][left if left < _SCALE else _SCALE][
-            degree if degree < _SCALE else _SCALE
-        ]
-        sides = st.sides
-        if len(sides) == 2 and sides[0].eid is not None:
-            s0, s1 = sides
-            side_pieces = self.side_pieces
-            k0 = (s0.seat == seat, s0.dice, s0.burned, s0.succ)
-            k1 = (s1.seat == seat, s1.dice, s1.burned, s1.succ)
-            first = side_pieces.get(k0)
-            if first is None:
-                first = self.side_bytes(k0)
-            second = side_pieces.get(k1)
-            if second is None:
-                second = self.side_bytes(k1)
-            flags = self.side_flags[s0.flags, s1.flags, st.side_i == 1]  # all false until a side's dice are read
-        elif _SHOWS_FLAGS[p]:
-            first = second = self.no_side
-            flags = self.own_flags[st.flags]
-        else:
-            first, second, flags = self.no_side, self.no_side, self.no_flags
-        purpose = st.purpose
-        tail = (
-            self.pack_tail(st.build_step / 2, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK])
-            if p == _BUILD
-            else self.tails[purpose]
-        )
-        block = st.obs_blocks[seat]
-        if block is None or st.obs_marks[seat] != len(st.obs_changes):
-            block = self.entity_block(st, seat)
-        out = _JOIN((head, progress, dice, counts, first, second, flags, tail, block))
-        if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
-            for start, end, marks in self.markers[sides[-1].eid, sides[0].eid if len(sides) == 2 else None]:
-                out[start:end] = marks
-        # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
-        return _FROM_BUFFER(out, _FLOAT32)
-
-    def entity_block(self, st: CrossroadsState, seat: int) -> bytes:
+    def entity_block(self, st: CrossroadsState, seat: int) -> bytearray:
         """Every entity slot of ``seat``'s observation, unmarked: characters, empty slots, factions, empty slots.
 
-        Kept per seat on the state with the length of its change log it is up to date with: only the slots of
-        the entities changed since are re-packed and spliced in (a character's packed afresh: its slot shows
-        14 values, and a memo keyed by them missed ~3 lookups in 4; a faction's from the value memo); the first
-        block of a seat is built whole. The block is then stored, and a log grown past ``_CHANGES_KEPT`` is emptied
-        (the other seats' blocks that were not up to date are dropped).
+        Kept per seat on the state (a bytearray only this state writes: a clone copies it) with the length of its
+        change log it is up to date with: only the slots of the entities changed since are re-packed in place (a
+        character's from its table pieces, :meth:`char_row`; a faction's from the value memo); the first block of a
+        seat is built whole. A log grown past ``_CHANGES_KEPT`` is then emptied (the other seats' blocks that were
+        not up to date are dropped).
         """
         blocks, marks, changes = st.obs_blocks, st.obs_marks, st.obs_changes
         block = blocks[seat]
         n = len(changes)
         if block is None:
-            block = self.whole_block(st, seat)
+            block = blocks[seat] = self.whole_block(st, seat)
         else:
-            char_slots, spans = self.layout.char_slots, self.spans
-            buf = bytearray(block)
+            char_slots, spans = self.char_slots, self.spans
             for eid in set(changes[marks[seat] :]):  # each changed entity once (the slots are disjoint)
                 start, end = spans[eid]
                 if eid < char_slots:
-                    buf[start:end] = self.char_bytes(st.chars[eid], seat, False, False)
+                    block[start:end] = self.char_row(st.chars[eid], seat)
                 else:
-                    buf[start:end] = self.faction_row(st.factions[eid - char_slots], seat)
-            block = bytes(buf)
-        blocks[seat] = block
+                    block[start:end] = self.faction_row(st.factions[eid - char_slots], seat)
         marks[seat] = n
         if n > _CHANGES_KEPT:
             for s in range(self.players):
@@ -340,21 +377,21 @@ class Encoder:
             st.obs_changes = []
         return block
 
-    def whole_block(self, st: CrossroadsState, seat: int) -> bytes:
+    def whole_block(self, st: CrossroadsState, seat: int) -> bytearray:
         """:meth:`entity_block` from scratch: every entity's slot (a faction's from the memo) and the empty slots."""
         layout = self.layout
-        parts = [self.char_bytes(c, seat, False, False) for c in st.chars]
+        parts = [self.char_row(c, seat) for c in st.chars]
         parts.append(self.empty_char * (layout.char_slots - len(st.chars)))
         parts += [self.faction_row(f, seat) for f in st.factions]
         parts.append(self.empty_faction * (layout.faction_slots - len(st.factions)))
-        return b"".join(parts)
+        return _JOIN(parts)
 
     def progress_bytes(self, st: CrossroadsState) -> bytes:
         """The scene and exit progress piece of ``st`` (two features), memoised by (scene, exits)."""
         settings = st.settings
         if len(self.progress) >= _ROW_CACHE_LIMIT:
             self.progress.clear()
-        piece = self.progress[st.scene_no, st.exits] = self.pack_progress(
+        piece = self.progress[st.scene_no * _PROGRESS_STRIDE + st.exits] = self.pack_progress(
             st.scene_no / settings.max_scenes, min(1.0, st.exits / settings.exits_to_end)
         )
         return piece
@@ -458,7 +495,69 @@ _CHAR_MARK_BYTES = 8
 _FACTION_MARK_BYTES = 4
 """The bytes of a faction slot's opposition marker, its last float32 feature."""
 _JOIN = bytearray().join
+_JOIN_BYTES = b"".join
+_PROGRESS_STRIDE = 1 << 10
+"""More exits than an episode can have (every character and faction written off): scene x stride + exits is unique."""
 """Joins the observation's float32 pieces into one fresh bytearray (one copy; the array over it is writable)."""
+
+
+def observe(st: CrossroadsState, seat: int) -> np.ndarray:
+    """The observation of ``seat`` (see the rules card in ``episode.py``), a fresh float32 array.
+
+    The state's ``observation`` itself (no method in between: one call per env step). The global features
+    (context, Admin, scene, the roll, the confrontation) as float32 byte pieces, each from a table of the few
+    values it shows (see the tables in :class:`Encoder`, packed only the first time), then the entity slots as one
+    block (the state's ``obs_blocks``, patched by :meth:`Encoder.entity_block` only after an entity changed),
+    joined into a fresh bytearray; the confrontation's markers are then written over the last bytes of their slots.
+    """
+    enc = st.encoder
+    p = st.phase
+    head = enc.head_admins[p][st.actor == seat][(st.admin - seat) % enc.players]
+    progress = enc.progress.get(st.scene_no * _PROGRESS_STRIDE + st.exits)
+    if progress is None:
+        progress = enc.progress_bytes(st)
+    if _SHOWS_ROLL[p]:
+        roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
+        dice = enc.dice_pieces[roll] if roll else enc.no_dice
+    else:
+        dice = enc.no_dice
+    succ, left, degree = st.succ, st.left, st.degree  # a count at 6 or more reads 1 (table index 6)
+    counts = enc.counts[succ if succ < _SCALE else _SCALE][left if left < _SCALE else _SCALE][
+        degree if degree < _SCALE else _SCALE
+    ]
+    sides = st.sides
+    if len(sides) == 2 and sides[0].eid is not None:
+        s0, s1 = sides
+        side_pieces = enc.side_pieces
+        k0 = (s0.seat == seat, s0.dice, s0.burned, s0.succ)
+        k1 = (s1.seat == seat, s1.dice, s1.burned, s1.succ)
+        first = side_pieces.get(k0)
+        if first is None:
+            first = enc.side_bytes(k0)
+        second = side_pieces.get(k1)
+        if second is None:
+            second = enc.side_bytes(k1)
+        # all false until a side's dice are read
+        rest = first + second + enc.side_flags[s0.flags, s1.flags, st.side_i == 1]
+    elif _SHOWS_FLAGS[p]:
+        rest = enc.own_rests[st.flags]
+    else:
+        rest = enc.no_rest
+    purpose = st.purpose
+    tail = (
+        enc.pack_tail(st.build_step / 2, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK])
+        if p == _BUILD
+        else enc.tails[purpose]
+    )
+    block = st.obs_blocks[seat]
+    if block is None or st.obs_marks[seat] != len(st.obs_changes):
+        block = enc.entity_block(st, seat)
+    out = _JOIN((head, progress, dice, counts, rest, tail, block))
+    if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
+        for start, end, marks in enc.markers[sides[-1].eid, sides[0].eid if len(sides) == 2 else None]:
+            out[start:end] = marks
+    # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
+    return _FROM_BUFFER(out, _FLOAT32)
 
 
 @lru_cache(maxsize=64)

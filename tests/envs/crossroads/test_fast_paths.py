@@ -17,13 +17,13 @@ from agents.personas.crossroads import PERSONAS, best_assignment
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import legal_mask
-from envs.crossroads import RULESET
+from envs.crossroads import RULESET, rules
 from envs.crossroads.actions import MINUS_C_OF, NUM_ACTIONS, Act, Phase, Purpose
 from envs.crossroads.dice import PERMUTATIONS, roll_check_dice
 from envs.crossroads.episode import Character, CrossroadsState, _sorted3
 from envs.crossroads.rules import MinusC
 
-from .helpers import ALL_PERMS, assign_action, config
+from .helpers import ALL_PERMS, assign_action, config, diverge, step
 
 FACES = range(1, 11)
 
@@ -145,3 +145,49 @@ def test_personas_read_a_short_mask_like_the_full_one(name):
     for seed in range(4):
         _play([PERSONAS[n]() for n in ("schemer", "builder", "attacker")], seed, False, watch)
     assert seen["n"] > 300
+
+
+def test_state_and_encoder_attributes_are_slots_and_a_clone_copies_each():
+    """Every attribute of a state lives in a slot (an unshared instance dict of 46 keys disables Python 3.11's
+    attribute and method specialisation), and ``clone`` assigns every slot: the clone reads the original's
+    values, its containers are copies, and the two play on independently."""
+    rng = Rng(3)
+    for overrides in ({}, {"episode__players": 5, "setup__first_player": "roll"}):
+        st = CrossroadsState(config(**overrides))
+        st.narrating = False
+        for k in range(400):
+            if st.current_player() == TERMINAL:
+                break
+            step(st, rng)
+            if k % 3 == 0:
+                st.observation(0)
+            assert not st.__dict__ and not hasattr(st.encoder, "__dict__")
+            if k % 50 == 0:
+                cl = st.clone()
+                assert not cl.__dict__
+                for name in CrossroadsState.FIELDS:
+                    mine, theirs = getattr(st, name), getattr(cl, name)
+                    if name in ("chars", "factions", "sides"):
+                        assert [e.key() for e in mine] == [e.key() for e in theirs]
+                    elif name == "ents":
+                        assert sorted(mine) == sorted(theirs) and all(theirs[i] is not mine[i] for i in mine)
+                    else:
+                        assert theirs == mine
+                        if isinstance(mine, list) and name != "log" or name == "log" and mine:
+                            assert theirs is not mine
+                key = st.key()
+                diverge(st, rng, 30, lambda s: s.key())
+                assert st.key() == key
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_the_admin_table_is_rule_8s_rotation(players):
+    """The state's next-Admin table is ``rules.next_admin`` of every seat, and a played game follows it."""
+    st = CrossroadsState(config(episode__players=players))
+    assert st._next_admins == tuple(rules.next_admin(a, players) for a in range(players))
+    rng, scene, admin = Rng(players), st.scene_no, st.admin
+    while st.current_player() != TERMINAL:
+        step(st, rng)
+        if st.scene_no == scene + 1 and scene > 0:
+            assert st.admin == rules.next_admin(admin, players)
+        scene, admin = st.scene_no, st.admin
