@@ -473,7 +473,8 @@ CLONE_COPIED: tuple[str, ...] = (
     "build_filled",
     "answerers",
     "avoid_votes",
-    "_public",
+    "_rows",
+    "_forms",
 )
 """The flat lists of the state that :meth:`WickedAgeState.clone` copies (the machine changes them in place)."""
 CLONE_NESTED: tuple[str, ...] = ("picks", "adv", "drafts", "chars")
@@ -578,11 +579,21 @@ class WickedAgeState(State):
         self.avoid_votes: list[bool] = []
         self._kept_legal: list[int] = _NO_LEGAL  # the legal list of the node (see :meth:`_proceed`)
         self._player = CHANCE  # ``current_player()``: node END without an outcome reads as chance until started
-        self._public: list[bytes | None] = [None] * n
-        """Each party's sheet and rolled-dice observation block (``observation.public_block``), None when stale:
-        reset by :meth:`_sheet_changed` wherever a sheet die, a chapter or conflict flag or the rolled dice
-        change (those blocks read nothing else, for every observer; during the build they show hidden sheets, and
-        the conflict the build ends in resets them all)."""
+        # The observation's kept blocks (``observation.py``), None when stale: each is dropped wherever a value it
+        # reads changes, and packed again by the next observation that needs it.
+        self._rows: list[bytes | None] = [None] * n
+        """Each party's 22 features as seat ``_rows_seat`` sees them (``observation.party_row``): dropped wherever
+        one of them changes — a sheet die, a chapter or conflict flag or the rolled dice (:meth:`_sheet_changed`),
+        an advantage passing, an entry cashed or listed, an opponent leaving when advantage is not kept, an answer,
+        a move, a roll, a challenger named, a round's start, the turns begun or over (the challenger's flag); during
+        the build they show hidden sheets, and the conflict the build ends in drops them all."""
+        self._rows_seat = 0
+        """The seat ``_rows`` are seen by (an observation of another seat drops them all and keeps its own)."""
+        self._forms: list[bytes | None] = [None] * n
+        """Each seat's fitting-forms and first-pick block (``observation.forms_block``): dropped at a forms draw, a
+        first pick and a conflict's start."""
+        self._progress: bytes | None = None
+        """The round and conflict progress block (``observation.progress_block``): dropped where either changes."""
         self._sampled: Any = None  # the roll sample_chance last drew, its dice and advantage dice (see _apply_roll)
         self._sampled_dice: tuple[int, ...] = ()
         self._sampled_adv = 0
@@ -620,8 +631,8 @@ class WickedAgeState(State):
         return self.stage == _STAGE_BUILD
 
     def _sheet_changed(self, s: int) -> None:
-        """``s``'s sheet dice, chapter or conflict flag or rolled dice changed: its public block is stale."""
-        self._public[s] = None
+        """``s``'s sheet dice, chapter or conflict flag or rolled dice changed: its kept observation row is stale."""
+        self._rows[s] = None
 
     def strength_of(self, s: int) -> Strength | None:
         """The particular strength seat ``s`` rolls in this conflict, if any."""
@@ -729,7 +740,10 @@ class WickedAgeState(State):
         read at most machine steps, kept as tuples from :data:`_PARTY_SETS` rather than rebuilt per step.
         """
         self.in_conflict[s] = False
-        self._public[s] = None  # :meth:`_sheet_changed`, inlined
+        if self._keep_advantage:
+            self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+        else:  # the advantage dice of whoever held an advantage over ``s`` change too
+            self._rows = [None] * self.num_players
         self._parties_in, self._opponents_of = _party_sets(tuple(self.in_conflict))
 
     def action_label(self, action: int) -> str:
@@ -876,6 +890,7 @@ class WickedAgeState(State):
                 if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
                     raise ValueError(f"bad forms draw {outcome!r}")
             self.available[s] = forms
+            self._forms[s] = None
             if self.narrating:
                 self.narrate(
                     "forms",
@@ -915,6 +930,7 @@ class WickedAgeState(State):
         self._sampled = None
         roll = Roll(faces, adv)
         self.rolls[s] = roll
+        self._rows[s] = None
         self.adv_rolled[s] = k
         self.cash_done = False
         return self._on_roll(s, roll)
@@ -936,6 +952,7 @@ class WickedAgeState(State):
     def _on_pick_form(self, s: int, a: int) -> bool:
         npc = self.chars[s].npc
         self.picks[s] = [a - _ACT_NPC_FORM_0 if npc else a]
+        self._forms[s] = None
         self.pick_step = _PICK_SECOND_FORM
         if npc:
             return self._pick_step()
@@ -1036,6 +1053,8 @@ class WickedAgeState(State):
 
     def _enter(self, stage: Stage) -> None:
         """Move the machine to ``stage``, its cursors at their start."""
+        if (stage == _STAGE_TURN) != (self.stage == _STAGE_TURN) and self.challenger is not None:
+            self._rows[self.challenger] = None  # the challenger is flagged in the turns only
         self.stage, self.idx = stage, 0
         self.pick_step, self.turn_step, self.tie_idx = _PICK_FIRST_FORM, _TURN_START, 0
         self.open_step, self.tie_step = _OPEN_CASH, _TIE_VOTE
@@ -1153,7 +1172,9 @@ class WickedAgeState(State):
         self.picks = [[] for _ in range(n)]
         self.strength_used = [None] * n
         self.roll_dice = [()] * n
-        self._public = [None] * n  # every conflict flag and rolled die changed
+        self._rows = [None] * n  # every conflict flag and rolled die changed
+        self._forms = [None] * n  # every forms draw and pick
+        self._progress = None
         self.cashed = [0] * n
         self.adv = [[False] * n for _ in range(n)]
         self.round_no = 0
@@ -1194,6 +1215,7 @@ class WickedAgeState(State):
             s = self.idx
             if s >= self.num_players:
                 self.round_no = 1
+                self._progress = None
                 self._start_round()
                 return False
             ch = self.chars[s]
@@ -1210,7 +1232,7 @@ class WickedAgeState(State):
             used = self.strength_used[s]  # :meth:`strength_of`, inlined
             st = None if used is None else ch.strengths[used]
             self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], st)
-            self._public[s] = None  # :meth:`_sheet_changed`, inlined
+            self._rows[s] = None  # :meth:`_sheet_changed`, inlined
             if self.narrating:
                 self.narrate(
                     "forms",
@@ -1249,6 +1271,7 @@ class WickedAgeState(State):
         self.rolls = [None] * n
         self.moved = [False] * n
         self.challenged = [False] * n
+        self._rows = [None] * n
         self.order = []
         if self.narrating:
             self.narrate("round", f"Round {self.round_no}.", round=self.round_no)
@@ -1439,6 +1462,7 @@ class WickedAgeState(State):
         roll = self._roll(s)
         new = Roll(reroll_lowest_die(roll.faces, self.roll_dice[s], face), roll.advantage)
         self.rolls[s] = new
+        self._rows[s] = None
         if self.narrating:
             self.narrate("reroll", f"{self.names[s]} rerolls the low die: now {new.text()}.", s, key=new.key)
 
@@ -1449,6 +1473,7 @@ class WickedAgeState(State):
             raise ValueError(f"{self.names[s]} rolls {k} new advantage dice; bad sum {total}")
         roll = self._roll(s)
         self.rolls[s] = new = Roll(roll.faces, roll.advantage + total)
+        self._rows[s] = None
         self.adv_rolled[s] += k
         self.fresh_adv[s] = 0
         if self.narrating:
@@ -1517,11 +1542,15 @@ class WickedAgeState(State):
                     break
                 return self._roll_step(t, _CTX_ANSWER_ROLL)
             self.moved[s] = True
+            self._rows[s] = None
             self.idx, self.turn_step = self.idx + 1, _TURN_START
 
     def _name_answerers(self, s: int, targets: Sequence[int]) -> None:
         """Rule 9: the mover challenges and names who must answer (answers go in turn order)."""
+        if self.challenger is not None:
+            self._rows[self.challenger] = None
         self.challenger = s
+        self._rows[s] = None
         self.answerers = answer_order(self.order, targets)
         self.answer_idx = 0
         self.turn_step = _TURN_ANSWERS
@@ -1548,6 +1577,7 @@ class WickedAgeState(State):
         self.exchanged.add((t, c) if t < c else (c, t))  # the pair, lower seat first
         lost_move = loses_move(self.moved[t], self.challenged[t])
         self.challenged[t] = True
+        self._rows[t] = None
         self.answer_idx += 1
         if self.narrating:
             self.narrate(
@@ -1599,7 +1629,12 @@ class WickedAgeState(State):
     def _gain_advantage(self, holder: int, other: int) -> None:
         """Rule 13: the advantage between two opponents goes to ``holder`` (1-on-1 the die passes)."""
         had = self.adv[holder][other]
-        self.adv = pass_advantage(self.adv, holder, other, self.rules.per_pair_advantage)
+        per_pair = self.rules.per_pair_advantage
+        self.adv = pass_advantage(self.adv, holder, other, per_pair)
+        if per_pair:  # the two parties' advantage dice change (one advantage per conflict: everyone's may)
+            self._rows[holder] = self._rows[other] = None
+        else:
+            self._rows = [None] * self.num_players
         if self.narrating:
             verb = "keeps" if had else "takes"
             k = self.advantage_dice(holder)
@@ -1638,6 +1673,7 @@ class WickedAgeState(State):
             self._end_conflict()
             return False
         self.round_no += 1
+        self._progress = None
         self._start_round()
         return False
 
@@ -1700,6 +1736,7 @@ class WickedAgeState(State):
             bigger = stronger_opponents(seen[s], against, seen)
             if bigger:
                 self.owe.append(s)
+                self._rows[s] = None
                 if self.narrating:
                     self.narrate(
                         "owe",
@@ -1713,6 +1750,7 @@ class WickedAgeState(State):
         """Rule 19: erase one of your entries from the owe list; gain advantage dice for this conflict."""
         self.owe.remove(s)
         self.cashed[s] += self.rules.dice_per_entry
+        self._rows[s] = None  # its owe entries and advantage dice
         if self.narrating:
             self.narrate("cash", f"{self.names[s]} erases their name from the owe list and takes an advantage die.", s)
 
@@ -2045,9 +2083,11 @@ def start_conflict(
         state.strength_used[s] = used if used is not None and used >= 0 else None
         state.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, state.picks[s], state.strength_of(s))
         state._sheet_changed(s)
+        state._forms[s] = None
         if state.narrating:
             state.narrate("forms", f"{ch.name} acts {state._forms_text(s)}: rolls {dice_text(state.roll_dice[s])}.", s)
     state.round_no = 1
+    state._progress = None
     state._start_round()
     state._proceed()
     return state

@@ -10,7 +10,7 @@ pending consequence.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,7 +58,6 @@ _FLAG = (0.0, 1.0)
 _DIE = tuple(d / DIE_NORM for d in range(MAX_DIE + 1))
 """``d / DIE_NORM`` for every die size a config may name (the same doubles the division gives)."""
 _ABSENT = (0.0,) * PARTY_FEATURES
-_NO_FORMS = (0.0,) * _FORMS
 _HIDDEN_SHEET = (0,) * len(SHEET_SLOTS)
 """Another seat's sheet during the build: nothing shown."""
 
@@ -71,8 +70,6 @@ _CONTEXT_ONE_HOT: tuple[tuple[float, ...], ...] = tuple(
     _one_hot(_CONTEXTS, _CONTEXT_INDEX.get(node) if node < _FIRST_CHANCE else None) for node in range(max(Ctx) + 1)
 )
 """The decision-kind features of every node id (a chance node or the end: all zeros), built once."""
-_FORM_ONE_HOT: tuple[tuple[float, ...], ...] = tuple(_one_hot(_FORMS, f) for f in range(_FORMS))
-"""The first-picked-form features of each form id."""
 _OFFER_ONE_HOT: tuple[tuple[float, ...], ...] = tuple(_one_hot(_OFFERS, k) for k in range(_OFFERS))
 """The pending-offer features of each offer kind."""
 _NO_OFFER = (0.0,) * _OFFERS
@@ -86,174 +83,176 @@ _ABSENT_BYTES: tuple[bytes, ...] = tuple(
 )
 """The float32 bytes of the absent party slots of a conflict of ``n`` parties, by ``n``."""
 
-# The blocks of an observation as float32 bytes, each cached by the values it is computed from (a game meets the
-# same few of each again and again; split this way, each cache stays small where whole rows would not). The
-# sheet block is the exception: packed directly (see :func:`public_block`).
+# The blocks of an observation as float32 bytes. Each party's 22 features, as the observing seat sees them, are a row
+# kept on the state (``_rows``, see :func:`party_row`); the global features are the kept progress and forms blocks
+# (:func:`progress_block`, :func:`forms_block`), the decision kind's bytes by node and the pending block, cached by its
+# values. The machine drops a kept row or block (sets it to None) wherever a value it reads changes, and the next
+# observation that needs it packs it again: an encoding joins kept bytes instead of gathering every block's values
+# into keys and looking each block up (a melee's observation read ~14 dictionary keys per call that way).
 _CACHE_LIMIT = 1 << 15
 _Key = tuple[Any, ...]
-_ROLLED: dict[tuple[int, ...], bytes] = {}
-"""A party's rolled dice (the first ``ROLLED_DICE_SHOWN``, zeros after), by its dice tuple."""
-_STANDING: dict[_Key, bytes] = {}
-"""A party's advantage dice, advantages, owe entries, challenged and moved, by those values."""
-_READINGS: dict[_Key, bytes] = {}
-"""A party's opening roll (two features) and the is-the-challenger flag, by roll key and flag."""
-_PROGRESS: dict[_Key, bytes] = {}
-"""Round and conflict progress and the decision kind, by the round, conflict, their limits and the node."""
-_FORMS_SEEN: dict[_Key, bytes] = {}
-"""The forms that fit the seat's action and its first picked form, by the draw and the form."""
+_ROLLED: dict[tuple[int, ...], tuple[float, float, float]] = {}
+"""A party's rolled-dice features (the first ``ROLLED_DICE_SHOWN`` dice, zeros after, clipped), by its dice tuple."""
 _PENDING: dict[_Key, bytes] = {}
-"""The standing challenge's roll, the pending offer's kind and the seat's part in a consequence."""
-_CACHES = (_ROLLED, _STANDING, _READINGS, _PROGRESS, _FORMS_SEEN, _PENDING)
+"""The standing challenge's roll, the pending offer's kind and the seat's part in a consequence, by those values."""
+_CACHES = (_ROLLED, _PENDING)
 
 
-def _packed(cache: dict[Any, bytes], key: Any, *v: float) -> bytes:
-    """Store and return ``v`` as float32 bytes under ``key``, each feature clipped to at most 1.
+def _clip(x: float) -> float:
+    """``x`` clipped to at most 1, as the encoder clips every feature.
 
     ``struct`` casts a double to float32 as numpy does, and the cast keeps order: clipping the doubles is
     clipping the floats (``np.minimum`` of the packed array, as the encoder did before the block caches).
     """
-    if len(cache) >= _CACHE_LIMIT:
-        cache.clear()
-    out = cache[key] = struct.pack(f"{len(v)}f", *[x if x < 1.0 else 1.0 for x in v])
+    return x if x < 1.0 else 1.0
+
+
+def _pack(n: int) -> Callable[..., bytes]:
+    return struct.Struct(f"{n}f").pack
+
+
+_ROW_PACK = _pack(PARTY_FEATURES)
+_PROGRESS_PACK = _pack(2)
+_FORMS_PACK = _pack(2 * _FORMS)
+_DIE_CLIPPED = tuple(_clip(x) for x in _DIE)
+"""``_DIE`` clipped to 1 (a config's dice above d12 read as 1)."""
+_CONTEXT_BYTES: tuple[bytes, ...] = tuple(struct.pack(f"{_CONTEXTS}f", *v) for v in _CONTEXT_ONE_HOT)
+"""The decision-kind features of every node id, packed."""
+_NOTHING_PENDING = struct.pack(f"{2 + _OFFERS + 2}f", *(0.0,) * (2 + _OFFERS + 2))
+"""The pending block when no challenge stands, no offer is pending and no consequence is being settled."""
+
+
+def _rolled(dice: tuple[int, ...]) -> tuple[float, float, float]:
+    n = len(dice)
+    if len(_ROLLED) >= _CACHE_LIMIT:
+        _ROLLED.clear()
+    out = _ROLLED[dice] = (
+        _DIE_CLIPPED[dice[0]] if n else 0.0,
+        _DIE_CLIPPED[dice[1]] if n > 1 else 0.0,
+        _DIE_CLIPPED[dice[2]] if n > 2 else 0.0,  # ROLLED_DICE_SHOWN
+    )
     return out
 
 
-_SHEET_PACK = struct.Struct(f"{4 + len(SHEET_SLOTS)}f").pack
-_DIE_CLIPPED = tuple(x if x < 1.0 else 1.0 for x in _DIE)
-"""``_DIE`` clipped to 1 as :func:`_packed` clips (a config's dice above d12 read as 1)."""
+def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | None = None, pending: int = 0) -> bytes:
+    """Party ``p``'s 22 features as ``seat`` sees them (see ``PARTY_FEATURES``).
+
+    They read the party's sheet dice (during the build: a hidden sheet), chapter, conflict and NPC flags, rolled
+    dice, advantage dice (its advantages, the conflict flags unless advantage is kept when an opponent is out, its
+    cashed entries), the advantages between it and ``seat``, its owe entries, challenged and moved flags, opening
+    roll and whether it is the standing challenger (in the turns). The state keeps the row in ``_rows`` (for
+    ``_rows_seat``) until one of those changes (the machine sets it to None there: see
+    :meth:`WickedAgeState._sheet_changed`; the build's end starts a conflict, which drops them all); this stores it
+    there. With ``sheet`` (during the build: the seat's own draft) or ``pending`` (the seat's own undecided
+    cashing, shown to it alone) it is the seat's own view of itself, not kept.
+    """
+    ch = state.chars[p]
+    s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage == _STAGE_BUILD else ch.dice
+    rd = state.roll_dice[p]
+    d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
+    adv = state.adv
+    holds, cash = adv[p], state.cashed[p]
+    k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) if cash or True in holds else 0
+    if pending:
+        k += pending * state.rules.dice_per_entry
+    a = k / ADVANTAGE_NORM
+    owed = (state.owe.count(p) - pending) / OWE_NORM
+    r = state.rolls[p]
+    if r is None:
+        k0 = k1 = 0.0
+    else:
+        key = r.key
+        k0, k1 = key[0] / ROLL_NORM, key[1] / ROLL_NORM
+    die, flag = _DIE_CLIPPED, _FLAG
+    # one pack of every feature, the six sheet dice unpacked and read one by one and each clip written out: a ``map``
+    # over the sheet or a comprehension costs several times more, and this runs for every party whose row changed
+    row = _ROW_PACK(
+        1.0, flag[state.in_chapter[p]], flag[state.in_conflict[p]], flag[ch.npc],
+        die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
+        a if a < 1.0 else 1.0, flag[holds[seat]], flag[adv[seat][p]], owed if owed < 1.0 else 1.0,
+        flag[state.challenged[p]], flag[state.moved[p]], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
+        flag[state.stage == _STAGE_TURN and state.challenger == p],
+    )  # fmt: skip
+    if sheet is None and not pending:
+        state._rows[p] = row
+    return row
 
 
-def _rolled(dice: tuple[int, ...]) -> bytes:
-    n = len(dice)
-    return _packed(
-        _ROLLED,
-        dice,
-        _DIE[dice[0]] if n else 0.0,
-        _DIE[dice[1]] if n > 1 else 0.0,
-        _DIE[dice[2]] if n > 2 else 0.0,  # ROLLED_DICE_SHOWN
+def progress_block(state: WickedAgeState) -> bytes:
+    """The absent party slots' zeros, then round and conflict progress; kept in ``_progress`` until either changes."""
+    block = state._progress = _ABSENT_BYTES[state.num_players] + _PROGRESS_PACK(
+        _clip(state.round_no / state.rules.max_rounds), _clip(state.conflict_no / state.max_conflicts)
     )
+    return block
 
 
-def _standing(key: _Key) -> bytes:
-    adv_dice, held_over_me, mine_over_it, owe_net, challenged, moved = key
-    flag = _FLAG
-    return _packed(_STANDING, key, adv_dice / ADVANTAGE_NORM, flag[held_over_me], flag[mine_over_it],
-                   owe_net / OWE_NORM, flag[challenged], flag[moved])  # fmt: skip
-
-
-def _reading(key: _Key) -> bytes:
-    rkey, challenger = key
-    if rkey is None:
-        return _packed(_READINGS, key, 0.0, 0.0, _FLAG[challenger])
-    return _packed(_READINGS, key, rkey[0] / ROLL_NORM, rkey[1] / ROLL_NORM, _FLAG[challenger])
-
-
-def _progress(key: _Key) -> bytes:
-    round_no, max_rounds, conflict_no, max_conflicts, node = key
-    return _packed(_PROGRESS, key, round_no / max_rounds, conflict_no / max_conflicts, *_CONTEXT_ONE_HOT[node])
-
-
-def _forms_seen(key: _Key) -> bytes:
-    available, first = key
-    v = [0.0] * _FORMS
-    for f in available:
+def forms_block(state: WickedAgeState, seat: int) -> bytes:
+    """The forms that fit ``seat``'s action and its first picked form; kept in ``_forms`` until either changes."""
+    v = [0.0] * (2 * _FORMS)
+    for f in state.available[seat]:
         v[f] = 1.0
-    return _packed(_FORMS_SEEN, key, *v, *(_NO_FORMS if first is None else _FORM_ONE_HOT[first]))
+    picks = state.picks[seat]
+    if picks:
+        v[_FORMS + picks[0]] = 1.0
+    block = state._forms[seat] = _FORMS_PACK(*v)
+    return block
 
 
 def _pending(key: _Key) -> bytes:
     crkey, kind, won, lost = key
-    roll = (0.0, 0.0) if crkey is None else (crkey[0] / ROLL_NORM, crkey[1] / ROLL_NORM)
-    return _packed(_PENDING, key, *roll, *(_NO_OFFER if kind is None else _OFFER_ONE_HOT[kind]), _FLAG[won],
-                   _FLAG[lost])  # fmt: skip
-
-
-def public_block(state: WickedAgeState, p: int, sheet: Sequence[int] | None = None) -> bytes:
-    """Party ``p``'s sheet block and rolled-dice block as every other seat sees them.
-
-    Both read only the party's sheet dice (during the build: a hidden sheet), chapter, conflict and NPC flags
-    and its rolled dice, the same for every other observer: the state keeps the result in ``_public`` until one
-    of those changes (see :meth:`WickedAgeState._sheet_changed`; the build's end starts a conflict, which resets
-    them all): this stores it there. With ``sheet`` (during the build: the seat's own draft) the block shows
-    that sheet and is not kept.
-
-    The sheet block (present, in chapter, in conflict and NPC flags, the six dice) is packed directly, not
-    cached: sheets are many (builds, consequences) and a block is packed only when it changed; a cache keyed on
-    the sheet missed at a third of the steps of a melee's first thousands.
-    """
-    ch = state.chars[p]
-    rd = state.roll_dice[p]
-    dice = sheet if sheet is not None else _HIDDEN_SHEET if state.stage == _STAGE_BUILD else ch.dice
-    block = _SHEET_PACK(
-        1.0,
-        _FLAG[state.in_chapter[p]],
-        _FLAG[state.in_conflict[p]],
-        _FLAG[ch.npc],
-        *map(_DIE_CLIPPED.__getitem__, dice),
-    ) + (_ROLLED.get(rd) or _rolled(rd))
-    if sheet is None:
-        state._public[p] = block
-    return block
+    roll = (0.0, 0.0) if crkey is None else (_clip(crkey[0] / ROLL_NORM), _clip(crkey[1] / ROLL_NORM))
+    if len(_PENDING) >= _CACHE_LIMIT:
+        _PENDING.clear()
+    out = _PENDING[key] = struct.pack(
+        f"{2 + _OFFERS + 2}f", *roll, *(_NO_OFFER if kind is None else _OFFER_ONE_HOT[kind]), _FLAG[won], _FLAG[lost]
+    )
+    return out
 
 
 def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     """Flat float32 in [0, 1]: parties (self first), then the round, decision and pending offer.
 
-    The blocks of features are float32 bytes cached by the values they are computed from (see ``_CACHES``;
-    the sheet is packed directly): an encoding gathers those values, looks its blocks up and joins them into
-    a fresh array, several times cheaper than computing and packing every feature. Outside the build a
-    party's sheet and rolled dice are the state's dirty-tracked ``_public`` blocks (:func:`public_block`),
-    re-packed only after they change.
-    The returned array is the caller's to keep.
+    The blocks are float32 bytes (see the comment above ``_CACHES``): each party's kept row, then the kept
+    progress and forms blocks, the decision kind and the pending block, joined into a fresh array. The returned
+    array is the caller's to keep.
     """
-    n = state.num_players
+    rows = state._rows
+    if state._rows_seat != seat:  # rows kept for another observer: this seat's own from here on
+        rows = state._rows = [None] * state.num_players
+        state._rows_seat = seat
+    if None in rows:
+        for p, row in enumerate(rows):
+            if row is None:
+                party_row(state, p, seat)
+    # the seat first, then the others in seat order (its rotation of the rows; a kept row is never empty)
+    parts = rows[seat:] + rows[:seat] if seat else rows.copy()
     stage = state.stage
-    in_turns = stage == _STAGE_TURN
-    challenger = state.challenger
-    lead = challenger if in_turns else -1  # the party flagged as the challenger (none outside the turns)
-    rolls, adv, adv_seat = state.rolls, state.adv, state.adv[seat]
-    in_conflict, challenged, moved, owe = state.in_conflict, state.challenged, state.moved, state.owe
-    keep, cashed = state._keep_advantage, state.cashed
-    building = stage == _STAGE_BUILD
-    public = state._public
-    standing, readings = _STANDING, _READINGS
     pending = state.pending_cash[seat]
-    parts: list[bytes] = []
-    for p in _ROTATIONS[n][seat]:
-        if building and p == seat:  # during the (simultaneous) build a seat sees its own draft, the others none
-            block = public_block(state, p, state.drafts[p])
-        else:
-            block = public[p] or public_block(state, p)  # a kept block is never empty (None: stale)
-        holds = adv[p]
-        cash = cashed[p]
-        dice = advantage_dice(holds, in_conflict, keep, cash) if cash or True in holds else 0
-        owed = owe.count(p) if owe else 0
-        if pending and p == seat:  # a seat sees its own undecided cashing only
-            dice += pending * state.rules.dice_per_entry
-            owed -= pending
-        key: _Key = (dice, holds[seat], adv_seat[p], owed, challenged[p], moved[p])
-        r = rolls[p]
-        rkey = (None if r is None else r.key, lead == p)
-        # the party's three blocks in one extend (three appends are three calls)
-        parts += block, standing.get(key) or _standing(key), readings.get(rkey) or _reading(rkey)
-    key = (state.round_no, state.rules.max_rounds, state.conflict_no, state.max_conflicts, state.node)
-    picks = state.picks[seat]
-    fkey = (state.available[seat], picks[0] if picks else None)
-    cr = rolls[challenger] if in_turns and challenger is not None else None
+    if pending or stage == _STAGE_BUILD:
+        # the seat sees its own draft during the (simultaneous) build, the others none, and its own undecided
+        # cashing only: its own row (the first) as it alone sees it
+        parts[0] = party_row(state, seat, seat, state.drafts[seat] if stage == _STAGE_BUILD else None, pending)
+    challenger = state.challenger
+    cr = state.rolls[challenger] if stage == _STAGE_TURN and challenger is not None else None
     conseq = state.conseq
     offer = state.offer
     # the pending offer's kind (:meth:`WickedAgeState.pending_offer_kind`, inlined)
     kind = offer.kind if offer is not None else state.terms_offer if state.terms is _TERMS_OFFERED else None
-    pkey = (
-        None if cr is None else cr.key,
-        kind,
-        conseq is not None and conseq.winner == seat,
-        conseq is not None and conseq.loser == seat,
-    )
+    if cr is None and kind is None and conseq is None:
+        pend = _NOTHING_PENDING
+    else:
+        pkey = (
+            None if cr is None else cr.key,
+            kind,
+            conseq is not None and conseq.winner == seat,
+            conseq is not None and conseq.loser == seat,
+        )
+        pend = _PENDING.get(pkey) or _pending(pkey)
     parts += (
-        _ABSENT_BYTES[n],
-        _PROGRESS.get(key) or _progress(key),
-        _FORMS_SEEN.get(fkey) or _forms_seen(fkey),
-        _PENDING.get(pkey) or _pending(pkey),
+        state._progress or progress_block(state),
+        _CONTEXT_BYTES[state.node],
+        state._forms[seat] or forms_block(state, seat),
+        pend,
     )
-    return np.frombuffer(_JOIN(parts), _FLOAT32)  # joined straight into a fresh, writable bytearray
+    # joined straight into a fresh, writable bytearray (every row was filled above: no None is left)
+    return np.frombuffer(_JOIN(parts), _FLOAT32)  # type: ignore[arg-type]

@@ -298,7 +298,8 @@ def check_fast_state(state: WickedAgeState) -> None:
     assert list(state._parties()) == parties  # the kept party sets follow ``in_conflict``
     for s in range(state.num_players):
         assert list(state._opponents(s)) == [t for t in parties if t != s]
-    for seat in range(state.num_players):
+    # seat 0 first and last: its kept rows carry over to the next node (as an env's seat's do), the others' not
+    for seat in (*range(state.num_players), 0):
         assert state.observation(seat).tobytes() == plain_observation(state, seat).tobytes()
 
 
@@ -316,12 +317,16 @@ def random_step(state: WickedAgeState, rng: Rng, actions: int) -> None:
         ("melee", {}),
         ("duel", {"duel": {"build_phase": True, "opponent": "npc"}}),
         ("melee", {"melee": {"parties": 5, "build_phase": True}, "owe_list": {"dice_per_entry": 2}}),
+        # one advantage per conflict, lost when the opponent is out: an advantage or a party leaving drops every row
+        ("melee", {"advantage": {"tracking": "single", "keep_when_opponent_out": False}}),
     ],
 )
 def test_kept_player_menus_and_public_blocks_match_plain_after_clone_and_diverge(scenario: str, sections: dict) -> None:
-    """Seeded random walks: at every node the kept ``_player``, the shared legal menus and the dirty-tracked
-    ``_public`` observation blocks equal their from-scratch twins; clones taken along the way diverge (other dice,
-    other choices) and are checked the same way, and the original is unchanged by its clones' moves."""
+    """Seeded random walks: at every node the kept ``_player``, the shared legal menus and the observation built from
+    the kept rows and blocks (``_rows``, ``_forms``, ``_progress``: dropped where their values change) equal their
+    from-scratch twins, for every seat (so rows kept for one observer are dropped for the next); clones taken along
+    the way diverge (other dice, other choices) and are checked the same way, and the original is unchanged by its
+    clones' moves."""
     cfg = config(**sections)
     actions = RULESET.scenario(scenario).action_count(cfg)
     state, rng = new_game(scenario, cfg), Rng(5)
