@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import pytest
 
 from envs.core.dice import Rng
@@ -18,6 +20,21 @@ def test_settings_mirror_every_key_they_hold() -> None:
     for name in DuelSettings.__dataclass_fields__:
         section = next(s for s in HallownestConfig.model_fields if name.startswith(s + "_"))
         assert getattr(k, name) == getattr(getattr(cfg, section), name[len(section) + 1 :]), name
+
+
+def _random_decisions(cfg: HallownestConfig, seeds: Iterable[int]) -> Iterator[tuple[DuelState, list[int]]]:
+    """Every decision of seeded random duels, as (state, its legal list); after each the walk plays a random legal
+    action (chance is played from the same rng)."""
+    for seed in seeds:
+        st = DuelState(cfg)
+        rng = Rng(seed)
+        while not st.is_terminal():
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+                continue
+            legal = st.legal_actions()
+            yield st, legal
+            st.apply_action(legal[int(rng.random() * len(legal))])
 
 
 def _brute_moves(st: DuelState) -> list[int]:
@@ -136,21 +153,13 @@ def test_one_pass_turn_options_agree_with_the_direct_rules(sections: dict[str, o
     memoised per config equal the plain _legal_turn / _legal_defense."""
     cfg = config(**sections)
     checked = defenses = 0
-    for seed in range(40):
-        st = DuelState(cfg)
-        rng = Rng(100 + seed)
-        while not st.is_terminal():
-            if st.is_chance():
-                st.apply_chance(st.sample_chance(rng))
-                continue
-            legal = st.legal_actions()
-            if st.phase == Phase.TURN:
-                assert legal == st._legal_turn() == st._turn_legal()
-                checked += 1
-            elif st.phase == Phase.DEFENSE:
-                assert legal == st._legal_defense()
-                defenses += 1
-            st.apply_action(legal[int(rng.random() * len(legal))])
+    for st, legal in _random_decisions(cfg, range(100, 140)):
+        if st.phase == Phase.TURN:
+            assert legal == st._legal_turn() == st._turn_legal()
+            checked += 1
+        elif st.phase == Phase.DEFENSE:
+            assert legal == st._legal_defense()
+            defenses += 1
     assert checked > 500 and defenses > 10
 
 
@@ -347,19 +356,11 @@ def test_turn_options_stay_right_when_the_place_table_starts_afresh(monkeypatch:
     monkeypatch.setattr(D, "_CONTACTS_LIMIT", 3)
     cfg = config(arena={"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]})
     checked = 0
-    for seed in range(10):
-        st = DuelState(cfg)
-        rng = Rng(300 + seed)
-        while not st.is_terminal():
-            if st.is_chance():
-                st.apply_chance(st.sample_chance(rng))
-                continue
-            legal = st.legal_actions()
-            if st.phase == Phase.TURN:
-                assert legal == st._legal_turn()
-                assert len(st._rows.places) <= 3
-                checked += 1
-            st.apply_action(legal[int(rng.random() * len(legal))])
+    for st, legal in _random_decisions(cfg, range(300, 310)):
+        if st.phase == Phase.TURN:
+            assert legal == st._legal_turn()
+            assert len(st._rows.places) <= 3
+            checked += 1
     assert checked > 100
 
 
