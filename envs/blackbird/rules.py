@@ -82,7 +82,7 @@ def create_character(sheet: CharacterSheet) -> Character:
 
 
 # -- Rule 2: building the pool ------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pool:
     """Rule 2: where the dice of one roll come from."""
 
@@ -94,16 +94,23 @@ class Pool:
     pool: int = 0
     help: int = 0
     maneuver: int = 0
+    #: All the dice of the roll, summed once at construction (pools are immutable); not part of equality or hash.
+    total: int = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def total(self) -> int:
-        """All the dice of the roll (worked out once: pools are immutable, and the states keep the few they meet)."""
-        return self.base + self.trait + self.tags + self.flag + self.perks + self.pool + self.help + self.maneuver
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "total",
+            self.base + self.trait + self.tags + self.flag + self.perks + self.pool + self.help + self.maneuver,
+        )
 
-    @cached_property
+    @property
     def description(self) -> str:
-        """:meth:`describe`, worked out once (the narration of a duel reads the same few pools again and again)."""
-        return self.describe()
+        """:meth:`describe`, worked out once per distinct pool (duel narration reads the same few again and again)."""
+        d = _DESCRIPTIONS.get(self)
+        if d is None:
+            d = _DESCRIPTIONS[self] = self.describe()
+        return d
 
     def describe(self) -> str:
         """Where the dice come from, for narration: "1 base + 1 trait + 2 tag"."""
@@ -124,6 +131,10 @@ class Pool:
         return " + ".join(parts) or "0"
 
 
+#: Pool -> its description (a few distinct pools occur in a game; equal pools share one).
+_DESCRIPTIONS: dict[Pool, str] = {}
+
+
 def item_dice(level: int, per_level: int, adv: AdvancementRules) -> int:
     """Rule 9 [decision]: a level-L trait or tag gives L dice (``advancement.level_adds_dice``), else one."""
     return per_level * (level if adv.level_adds_dice else 1)
@@ -131,8 +142,11 @@ def item_dice(level: int, per_level: int, adv: AdvancementRules) -> int:
 
 def trait_applies(char: Character, i: int, traits: Iterable[str], tags: Iterable[str]) -> bool:
     """Rule 2: a trait is relevant if it is named for the roll or carries a tag that is."""
-    tag_set = set(tags)
-    return char.traits[i] in set(traits) or any(t in tag_set for t in char.tags[i])
+    if char.traits[i] in traits:
+        return True
+    if not isinstance(tags, (tuple, list, set, frozenset)):
+        tags = tuple(tags)
+    return any(t in tags for t in char.tags[i])
 
 
 def build_pool(
@@ -157,8 +171,13 @@ def build_pool(
     trait_d = tag_d = 0
     if trait is not None and trait_applies(char, trait, traits, tags):
         trait_d = item_dice(char.trait_levels[trait], ch.trait_dice, cfg.advancement)
-        wanted = set(tags) - set(forbidden)
-        tag_d = sum(item_dice(lvl, ch.tag_dice, cfg.advancement) for t, lvl in char.tags[trait].items() if t in wanted)
+        if not isinstance(forbidden, (tuple, list, set, frozenset)):
+            forbidden = tuple(forbidden)
+        tag_d = sum(
+            item_dice(lvl, ch.tag_dice, cfg.advancement)
+            for t, lvl in char.tags[trait].items()
+            if t in tags and t not in forbidden
+        )
     flag_d = ch.flag_dice if on_flag and char.flags else 0
     perk_d = cfg.perk.dice * char.perks.get(kind, 0)
     return Pool(ch.base_dice if base_die else 0, trait_d, tag_d, flag_d, perk_d, pool_dice, help_dice, maneuver_dice)
