@@ -25,7 +25,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import comb
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
@@ -494,6 +494,93 @@ are shared legal lists, never changed in place either)."""
 class WickedAgeState(State):
     """A chapter of In a Wicked Age conflicts (see the module docstring)."""
 
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "_conseq_offer_menu",
+        "_fixed_menus",
+        "_forms",
+        "_keep_advantage",
+        "_kept_legal",
+        "_names",
+        "_offer_ids",
+        "_opponents_of",
+        "_outcome",
+        "_parties_in",
+        "_player",
+        "_progress",
+        "_rows",
+        "_rows_seat",
+        "_sampled",
+        "_sampled_adv",
+        "_sampled_dice",
+        "_window_menu",
+        "actor",
+        "adv",
+        "adv_rolled",
+        "answer_idx",
+        "answerers",
+        "available",
+        "avoid_votes",
+        "build_dice",
+        "build_filled",
+        "cash_done",
+        "cashed",
+        "cfg",
+        "challenged",
+        "challenger",
+        "chars",
+        "conflict_no",
+        "conflict_score",
+        "conflict_win_bonus",
+        "conseq",
+        "drafts",
+        "exchanged",
+        "forms_available",
+        "fresh_adv",
+        "idx",
+        "in_chapter",
+        "in_conflict",
+        "ladder",
+        "last_result",
+        "log",
+        "max_conflicts",
+        "moved",
+        "narrating",
+        "node",
+        "num_players",
+        "offer",
+        "open_step",
+        "order",
+        "owe",
+        "pending_cash",
+        "pick_step",
+        "picks",
+        "put_out",
+        "results",
+        "roll_dice",
+        "roll_purpose",
+        "rolls",
+        "round_no",
+        "rules",
+        "settle",
+        "stage",
+        "strength_used",
+        "terms",
+        "terms_by",
+        "terms_offer",
+        "tie_idx",
+        "tie_rerolls",
+        "tie_step",
+        "tied",
+        "turn_step",
+        "winner_offered",
+    )
+    """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too), all
+    set by ``__init__``."""
+    # Slots, not an instance dict: Python 3.11 shares an instance dict's keys with the class only up to 30 keys,
+    # and an unshared dict defeats the specialisation of every ``self.method()`` call. (The protocol's State has
+    # no __slots__, so an instance still has an empty __dict__ nothing writes to.)
+    __slots__ = FIELDS
+
     def __init__(
         self,
         cfg: WickedAgeConfig,
@@ -507,6 +594,7 @@ class WickedAgeState(State):
         start: bool = True,
     ) -> None:
         super().__init__(len(characters))
+        self.narrating = True  # the protocol's class default, which the slot hides
         if not ONE_ON_ONE <= len(characters) <= MAX_PARTIES:
             raise ValueError(f"a conflict needs 2..{MAX_PARTIES} parties")
         self.cfg = cfg
@@ -779,16 +867,16 @@ class WickedAgeState(State):
         lists of :data:`CLONE_SHARED` are only ever replaced, never changed in place, so they are shared.
         """
         new = object.__new__(type(self))
-        d = self.__dict__.copy()
+        for k, v in zip(WickedAgeState.FIELDS, _get_fields(self), strict=True):
+            setattr(new, k, v)
         for k in CLONE_COPIED:
-            d[k] = d[k].copy()
-        d["picks"] = [p.copy() for p in self.picks]
-        d["adv"] = [row.copy() for row in self.adv]
+            setattr(new, k, getattr(self, k).copy())
+        new.picks = [p.copy() for p in self.picks]
+        new.adv = [row.copy() for row in self.adv]
         if self.drafts:
-            d["drafts"] = [x.copy() for x in self.drafts]
-        d["exchanged"] = self.exchanged.copy()
-        d["chars"] = [c.copy() for c in self.chars]
-        new.__dict__ = d
+            new.drafts = [x.copy() for x in self.drafts]
+        new.exchanged = self.exchanged.copy()
+        new.chars = [c.copy() for c in self.chars]
         return new
 
     def key(self) -> Hashable:
@@ -2091,3 +2179,7 @@ def start_conflict(
     state._start_round()
     state._proceed()
     return state
+
+
+_get_fields = operator.attrgetter(*WickedAgeState.FIELDS)
+"""Every slot of a state at once, in ``FIELDS`` order (for :meth:`WickedAgeState.clone`)."""

@@ -63,6 +63,8 @@ def seat_strengths(cfg: WickedAgeConfig, specs: list[list[str]], seat: int) -> t
 class DuelState(WickedAgeState):
     """The duel's chapter (see the module docstring: the rules card)."""
 
+    __slots__ = ()  # no instance dict of its own (see WickedAgeState.FIELDS)
+
 
 def new_duel(config: BaseModel) -> WickedAgeState:
     """Two characters (seat 1 a PC or an NPC by ``duel.opponent``), a chapter of conflicts."""

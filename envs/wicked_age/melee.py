@@ -51,6 +51,8 @@ assert len(MELEE_PC_NAMES) == MAX_PARTIES - 1
 class MeleeState(WickedAgeState):
     """The melee's chapter (see the module docstring: the rules card)."""
 
+    __slots__ = ()  # no instance dict of its own (see WickedAgeState.FIELDS)
+
 
 def melee_players(config: BaseModel) -> int:
     """The number of parties (``melee.parties``)."""

@@ -177,14 +177,14 @@ def test_every_option_group_is_declared_by_its_scenario():
 
 def test_clone_names_every_container_of_the_state():
     """A new list or set on the state must be named in conflict.CLONE_* (copied, copied deeper, or shared)."""
-    from envs.wicked_age.conflict import CLONE_COPIED, CLONE_NESTED, CLONE_SHARED
+    from envs.wicked_age.conflict import CLONE_COPIED, CLONE_NESTED, CLONE_SHARED, WickedAgeState
 
     named = set(CLONE_COPIED) | set(CLONE_NESTED) | set(CLONE_SHARED) | {"exchanged"}
     for scenario, build in (("duel", True), ("melee", True), ("duel", False)):
         state = RULESET.new_game(config(duel={"build_phase": build}), scenario)
         rng = Rng(11)
         for _ in range(80):
-            containers = {k for k, v in vars(state).items() if isinstance(v, list | set | dict)}
+            containers = {k for k in WickedAgeState.FIELDS if isinstance(getattr(state, k), list | set | dict)}
             assert containers <= named, containers - named
             twin = state.clone()
             for k in containers - set(CLONE_SHARED):
@@ -200,3 +200,44 @@ def test_clone_names_every_container_of_the_state():
             else:
                 legal = state.legal_actions()
                 state.apply_action(legal[int(rng.random() * len(legal))])
+
+
+def _play_random(state, rng, steps):
+    """Play ``steps`` random steps (or to the end); the trajectory of actions and the states' keys."""
+    seen = []
+    for _ in range(steps):
+        player = state.current_player()
+        if player == TERMINAL:
+            break
+        if player == CHANCE:
+            outcome = state.sample_chance(rng)
+            state.apply_chance(outcome)
+        else:
+            outcome = rng.choice(state.legal_actions())
+            state.apply_action(outcome)
+        seen.append((player, outcome, state.key()))
+    return seen
+
+
+def test_slotted_clone_plays_on_like_its_original():
+    """The state lives in __slots__: a mid-game clone plays on exactly as its original, independently of it."""
+    from envs.wicked_age.conflict import WickedAgeState
+
+    for scenario, build in (("duel", True), ("melee", True), ("duel", False), ("melee", False)):
+        for seed in range(6):
+            state = RULESET.new_game(config(duel={"build_phase": build}, melee={"build_phase": build}), scenario)
+            _play_random(state, Rng(seed), 25 + seed)
+            state.narrating = seed % 2 == 0  # as play_game sets it: a clone keeps it
+            twin = state.clone()
+            assert not vars(state) and not vars(twin)  # nothing outside the slots
+            assert twin.narrating is state.narrating
+            assert all(getattr(state, k) == getattr(twin, k) for k in WickedAgeState.FIELDS)
+            before = (twin.key(), twin.observation(0).tolist(), [c.dice.copy() for c in twin.chars])
+            mine = _play_random(state, Rng(100 + seed), 400)  # the original plays on first: the twin must not see it
+            assert (twin.key(), twin.observation(0).tolist(), [c.dice for c in twin.chars]) == before
+            theirs = _play_random(twin, Rng(100 + seed), 400)
+            assert mine == theirs
+            assert state.returns() == twin.returns()
+            assert [c.dice for c in state.chars] == [c.dice for c in twin.chars]
+            assert state.observation(0).tolist() == twin.observation(0).tolist()
+            assert not vars(state) and not vars(twin)
