@@ -83,18 +83,10 @@ def test_legal_moves_agree_with_brute_force_geometry(arena: dict[str, object]) -
     from envs.hallownest.actions import ACTIONS
 
     checked = 0
-    for seed in range(40):
-        st = DuelState(config(arena=arena))
-        rng = Rng(seed)
-        while not st.is_terminal():
-            if st.is_chance():
-                st.apply_chance(st.sample_chance(rng))
-                continue
-            legal = st.legal_actions()
-            if st.phase == Phase.TURN:
-                assert [a for a in legal if ACTIONS[a].kind in MOVE_KINDS] == _brute_moves(st)
-                checked += 1
-            st.apply_action(legal[int(rng.random() * len(legal))])
+    for st, legal in _random_decisions(config(arena=arena), range(40)):
+        if st.phase == Phase.TURN:
+            assert [a for a in legal if ACTIONS[a].kind in MOVE_KINDS] == _brute_moves(st)
+            checked += 1
     assert checked > 500
 
 
