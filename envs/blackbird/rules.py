@@ -9,7 +9,7 @@ about agents or rewards.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -140,13 +140,9 @@ def item_dice(level: int, per_level: int, adv: AdvancementRules) -> int:
     return per_level * (level if adv.level_adds_dice else 1)
 
 
-def trait_applies(char: Character, i: int, traits: Iterable[str], tags: Iterable[str]) -> bool:
+def trait_applies(char: Character, i: int, traits: Collection[str], tags: Collection[str]) -> bool:
     """Rule 2: a trait is relevant if it is named for the roll or carries a tag that is."""
-    if char.traits[i] in traits:
-        return True
-    if not isinstance(tags, (tuple, list, set, frozenset)):
-        tags = tuple(tags)
-    return any(t in tags for t in char.tags[i])
+    return char.traits[i] in traits or any(t in tags for t in char.tags[i])
 
 
 def build_pool(
@@ -157,7 +153,7 @@ def build_pool(
     tags: Sequence[str],
     on_flag: bool,
     kind: str,
-    forbidden: Iterable[str] = (),
+    forbidden: Collection[str] = (),
     pool_dice: int = 0,
     help_dice: int = 0,
     maneuver_dice: int = 0,
@@ -171,8 +167,6 @@ def build_pool(
     trait_d = tag_d = 0
     if trait is not None and trait_applies(char, trait, traits, tags):
         trait_d = item_dice(char.trait_levels[trait], ch.trait_dice, cfg.advancement)
-        if not isinstance(forbidden, (tuple, list, set, frozenset)):
-            forbidden = tuple(forbidden)
         tag_d = sum(
             item_dice(lvl, ch.tag_dice, cfg.advancement)
             for t, lvl in char.tags[trait].items()
@@ -184,7 +178,7 @@ def build_pool(
 
 
 def best_trait(
-    cfg: BlackbirdConfig, char: Character, traits: Sequence[str], tags: Sequence[str], forbidden: Iterable[str] = ()
+    cfg: BlackbirdConfig, char: Character, traits: Sequence[str], tags: Sequence[str], forbidden: Collection[str] = ()
 ) -> int | None:
     """Rule 2: the trait giving the most dice for a roll (None if no trait applies); used where no one chooses."""
     best, best_d = None, 0
