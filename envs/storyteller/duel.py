@@ -55,7 +55,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import lru_cache, partial
-from typing import Any, NamedTuple
+from operator import attrgetter
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -234,8 +235,50 @@ def _setup(cfg: StorytellerConfig) -> _DuelSetup:
 class DuelState(State[DuelChance]):
     """A duel in progress (the module docstring is its rules card)."""
 
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "num_players",
+        "log",
+        "_outcome",
+        "cfg",
+        "sides",
+        "target",
+        "progress",
+        "willpower",
+        "turn",
+        "phase",
+        "seat",
+        "n_actions",
+        "plans",
+        "wp_action",
+        "wp_spent",
+        "queue",
+        "attack",
+        "defence",
+        "last",
+        "max_actions",
+        "action_count",
+        "obs_size",
+        "plan_scale",
+        "willpower_per_roll",
+        "one_roll_per_task",
+        "prevents_botch",
+        "_player",
+        "_legal",
+        "fighters_part",
+        "_setup",
+        "_turn_obs",
+        "narrating",
+    )
+    """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too), all
+    set by ``__init__``."""
+    # Slots, not an instance dict: Python 3.11 shares an instance dict's keys with its class only up to 30 keys, and
+    # an unshared dict defeats the specialisation of every attribute read and ``self.method()`` call. (The
+    # protocol's State has no __slots__, so an instance still has an empty __dict__ nothing writes to.)
+    __slots__ = FIELDS
+
     def __init__(self, cfg: StorytellerConfig) -> None:
         super().__init__(2)
+        self.narrating = True  # the protocol's class default, which the slot hides
         self.cfg = cfg
         setup = _setup(cfg)
         self.sides = list(setup.sides)  # a Side is never changed: every duel of the config shares them
@@ -704,8 +747,41 @@ class DuelState(State[DuelChance]):
         )
 
     def clone(self) -> DuelState:
-        new = DuelState.__new__(DuelState)
-        new.__dict__.update(self.__dict__)
+        new = _new_object(DuelState)
+        (
+            new.num_players,
+            new.log,
+            new._outcome,
+            new.cfg,
+            new.sides,
+            new.target,
+            new.progress,
+            new.willpower,
+            new.turn,
+            new.phase,
+            new.seat,
+            new.n_actions,
+            new.plans,
+            new.wp_action,
+            new.wp_spent,
+            new.queue,
+            new.attack,
+            new.defence,
+            new.last,
+            new.max_actions,
+            new.action_count,
+            new.obs_size,
+            new.plan_scale,
+            new.willpower_per_roll,
+            new.one_roll_per_task,
+            new.prevents_botch,
+            new._player,
+            new._legal,
+            new.fighters_part,
+            new._setup,
+            new._turn_obs,
+            new.narrating,
+        ) = _DUEL_ALL(self)  # every slot at once: one tuple, no per-slot Python call
         new.log = list(self.log)
         new.progress = list(self.progress)
         new.willpower = list(self.willpower)
@@ -722,6 +798,11 @@ class DuelState(State[DuelChance]):
     def describe(self) -> dict[str, Any]:
         """A compact summary (tests and personas)."""
         return {"turn": self.turn, "progress": list(self.progress), "willpower": list(self.willpower)}
+
+
+_new_object = object.__new__
+_DUEL_ALL = attrgetter(*DuelState.FIELDS)
+"""A state's slots as a tuple, in ``FIELDS`` order (:meth:`DuelState.clone`)."""
 
 
 def _split_text(n: int) -> str:

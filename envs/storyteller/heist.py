@@ -51,7 +51,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from functools import cache
 from itertools import combinations
-from typing import Any, NamedTuple
+from operator import attrgetter
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -362,8 +363,51 @@ class Task:
 class HeistState(State[HeistChance]):
     """A heist in progress (the module docstring is its rules card)."""
 
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "num_players",
+        "log",
+        "_outcome",
+        "cfg",
+        "tasks",
+        "turn",
+        "turn_limit",
+        "willpower",
+        "phase",
+        "_player",
+        "pending_slot",
+        "n_actions",
+        "plan",
+        "wp_action",
+        "wp_spent",
+        "ally_slot",
+        "queue",
+        "turn_rolls",
+        "botches",
+        "max_actions",
+        "plan_scale",
+        "willpower_per_roll",
+        "teamwork_adds",
+        "wp_limit",
+        "one_roll_per_task",
+        "prevents_botch",
+        "_legal",
+        "_tasks_key",
+        "_heads",
+        "_declarations",
+        "_tail_blocks",
+        "_global_blocks",
+        "narrating",
+    )
+    """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too), all
+    set by ``__init__``."""
+    # Slots, not an instance dict: Python 3.11 shares an instance dict's keys with its class only up to 30 keys, and
+    # an unshared dict defeats the specialisation of every attribute read and ``self.method()`` call. (The
+    # protocol's State has no __slots__, so an instance still has an empty __dict__ nothing writes to.)
+    __slots__ = FIELDS
+
     def __init__(self, cfg: StorytellerConfig) -> None:
         super().__init__(1)
+        self.narrating = True  # the protocol's class default, which the slot hides
         self.cfg = cfg
         self.tasks: list[Task] = []
         self.turn = 0
@@ -921,8 +965,42 @@ class HeistState(State[HeistChance]):
         )
 
     def clone(self) -> HeistState:
-        new = HeistState.__new__(HeistState)
-        new.__dict__.update(self.__dict__)
+        new = _new_object(HeistState)
+        (
+            new.num_players,
+            new.log,
+            new._outcome,
+            new.cfg,
+            new.tasks,
+            new.turn,
+            new.turn_limit,
+            new.willpower,
+            new.phase,
+            new._player,
+            new.pending_slot,
+            new.n_actions,
+            new.plan,
+            new.wp_action,
+            new.wp_spent,
+            new.ally_slot,
+            new.queue,
+            new.turn_rolls,
+            new.botches,
+            new.max_actions,
+            new.plan_scale,
+            new.willpower_per_roll,
+            new.teamwork_adds,
+            new.wp_limit,
+            new.one_roll_per_task,
+            new.prevents_botch,
+            new._legal,
+            new._tasks_key,
+            new._heads,
+            new._declarations,
+            new._tail_blocks,
+            new._global_blocks,
+            new.narrating,
+        ) = _HEIST_ALL(self)  # every slot at once: one tuple, no per-slot Python call
         new.log = list(self.log)
         new.tasks = [t.copy() for t in self.tasks]
         new.plan = list(self.plan)
@@ -948,6 +1026,11 @@ class HeistState(State[HeistChance]):
             "willpower": self.willpower,
             "tasks": [(t.spec.key, t.progress, t.spec.target, t.status.name) for t in self.tasks],
         }
+
+
+_new_object = object.__new__
+_HEIST_ALL = attrgetter(*HeistState.FIELDS)
+"""A state's slots as a tuple, in ``FIELDS`` order (:meth:`HeistState.clone`)."""
 
 
 def heist_actions(cfg: Any) -> int:

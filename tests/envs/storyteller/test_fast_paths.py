@@ -15,7 +15,7 @@ from envs.storyteller import RULESET, dice, rules
 from envs.storyteller.actions import Act, Phase, Status, ally_action, count_action, willpower_action
 from envs.storyteller.config import StorytellerConfig
 from envs.storyteller.duel import DuelState, new_duel
-from envs.storyteller.heist import HeistState
+from envs.storyteller.heist import HeistState, Task
 from envs.storyteller.observation import encode_duel, encode_heist
 
 
@@ -164,3 +164,48 @@ def test_integer_outcome_tables_equal_the_fraction_products(specialty: bool) -> 
                     fast = dice._distribution.__wrapped__(pool, difficulty, wp, prevents, specialty)
                     assert fast == dice._reference_distribution(pool, difficulty, wp, prevents, specialty)
                     assert all(type(p) is Fraction for _, p in fast)
+
+
+SHARED = {"sides", "_declarations", "_tail_blocks", "_global_blocks"}
+"""Containers a clone shares: the duel's sides (never changed) and the heist's memos per config."""
+
+
+@pytest.mark.parametrize("make", [DuelState, HeistState, new_duel])
+def test_states_keep_every_attribute_in_a_slot_and_a_clone_copies_each(make: Callable[[StorytellerConfig], State]):
+    """No attribute lands in an instance dict (a dict of more than 30 keys is not shared with the class in Python 3.11,
+    which disables attribute and method specialisation), and ``clone`` assigns every slot: the clone reads the
+    original's values, its mutable containers are fresh, and the original plays on unchanged by the clone's moves."""
+    cfg = _config()
+    cls = DuelState if make is new_duel else make
+    assert isinstance(cls, type) and issubclass(cls, DuelState | HeistState)
+    for seed in range(20):
+        st = make(cfg)
+        st.narrating = seed % 2 == 0
+        rng = Rng(700 + seed)
+        k = 0
+        while not st.is_terminal():
+            assert not st.__dict__
+            if k % 4 == 0:
+                cl = st.clone()
+                assert type(cl) is cls and not cl.__dict__
+                for name in cls.FIELDS:
+                    mine, theirs = getattr(st, name), getattr(cl, name)
+                    if name == "tasks":
+                        slots = Task.__slots__
+                        assert [[getattr(t, a) for a in slots] for t in theirs] == [
+                            [getattr(t, a) for a in slots] for t in mine
+                        ]
+                        assert all(a is not b for a, b in zip(mine, theirs, strict=True))
+                    else:
+                        assert theirs == mine, name
+                        if isinstance(mine, list | dict) and (mine or name == "log") and name not in SHARED:
+                            assert theirs is not mine, name
+                key, log = st.key(), list(st.log)
+                _walk(cl, Rng(seed), lambda _s: None, [])  # the clone played to its end moves nothing of st
+                assert st.key() == key and st.log == log
+            k += 1
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+            else:
+                legal = st.legal_actions()
+                st.apply_action(legal[int(rng.random() * len(legal))])
