@@ -147,7 +147,7 @@ def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | N
     cashing, shown to it alone) it is the seat's own view of itself, not kept.
     """
     ch = state.chars[p]
-    s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage == _STAGE_BUILD else ch.dice
+    s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
     rd = state.roll_dice[p]
     d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
     adv = state.adv
@@ -171,7 +171,7 @@ def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | N
         die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
         a if a < 1.0 else 1.0, flag[holds[seat]], flag[adv[seat][p]], owed if owed < 1.0 else 1.0,
         flag[state.challenged[p]], flag[state.moved[p]], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
-        flag[state.stage == _STAGE_TURN and state.challenger == p],
+        flag[state.stage is _STAGE_TURN and state.challenger == p],
     )  # fmt: skip
     if sheet is None and not pending:
         state._rows[p] = row
@@ -228,12 +228,12 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     parts = rows[seat:] + rows[:seat] if seat else rows.copy()
     stage = state.stage
     pending = state.pending_cash[seat]
-    if pending or stage == _STAGE_BUILD:
+    if pending or stage is _STAGE_BUILD:
         # the seat sees its own draft during the (simultaneous) build, the others none, and its own undecided
         # cashing only: its own row (the first) as it alone sees it
-        parts[0] = party_row(state, seat, seat, state.drafts[seat] if stage == _STAGE_BUILD else None, pending)
+        parts[0] = party_row(state, seat, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
     challenger = state.challenger
-    cr = state.rolls[challenger] if stage == _STAGE_TURN and challenger is not None else None
+    cr = state.rolls[challenger] if stage is _STAGE_TURN and challenger is not None else None
     conseq = state.conseq
     offer = state.offer
     # the pending offer's kind (:meth:`WickedAgeState.pending_offer_kind`, inlined)

@@ -256,7 +256,7 @@ def plain_player(state: WickedAgeState) -> int:
     """``current_player`` derived from scratch: the end, a chance node or the actor."""
     if state.outcome() is not None:
         return TERMINAL
-    return CHANCE if not state.node.is_decision else state.actor
+    return CHANCE if not Ctx(state.node).is_decision else state.actor
 
 
 def plain_menu(state: WickedAgeState) -> list[int] | None:
