@@ -327,8 +327,7 @@ def _party_sets(flags: tuple[bool, ...]) -> tuple[tuple[int, ...], tuple[tuple[i
 
 _MENUS: dict[Hashable, list[int]] = {}
 """Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
-kind and the filled forms, a first pick by the forms draw, a second by the draw and the first form, a strength
-pick by the usable strengths.
+kind and the filled forms, a strength pick by the usable strengths (the picks of forms: :data:`_FIRST_PICK_MENUS`).
 The lists are shared: the state never changes one in place (``legal_actions`` hands out copies). The keys are
 few (subsets of six forms and of four strengths); the cache is cleared at :data:`_MENUS_LIMIT` all the same."""
 _MENUS_LIMIT = 4096
@@ -342,6 +341,24 @@ _PRE_ROLL_MENU: list[int] = [Act.ROLL, Act.CASH_OWE]
 """Rule 19: roll, or cash an owe-list entry first (a shared legal list)."""
 _TIE_AVOID_MENU: list[int] = [Act.AVOID, Act.FIGHT]
 """Rule 8: avoid the conflict or fight on (a shared legal list)."""
+
+
+def _first_pick_menu(available: tuple[int, ...]) -> list[int]:
+    """Rule 4: a PC's first pick: any of the forms that fit its action."""
+    return [FORM_ACTIONS[f] for f in available]
+
+
+def _second_pick_menu(available: tuple[int, ...], first: int) -> list[int]:
+    """Rule 4: a PC's second pick: any other of the forms that fit its action."""
+    return [FORM_ACTIONS[f] for f in available if f != first]
+
+
+_FIRST_PICK_MENUS: dict[tuple[int, ...], list[int]] = {d: _first_pick_menu(d) for d in _DRAWS}
+"""The first-pick menu of every sorted forms draw (shared legal lists, never changed in place)."""
+_SECOND_PICK_MENUS: dict[tuple[int, ...], dict[int, list[int]]] = {
+    d: {f: _second_pick_menu(d, f) for f in d} for d in _DRAWS
+}
+"""By forms draw and first pick, the second-pick menu (shared in the same way)."""
 
 
 def _menu(key: Hashable, menu: list[int]) -> list[int]:
@@ -396,11 +413,14 @@ def dice_text(sizes: Sequence[int]) -> str:
 
 
 class _Setup(NamedTuple):
-    """What a config fixes for every game: the resolved rules, Rule 17's offer menu, the ladder, the build dice."""
+    """What a config fixes for every game: the resolved rules, Rule 17's menus, the ladder, the build dice."""
 
     config: WickedAgeConfig
     rules: ResolvedRules
     offer_ids: tuple[int, ...]
+    window_menu: list[int]  # Rule 17: roll on or offer (a shared legal list, never changed in place)
+    conseq_offer_menu: list[int]  # Rule 17 after an absolute result (shared in the same way)
+    fixed_menus: tuple[list[int] | None, ...]  # by ``Ctx``: the legal lists fixed for a game (:func:`_fixed_menus`)
     ladder: tuple[int, ...]
     pc_build_dice: tuple[tuple[int, ...], ...]  # Rule 1: the PC dice, largest first, one per placement
     npc_build_dice: tuple[tuple[int, int], ...]  # Rule 2: the NPC die pairs, largest first
@@ -419,10 +439,16 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     if setup is not None and setup.config is cfg:
         return setup
     rules = ResolvedRules.from_config(cfg)
+    offer_ids = tuple(offer_action(o) for o in offer_menu(rules.offers))
+    window_menu = [Act.ROLL, *offer_ids]
+    conseq_offer_menu = [*offer_ids, Act.TAKE_DEFAULT]
     setup = _Setup(
         cfg,
         rules,
-        tuple(offer_action(o) for o in offer_menu(rules.offers)),
+        offer_ids,
+        window_menu,
+        conseq_offer_menu,
+        _fixed_menus(window_menu, conseq_offer_menu),
         tuple(cfg.forms.ladder),
         tuple((d,) for d in sorted(cfg.forms.pc_dice, reverse=True)),
         tuple(npc_pairs_largest_first(cfg.forms.npc_pairs)),
@@ -610,9 +636,10 @@ class WickedAgeState(State):
         self._names: list[str] | None = None
         self._keep_advantage = rules.keep_advantage  # Rule 13, read at every observation
         self._offer_ids = setup.offer_ids  # Rule 17's menu
-        self._window_menu = [Act.ROLL, *setup.offer_ids]  # Rule 17: roll on or offer (a shared legal list)
-        self._conseq_offer_menu = [*setup.offer_ids, Act.TAKE_DEFAULT]  # Rule 17 after an absolute result
-        self._fixed_menus = _fixed_menus(self._window_menu, self._conseq_offer_menu)
+        # the menus fixed for the game: shared legal lists, the same for every game of the config
+        self._window_menu = setup.window_menu  # Rule 17: roll on or offer
+        self._conseq_offer_menu = setup.conseq_offer_menu  # Rule 17 after an absolute result
+        self._fixed_menus = setup.fixed_menus
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -769,19 +796,13 @@ class WickedAgeState(State):
         if self.chars[s].npc:
             return _NPC_FORM_MENU
         available = self.available[s]
-        key = ("first", available)
-        menu = _MENUS.get(key)
-        if menu is None:
-            menu = _menu(key, [FORM_ACTIONS[f] for f in available])
-        return menu
+        menu = _FIRST_PICK_MENUS.get(available)  # every sorted draw (any other tuple: built as the table builds it)
+        return menu if menu is not None else _first_pick_menu(available)
 
     def _legal_pick_second_form(self, s: int) -> list[int]:
-        first = self.picks[s][0]
-        key = ("second", self.available[s], first)
-        menu = _MENUS.get(key)
-        if menu is None:
-            menu = _menu(key, [FORM_ACTIONS[f] for f in self.available[s] if f != first])
-        return menu
+        available, first = self.available[s], self.picks[s][0]
+        menus = _SECOND_PICK_MENUS.get(available)
+        return menus[first] if menus is not None and first in menus else _second_pick_menu(available, first)
 
     def _legal_pick_strength(self, s: int) -> list[int]:
         usable = self._usable_strengths(s)
