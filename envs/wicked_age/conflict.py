@@ -325,6 +325,13 @@ def _party_sets(flags: tuple[bool, ...]) -> tuple[tuple[int, ...], tuple[tuple[i
     return hit
 
 
+_TARGET_MENUS: dict[tuple[int, ...], list[int]] = {}
+"""Rule 17: the offer-target menu by the proposer's opponents in the conflict (shared legal lists; at most 2^8 keys
+per party count, like :data:`_PARTY_SETS`)."""
+_NO_PICKS: tuple[tuple[tuple[()], ...], ...] = tuple(((),) * n for n in range(MAX_PARTIES + 1))
+"""By party count, an empty pick per seat (``list(map(list, ...))`` makes the fresh lists of a conflict's start)."""
+_NO_ADVANTAGE: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(((False,) * n,) * n for n in range(MAX_PARTIES + 1))
+"""By party count, a row of no advantage per seat (Rule 13: none is held at a conflict's start)."""
 _MENUS: dict[Hashable, list[int]] = {}
 """Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
 kind and the filled forms, a strength pick by the usable strengths (the picks of forms: :data:`_FIRST_PICK_MENUS`).
@@ -816,7 +823,11 @@ class WickedAgeState(State):
         return self._window_menu
 
     def _legal_offer_target(self, s: int) -> list[int]:
-        return [_ACT_TARGET_0 + t for t in self._opponents_of[s]]
+        opponents = self._opponents_of[s]  # a kept tuple of :data:`_PARTY_SETS`: few distinct ones
+        menu = _TARGET_MENUS.get(opponents)
+        if menu is None:
+            menu = _TARGET_MENUS[opponents] = [_ACT_TARGET_0 + t for t in opponents]
+        return menu
 
     def _legal_response(self, s: int) -> list[int]:
         return _RESPONSE_MENU
@@ -1280,14 +1291,14 @@ class WickedAgeState(State):
         self.in_conflict = list(self.in_chapter)
         self._parties_in, self._opponents_of = _party_sets(tuple(self.in_conflict))
         self.available = [PC_FORM_IDS] * n
-        self.picks = [[] for _ in range(n)]
+        self.picks = list(map(list, _NO_PICKS[n]))  # a fresh empty list per seat (no comprehension frame)
         self.strength_used = [None] * n
         self.roll_dice = [()] * n
         self._rows = [None] * n  # every conflict flag and rolled die changed
         self._forms = [None] * n  # every forms draw and pick
         self._progress = None
         self.cashed = [0] * n
-        self.adv = [[False] * n for _ in range(n)]
+        self.adv = list(map(list, _NO_ADVANTAGE[n]))  # a fresh row of False per seat (no comprehension frame)
         self.round_no = 0
         self.results = []
         self.exchanged = set()
