@@ -209,8 +209,11 @@ _PLAIN_OPTIONS: dict[Act, str] = {
 }
 
 
-def option_of(action: int, ctx: Ctx, npc: Sequence[bool], build_die: tuple[int, int] | None) -> str | None:
-    """The option group of ``action`` at ``ctx``; ``npc`` per seat, ``build_die`` = (next die, largest die)."""
+def option_of(action: int, ctx: int, npc: Sequence[bool], build_die: tuple[int, int] | None) -> str | None:
+    """The option group of ``action`` at node ``ctx``.
+
+    ``ctx`` is a ``Ctx`` id, ``npc`` per seat, ``build_die`` = (next die, largest die).
+    """
     a = int(action)
     if ctx == Ctx.BUILD:
         if build_die is None:

@@ -154,12 +154,14 @@ EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
 """A sheet not (yet) shown: every die at 0."""
 _LE = operator.le
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
-_ROLL_NODES = (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL)
+"""Contexts below this one are decisions: ``node < _FIRST_CHANCE`` is ``Ctx(node).is_decision`` without a property
+call."""
+_CONTEXT_NAMES: dict[int, str] = {int(c): c.name.lower() for c in Ctx}
+"""``decision_context()`` of each node id (the ``Ctx`` member's name, lower case)."""
+_ROLL_NODES = (int(Ctx.OPENING_ROLL), int(Ctx.MOVER_ROLL), int(Ctx.ANSWER_ROLL))
 """The chance nodes that roll a party's dice (Rules 7, 9, 10)."""
-_OTHER_CHANCE = (Ctx.FORMS_DRAW, Ctx.TIE_REROLL, Ctx.CASH_ROLL)
+_OTHER_CHANCE = (int(Ctx.FORMS_DRAW), int(Ctx.TIE_REROLL), int(Ctx.CASH_ROLL))
 """The chance nodes that draw something else (Rules 4, 8, 19): ``sample_chance`` rolls at any other node."""
-
-"""Contexts below this one are decisions: ``node < _FIRST_CHANCE`` is ``node.is_decision`` without a property call."""
 
 
 class PickStep(enum.IntEnum):
@@ -196,53 +198,57 @@ class TieStep(enum.IntEnum):
 
 
 # Reading an enum member (``Ctx.BUILD``) costs about a quarter of a microsecond in Python 3.11, a module global a
-# few tens of nanoseconds: the machine reads the members it uses at every step from these module names.
-_ACT_ACCEPT = Act.ACCEPT
-_ACT_AVOID = Act.AVOID
-_ACT_CASH_OWE = Act.CASH_OWE
-_ACT_EXHAUST = Act.EXHAUST
-_ACT_FIGHT = Act.FIGHT
-_ACT_FORM_0 = Act.FORM_0
-_ACT_INJURE = Act.INJURE
-_ACT_INSIST = Act.INSIST
-_ACT_NO_STRENGTH = Act.NO_STRENGTH
-_ACT_NPC_FORM_0 = Act.NPC_FORM_0
-_ACT_ROLL = Act.ROLL
-_ACT_STRENGTH_0 = Act.STRENGTH_0
-_ACT_TAKE_DEFAULT = Act.TAKE_DEFAULT
-_ACT_TARGET_0 = Act.TARGET_0
-_CTX_ANSWER_ROLL = Ctx.ANSWER_ROLL
-_CTX_BUILD = Ctx.BUILD
-_CTX_CASH_ROLL = Ctx.CASH_ROLL
-_CTX_CHALLENGE = Ctx.CHALLENGE
-_CTX_CONSEQ_DEFAULT = Ctx.CONSEQ_DEFAULT
-_CTX_CONSEQ_OFFER = Ctx.CONSEQ_OFFER
-_CTX_CONSEQ_RESPONSE = Ctx.CONSEQ_RESPONSE
-_CTX_END = Ctx.END
-_CTX_FORMS_DRAW = Ctx.FORMS_DRAW
-_CTX_MOVER_ROLL = Ctx.MOVER_ROLL
-_CTX_OFFER_FORM = Ctx.OFFER_FORM
-_CTX_OFFER_RESPONSE = Ctx.OFFER_RESPONSE
-_CTX_OFFER_TARGET = Ctx.OFFER_TARGET
-_CTX_OPENING_ROLL = Ctx.OPENING_ROLL
-_CTX_PICK_FORM = Ctx.PICK_FORM
-_CTX_PICK_SECOND_FORM = Ctx.PICK_SECOND_FORM
-_CTX_PICK_STRENGTH = Ctx.PICK_STRENGTH
-_CTX_PRE_ROLL = Ctx.PRE_ROLL
-_CTX_TIE_AVOID = Ctx.TIE_AVOID
-_CTX_TIE_REROLL = Ctx.TIE_REROLL
-_CTX_WINDOW = Ctx.WINDOW
+# few tens of nanoseconds: the machine reads the values it uses at every step from these module names. The action ids,
+# the node (``node``, ``roll_purpose``: a ``Ctx`` id) and the cursors of the stages are plain ints: Python 3.11
+# specialises a comparison, an addition and a tuple index only for exact ints, not for an IntEnum member. (The legal
+# lists hold the ``Act`` members themselves: callers keep the actions they are handed.) The stage stays a ``Stage``
+# member, always one of the ``_STAGE_*`` names below, so the machine compares it by identity.
+_ACT_ACCEPT = int(Act.ACCEPT)
+_ACT_AVOID = int(Act.AVOID)
+_ACT_CASH_OWE = int(Act.CASH_OWE)
+_ACT_EXHAUST = int(Act.EXHAUST)
+_ACT_FIGHT = int(Act.FIGHT)
+_ACT_FORM_0 = int(Act.FORM_0)
+_ACT_INJURE = int(Act.INJURE)
+_ACT_INSIST = int(Act.INSIST)
+_ACT_NO_STRENGTH = int(Act.NO_STRENGTH)
+_ACT_NPC_FORM_0 = int(Act.NPC_FORM_0)
+_ACT_ROLL = int(Act.ROLL)
+_ACT_STRENGTH_0 = int(Act.STRENGTH_0)
+_ACT_TAKE_DEFAULT = int(Act.TAKE_DEFAULT)
+_ACT_TARGET_0 = int(Act.TARGET_0)
+_CTX_ANSWER_ROLL = int(Ctx.ANSWER_ROLL)
+_CTX_BUILD = int(Ctx.BUILD)
+_CTX_CASH_ROLL = int(Ctx.CASH_ROLL)
+_CTX_CHALLENGE = int(Ctx.CHALLENGE)
+_CTX_CONSEQ_DEFAULT = int(Ctx.CONSEQ_DEFAULT)
+_CTX_CONSEQ_OFFER = int(Ctx.CONSEQ_OFFER)
+_CTX_CONSEQ_RESPONSE = int(Ctx.CONSEQ_RESPONSE)
+_CTX_END = int(Ctx.END)
+_CTX_FORMS_DRAW = int(Ctx.FORMS_DRAW)
+_CTX_MOVER_ROLL = int(Ctx.MOVER_ROLL)
+_CTX_OFFER_FORM = int(Ctx.OFFER_FORM)
+_CTX_OFFER_RESPONSE = int(Ctx.OFFER_RESPONSE)
+_CTX_OFFER_TARGET = int(Ctx.OFFER_TARGET)
+_CTX_OPENING_ROLL = int(Ctx.OPENING_ROLL)
+_CTX_PICK_FORM = int(Ctx.PICK_FORM)
+_CTX_PICK_SECOND_FORM = int(Ctx.PICK_SECOND_FORM)
+_CTX_PICK_STRENGTH = int(Ctx.PICK_STRENGTH)
+_CTX_PRE_ROLL = int(Ctx.PRE_ROLL)
+_CTX_TIE_AVOID = int(Ctx.TIE_AVOID)
+_CTX_TIE_REROLL = int(Ctx.TIE_REROLL)
+_CTX_WINDOW = int(Ctx.WINDOW)
 _END_KNOCKOUT = EndReason.KNOCKOUT
 _END_TIME_LIMIT = EndReason.TIME_LIMIT
 _OFFER_CONCEDE_STAKE = Offer.CONCEDE_STAKE
 _OFFER_LOSER_CHOICE = Offer.LOSER_CHOICE
 _OFFER_WINNER_CHOICE = Offer.WINNER_CHOICE
-_OPEN_CASH = OpenStep.CASH
-_OPEN_ROLL = OpenStep.ROLL
-_PICK_DONE = PickStep.DONE
-_PICK_FIRST_FORM = PickStep.FIRST_FORM
-_PICK_SECOND_FORM = PickStep.SECOND_FORM
-_PICK_STRENGTH = PickStep.STRENGTH
+_OPEN_CASH = int(OpenStep.CASH)
+_OPEN_ROLL = int(OpenStep.ROLL)
+_PICK_DONE = int(PickStep.DONE)
+_PICK_FIRST_FORM = int(PickStep.FIRST_FORM)
+_PICK_SECOND_FORM = int(PickStep.SECOND_FORM)
+_PICK_STRENGTH = int(PickStep.STRENGTH)
 _RESULT_ABSOLUTE_LOSS = Result.ABSOLUTE_LOSS
 _RESULT_ABSOLUTE_WIN = Result.ABSOLUTE_WIN
 _RESULT_LOSES_ADVANTAGE = Result.LOSES_ADVANTAGE
@@ -258,13 +264,13 @@ _TERMS_AGREED = Terms.AGREED
 _TERMS_ASK = Terms.ASK
 _TERMS_DEFAULT = Terms.DEFAULT
 _TERMS_OFFERED = Terms.OFFERED
-_TIE_CASH = TieStep.CASH
-_TIE_REROLL = TieStep.REROLL
-_TIE_VOTE = TieStep.VOTE
-_TURN_ANSWERS = TurnStep.ANSWERS
-_TURN_CHALLENGE = TurnStep.CHALLENGE
-_TURN_REROLL = TurnStep.REROLL
-_TURN_START = TurnStep.START
+_TIE_CASH = int(TieStep.CASH)
+_TIE_REROLL = int(TieStep.REROLL)
+_TIE_VOTE = int(TieStep.VOTE)
+_TURN_ANSWERS = int(TurnStep.ANSWERS)
+_TURN_CHALLENGE = int(TurnStep.CHALLENGE)
+_TURN_REROLL = int(TurnStep.REROLL)
+_TURN_START = int(TurnStep.START)
 
 
 class PendingOffer(NamedTuple):
@@ -319,10 +325,16 @@ def _party_sets(flags: tuple[bool, ...]) -> tuple[tuple[int, ...], tuple[tuple[i
     return hit
 
 
+_TARGET_MENUS: dict[tuple[int, ...], list[int]] = {}
+"""Rule 17: the offer-target menu by the proposer's opponents in the conflict (shared legal lists; at most 2^8 keys
+per party count, like :data:`_PARTY_SETS`)."""
+_NO_PICKS: tuple[tuple[tuple[()], ...], ...] = tuple(((),) * n for n in range(MAX_PARTIES + 1))
+"""By party count, an empty pick per seat (``list(map(list, ...))`` makes the fresh lists of a conflict's start)."""
+_NO_ADVANTAGE: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(((False,) * n,) * n for n in range(MAX_PARTIES + 1))
+"""By party count, a row of no advantage per seat (Rule 13: none is held at a conflict's start)."""
 _MENUS: dict[Hashable, list[int]] = {}
 """Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
-kind and the filled forms, a first pick by the forms draw, a second by the draw and the first form, a strength
-pick by the usable strengths.
+kind and the filled forms, a strength pick by the usable strengths (the picks of forms: :data:`_FIRST_PICK_MENUS`).
 The lists are shared: the state never changes one in place (``legal_actions`` hands out copies). The keys are
 few (subsets of six forms and of four strengths); the cache is cleared at :data:`_MENUS_LIMIT` all the same."""
 _MENUS_LIMIT = 4096
@@ -330,12 +342,30 @@ _NO_LEGAL: list[int] = []
 """The legal list of a chance node and of the end (shared, never changed in place)."""
 _NPC_FORM_MENU: list[int] = list(NPC_FORM_ACTIONS)
 """Rule 4: an NPC picks any one of its three forms (a shared legal list)."""
-_RESPONSE_MENU: list[int] = [_ACT_ACCEPT, _ACT_INSIST]
+_RESPONSE_MENU: list[int] = [Act.ACCEPT, Act.INSIST]
 """Rule 17: accept an offer or insist on the whip (a shared legal list)."""
-_PRE_ROLL_MENU: list[int] = [_ACT_ROLL, _ACT_CASH_OWE]
+_PRE_ROLL_MENU: list[int] = [Act.ROLL, Act.CASH_OWE]
 """Rule 19: roll, or cash an owe-list entry first (a shared legal list)."""
-_TIE_AVOID_MENU: list[int] = [_ACT_AVOID, _ACT_FIGHT]
+_TIE_AVOID_MENU: list[int] = [Act.AVOID, Act.FIGHT]
 """Rule 8: avoid the conflict or fight on (a shared legal list)."""
+
+
+def _first_pick_menu(available: tuple[int, ...]) -> list[int]:
+    """Rule 4: a PC's first pick: any of the forms that fit its action."""
+    return [FORM_ACTIONS[f] for f in available]
+
+
+def _second_pick_menu(available: tuple[int, ...], first: int) -> list[int]:
+    """Rule 4: a PC's second pick: any other of the forms that fit its action."""
+    return [FORM_ACTIONS[f] for f in available if f != first]
+
+
+_FIRST_PICK_MENUS: dict[tuple[int, ...], list[int]] = {d: _first_pick_menu(d) for d in _DRAWS}
+"""The first-pick menu of every sorted forms draw (shared legal lists, never changed in place)."""
+_SECOND_PICK_MENUS: dict[tuple[int, ...], dict[int, list[int]]] = {
+    d: {f: _second_pick_menu(d, f) for f in d} for d in _DRAWS
+}
+"""By forms draw and first pick, the second-pick menu (shared in the same way)."""
 
 
 def _menu(key: Hashable, menu: list[int]) -> list[int]:
@@ -390,11 +420,14 @@ def dice_text(sizes: Sequence[int]) -> str:
 
 
 class _Setup(NamedTuple):
-    """What a config fixes for every game: the resolved rules, Rule 17's offer menu, the ladder, the build dice."""
+    """What a config fixes for every game: the resolved rules, Rule 17's menus, the ladder, the build dice."""
 
     config: WickedAgeConfig
     rules: ResolvedRules
     offer_ids: tuple[int, ...]
+    window_menu: list[int]  # Rule 17: roll on or offer (a shared legal list, never changed in place)
+    conseq_offer_menu: list[int]  # Rule 17 after an absolute result (shared in the same way)
+    fixed_menus: tuple[list[int] | None, ...]  # by ``Ctx``: the legal lists fixed for a game (:func:`_fixed_menus`)
     ladder: tuple[int, ...]
     pc_build_dice: tuple[tuple[int, ...], ...]  # Rule 1: the PC dice, largest first, one per placement
     npc_build_dice: tuple[tuple[int, int], ...]  # Rule 2: the NPC die pairs, largest first
@@ -413,10 +446,16 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     if setup is not None and setup.config is cfg:
         return setup
     rules = ResolvedRules.from_config(cfg)
+    offer_ids = tuple(offer_action(o) for o in offer_menu(rules.offers))
+    window_menu = [Act.ROLL, *offer_ids]
+    conseq_offer_menu = [*offer_ids, Act.TAKE_DEFAULT]
     setup = _Setup(
         cfg,
         rules,
-        tuple(offer_action(o) for o in offer_menu(rules.offers)),
+        offer_ids,
+        window_menu,
+        conseq_offer_menu,
+        _fixed_menus(window_menu, conseq_offer_menu),
         tuple(cfg.forms.ladder),
         tuple((d,) for d in sorted(cfg.forms.pc_dice, reverse=True)),
         tuple(npc_pairs_largest_first(cfg.forms.npc_pairs)),
@@ -604,9 +643,10 @@ class WickedAgeState(State):
         self._names: list[str] | None = None
         self._keep_advantage = rules.keep_advantage  # Rule 13, read at every observation
         self._offer_ids = setup.offer_ids  # Rule 17's menu
-        self._window_menu = [_ACT_ROLL, *setup.offer_ids]  # Rule 17: roll on or offer (a shared legal list)
-        self._conseq_offer_menu = [*setup.offer_ids, _ACT_TAKE_DEFAULT]  # Rule 17 after an absolute result
-        self._fixed_menus = _fixed_menus(self._window_menu, self._conseq_offer_menu)
+        # the menus fixed for the game: shared legal lists, the same for every game of the config
+        self._window_menu = setup.window_menu  # Rule 17: roll on or offer
+        self._conseq_offer_menu = setup.conseq_offer_menu  # Rule 17 after an absolute result
+        self._fixed_menus = setup.fixed_menus
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -696,7 +736,7 @@ class WickedAgeState(State):
 
     # -- setup helpers --------------------------------------------------------------------------
     def _begin(self) -> None:
-        if self.stage == _STAGE_DRAW:
+        if self.stage is _STAGE_DRAW:
             self._start_conflict()
         self._proceed()
 
@@ -711,12 +751,12 @@ class WickedAgeState(State):
     @property
     def in_turns(self) -> bool:
         """The conflict is in its turns (Rules 9-13)."""
-        return self.stage == _STAGE_TURN
+        return self.stage is _STAGE_TURN
 
     @property
     def in_build(self) -> bool:
         """The sheets are being built (Rules 1-2): each seat sees only its own draft."""
-        return self.stage == _STAGE_BUILD
+        return self.stage is _STAGE_BUILD
 
     def _sheet_changed(self, s: int) -> None:
         """``s``'s sheet dice, chapter or conflict flag or rolled dice changed: its kept observation row is stale."""
@@ -740,7 +780,7 @@ class WickedAgeState(State):
         return self._player  # kept by :meth:`_proceed` wherever the machine stops
 
     def decision_context(self) -> str:
-        return self.node.name.lower()
+        return _CONTEXT_NAMES[self.node]
 
     def legal_actions(self) -> list[int]:
         return self._kept_legal.copy()  # found where the machine stopped (:meth:`_proceed`); a copy for the caller
@@ -763,33 +803,31 @@ class WickedAgeState(State):
         if self.chars[s].npc:
             return _NPC_FORM_MENU
         available = self.available[s]
-        key = ("first", available)
-        menu = _MENUS.get(key)
-        if menu is None:
-            menu = _menu(key, [FORM_ACTIONS[f] for f in available])
-        return menu
+        menu = _FIRST_PICK_MENUS.get(available)  # every sorted draw (any other tuple: built as the table builds it)
+        return menu if menu is not None else _first_pick_menu(available)
 
     def _legal_pick_second_form(self, s: int) -> list[int]:
-        first = self.picks[s][0]
-        key = ("second", self.available[s], first)
-        menu = _MENUS.get(key)
-        if menu is None:
-            menu = _menu(key, [FORM_ACTIONS[f] for f in self.available[s] if f != first])
-        return menu
+        available, first = self.available[s], self.picks[s][0]
+        menus = _SECOND_PICK_MENUS.get(available)
+        return menus[first] if menus is not None and first in menus else _second_pick_menu(available, first)
 
     def _legal_pick_strength(self, s: int) -> list[int]:
         usable = self._usable_strengths(s)
         key = ("strength", usable)
         menu = _MENUS.get(key)
         if menu is None:
-            menu = _menu(key, [_ACT_STRENGTH_0 + i for i in usable] + [_ACT_NO_STRENGTH])
+            menu = _menu(key, [_ACT_STRENGTH_0 + i for i in usable] + [Act.NO_STRENGTH])
         return menu
 
     def _legal_window(self, s: int) -> list[int]:
         return self._window_menu
 
     def _legal_offer_target(self, s: int) -> list[int]:
-        return [_ACT_TARGET_0 + t for t in self._opponents_of[s]]
+        opponents = self._opponents_of[s]  # a kept tuple of :data:`_PARTY_SETS`: few distinct ones
+        menu = _TARGET_MENUS.get(opponents)
+        if menu is None:
+            menu = _TARGET_MENUS[opponents] = [_ACT_TARGET_0 + t for t in opponents]
+        return menu
 
     def _legal_response(self, s: int) -> list[int]:
         return _RESPONSE_MENU
@@ -815,7 +853,7 @@ class WickedAgeState(State):
         may_offer = winner_may_offer(
             r.negotiation_enabled, r.offers_after_absolute, r.winner_offers, self.winner_offered
         )
-        return [_ACT_EXHAUST, _ACT_INJURE, *(self._offer_ids if may_offer else ())]
+        return [Act.EXHAUST, Act.INJURE, *(self._offer_ids if may_offer else ())]
 
     def _opponents(self, s: int) -> tuple[int, ...]:
         """The others still in the conflict, in seat order (kept by :meth:`_leave_conflict`)."""
@@ -867,15 +905,11 @@ class WickedAgeState(State):
         lists of :data:`CLONE_SHARED` are only ever replaced, never changed in place, so they are shared.
         """
         new = object.__new__(type(self))
-        for k, v in zip(WickedAgeState.FIELDS, _get_fields(self), strict=True):
-            setattr(new, k, v)
-        for k in CLONE_COPIED:
-            setattr(new, k, getattr(self, k).copy())
+        _copy_slots(new, self)  # every slot, those of CLONE_COPIED and the exchanges as copies
         new.picks = [p.copy() for p in self.picks]
         new.adv = [row.copy() for row in self.adv]
         if self.drafts:
             new.drafts = [x.copy() for x in self.drafts]
-        new.exchanged = self.exchanged.copy()
         new.chars = [c.copy() for c in self.chars]
         return new
 
@@ -1083,13 +1117,13 @@ class WickedAgeState(State):
         return False
 
     def _on_pre_roll(self, s: int, a: int) -> bool:
-        simultaneous = self.stage == _STAGE_OPEN or self.stage == _STAGE_TIE
+        simultaneous = self.stage is _STAGE_OPEN or self.stage is _STAGE_TIE
         if a == _ACT_CASH_OWE and simultaneous:
             self.pending_cash[s] += 1  # shown to the others only when everyone has decided
         elif a == _ACT_CASH_OWE:
             self._cash_owe_entry(s)
         elif simultaneous:
-            if self.stage == _STAGE_OPEN:
+            if self.stage is _STAGE_OPEN:
                 self.idx += 1
             else:
                 self.tie_idx += 1
@@ -1134,14 +1168,14 @@ class WickedAgeState(State):
         return False
 
     # == The machine ==============================================================================
-    def _decide(self, ctx: Ctx, seat: int) -> bool:
+    def _decide(self, ctx: int, seat: int) -> bool:
         """Stop at decision ``ctx`` of ``seat`` (the machine's hot steps set the two fields themselves)."""
         self.node, self.actor = ctx, seat
         return True
 
     def _enter(self, stage: Stage) -> None:
         """Move the machine to ``stage``, its cursors at their start."""
-        if (stage == _STAGE_TURN) != (self.stage == _STAGE_TURN) and self.challenger is not None:
+        if (stage is _STAGE_TURN) is not (self.stage is _STAGE_TURN) and self.challenger is not None:
             self._rows[self.challenger] = None  # the challenger is flagged in the turns only
         self.stage, self.idx = stage, 0
         self.pick_step, self.turn_step, self.tie_idx = _PICK_FIRST_FORM, _TURN_START, 0
@@ -1245,7 +1279,7 @@ class WickedAgeState(State):
 
     def sheet_seen_by(self, party: int, seat: int) -> Sequence[int]:
         """The sheet of ``party`` as ``seat`` sees it: during the (simultaneous) build only its own draft."""
-        if self.stage == _STAGE_BUILD:
+        if self.stage is _STAGE_BUILD:
             return self.drafts[party] if party == seat else EMPTY_SHEET
         return self.chars[party].dice
 
@@ -1257,14 +1291,14 @@ class WickedAgeState(State):
         self.in_conflict = list(self.in_chapter)
         self._parties_in, self._opponents_of = _party_sets(tuple(self.in_conflict))
         self.available = [PC_FORM_IDS] * n
-        self.picks = [[] for _ in range(n)]
+        self.picks = list(map(list, _NO_PICKS[n]))  # a fresh empty list per seat (no comprehension frame)
         self.strength_used = [None] * n
         self.roll_dice = [()] * n
         self._rows = [None] * n  # every conflict flag and rolled die changed
         self._forms = [None] * n  # every forms draw and pick
         self._progress = None
         self.cashed = [0] * n
-        self.adv = [[False] * n for _ in range(n)]
+        self.adv = list(map(list, _NO_ADVANTAGE[n]))  # a fresh row of False per seat (no comprehension frame)
         self.round_no = 0
         self.results = []
         self.exchanged = set()
@@ -1387,7 +1421,7 @@ class WickedAgeState(State):
         """Rule 19: ``s`` holds an owe-list entry it has not already cashed in this decision."""
         return self.rules.owe_enabled and self.owe.count(s) > self.pending_cash[s]
 
-    def _cash_round(self, parties: Sequence[int], cursor: int, purpose: Ctx) -> int | None:
+    def _cash_round(self, parties: Sequence[int], cursor: int, purpose: int) -> int | None:
         """Rule 19 before a simultaneous roll: the next party (from ``cursor``) that may still cash, if any."""
         self.roll_purpose = purpose
         if not self.owe:  # nobody holds an entry: nobody may cash
@@ -1431,7 +1465,7 @@ class WickedAgeState(State):
         self.tied, self.avoid_votes = self._find_ties(), []
         return False
 
-    def _roll_step(self, s: int, purpose: Ctx) -> bool:
+    def _roll_step(self, s: int, purpose: int) -> bool:
         """Rule 19 then the roll: cash owe-list entries (any time before rolling), then roll."""
         self.roll_purpose = purpose
         if not self.cash_done and self.rules.owe_enabled and s in self.owe:
@@ -2109,7 +2143,7 @@ def _fixed_menus(window: list[int], conseq_offer: list[int]) -> tuple[list[int] 
     These are the very lists the kinds' :data:`_LEGAL_AT` functions return (the state's window and consequence
     offer menus, the shared menus); the kinds whose list depends on the position map to None.
     """
-    fixed: dict[Ctx, list[int]] = {
+    fixed: dict[int, list[int]] = {
         _CTX_WINDOW: window,
         _CTX_OFFER_RESPONSE: _RESPONSE_MENU,
         _CTX_PRE_ROLL: _PRE_ROLL_MENU,
@@ -2181,5 +2215,22 @@ def start_conflict(
     return state
 
 
-_get_fields = operator.attrgetter(*WickedAgeState.FIELDS)
-"""Every slot of a state at once, in ``FIELDS`` order (for :meth:`WickedAgeState.clone`)."""
+def _slot_copier() -> Callable[[WickedAgeState, WickedAgeState], None]:
+    """``copy(new, old)``: every slot of ``FIELDS`` from ``old`` onto ``new`` in one multi-target assignment.
+
+    The lists of :data:`CLONE_COPIED` and the set of exchanges are copied, every other value is shared (the nested
+    lists are copied deeper by :meth:`WickedAgeState.clone` itself). The assignment is generated from ``FIELDS``, so
+    it names every slot once: one specialised store per slot, where a ``setattr`` per slot cost several times more.
+    """
+    copied = {*CLONE_COPIED, "exchanged"}
+    fields = WickedAgeState.FIELDS
+    targets = ", ".join(f"new.{k}" for k in fields)
+    values = ", ".join(f"old.{k}.copy()" if k in copied else f"old.{k}" for k in fields)
+    namespace: dict[str, Any] = {}
+    exec(f"def copy_slots(new, old):\n    {targets} = {values}\n", namespace)  # noqa: S102 - built from FIELDS only
+    copier: Callable[[WickedAgeState, WickedAgeState], None] = namespace["copy_slots"]
+    return copier
+
+
+_copy_slots = _slot_copier()
+"""Every slot of a state onto a new one (for :meth:`WickedAgeState.clone`)."""

@@ -9,6 +9,7 @@ pending consequence.
 
 from __future__ import annotations
 
+import itertools
 import struct
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -147,7 +148,7 @@ def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | N
     cashing, shown to it alone) it is the seat's own view of itself, not kept.
     """
     ch = state.chars[p]
-    s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage == _STAGE_BUILD else ch.dice
+    s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
     rd = state.roll_dice[p]
     d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
     adv = state.adv
@@ -163,15 +164,16 @@ def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | N
     else:
         key = r.key
         k0, k1 = key[0] / ROLL_NORM, key[1] / ROLL_NORM
-    die, flag = _DIE_CLIPPED, _FLAG
+    die = _DIE_CLIPPED
     # one pack of every feature, the six sheet dice unpacked and read one by one and each clip written out: a ``map``
-    # over the sheet or a comprehension costs several times more, and this runs for every party whose row changed
+    # over the sheet or a comprehension costs several times more, and this runs for every party whose row changed.
+    # The flags (bools) are packed as they are: ``struct`` packs True and False as 1.0 and 0.0, the values of ``_FLAG``.
     row = _ROW_PACK(
-        1.0, flag[state.in_chapter[p]], flag[state.in_conflict[p]], flag[ch.npc],
+        1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
         die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
-        a if a < 1.0 else 1.0, flag[holds[seat]], flag[adv[seat][p]], owed if owed < 1.0 else 1.0,
-        flag[state.challenged[p]], flag[state.moved[p]], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
-        flag[state.stage == _STAGE_TURN and state.challenger == p],
+        a if a < 1.0 else 1.0, holds[seat], adv[seat][p], owed if owed < 1.0 else 1.0,
+        state.challenged[p], state.moved[p], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
+        state.stage is _STAGE_TURN and state.challenger == p,
     )  # fmt: skip
     if sheet is None and not pending:
         state._rows[p] = row
@@ -180,21 +182,44 @@ def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | N
 
 def progress_block(state: WickedAgeState) -> bytes:
     """The absent party slots' zeros, then round and conflict progress; kept in ``_progress`` until either changes."""
-    block = state._progress = _ABSENT_BYTES[state.num_players] + _PROGRESS_PACK(
-        _clip(state.round_no / state.rules.max_rounds), _clip(state.conflict_no / state.max_conflicts)
-    )
+    r = state.round_no / state.rules.max_rounds
+    c = state.conflict_no / state.max_conflicts
+    # each clipped as :func:`_clip` clips (written out: no call per value)
+    progress = _PROGRESS_PACK(r if r < 1.0 else 1.0, c if c < 1.0 else 1.0)
+    block = state._progress = _ABSENT_BYTES[state.num_players] + progress
     return block
 
 
-def forms_block(state: WickedAgeState, seat: int) -> bytes:
-    """The forms that fit ``seat``'s action and its first picked form; kept in ``_forms`` until either changes."""
+def _forms_bytes(available: Sequence[int], first: int | None) -> bytes:
+    """The forms block of a forms draw and a first picked form (None: not picked yet), packed."""
     v = [0.0] * (2 * _FORMS)
-    for f in state.available[seat]:
+    for f in available:
         v[f] = 1.0
-    picks = state.picks[seat]
-    if picks:
-        v[_FORMS + picks[0]] = 1.0
-    block = state._forms[seat] = _FORMS_PACK(*v)
+    if first is not None:
+        v[_FORMS + first] = 1.0
+    return _FORMS_PACK(*v)
+
+
+_FORMS_BLOCKS: dict[tuple[int, ...], tuple[bytes, ...]] = {
+    draw: tuple(_forms_bytes(draw, first) for first in (*range(_FORMS), None))
+    for k in range(_FORMS + 1)
+    for draw in itertools.combinations(range(_FORMS), k)
+}
+"""By sorted forms draw, its forms block for each first pick (by the picked form; the last: none picked yet)."""
+
+
+def forms_block(state: WickedAgeState, seat: int) -> bytes:
+    """The forms that fit ``seat``'s action and its first picked form; kept in ``_forms`` until either changes.
+
+    Read from :data:`_FORMS_BLOCKS` (every sorted draw of the six forms; any other tuple is packed as the table is).
+    """
+    available, picks = state.available[seat], state.picks[seat]
+    blocks = _FORMS_BLOCKS.get(available)
+    if blocks is None:
+        block = _forms_bytes(available, picks[0] if picks else None)
+    else:
+        block = blocks[picks[0] if picks else -1]
+    state._forms[seat] = block
     return block
 
 
@@ -228,12 +253,12 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     parts = rows[seat:] + rows[:seat] if seat else rows.copy()
     stage = state.stage
     pending = state.pending_cash[seat]
-    if pending or stage == _STAGE_BUILD:
+    if pending or stage is _STAGE_BUILD:
         # the seat sees its own draft during the (simultaneous) build, the others none, and its own undecided
         # cashing only: its own row (the first) as it alone sees it
-        parts[0] = party_row(state, seat, seat, state.drafts[seat] if stage == _STAGE_BUILD else None, pending)
+        parts[0] = party_row(state, seat, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
     challenger = state.challenger
-    cr = state.rolls[challenger] if stage == _STAGE_TURN and challenger is not None else None
+    cr = state.rolls[challenger] if stage is _STAGE_TURN and challenger is not None else None
     conseq = state.conseq
     offer = state.offer
     # the pending offer's kind (:meth:`WickedAgeState.pending_offer_kind`, inlined)

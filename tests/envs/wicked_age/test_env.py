@@ -241,3 +241,22 @@ def test_slotted_clone_plays_on_like_its_original():
             assert [c.dice for c in state.chars] == [c.dice for c in twin.chars]
             assert state.observation(0).tolist() == twin.observation(0).tolist()
             assert not vars(state) and not vars(twin)
+
+
+def test_clone_copies_exactly_the_named_containers_and_shares_every_other_slot():
+    """The generated slot copy (``conflict._copy_slots``) names every slot: copies where CLONE_* says, else shared."""
+    from envs.wicked_age.conflict import CLONE_COPIED, CLONE_NESTED, WickedAgeState
+
+    copied = {*CLONE_COPIED, *CLONE_NESTED, "exchanged"}
+    for scenario in ("duel", "melee"):
+        state = RULESET.new_game(config(), scenario)
+        _play_random(state, Rng(3), 60)
+        twin = state.clone()
+        assert type(twin) is type(state)
+        for k in WickedAgeState.FIELDS:
+            mine, theirs = getattr(state, k), getattr(twin, k)
+            assert mine == theirs, k
+            if k in copied and not (k == "drafts" and not mine):
+                assert mine is not theirs, k
+            elif k not in copied:
+                assert mine is theirs, k

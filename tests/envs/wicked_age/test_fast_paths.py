@@ -256,11 +256,11 @@ def plain_player(state: WickedAgeState) -> int:
     """``current_player`` derived from scratch: the end, a chance node or the actor."""
     if state.outcome() is not None:
         return TERMINAL
-    return CHANCE if not state.node.is_decision else state.actor
+    return CHANCE if not Ctx(state.node).is_decision else state.actor
 
 
 def plain_menu(state: WickedAgeState) -> list[int] | None:
-    """The memoised legal lists (build, picks, strength) written out from their rules; None for the other kinds."""
+    """The memoised legal lists (build, picks, strength, offer target) written out from their rules; else None."""
     s, ch = state.actor, state.chars[state.actor]
     if state.node == Ctx.BUILD:
         acts = NPC_FORM_ACTIONS if ch.npc else FORM_ACTIONS
@@ -273,6 +273,8 @@ def plain_menu(state: WickedAgeState) -> list[int] | None:
         names = ch.form_names()
         usable = usable_strengths(ch.strengths, [names[f] for f in state.picks[s]], MAX_STRENGTHS)
         return [int(Act.STRENGTH_0) + i for i in usable] + [int(Act.NO_STRENGTH)]
+    if state.node == Ctx.OFFER_TARGET:
+        return [int(Act.TARGET_0) + t for t in range(state.num_players) if t != s and state.in_conflict[t]]
     return None
 
 
