@@ -313,6 +313,7 @@ class CrossroadsState(State[Hashable]):
         "obs_progress",
         "obs_markers",
         "_stat_room",
+        "_opp_menus",
     )
     """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too)."""
     # Slots, not an instance dict: a dict of more than 30 keys is not shared with the class, so Python 3.11 reads
@@ -338,6 +339,8 @@ class CrossroadsState(State[Hashable]):
         """Rule 8's rotation as a table: the next Admin by the current one (a subscript at every scene's end)."""
         self._build_menus = tables.build_menus
         self._stat_room = tables.stat_room
+        self._opp_menus = tables.opp_menus
+        """The memo of :meth:`_opponent_options`, shared by the states of a config."""
         """Rule 6: each stat value's room under the cap (0: +1 and +2 fit, 1: only +1, 2: none), by the value."""
         """Rule 1's value menus of this config by points left x ``_STEP_STRIDE`` + build step (see _legal_build)."""
         self._rosters: dict[int, tuple[int, ...]] = {}
@@ -478,9 +481,10 @@ class CrossroadsState(State[Hashable]):
         ok = rules.may_reroll(self.ents[s.eid].plus, self.settings.reroll_repeatable, s.rerolls)
         return _BURN_OR_PASS if ok else _PASS_ONLY
 
-    # The menus that list entities in play (targets, oppositions, deal partners, factions) depend only on who is in
-    # play and who is Admin: they are kept in ``_rosters`` by phase and Admin until the roster changes (an entity
-    # added or written off empties it), since the Admin role comes round again before most changes.
+    # The menus that list entities in play (targets, oppositions, deal partners, factions), like the scene menu,
+    # depend only on who is in play and who is Admin: they are kept in ``_rosters`` by phase and Admin until the
+    # roster changes (an entity added or written off empties it), since the Admin role comes round again before most
+    # changes.
     def _legal_target(self) -> Sequence[int]:
         """Rule 11.1: another player's personal character (kept per Admin while the roster stands)."""
         key = _TARGET_KEY + self.admin
@@ -537,7 +541,19 @@ class CrossroadsState(State[Hashable]):
         return menu
 
     def _legal_scenes(self) -> Sequence[int]:
-        """Rule 8: the scene types that can happen now (none: the Admin passes)."""
+        """Rule 8: the scene types that can happen now (none: the Admin passes), kept per Admin with the roster.
+
+        Every value the menu reads is a count of who is in play or the Admin's own character, which change only with
+        the roster (see ``_rosters``).
+        """
+        key = _SCENE_KEY + self.admin
+        menu = self._rosters.get(key)
+        if menu is None:
+            menu = self._rosters[key] = tuple(self._plain_scenes())
+        return menu
+
+    def _plain_scenes(self) -> Sequence[int]:
+        """:meth:`_legal_scenes` computed (Rule 8)."""
         st = self.settings
         out: list[int] = []
         if len(self.chars) < st.max_characters:
@@ -645,13 +661,27 @@ class CrossroadsState(State[Hashable]):
         out.append(_PASS)
         return out
 
-    def _opponent_options(self, s: Side, opp: Side | None) -> list[int]:
-        """Rule 11.7: what a winner may buy against the other side."""
+    def _opponent_options(self, s: Side, opp: Side | None) -> Sequence[int]:
+        """Rule 11.7: what a winner may buy against the other side, memoised by the values it reads (per config)."""
         if opp is None:
-            return []
+            return ()
         o = self.ents[opp.eid]
         if not o.alive:
-            return []
+            return ()
+        if o.is_char:
+            key: Hashable = (o.plus, o.minus, o.wounded, o.dying, s.flags, (*o.goals,))  # type: ignore[union-attr]
+        else:
+            key = (o.plus, o.minus)
+        menus = self._opp_menus
+        out = menus.get(key)
+        if out is None:
+            if len(menus) >= _OWN_MENUS_LIMIT:
+                menus.clear()
+            out = menus[key] = tuple(self._plain_opponent_options(s, o))
+        return out
+
+    def _plain_opponent_options(self, s: Side, o: Entity) -> list[int]:
+        """:meth:`_opponent_options` computed for the other side's entity ``o``, in play (Rule 11.7)."""
         st = self.settings
         cap = st.max_conditions
         out: list[int] = []
@@ -1931,6 +1961,7 @@ class CrossroadsState(State[Hashable]):
             new.obs_progress,
             new.obs_markers,
             new._stat_room,
+            new._opp_menus,
         ) = _STATE_ALL(self)  # every slot in FIELDS order (one C call); the containers changed in place are copied
         new.log = list(self.log) if self.log else []
         new.chars = [c.copy() for c in self.chars]
@@ -2029,6 +2060,7 @@ _STEP_STRIDE = 4
 _SEAT_STRIDE = 16
 """More seats than a table can have (``MAX_PLAYERS`` 12): a decision phase (< 16) x stride + Admin is a unique small
 int (below 256, so it is a shared int object: no allocation per key)."""
+_SCENE_KEY = int(Phase.ADMIN_SCENE) * _SEAT_STRIDE
 _TARGET_KEY = int(Phase.ADMIN_TARGET) * _SEAT_STRIDE
 _OPPOSITION_KEY = int(Phase.ADMIN_OPPOSITION) * _SEAT_STRIDE
 _DEAL_AGAINST_KEY = int(Phase.DEAL_AGAINST) * _SEAT_STRIDE
@@ -2137,6 +2169,7 @@ class _ConfigTables:
         "next_admins",
         "build_menus",
         "stat_room",
+        "opp_menus",
     )
 
     def __init__(self, cfg: CrossroadsConfig) -> None:
@@ -2148,6 +2181,7 @@ class _ConfigTables:
         self.own_menus = _own_menus_of(settings)
         self.next_admins = _next_admins_of(settings.players)
         self.build_menus: dict[int, tuple[int, ...]] = {}
+        self.opp_menus: dict[Hashable, tuple[int, ...]] = {}
         cap = settings.stat_cap
         self.stat_room = tuple(0 if v + 2 <= cap else 1 if v < cap else 2 for v in range(_STAT_VALUES))
 

@@ -35,8 +35,9 @@ VARIANTS = [
 IDS = [",".join(f"{k}={v}" for k, v in o.items()) or "rules" for o in VARIANTS]
 
 
-def plain_scenes(st: CrossroadsState) -> list[int]:
-    """Rule 8's scene menu from a walk of every entity."""
+def plain_scenes(st: CrossroadsState, admin: int | None = None) -> list[int]:
+    """Rule 8's scene menu from a walk of every entity (for ``admin`` as the Admin: the state's by default)."""
+    admin = st.admin if admin is None else admin
     ss = st.settings
     out = []
     if len(st.chars) < ss.max_characters:
@@ -44,8 +45,8 @@ def plain_scenes(st: CrossroadsState) -> list[int]:
     if len(st.factions) < ss.max_factions:
         out.append(Act.SCENE_INTRO_FACTION)
     faction_alive = any(f.alive for f in st.factions)
-    own = any(c.alive and c.personal and c.owner == st.admin for c in st.chars)
-    target = any(c.alive and c.personal and c.owner != st.admin for c in st.chars)
+    own = any(c.alive and c.personal and c.owner == admin for c in st.chars)
+    target = any(c.alive and c.personal and c.owner != admin for c in st.chars)
     common = any(c.alive and not c.personal for c in st.chars)
     if own and faction_alive:
         out.append(Act.SCENE_DEAL)
@@ -56,6 +57,8 @@ def plain_scenes(st: CrossroadsState) -> list[int]:
 
 def plain_roster_menu(st: CrossroadsState, phase: Phase, admin: int) -> list[int]:
     """An entity menu of Rules 10-12 from a walk of every entity, for ``admin`` as the Admin."""
+    if phase == Phase.ADMIN_SCENE:
+        return plain_scenes(st, admin)
     chars = [c for c in st.chars if c.alive]
     factions = [st.faction_target(f.idx) for f in st.factions if f.alive]
     if phase == Phase.ADMIN_TARGET:
@@ -115,6 +118,10 @@ def check_kept(st: CrossroadsState) -> None:
         s = st.sides[st.side_i]
         e = st.entity(s.eid)
         assert st._own_options(e, s.flags, False) == tuple(st._plain_own_options(e, s.flags, False))
+        if len(st.sides) == 2:  # the other side's menu (memoised per config) against its computation
+            o = st.entity(st.sides[1 - st.side_i].eid)
+            want = tuple(st._plain_opponent_options(s, o)) if o.alive else ()
+            assert tuple(st._opponent_options(s, st.sides[1 - st.side_i])) == want
 
 
 def plain_read(st: CrossroadsState, e, dice, perm: int, burned: int):
