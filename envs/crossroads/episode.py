@@ -445,8 +445,9 @@ class CrossroadsState(State[Hashable]):
 
     def _legal_build(self) -> Sequence[int]:
         """Rule 1: the values the stat being set may take (memoised per config by the step and the points left)."""
-        step = self.build_step
-        key = (self.settings.creation_points - sum(self.chars[self._checker_id()].stats[:step])) * _STEP_STRIDE + step
+        step, eid = self.build_step, self.chk_eid  # _checker_id inlined
+        assert eid is not None
+        key = (self.settings.creation_points - sum(self.chars[eid].stats[:step])) * _STEP_STRIDE + step
         menu = self._build_menus.get(key)
         if menu is None:
             menu = self._build_menus[key] = tuple(self._plain_build_menu(step))
@@ -843,7 +844,9 @@ class CrossroadsState(State[Hashable]):
         self.begin_check(self.faction_base + idx, seat, _Purpose.SPEND)
 
     def _build(self, value: int) -> None:
-        c = self.chars[self._checker_id()]
+        eid = self.chk_eid  # _checker_id inlined
+        assert eid is not None
+        c = self.chars[eid]
         c.stats[self.build_step] = value
         self.obs_changes.append(c.eid)
         self.build_step += 1
@@ -1252,18 +1255,17 @@ class CrossroadsState(State[Hashable]):
     # ------------------------------------------------------------------------------------------
     def set_opposition(self, a: int) -> None:
         """Rules 11.1/11.2: the Admin opposes the target with its character, a common one, a faction or nobody."""
-        target = self.chars[self._target_id()]
-        if a == _Act.NO_OPPOSITION:
-            if self.narrating:
-                self.narrate("confront", f"Nobody stands against {target.name}.", self.admin)
+        if a == _NO_OPPOSITION:
+            if self.narrating:  # the target and opposition are looked up for the narration only
+                self.narrate("confront", f"Nobody stands against {self.chars[self._target_id()].name}.", self.admin)
             self.sides = [self.sides[1]]
             self.obs_markers = None
             self.begin_beauty()
             return
-        self.sides[0].eid = a - _Act.TARGET_0
+        self.sides[0].eid = a - _TARGET_0
         self.obs_markers = None
-        opp = self.ents[self.sides[0].eid]
         if self.narrating:
+            opp, target = self.ents[self.sides[0].eid], self.chars[self._target_id()]
             self.narrate("confront", f"{opp.name} stands against {target.name}.", self.admin)
         self.phase = _Phase.ADMIN_AIM
         self.actor = self.admin
@@ -1582,8 +1584,8 @@ class CrossroadsState(State[Hashable]):
             self.begin_beauty()
             return
         self.sides[0].aim = a
-        target = self.chars[self._target_id()]
         if self.narrating:
+            target = self.chars[self._target_id()]
             self.narrate("aim", f"The Admin's aim: {self.action_label(a)} ({target.name}).", self.actor)
         self.phase = _Phase.TARGET_AIM
         self.actor = self.sides[1].seat
