@@ -308,6 +308,12 @@ class CrossroadsState(State[Hashable]):
         "obs_marks",
         "_sampled",
         "_next_admins",
+        "_build_menus",
+        "_rosters",
+        "obs_progress",
+        "obs_markers",
+        "_stat_room",
+        "_opp_menus",
     )
     """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too)."""
     # Slots, not an instance dict: a dict of more than 30 keys is not shared with the class, so Python 3.11 reads
@@ -318,18 +324,27 @@ class CrossroadsState(State[Hashable]):
 
     def __init__(self, cfg: CrossroadsConfig) -> None:
         self.narrating = True  # the protocol's class default, which the slot hides
-        self.settings = settings_of(cfg)
-        self.encoder = encoder_of(self.settings)  # observation encoding (resolved once per config)
-        self.faction_base = self.encoder.layout.char_slots
+        tables = _tables_of(cfg)
+        self.settings = tables.settings
+        self.encoder = tables.encoder  # observation encoding (resolved once per config)
+        self.faction_base = tables.faction_base
         """Entity id (and target offset) of faction 0: the character slots come first (10 as written)."""
         self.faction_target_0 = _TARGET_0 + self.faction_base
-        self._crossroads_live = self.settings.crossroads_effect != "none"
+        self._crossroads_live = tables.crossroads_live
         """Whether a crossroads changes anything beyond the narration (Rule 5: ``crossroads.effect``)."""
-        self._own_menus = _own_menus_of(self.settings)
-        """Whether a crossroads changes anything beyond the narration (Rule 5: ``crossroads.effect``)."""
+        self._own_menus = tables.own_menus
+        """The memo of :meth:`_own_options`, shared by the states of a config."""
         super().__init__(self.settings.players)
-        self._next_admins = _next_admins_of(self.num_players)
+        self._next_admins = tables.next_admins
         """Rule 8's rotation as a table: the next Admin by the current one (a subscript at every scene's end)."""
+        self._build_menus = tables.build_menus
+        self._stat_room = tables.stat_room
+        self._opp_menus = tables.opp_menus
+        """The memo of :meth:`_opponent_options`, shared by the states of a config."""
+        """Rule 6: each stat value's room under the cap (0: +1 and +2 fit, 1: only +1, 2: none), by the value."""
+        """Rule 1's value menus of this config by points left x ``_STEP_STRIDE`` + build step (see _legal_build)."""
+        self._rosters: dict[int, tuple[int, ...]] = {}
+        """The entity menus of the current roster by phase x ``_SEAT_STRIDE`` + Admin (emptied when it changes)."""
         self.cfg = cfg
         self.chars: list[Character] = []
         self.factions: list[Faction] = []
@@ -378,6 +393,10 @@ class CrossroadsState(State[Hashable]):
         filled by the encoder; ``obs_marks[seat]`` is the length of ``obs_changes`` the seat's block is
         up to date with (the encoder re-packs only the slots of the entities changed after that mark)."""
         self.obs_marks: list[int] = [0] * self.num_players
+        self.obs_progress: bytes | None = None
+        """The observation's scene and exit progress piece, kept until the scene number or the exits change."""
+        self.obs_markers: tuple[tuple[int, int, bytes], ...] | None = None
+        """The observation's confrontation marker splices, kept until a side's entity (or the sides) change."""
         self._sampled: Dice | None = None
         """The roll :meth:`sample_chance` last drew at this roll node (cleared by every chance move).
 
@@ -413,7 +432,7 @@ class CrossroadsState(State[Hashable]):
         cached = self._legal
         if cached is None:
             cached = self._legal = _LEGAL_OF[self.phase](self)
-        return list(cached)
+        return [*cached]  # a fresh list (a display, not a call of ``list``)
 
     # -- legal actions per decision phase (the rules decide; these only list the ids) --------------
     # (a phase's list may be a shared tuple: legal_actions hands out copies)
@@ -424,12 +443,22 @@ class CrossroadsState(State[Hashable]):
         """Rule 3: any of the six assignments."""
         return ASSIGN_ACTIONS
 
-    def _legal_build(self) -> list[int]:
-        """Rule 1: the values the stat being set may take."""
+    def _legal_build(self) -> Sequence[int]:
+        """Rule 1: the values the stat being set may take (memoised per config by the step and the points left)."""
+        step, eid = self.build_step, self.chk_eid  # _checker_id inlined
+        assert eid is not None
+        key = (self.settings.creation_points - sum(self.chars[eid].stats[:step])) * _STEP_STRIDE + step
+        menu = self._build_menus.get(key)
+        if menu is None:
+            menu = self._build_menus[key] = tuple(self._plain_build_menu(step))
+        return menu
+
+    def _plain_build_menu(self, step: int) -> list[int]:
+        """:meth:`_legal_build` computed (Rule 1)."""
         st = self.settings
         c = self.chars[self._checker_id()]
-        left = st.creation_points - sum(c.stats[: self.build_step])
-        values = rules.stat_values(left, STAT_COUNT - 1 - self.build_step, st.stat_min, st.stat_max)
+        left = st.creation_points - sum(c.stats[:step])
+        values = rules.stat_values(left, STAT_COUNT - 1 - step, st.stat_min, st.stat_max)
         return list(range(_VALUE_1 + values.start - 1, _VALUE_1 + values.stop - 1))
 
     def _legal_spend(self) -> Sequence[int]:
@@ -453,8 +482,20 @@ class CrossroadsState(State[Hashable]):
         ok = rules.may_reroll(self.ents[s.eid].plus, self.settings.reroll_repeatable, s.rerolls)
         return _BURN_OR_PASS if ok else _PASS_ONLY
 
-    def _legal_target(self) -> list[int]:
-        """Rule 11.1: another player's personal character."""
+    # The menus that list entities in play (targets, oppositions, deal partners, factions), like the scene menu,
+    # depend only on who is in play and who is Admin: they are kept in ``_rosters`` by phase and Admin until the
+    # roster changes (an entity added or written off empties it), since the Admin role comes round again before most
+    # changes.
+    def _legal_target(self) -> Sequence[int]:
+        """Rule 11.1: another player's personal character (kept per Admin while the roster stands)."""
+        key = _TARGET_KEY + self.admin
+        menu = self._rosters.get(key)
+        if menu is None:
+            menu = self._rosters[key] = tuple(self._plain_targets())
+        return menu
+
+    def _plain_targets(self) -> list[int]:
+        """:meth:`_legal_target` computed (Rule 11.1)."""
         admin = self.admin
         return [_TARGET_0 + c.idx for c in self.chars if c.alive and c.personal and c.owner != admin]
 
@@ -471,8 +512,15 @@ class CrossroadsState(State[Hashable]):
         unmarked = [_MARK_G + s for s in ALL_STATS if not t.goals[s]]
         return [_GAIN_PLUS_C, *self._minus_c_actions(opposition)] + unmarked
 
-    def _legal_deal_faction(self) -> list[int]:
-        """Rule 10: any faction in play."""
+    def _legal_deal_faction(self) -> Sequence[int]:
+        """Rule 10: any faction in play (kept while the roster stands)."""
+        menu = self._rosters.get(_DEAL_FACTION_KEY)
+        if menu is None:
+            menu = self._rosters[_DEAL_FACTION_KEY] = tuple(self._factions_in_play())
+        return menu
+
+    def _factions_in_play(self) -> list[int]:
+        """The target ids of the factions in play (Rules 10 and 12)."""
         return [self.faction_target_0 + f.idx for f in self.factions if f.alive]
 
     def _legal_loser_trade(self) -> Sequence[int]:
@@ -486,12 +534,27 @@ class CrossroadsState(State[Hashable]):
         c = self.chars[self._side_id(s)]
         return [_MARK_G + b for b in rules.markable_boxes(s.flags, c.goals)] + [_PASS]
 
-    def _legal_lower_influence(self) -> list[int]:
-        """Rule 12: the goal check lowers the Influence of a faction in play, or passes."""
-        return [self.faction_target_0 + f.idx for f in self.factions if f.alive] + [_PASS]
+    def _legal_lower_influence(self) -> Sequence[int]:
+        """Rule 12: the goal check lowers the Influence of a faction in play, or passes (kept with the roster)."""
+        menu = self._rosters.get(_LOWER_INFLUENCE_KEY)
+        if menu is None:
+            menu = self._rosters[_LOWER_INFLUENCE_KEY] = (*self._factions_in_play(), _PASS)
+        return menu
 
     def _legal_scenes(self) -> Sequence[int]:
-        """Rule 8: the scene types that can happen now (none: the Admin passes)."""
+        """Rule 8: the scene types that can happen now (none: the Admin passes), kept per Admin with the roster.
+
+        Every value the menu reads is a count of who is in play or the Admin's own character, which change only with
+        the roster (see ``_rosters``).
+        """
+        key = _SCENE_KEY + self.admin
+        menu = self._rosters.get(key)
+        if menu is None:
+            menu = self._rosters[key] = tuple(self._plain_scenes())
+        return menu
+
+    def _plain_scenes(self) -> Sequence[int]:
+        """:meth:`_legal_scenes` computed (Rule 8)."""
         st = self.settings
         out: list[int] = []
         if len(self.chars) < st.max_characters:
@@ -512,23 +575,45 @@ class CrossroadsState(State[Hashable]):
         out += [self.faction_target_0 + f.idx for f in self.factions if f.alive]
         return out
 
-    def _legal_oppositions(self) -> list[int]:
-        """Rule 11.1: the seed's oppositions, and nobody if ``confrontation.nobody_opposes``."""
+    def _legal_oppositions(self) -> Sequence[int]:
+        """Rule 11.1: the seed's oppositions, and nobody if ``confrontation.nobody_opposes`` (kept per Admin)."""
+        key = _OPPOSITION_KEY + self.admin
+        menu = self._rosters.get(key)
+        if menu is None:
+            menu = self._rosters[key] = tuple(self._plain_oppositions())
+        return menu
+
+    def _plain_oppositions(self) -> list[int]:
+        """:meth:`_legal_oppositions` computed (Rule 11.1)."""
         out = self._opposition_candidates()
         if self.settings.nobody_opposes:
             out.append(_NO_OPPOSITION)
         return out
 
-    def _deal_against_options(self) -> list[int]:
-        """Rule 10: the deal is made against any other character in play."""
+    def _deal_against_options(self) -> Sequence[int]:
+        """Rule 10: the deal is made against any other character in play (kept per Admin)."""
+        key = _DEAL_AGAINST_KEY + self.admin
+        menu = self._rosters.get(key)
+        if menu is None:
+            menu = self._rosters[key] = tuple(self._plain_deal_against())
+        return menu
+
+    def _plain_deal_against(self) -> list[int]:
+        """:meth:`_deal_against_options` computed (Rule 10)."""
         mine = self.seat_personal[self.admin]  # the Admin's own character (_personal_of)
         return [_TARGET_0 + c.idx for c in self.chars if c.alive and c.idx != mine]
 
     def _own_options(self, e: Entity, flags: Flags | None, spend: bool) -> tuple[int, ...]:
-        """Rules 6 and 11.7: what a roller may buy for itself, memoised by the values it reads (per config)."""
+        """Rules 6 and 11.7: what a roller may buy for itself, memoised by the values it reads (per config).
+
+        A character's stats are read only against ``character.stat_cap`` (room for +1, for +2, or none), so the memo
+        is keyed by each stat's room class (``_stat_room``) rather than the stat: ~1,000 stat triples fall into 27
+        classes, and the memo then nearly always hits.
+        """
         if e.is_char:
             g, kh, m = e.stats  # type: ignore[union-attr]
-            key: Hashable = (g, kh, m, e.plus, e.minus, flags, None if flags is None else (*e.goals,))  # type: ignore[union-attr]
+            room = self._stat_room
+            key: Hashable = (room[g], room[kh], room[m], e.plus, e.minus, flags, None if flags is None else (*e.goals,))  # type: ignore[union-attr]
         else:
             key = (e.plus, e.minus, spend)
         menus = self._own_menus
@@ -577,13 +662,27 @@ class CrossroadsState(State[Hashable]):
         out.append(_PASS)
         return out
 
-    def _opponent_options(self, s: Side, opp: Side | None) -> list[int]:
-        """Rule 11.7: what a winner may buy against the other side."""
+    def _opponent_options(self, s: Side, opp: Side | None) -> Sequence[int]:
+        """Rule 11.7: what a winner may buy against the other side, memoised by the values it reads (per config)."""
         if opp is None:
-            return []
+            return ()
         o = self.ents[opp.eid]
         if not o.alive:
-            return []
+            return ()
+        if o.is_char:
+            key: Hashable = (o.plus, o.minus, o.wounded, o.dying, s.flags, (*o.goals,))  # type: ignore[union-attr]
+        else:
+            key = (o.plus, o.minus)
+        menus = self._opp_menus
+        out = menus.get(key)
+        if out is None:
+            if len(menus) >= _OWN_MENUS_LIMIT:
+                menus.clear()
+            out = menus[key] = tuple(self._plain_opponent_options(s, o))
+        return out
+
+    def _plain_opponent_options(self, s: Side, o: Entity) -> list[int]:
+        """:meth:`_opponent_options` computed for the other side's entity ``o``, in play (Rule 11.7)."""
         st = self.settings
         cap = st.max_conditions
         out: list[int] = []
@@ -695,7 +794,7 @@ class CrossroadsState(State[Hashable]):
     def _begin_setup(self, first: int) -> None:
         """Rule 7: players in turn from the first, passing left, introduce characters, then factions."""
         self.first = first
-        self.setup_queue = rules.setup_order(first, self.num_players, self.settings.factions_per_player)
+        self.setup_queue = list(_setup_order_of(first, self.num_players, self.settings.factions_per_player))
         if self.narrating:
             self.narrate("setup", f"Player {first + 1} goes first.", first)
         self._next_setup()
@@ -725,6 +824,7 @@ class CrossroadsState(State[Hashable]):
         else:
             self.commons_alive += 1
         self.obs_changes.append(idx)
+        self._rosters = {}  # a new character in play: the roster menus are listed afresh
         self.chk_eid = idx
         self.build_step = 0
         self.phase = _Phase.BUILD
@@ -738,12 +838,15 @@ class CrossroadsState(State[Hashable]):
         self.ents[f.eid] = f
         self.factions_alive += 1
         self.obs_changes.append(f.eid)
+        self._rosters = {}  # a new faction in play
         if self.narrating:
             self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
         self.begin_check(self.faction_base + idx, seat, _Purpose.SPEND)
 
     def _build(self, value: int) -> None:
-        c = self.chars[self._checker_id()]
+        eid = self.chk_eid  # _checker_id inlined
+        assert eid is not None
+        c = self.chars[eid]
         c.stats[self.build_step] = value
         self.obs_changes.append(c.eid)
         self.build_step += 1
@@ -1042,7 +1145,9 @@ class CrossroadsState(State[Hashable]):
         e.alive = False
         e.exit = reason
         self.obs_changes.append(e.eid)
+        self._rosters = {}  # out of play: the roster menus are listed afresh
         self.exits += 1
+        self.obs_progress = None
         if self.narrating:
             self.narrate("exit", f"{e.name} is written off: {reason} (exit {self.exits}).", None, reason=reason)
 
@@ -1066,9 +1171,11 @@ class CrossroadsState(State[Hashable]):
             self._finish(end, f"scene limit {ep.max_scenes}")
             return
         self.scene_no += 1
+        self.obs_progress = None
         self.phase = _Phase.ADMIN_SCENE
         self.actor = self.admin
         self.sides = []
+        self.obs_markers = None
 
     def _end_scene(self) -> None:
         """Rule 12: a pending goal check is rolled first; then the Admin role passes left (Rule 8)."""
@@ -1105,6 +1212,7 @@ class CrossroadsState(State[Hashable]):
             if self.narrating:
                 self.narrate("scene", f"Admin (player {admin + 1}): a confrontation.", admin)
             self.sides = [Side(None, admin), Side(None, admin)]
+            self.obs_markers = None
             self.phase = _Phase.ADMIN_TARGET
         else:
             self.scene = _Scene.SKIPPED
@@ -1147,16 +1255,17 @@ class CrossroadsState(State[Hashable]):
     # ------------------------------------------------------------------------------------------
     def set_opposition(self, a: int) -> None:
         """Rules 11.1/11.2: the Admin opposes the target with its character, a common one, a faction or nobody."""
-        target = self.chars[self._target_id()]
-        if a == _Act.NO_OPPOSITION:
-            if self.narrating:
-                self.narrate("confront", f"Nobody stands against {target.name}.", self.admin)
+        if a == _NO_OPPOSITION:
+            if self.narrating:  # the target and opposition are looked up for the narration only
+                self.narrate("confront", f"Nobody stands against {self.chars[self._target_id()].name}.", self.admin)
             self.sides = [self.sides[1]]
+            self.obs_markers = None
             self.begin_beauty()
             return
-        self.sides[0].eid = a - _Act.TARGET_0
-        opp = self.ents[self.sides[0].eid]
+        self.sides[0].eid = a - _TARGET_0
+        self.obs_markers = None
         if self.narrating:
+            opp, target = self.ents[self.sides[0].eid], self.chars[self._target_id()]
             self.narrate("confront", f"{opp.name} stands against {target.name}.", self.admin)
         self.phase = _Phase.ADMIN_AIM
         self.actor = self.admin
@@ -1466,6 +1575,7 @@ class CrossroadsState(State[Hashable]):
 
     def _do_target(self, a: int) -> None:
         self.sides[1].eid = a - _TARGET_0
+        self.obs_markers = None
         self.sides[1].seat = self.chars[a - _TARGET_0].owner
         self.phase = _Phase.ADMIN_OPPOSITION
 
@@ -1474,8 +1584,8 @@ class CrossroadsState(State[Hashable]):
             self.begin_beauty()
             return
         self.sides[0].aim = a
-        target = self.chars[self._target_id()]
         if self.narrating:
+            target = self.chars[self._target_id()]
             self.narrate("aim", f"The Admin's aim: {self.action_label(a)} ({target.name}).", self.actor)
         self.phase = _Phase.TARGET_AIM
         self.actor = self.sides[1].seat
@@ -1848,6 +1958,12 @@ class CrossroadsState(State[Hashable]):
             new.obs_marks,
             new._sampled,
             new._next_admins,
+            new._build_menus,
+            new._rosters,
+            new.obs_progress,
+            new.obs_markers,
+            new._stat_room,
+            new._opp_menus,
         ) = _STATE_ALL(self)  # every slot in FIELDS order (one C call); the containers changed in place are copied
         new.log = list(self.log) if self.log else []
         new.chars = [c.copy() for c in self.chars]
@@ -1860,6 +1976,7 @@ class CrossroadsState(State[Hashable]):
         new.setup_queue = list(self.setup_queue)
         new.goal_pending = list(self.goal_pending)
         new.seat_personal = list(self.seat_personal)
+        new._rosters = dict(self._rosters)  # its own: emptied apart (the menus are shared tuples)
         if len(self.obs_changes) <= _CHANGES_KEPT:  # the clone patches the same kept blocks
             new.obs_changes = list(self.obs_changes)
             new.obs_blocks = [None if b is None else bytearray(b) for b in self.obs_blocks]  # patched in place
@@ -1938,6 +2055,19 @@ _MINUS_C_ACTS: dict[tuple[bool, bool, bool, bool], tuple[int, ...]] = {}
 """Rule 12: the "give -C" actions by (names automatic, is a character, holds "wounded", holds "dying")."""
 _AGAINST_OTHER = frozenset(range(Act.HARM_G, Act.PUSH_INFLUENCE + 1)) - {_INFLUENCE_UP}
 """Rule 11.7: the outcome ids that act on the other side."""
+_STAT_VALUES = 32
+"""More than a stat can reach (creation at most 9, raises at most ``character.stat_cap`` 10): ``_stat_room``'s size."""
+_STEP_STRIDE = 4
+"""More than the build steps (0 and 1, Rule 1): points left x stride + step is a unique key."""
+_SEAT_STRIDE = 16
+"""More seats than a table can have (``MAX_PLAYERS`` 12): a decision phase (< 16) x stride + Admin is a unique small
+int (below 256, so it is a shared int object: no allocation per key)."""
+_SCENE_KEY = int(Phase.ADMIN_SCENE) * _SEAT_STRIDE
+_TARGET_KEY = int(Phase.ADMIN_TARGET) * _SEAT_STRIDE
+_OPPOSITION_KEY = int(Phase.ADMIN_OPPOSITION) * _SEAT_STRIDE
+_DEAL_AGAINST_KEY = int(Phase.DEAL_AGAINST) * _SEAT_STRIDE
+_DEAL_FACTION_KEY = int(Phase.DEAL_FACTION) * _SEAT_STRIDE
+_LOWER_INFLUENCE_KEY = int(Phase.LOWER_INFLUENCE) * _SEAT_STRIDE
 _ROLL = int(Phase.ROLL)
 _OVER = int(Phase.OVER)
 _FIRST_PLAYER = int(Phase.FIRST_PLAYER)
@@ -2028,10 +2158,67 @@ _APPLY: dict[Phase, Callable[[CrossroadsState, int], None]] = {
 """What an action does in each decision phase."""
 
 
+class _ConfigTables:
+    """What a state reads from its config, resolved once per config object (see :func:`_tables_of`)."""
+
+    __slots__ = (
+        "cfg",
+        "settings",
+        "encoder",
+        "faction_base",
+        "crossroads_live",
+        "own_menus",
+        "next_admins",
+        "build_menus",
+        "stat_room",
+        "opp_menus",
+    )
+
+    def __init__(self, cfg: CrossroadsConfig) -> None:
+        self.cfg = cfg  # held, so that the id keying this entry stays this config's while it is kept
+        self.settings = settings = settings_of(cfg)
+        self.encoder = encoder_of(settings)
+        self.faction_base = self.encoder.layout.char_slots
+        self.crossroads_live = settings.crossroads_effect != "none"
+        self.own_menus = _own_menus_of(settings)
+        self.next_admins = _next_admins_of(settings.players)
+        self.build_menus: dict[int, tuple[int, ...]] = {}
+        self.opp_menus: dict[Hashable, tuple[int, ...]] = {}
+        cap = settings.stat_cap
+        self.stat_room = tuple(0 if v + 2 <= cap else 1 if v < cap else 2 for v in range(_STAT_VALUES))
+
+
+_TABLES: dict[int, _ConfigTables] = {}
+"""The resolved tables by the config's ``id`` (each entry holds its config, so the id is not reused meanwhile)."""
+_TABLES_LIMIT = 64
+
+
+def _tables_of(cfg: CrossroadsConfig) -> _ConfigTables:
+    """The :class:`_ConfigTables` of ``cfg``, looked up by identity.
+
+    ``settings_of`` and the tables after it are memoised by equality, which hashes the whole pydantic config and the
+    41-field settings (about a third of a new game's cost); a new game of the same config object (every reset of an
+    env) finds the same tables here by one ``id`` and one identity check. An equal but distinct config resolves to
+    equal settings, and through them to the same encoder and menus, as before.
+    """
+    tables = _TABLES.get(id(cfg))
+    if tables is None or tables.cfg is not cfg:
+        if len(_TABLES) >= _TABLES_LIMIT:
+            _TABLES.clear()
+        tables = _TABLES[id(cfg)] = _ConfigTables(cfg)
+    return tables
+
+
 @lru_cache(maxsize=16)
 def _next_admins_of(players: int) -> tuple[int, ...]:
     """``rules.next_admin`` of every seat (Rule 8), shared by the states of a table size."""
     return tuple(rules.next_admin(admin, players) for admin in range(players))
+
+
+@lru_cache(maxsize=256)
+def _setup_order_of(first: int, players: int, factions_per_player: int) -> tuple[SetupStep, ...]:
+    """``rules.setup_order`` (Rule 7) as a shared tuple per table (its steps are immutable; each game pops a copy)."""
+    return tuple(rules.setup_order(first, players, factions_per_player))
 
 
 @lru_cache(maxsize=64)

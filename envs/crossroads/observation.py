@@ -135,7 +135,6 @@ class Encoder:
         "admins",
         "head_admins",
         "pack_progress",
-        "progress",
         "dice_pieces",
         "no_dice",
         "counts",
@@ -191,9 +190,6 @@ class Encoder:
         )
         """The context one-hot, "to move" and the Admin one-hot as one piece, by phase, to move, relative Admin."""
         self.pack_progress = struct.Struct(f"{_DICE - _SCENE}f").pack
-        self.progress: dict[int, bytes] = {}
-        """The scene and exit progress piece by scene number x ``_PROGRESS_STRIDE`` + exits (an int key hashes
-        for free; bounded by ``_ROW_CACHE_LIMIT``)."""
         self.dice_pieces = _DiceBytes(struct.Struct(f"{_SUCCESSES - _DICE}f").pack)
         self.no_dice = bytes(4 * (_SUCCESSES - _DICE))
         pack_counts = struct.Struct(f"{_SIDES - _SUCCESSES}f").pack
@@ -387,14 +383,9 @@ class Encoder:
         return _JOIN(parts)
 
     def progress_bytes(self, st: CrossroadsState) -> bytes:
-        """The scene and exit progress piece of ``st`` (two features), memoised by (scene, exits)."""
+        """The scene and exit progress piece of ``st`` (two features; the state keeps it, see :func:`observe`)."""
         settings = st.settings
-        if len(self.progress) >= _ROW_CACHE_LIMIT:
-            self.progress.clear()
-        piece = self.progress[st.scene_no * _PROGRESS_STRIDE + st.exits] = self.pack_progress(
-            st.scene_no / settings.max_scenes, min(1.0, st.exits / settings.exits_to_end)
-        )
-        return piece
+        return self.pack_progress(st.scene_no / settings.max_scenes, min(1.0, st.exits / settings.exits_to_end))
 
     def side_bytes(self, key: tuple[bool, tuple[int, ...], int, int]) -> bytes:
         """A confrontation side's piece, memoised by (it is the observer's, dice, burns, successes)."""
@@ -496,8 +487,6 @@ _FACTION_MARK_BYTES = 4
 """The bytes of a faction slot's opposition marker, its last float32 feature."""
 _JOIN = bytearray().join
 _JOIN_BYTES = b"".join
-_PROGRESS_STRIDE = 1 << 10
-"""More exits than an episode can have (every character and faction written off): scene x stride + exits is unique."""
 """Joins the observation's float32 pieces into one fresh bytearray (one copy; the array over it is writable)."""
 
 
@@ -513,9 +502,9 @@ def observe(st: CrossroadsState, seat: int) -> np.ndarray:
     enc = st.encoder
     p = st.phase
     head = enc.head_admins[p][st.actor == seat][(st.admin - seat) % enc.players]
-    progress = enc.progress.get(st.scene_no * _PROGRESS_STRIDE + st.exits)
+    progress = st.obs_progress  # kept on the state until the scene number or the exits change
     if progress is None:
-        progress = enc.progress_bytes(st)
+        progress = st.obs_progress = enc.progress_bytes(st)
     if _SHOWS_ROLL[p]:
         roll = st.sides[st.side_i].dice if st.purpose == _CONFRONT and p == _ASSIGN else st.dice
         dice = enc.dice_pieces[roll] if roll else enc.no_dice
@@ -554,7 +543,10 @@ def observe(st: CrossroadsState, seat: int) -> np.ndarray:
         block = enc.entity_block(st, seat)
     out = _JOIN((head, progress, dice, counts, rest, tail, block))
     if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
-        for start, end, marks in enc.markers[sides[-1].eid, sides[0].eid if len(sides) == 2 else None]:
+        markers = st.obs_markers  # kept on the state until a side's entity changes
+        if markers is None:
+            markers = st.obs_markers = enc.markers[sides[-1].eid, sides[0].eid if len(sides) == 2 else None]
+        for start, end, marks in markers:
             out[start:end] = marks
     # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
     return _FROM_BUFFER(out, _FLOAT32)

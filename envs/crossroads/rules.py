@@ -165,7 +165,8 @@ def missed_matching_stats(dice: Sequence[int], perm: int, flags: Flags) -> list[
 # -- Rule 6: spending successes -------------------------------------------------------------------
 def raised_stat(value: int, by: int, stat_cap: int) -> int:
     """Rule 6: a stat raised by ``by``, never above ``character.stat_cap``."""
-    return min(stat_cap, value + by)
+    raised = value + by
+    return raised if raised < stat_cap else stat_cap  # min() as a comparison (a builtin call parses its arguments)
 
 
 def double_step_payment(double_step: str, own: bool, plus: int, minus: int) -> int:
@@ -264,11 +265,9 @@ def resolve(successes: tuple[int, int], tie_degree: int) -> Resolution:
     With no loser the degree is ``confrontation.tie_degree``.
     """
     a, b = successes
-    hi = max(a, b)
-    won = (a == hi, b == hi)
-    if won[0] and won[1]:
-        return Resolution(won, tie_degree)
-    return Resolution(won, abs(a - b))
+    if a == b:
+        return Resolution((True, True), tie_degree)
+    return Resolution((True, False), a - b) if a > b else Resolution((False, True), b - a)  # max()/abs() as comparisons
 
 
 def earns_advantage(enabled: bool, won: bool, alive: bool, personal_character: bool) -> bool:
@@ -299,7 +298,8 @@ def killable(kill_outcome: bool, wounded: bool, dying: bool) -> bool:
 
 def lowered_stat(value: int, by: int) -> int:
     """Rule 12: a stat lowered by ``by``, never below 0 (at 0 the character is written off)."""
-    return max(0, value - by)
+    lowered = value - by
+    return lowered if lowered > 0 else 0  # max() as a comparison
 
 
 def influence_exit(influence: int, writeoff_low: int, writeoff_high: int) -> str | None:

@@ -191,3 +191,16 @@ def test_the_admin_table_is_rule_8s_rotation(players):
         if st.scene_no == scene + 1 and scene > 0:
             assert st.admin == rules.next_admin(admin, players)
         scene, admin = st.scene_no, st.admin
+
+
+def test_caps_and_resolution_written_as_comparisons_match_min_max():
+    """Rules 6, 11.4/11.5 and 12 with comparisons instead of min()/max()/abs(): the builtins' results everywhere."""
+    for value, by, cap in product(range(12), (1, 2), range(1, 11)):
+        assert rules.raised_stat(value, by, cap) == min(cap, value + by)
+        assert rules.lowered_stat(value, by) == max(0, value - by)
+    for a, b, tie_degree in product(range(10), range(10), (0, 1)):
+        hi = max(a, b)
+        won = (a == hi, b == hi)
+        res = rules.resolve((a, b), tie_degree)
+        assert res.won == won and res.degree == (tie_degree if a == b else abs(a - b))
+        assert res.tie == (a == b)

@@ -1,7 +1,8 @@
 """The state kept for the hot rule paths against a from-scratch computation (issue 16: no behaviour change).
 
 The episode keeps the entities by id (``ents``), who is in play (``seat_personal`` and three counts, for the
-Admin's scene menu), a memo of the own-option menus, and reads a roll (``_read_roll``) and draws one
+Admin's scene menu), a memo of the own-option menus, the entity menus of the current roster (``_rosters``, per
+Admin) and Rule 1's value menus, and reads a roll (``_read_roll``) and draws one
 (``sample_chance``) without the helper calls; each is checked here at every node of seeded random games of
 several configs, clones that play on differently included.
 """
@@ -34,8 +35,9 @@ VARIANTS = [
 IDS = [",".join(f"{k}={v}" for k, v in o.items()) or "rules" for o in VARIANTS]
 
 
-def plain_scenes(st: CrossroadsState) -> list[int]:
-    """Rule 8's scene menu from a walk of every entity."""
+def plain_scenes(st: CrossroadsState, admin: int | None = None) -> list[int]:
+    """Rule 8's scene menu from a walk of every entity (for ``admin`` as the Admin: the state's by default)."""
+    admin = st.admin if admin is None else admin
     ss = st.settings
     out = []
     if len(st.chars) < ss.max_characters:
@@ -43,14 +45,43 @@ def plain_scenes(st: CrossroadsState) -> list[int]:
     if len(st.factions) < ss.max_factions:
         out.append(Act.SCENE_INTRO_FACTION)
     faction_alive = any(f.alive for f in st.factions)
-    own = any(c.alive and c.personal and c.owner == st.admin for c in st.chars)
-    target = any(c.alive and c.personal and c.owner != st.admin for c in st.chars)
+    own = any(c.alive and c.personal and c.owner == admin for c in st.chars)
+    target = any(c.alive and c.personal and c.owner != admin for c in st.chars)
     common = any(c.alive and not c.personal for c in st.chars)
     if own and faction_alive:
         out.append(Act.SCENE_DEAL)
     if target and (ss.nobody_opposes or own or common or faction_alive):
         out.append(Act.SCENE_CONFRONT)
     return out or [Act.PASS]
+
+
+def plain_roster_menu(st: CrossroadsState, phase: Phase, admin: int) -> list[int]:
+    """An entity menu of Rules 10-12 from a walk of every entity, for ``admin`` as the Admin."""
+    if phase == Phase.ADMIN_SCENE:
+        return plain_scenes(st, admin)
+    chars = [c for c in st.chars if c.alive]
+    factions = [st.faction_target(f.idx) for f in st.factions if f.alive]
+    if phase == Phase.ADMIN_TARGET:
+        return [Act.TARGET_0 + c.idx for c in chars if c.personal and c.owner != admin]
+    if phase == Phase.ADMIN_OPPOSITION:
+        own_or_common = [Act.TARGET_0 + c.idx for c in chars if not c.personal or c.owner == admin]
+        return own_or_common + factions + ([Act.NO_OPPOSITION] if st.settings.nobody_opposes else [])
+    if phase == Phase.DEAL_AGAINST:
+        return [Act.TARGET_0 + c.idx for c in chars if not (c.personal and c.owner == admin)]
+    if phase == Phase.DEAL_FACTION:
+        return factions
+    assert phase == Phase.LOWER_INFLUENCE
+    return [*factions, Act.PASS]
+
+
+def plain_build_menu(st: CrossroadsState) -> list[int]:
+    """Rule 1's values for the stat being set, from the character's stats so far."""
+    ss = st.settings
+    c = st.chars[st.chk_eid]
+    values = rules.stat_values(
+        ss.creation_points - sum(c.stats[: st.build_step]), 2 - st.build_step, ss.stat_min, ss.stat_max
+    )
+    return [Act.VALUE_1 + v - 1 for v in values]
 
 
 def check_kept(st: CrossroadsState) -> None:
@@ -66,6 +97,18 @@ def check_kept(st: CrossroadsState) -> None:
     assert st.factions_alive == sum(f.alive for f in st.factions)
     if st.phase == Phase.ADMIN_SCENE:
         assert st.legal_actions() == plain_scenes(st)
+    if st.phase == Phase.BUILD:
+        assert st.legal_actions() == plain_build_menu(st)
+    for key, menu in st._rosters.items():  # every kept roster menu (any Admin's) is the walk's
+        assert list(menu) == plain_roster_menu(st, Phase(key // 16), key % 16)
+    if st.phase in (
+        Phase.ADMIN_TARGET,
+        Phase.ADMIN_OPPOSITION,
+        Phase.DEAL_AGAINST,
+        Phase.DEAL_FACTION,
+        Phase.LOWER_INFLUENCE,
+    ):
+        assert st.legal_actions() == plain_roster_menu(st, Phase(st.phase), st.admin)
     if st.phase == Phase.DEAL_FACTION:  # deal_with reads the counts for "anyone to deal against"
         assert bool(st._deal_against_options()) == (st.personals_alive + st.commons_alive > 1)
     if st.phase == Phase.SPEND:
@@ -75,6 +118,10 @@ def check_kept(st: CrossroadsState) -> None:
         s = st.sides[st.side_i]
         e = st.entity(s.eid)
         assert st._own_options(e, s.flags, False) == tuple(st._plain_own_options(e, s.flags, False))
+        if len(st.sides) == 2:  # the other side's menu (memoised per config) against its computation
+            o = st.entity(st.sides[1 - st.side_i].eid)
+            want = tuple(st._plain_opponent_options(s, o)) if o.alive else ()
+            assert tuple(st._opponent_options(s, st.sides[1 - st.side_i])) == want
 
 
 def plain_read(st: CrossroadsState, e, dice, perm: int, burned: int):
