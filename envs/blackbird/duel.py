@@ -212,6 +212,11 @@ class _DuelSetup:
         self.characters = tuple(create_character(s) for s in cfg.duel.fighters)  # shared until a perk (copy on write)
         self.names = tuple(c.short for c in self.characters)
         self.pool0 = starting_pool(cfg.pool)
+        a, b = self.characters
+        self.start_text = (  # every duel of the config opens with this line
+            f"{a.name} faces {b.name}, {cfg.duel.start_distance} m apart; "
+            f"{cfg.combat.hit_points} hit points and {self.pool0} pool dice each."
+        )
         c, d = cfg.combat, cfg.duel
         # observation scales (envs.blackbird.observation.duel_observation)
         self.hit_points, self.cap, self.aim_max, self.max_turns = c.hit_points, cfg.pool.cap, c.aim_max, d.max_turns
@@ -230,9 +235,15 @@ class _DuelSetup:
         # Rule 17: the stay-up roll's difficulty (no conditions in a duel) and whether pool dice may go on it
         self.check_difficulty = effective_difficulty(cfg, c.consciousness_difficulty, ())
         self.check_pool_dice = c.consciousness_pool_dice and cfg.pool.enabled
-        self._exchange_pools: dict[tuple[int, int, int, int, bool, bool], tuple[int, int]] = {}
+        # Rule 18 per side: (pool, spent, hit) -> the attacker's pool after; (pool, spent, could defend, hit) -> the
+        # defender's (each side settles for itself, so two small memos warm far sooner than one over both sides)
+        self._attacker_pools: dict[tuple[int, int, bool], int] = {}
+        self._defender_pools: dict[tuple[int, int, bool, bool], int] = {}
+        # Rule 2's trait, tag, flag and perk dice of a roll by (seat, kind, base die, perks held): what the best
+        # trait decides, before the pool and maneuver dice are added (DuelState._roll_pool)
+        self.trait_pools: dict[tuple[int, str, bool, int], Pool] = {}
         self._rows: dict[int, WoundRow | None] = {}
-        self._results: dict[tuple[int, int | None, int, int, bool], tuple[int, int, AttackResult, int, WoundRow | None]]
+        self._results: dict[tuple[int, int | None, bool], tuple[int, int, AttackResult, int, WoundRow | None]]
         self._results = {}
         self._sheet_keys: dict[int, tuple[Character, tuple[object, ...]]] = {}
 
@@ -243,21 +254,27 @@ class _DuelSetup:
 
         Each side settles as in :func:`settle_combat_pool` (the attacker passes iff it hits, the defender iff it
         is not hit, :func:`combat_pass`); a defender who made no roll keeps its pool unless
-        :func:`defender_settles` says otherwise. Worked out once per (pools, spends, could defend, hit) under
-        this config: the values are small whole numbers, so the memo is small, and it is bounded all the same.
+        :func:`defender_settles` says otherwise. A side's settlement reads only its own pool and spend, so each
+        side is worked out once per (pool, spent, [could defend,] hit) under this config, in a memo of its own
+        (a few hundred entries at the default cap, bounded all the same).
         """
-        key = (att_pool, att_spent, def_pool, def_spent, could_defend, hit)
-        known = self._exchange_pools.get(key)
-        if known is None:
-            if len(self._exchange_pools) >= _EXCHANGE_POOLS_LIMIT:
-                self._exchange_pools.clear()
-            rules, c = self.pool_rules, self.combat
-            att = settle_combat_pool(att_pool, att_spent, combat_pass(hit, True), rules, c)
+        att_key = (att_pool, att_spent, hit)
+        att = self._attacker_pools.get(att_key)
+        if att is None:
+            if len(self._attacker_pools) >= _EXCHANGE_POOLS_LIMIT:
+                self._attacker_pools.clear()
+            att = settle_combat_pool(att_pool, att_spent, combat_pass(hit, True), self.pool_rules, self.combat)
+            self._attacker_pools[att_key] = att
+        def_key = (def_pool, def_spent, could_defend, hit)
+        dfn = self._defender_pools.get(def_key)
+        if dfn is None:
+            if len(self._defender_pools) >= _EXCHANGE_POOLS_LIMIT:
+                self._defender_pools.clear()
             dfn = def_pool
-            if defender_settles(could_defend, hit, c):
-                dfn = settle_combat_pool(def_pool, def_spent, combat_pass(hit, False), rules, c)
-            known = self._exchange_pools[key] = (att, dfn)
-        return known
+            if defender_settles(could_defend, hit, self.combat):
+                dfn = settle_combat_pool(def_pool, def_spent, combat_pass(hit, False), self.pool_rules, self.combat)
+            self._defender_pools[def_key] = dfn
+        return att, dfn
 
     def exchange_result(
         self, att_successes: int, def_successes: int | None, att_penalty: int, def_penalty: int, called_shot: bool
@@ -266,10 +283,11 @@ class _DuelSetup:
 
         ``def_successes`` is None when the defender could not defend. The attack's and the defence's net
         successes (:func:`net_successes`, :func:`defence_successes`), the result (:func:`attack_result`) and,
-        on a hit, the margin it lands with and its wound row (:meth:`wound`); the inputs are small whole
-        numbers, so the memo is small (bounded all the same).
+        on a hit, the margin it lands with and its wound row (:meth:`wound`). Net successes read a roll's
+        successes only less its penalty, so the memo is keyed by those differences (:func:`result_key`): far
+        fewer keys than (successes, penalties), small and bounded all the same.
         """
-        key = (att_successes, def_successes, att_penalty, def_penalty, called_shot)
+        key = result_key(att_successes, def_successes, att_penalty, def_penalty, called_shot)
         known = self._results.get(key)
         if known is None:
             if len(self._results) >= _RESULTS_LIMIT:
@@ -305,6 +323,18 @@ class _DuelSetup:
                 self._sheet_keys.clear()
             hit = self._sheet_keys[id(char)] = (char, char.key())
         return hit[1]
+
+
+def result_key(
+    att_successes: int, def_successes: int | None, att_penalty: int, def_penalty: int, called_shot: bool
+) -> tuple[int, int | None, bool]:
+    """The key of :meth:`_DuelSetup.exchange_result`'s memo: each side's successes less its wound penalty.
+
+    Rule 3's net successes (:func:`net_successes`, and :func:`defence_successes` for a defender who rolled) are
+    read from that difference alone, and a defender who could not defend (None) gets a set number whatever its
+    penalty; the called shot sets the margin. (:meth:`DuelState.apply_chance` builds the same key inline.)
+    """
+    return (att_successes - att_penalty, None if def_successes is None else def_successes - def_penalty, called_shot)
 
 
 _SETUPS: dict[int, tuple[BlackbirdConfig, _DuelSetup]] = {}
@@ -371,12 +401,7 @@ class DuelState(State):
         self._defense_pools = setup.defense_pools
         self._maneuvers = setup.maneuvers
         if self.narrating:
-            self.narrate(
-                "start",
-                f"{self.f[0].char.name} faces {self.f[1].char.name}, {self.distance} m apart; "
-                f"{cfg.combat.hit_points} hit points and {pool0} pool dice each.",
-                None,
-            )
+            self.narrate("start", setup.start_text, None)
         # the first turn (seat 0's): fresh fighters hold no effects to end and are not stunned (Rule 14)
         self.phase = MANEUVER
         self._cp = 0
@@ -402,11 +427,18 @@ class DuelState(State):
         per config (:class:`_DuelSetup`).
         """
         char = self.f[seat].char
-        key = (seat, kind, base, char.perks.get(kind, 0), spend, extra)
+        perks = char.perks.get(kind, 0)
+        key = (seat, kind, base, perks, spend, extra)
         pool = self._pools.get(key)
         if pool is None:
-            t = best_trait(self.cfg, char, use.traits, use.tags)
-            known = build_pool(self.cfg, char, t, use.traits, use.tags, use.flag, kind, (), 0, 0, 0, base)
+            # the best trait's dice do not depend on the pool or maneuver dice: built once per (seat, kind, base,
+            # perks) and reused for every spend and maneuver
+            trait_key = (seat, kind, base, perks)
+            known = self.setup.trait_pools.get(trait_key)
+            if known is None:
+                t = best_trait(self.cfg, char, use.traits, use.tags)
+                known = build_pool(self.cfg, char, t, use.traits, use.tags, use.flag, kind, (), 0, 0, 0, base)
+                self.setup.trait_pools[trait_key] = known
             pool = Pool(known.base, known.trait, known.tags, known.flag, known.perks, spend, 0, extra)
             self._pools[key] = pool
         return pool
@@ -748,9 +780,18 @@ class DuelState(State):
         k = self.setup
         a = ex.attacker
         d = 1 - a
-        key = (att_roll.successes, def_successes, self.f[a].penalty, self.f[d].penalty, ex.maneuver is CALLED_SHOT)
-        known = k._results.get(key)
-        att, dfn, result, margin, row = k.exchange_result(*key) if known is None else known
+        f = self.f
+        att_penalty, def_penalty, called = f[a].penalty, f[d].penalty, ex.maneuver is CALLED_SHOT
+        known = k._results.get(  # result_key(), inlined
+            (
+                att_roll.successes - att_penalty,
+                None if def_successes is None else def_successes - def_penalty,
+                called,
+            )
+        )
+        if known is None:
+            known = k.exchange_result(att_roll.successes, def_successes, att_penalty, def_penalty, called)
+        att, dfn, result, margin, row = known
         if self.narrating:
             attack = f"{self.name(a)} rolls {dice_phrase(ex.att_dice.total)} ({ex.att_dice.description})"
             defence = (
@@ -783,10 +824,12 @@ class DuelState(State):
         assert ex is not None
         a, d = ex.attacker, 1 - ex.attacker
         fa, fd = self.f[a], self.f[d]
-        if k.pool_enabled:  # Rule 18 from the setup's memo, read here directly (its method fills a miss)
-            key = (fa.pool, ex.att_spent, fd.pool, ex.def_spent, ex.can_defend, hit)
-            known = k._exchange_pools.get(key)
-            fa.pool, fd.pool = k.exchange_pools(*key) if known is None else known
+        if k.pool_enabled:  # Rule 18 from the setup's two memos, read here directly (its method fills a miss)
+            att = k._attacker_pools.get((fa.pool, ex.att_spent, hit))
+            dfn = k._defender_pools.get((fd.pool, ex.def_spent, ex.can_defend, hit))
+            if att is None or dfn is None:
+                att, dfn = k.exchange_pools(fa.pool, ex.att_spent, fd.pool, ex.def_spent, ex.can_defend, hit)
+            fa.pool, fd.pool = att, dfn
         talk = self.narrating
         if not hit:
             if talk:
@@ -813,7 +856,8 @@ class DuelState(State):
         standing = standing_after(fd.hp, c)
         if standing is DEAD:
             self.phase = Phase.OVER
-            self.narrate("dead", f"{self.name(d)} is dead.", d)
+            if talk:
+                self.narrate("dead", f"{self.name(d)} is dead.", d)
             self.finish(a, EndReason.KNOCKOUT, self._win_for(a), f"{self.name(d)} died at {fd.hp} HP")
             return
         if consciousness_check_due(standing, fd.below_zero, c):

@@ -86,7 +86,9 @@ def session_observation(state: SessionState) -> np.ndarray:
         o[S_TRAIT_CHOSEN + (MAX_TRAITS if trait is None else trait)] = 1.0
         if help_given > 0:
             o[S_HELPED] = 1.0
-        o[S_POOL_SIZE] = min(1.0, state.pool_for(trait, 0, help_given).total / POOL_DICE_SCALE)
+        # the dice on the chosen trait with the help taken and no pool dice: the trait's kept base pool plus the help
+        # dice (Rule 2 sums a pool's parts, so that is the total of pool_for(trait, 0, help_given), without its key)
+        o[S_POOL_SIZE] = min(1.0, (state.pool_for(trait).total + help_given) / POOL_DICE_SCALE)
         if ph is SessionPhase.SPEND:
             o[S_PASS_AT_0] = state.pass_chance(0)
             o[S_PASS_AT_ALL] = state.pass_chance(state.spendable())

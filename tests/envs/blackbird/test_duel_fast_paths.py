@@ -284,3 +284,29 @@ def test_a_turn_change_ends_the_effects_and_skips_a_stunned_fighter() -> None:
     assert (d.turn, d.active, d.current_player()) == (2, 0, 0)
     assert not (d.f[0].cover or d.f[1].cover or d.f[1].ready or d.f[1].stunned)
     assert [e.kind for e in d.log][-1] == "stun"
+
+
+def test_roll_pools_built_from_the_kept_trait_dice_are_rule_2() -> None:
+    """``_roll_pool`` adds pool and maneuver dice to trait dice kept per (seat, kind, base, perks): as built afresh."""
+    from envs.blackbird.rules import Pool, best_trait, build_pool
+
+    for cfg in configs():
+        d = DuelState(cfg)
+        k = d.setup
+        for perks, seat, (use, kind), base, spend, extra in itertools.product(
+            (0, 1, 2),
+            (0, 1),
+            ((k.attack_use, "attack"), (k.defense_use, "defense"), (k.stay_up_use, "stay up")),
+            (False, True),
+            (0, 3),
+            (0, 2),
+        ):
+            d.f[seat].char = d.f[seat].char.copy()
+            d.f[seat].char.perks[kind] = perks
+            char = d.f[seat].char
+            t = best_trait(cfg, char, use.traits, use.tags)
+            p = build_pool(cfg, char, t, use.traits, use.tags, use.flag, kind, (), spend, 0, extra, base)
+            for _ in range(2):  # the second read comes from the kept pools
+                assert d._roll_pool(seat, use, kind, spend, extra, base) == Pool(
+                    p.base, p.trait, p.tags, p.flag, p.perks, spend, 0, extra
+                )
