@@ -659,13 +659,20 @@ class DuelState(State[int]):
         "obs_encoder",
         "_defense_options",
         "_rows",
+        "num_players",
+        "log",
+        "_outcome",
+        "narrating",
     )
     # slots, not the instance dict: a clone's dict (filled by ``__dict__.update``) falls off the interpreter's fast
-    # attribute reads, and every rule reads ``self``; only the base State's fields stay in the dict
+    # attribute reads, and every rule reads ``self``. The base State's fields are slots too (its ``narrating`` is a
+    # class default, which Python 3.11 never specialises a read of: every ``if self.narrating`` was a generic
+    # lookup); the protocol's State has no __slots__, so an instance still has a __dict__, which nothing fills.
     __slots__ = FIELDS
 
     def __init__(self, cfg: HallownestConfig) -> None:
         super().__init__(2)
+        self.narrating = True  # the protocol's class default, which the slot hides
         self.cfg = cfg
         setup = _setup(cfg)
         self.k = k = setup.k  # the scalar rules, resolved once (shared by clones)
@@ -730,8 +737,6 @@ class DuelState(State[int]):
 
     def clone(self) -> DuelState:
         new = DuelState.__new__(DuelState)
-        new.__dict__.update(self.__dict__)  # the base State's fields (seats, log, outcome, narrating)
-        new.log = list(self.log)
         (  # every slot, in FIELDS order (test_fast_paths checks that none is missed)
             new.cfg,
             new.k,
@@ -768,7 +773,12 @@ class DuelState(State[int]):
             new.obs_encoder,
             new._defense_options,
             new._rows,
+            new.num_players,
+            new.log,
+            new._outcome,
+            new.narrating,
         ) = _STATE_ALL(self)
+        new.log = list(self.log)
         new.bugs = [b.copy() for b in self.bugs]
         new.atk = self.atk.copy() if self.atk is not None else None
         return new  # ``order`` is only ever replaced, and ``_legal`` (never changed in place) still holds

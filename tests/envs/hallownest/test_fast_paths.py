@@ -213,14 +213,26 @@ def _brute_observation(st: DuelState, seat: int) -> list[float]:
                 ]
             },
         },
+        {  # a Fang's next-roll penalty, grapples, a grid whose relative positions run negative both ways
+            "arena": {"kind": "grid", "width": 4, "height": 4, "start": [[3, 3], [0, 0]], "cover": [[1, 1, 1]]},
+            "duel": {"bugs": [{"name": "A", "weapon": "fang", "appendages": 2}, {"name": "B", "weapon": "pin"}]},
+        },
     ],
 )
-def test_packed_observation_matches_the_plain_features(sections: dict[str, object]) -> None:
-    """The one-call float32 packing (observation.py) against the features built and clipped one by one."""
+@pytest.mark.parametrize("limit", [1 << 14, 7])
+def test_packed_observation_matches_the_plain_features(
+    sections: dict[str, object], limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The encoder's pieces, found by one subscript per field in their trees and packed as float32 (observation.py),
+    against the features built and clipped one by one; also with trees that start afresh every few pieces."""
     import numpy as np
 
+    from envs.hallownest import observation
+
+    monkeypatch.setattr(observation, "BLOCK_CACHE_LIMIT", limit)
     for seed in range(6):
         st = DuelState(config(**sections))
+        st.obs_encoder = observation.Encoder(st.obs_encoder.fixed)  # trees of this test only
         rng = Rng(seed)
         for _ in range(400):
             if st.is_terminal():
@@ -422,10 +434,10 @@ def test_kept_grapple_flag_equals_the_bugs_grapples(sections: dict[str, object])
 
 
 def test_a_duel_clone_copies_every_slot() -> None:
-    """DuelState keeps its fields in slots, copied by hand in clone(): every field __init__ sets is a slot (only the
-    base State's stay in the dict), and a clone holds each slot of its original (the bugs and the attack copied)."""
+    """DuelState keeps its fields in slots, copied by hand in clone(): every field __init__ sets is a slot (the base
+    State's too: the dict stays empty), and a clone holds each slot of its original (bugs, attack and log copied)."""
     st = DuelState(config())
-    assert set(st.__dict__) <= {"num_players", "log", "_outcome", "narrating"}
+    assert not st.__dict__  # the base State's fields are slots too
     assert set(DuelState.FIELDS) == set(DuelState.__slots__)
     rng = Rng(11)
     seen_attack = False
@@ -446,6 +458,8 @@ def test_a_duel_clone_copies_every_slot() -> None:
             elif name == "atk" and mine is not None:
                 assert theirs is not mine and theirs.fields() == mine.fields()
                 seen_attack = True
+            elif name == "log":  # the clone's own list of the same events
+                assert theirs is not mine and theirs == mine
             else:
                 assert theirs is mine, name
         assert twin.key() == st.key() and twin.log == st.log and twin.log is not st.log
