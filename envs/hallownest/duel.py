@@ -242,7 +242,13 @@ class TurnRows:
     )
 
     def __init__(
-        self, k: DuelSettings, caps: Any, profiles: Sequence[R.Profile], cover: dict[Cell, int], sort: bool
+        self,
+        k: DuelSettings,
+        caps: Any,
+        profiles: Sequence[R.Profile],
+        cover: dict[Cell, int],
+        sort: bool,
+        size: tuple[int, int],
     ) -> None:
         def rows(kind: Kind, low: int, cap: int) -> tuple[tuple[int, ...], ...]:
             return tuple(tuple(invest_ids(kind, low, n)) for n in range(max(0, cap) + 1))
@@ -267,7 +273,12 @@ class TurnRows:
         self.imbalance_cost, self.delayed_cost = k.imbalance_clear_cost, k.delayed_removal_cost
         self.status_cost = k.status_removal_cost
         self.sort = sort
-        self.places: dict[tuple[int, int, int, int, int], Place] = {}  # by (seat, its cell, the foe's cell)
+        # by seat, its cell's x and y, the foe's x and y: nested lists (one subscript per number, no key tuple to
+        # hash), every cell pair of the arena's ``size`` (width, height) held from the start (None until met)
+        width, height = size
+        self.places: list[Any] = [
+            [[[[None] * height for _ in range(width)] for _ in range(height)] for _ in range(width)] for _ in profiles
+        ]
 
     def place(self, seat: int, mx: int, my: int, fx: int, fy: int, arena: Arena) -> Place:
         """What the two cells give the bug of ``seat`` at ``(mx, my)``, the foe (living) at ``(fx, fy)`` (memoised).
@@ -276,11 +287,9 @@ class TurnRows:
         when the foe's cell is not in full cover (Rule 19), and its step, dash and retreat ids with both cells
         held (Rule 15): the part of a turn's options the cells fix.
         """
-        if len(self.places) >= _CONTACTS_LIMIT:  # a large grid has many pairs of cells
-            self.places.clear()
         dist = R.chebyshev((mx, my), (fx, fy))
         open_to_attack = R.can_be_targeted(self.cover.get((fx, fy), 0))  # Rule 19: full cover shields the foe
-        found = self.places[(seat, mx, my, fx, fy)] = (
+        found = self.places[seat][mx][my][fx][fy] = (
             open_to_attack and dist <= self.reach[seat],
             open_to_attack and dist == R.ADJACENT,
             *arena.moves((mx, my), ((mx, my), (fx, fy))),
@@ -314,7 +323,7 @@ class _Setup:
         self.sort_legal = self.full_table or self.small_rows  # further rows come after the first ones
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
         self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
-        self.turn_rows = TurnRows(k, self.caps, self.profiles, self.cover, self.sort_legal)
+        self.turn_rows = TurnRows(k, self.caps, self.profiles, self.cover, self.sort_legal, (self.width, self.height))
         self.fresh: DuelState | None = None  # a duel of the config as DuelState() leaves it, cloned by new_duel_state
 
 
@@ -354,7 +363,7 @@ def duel_action_count(cfg: HallownestConfig) -> int:
 
 _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
 _SETUPS_LIMIT = 16  # configs whose setup is kept (a sweep plays many configs one after another)
-_CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena, and cell-pair places per config (TurnRows)
+_CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena
 _OPTIONS_LIMIT = 16384  # memoised defense option lists per config before the table starts afresh
 
 
@@ -880,7 +889,7 @@ class DuelState(State[int]):
         me, foe = self.bugs[seat], self.bugs[1 - seat]
         st = me.stamina
         mx, my, fx, fy = me.x, me.y, foe.x, foe.y
-        place = t.places.get((seat, mx, my, fx, fy))
+        place = t.places[seat][mx][my][fx][fy]
         if place is None:
             place = t.place(seat, mx, my, fx, fy, self.arena)
         in_reach, adjacent, steps, dashes, retreats = place

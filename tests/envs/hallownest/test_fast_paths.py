@@ -352,20 +352,29 @@ def test_new_duel_state_plays_as_a_newly_built_duel(sections: dict[str, object])
         assert new_duel_state(cfg).key() == DuelState(cfg).key()
 
 
-def test_turn_options_stay_right_when_the_place_table_starts_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    """TurnRows.places is cleared at its limit (here 3 pairs of cells): every turn's options still equal the plain
-    _legal_turn, and the table never holds more than the limit."""
-    from envs.hallownest import duel as D
+def test_the_place_table_holds_what_the_cells_give() -> None:
+    """TurnRows.places (nested lists by seat and both cells, filled when a pair is first met) holds, for every pair
+    met, what TurnRows.place works out afresh; and every turn's options still equal the plain _legal_turn."""
+    from envs.hallownest.duel import TurnRows
 
-    monkeypatch.setattr(D, "_CONTACTS_LIMIT", 3)
-    cfg = config(arena={"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]})
+    cfg = config(arena={"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]], "cover": [[2, 1, 4]]})
     checked = 0
     for st, legal in _random_decisions(cfg, range(300, 310)):
         if st.phase == Phase.TURN:
             assert legal == st._legal_turn()
-            assert len(st._rows.places) <= 3
             checked += 1
-    assert checked > 100
+    t = st._rows
+    fresh = TurnRows(st.k, st.caps, [b.p for b in st.bugs], st.cover, st.sort_legal, (st.width, st.height))
+    met = 0
+    for seat, by_x in enumerate(t.places):
+        for mx, by_y in enumerate(by_x):
+            for my, by_fx in enumerate(by_y):
+                for fx, by_fy in enumerate(by_fx):
+                    for fy, place in enumerate(by_fy):
+                        if place is not None:
+                            assert place == fresh.place(seat, mx, my, fx, fy, st.arena)
+                            met += 1
+    assert checked > 100 and met > 20
 
 
 def test_rules_written_with_comparisons_equal_their_min_max_forms() -> None:
