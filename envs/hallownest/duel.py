@@ -86,7 +86,7 @@ from envs.hallownest.actions import (
     move_id,
     option_of,
 )
-from envs.hallownest.config import DuelSettings, HallownestConfig
+from envs.hallownest.config import MAX_POOL, DuelSettings, HallownestConfig
 from envs.hallownest.dice import SIDES, initiative_outcomes, sample_initiative, sample_successes, success_outcomes
 from envs.hallownest.observation import Encoder, encode_observation, statics
 from envs.hallownest.rules import AttackKind, Defense
@@ -208,28 +208,25 @@ class TurnRows:
 
     The id rows of each invested amount are worked out once: ``attack[n]`` holds the attack ids investing up
     to ``n`` (from the least an attack may invest), ``grapple``, ``pogo`` and ``focus`` from 1, ``escape``
-    from 0 (each row is ``invest_ids`` of its kind; ``n`` never exceeds the row's cap, which bounds it).
+    from 0 (each row is ``invest_ids`` of its kind up to ``min(n, cap)``). There is a row for every ``n`` up to
+    the most Stamina or Soul a bug may hold, so the Stamina left (or the Soul) indexes a row as it is: the cap
+    is already in the rows.
     """
 
     __slots__ = (
         "attack",
-        "attack_cap",
         "dash_cost",
         "delayed_cost",
         "escape",
-        "escape_cap",
         "escape_cost",
         "focus",
-        "focus_cap",
         "focus_enabled",
         "grapple",
-        "grapple_cap",
         "grapple_enabled",
         "cover",
         "imbalance_cost",
         "needs_pass_over",
         "pogo",
-        "pogo_cap",
         "places",
         "pogo_enabled",
         "ranged",
@@ -250,20 +247,21 @@ class TurnRows:
         sort: bool,
         size: tuple[int, int],
     ) -> None:
+        most = max(MAX_POOL, *(p.stamina for p in profiles), *(p.soul for p in profiles))  # Stamina / Soul held
+
         def rows(kind: Kind, low: int, cap: int) -> tuple[tuple[int, ...], ...]:
-            return tuple(tuple(invest_ids(kind, low, n)) for n in range(max(0, cap) + 1))
+            return tuple(tuple(invest_ids(kind, low, min(n, cap))) for n in range(most + 1))
 
         self.tax = k.stamina_tax_per_attack
-        self.attack_cap = caps.attack
         self.attack = rows(K_ATTACK, max(1, k.stamina_min_attack_investment), caps.attack)
-        self.grapple_enabled, self.grapple_cap = k.grapple_enabled, k.grapple_max_investment
+        self.grapple_enabled = k.grapple_enabled
         self.grapple = rows(K_GRAPPLE, 1, k.grapple_max_investment)
-        self.pogo_enabled, self.pogo_cap = k.pogo_enabled, k.pogo_max_investment
+        self.pogo_enabled = k.pogo_enabled
         self.pogo = rows(K_POGO, 1, k.pogo_max_investment)
         self.needs_pass_over = k.pogo_needs_pass_over
-        self.escape_cost, self.escape_cap = k.grapple_escape_cost, k.grapple_max_escape_investment
+        self.escape_cost = k.grapple_escape_cost
         self.escape = rows(K_ESCAPE, 0, k.grapple_max_escape_investment)
-        self.focus_enabled, self.focus_cap = k.focus_enabled, caps.focus
+        self.focus_enabled = k.focus_enabled
         self.focus = rows(K_FOCUS, 1, caps.focus)
         self.unconscious_targetable = k.unconscious_targetable
         self.cover = cover  # Rule 19: quarters by cell (the config's, never changed)
@@ -901,12 +899,12 @@ class DuelState(State[int]):
             if budget < 0:
                 budget = 0
             if in_reach:
-                out += t.attack[budget if budget < t.attack_cap else t.attack_cap]
+                out += t.attack[budget]
             if adjacent:
                 if t.grapple_enabled and foe.grappled_by != seat:
-                    out += t.grapple[budget if budget < t.grapple_cap else t.grapple_cap]
+                    out += t.grapple[budget]
                 if t.pogo_enabled and not t.ranged[seat] and (me.over_target if t.needs_pass_over else me.jumped):
-                    out += t.pogo[budget if budget < t.pogo_cap else t.pogo_cap]
+                    out += t.pogo[budget]
         # Rule 15 (_turn_moves); the two flags set by compare-and-jump (a comparison kept as a value is a generic op)
         grappled = True
         if me.grappled_by == NOBODY:
@@ -932,9 +930,9 @@ class DuelState(State[int]):
         if grappled:
             most = st - t.escape_cost
             if most >= 0:
-                out += t.escape[most if most < t.escape_cap else t.escape_cap]
+                out += t.escape[most]
         if t.focus_enabled and me.focus_pending == 0 and me.soul > 0:
-            out += t.focus[me.soul if me.soul < t.focus_cap else t.focus_cap]
+            out += t.focus[me.soul]
         return sorted(out) if t.sort else out
 
     def _legal_turn(self) -> list[int]:
