@@ -151,7 +151,9 @@ class Arena:
     ``steps[cell]`` lists ``(direction, neighbour)`` inside the arena; ``dashes[cell]`` lists
     ``(direction, path)`` of the dashes / jumps whose whole line stays inside (the last cell is the
     landing); ``lines[cell][direction]`` holds the cells a retreat could cross, nearest first.
-    ``contact_table`` holds what :meth:`contacts` worked out (the duel's move path reads it directly).
+    ``contact_table`` holds what :meth:`contacts` worked out (the duel's move path reads it directly), and
+    ``step_contacts[x][y][fx][fy]`` what it gives a one-cell step into ``(x, y)`` with the foe at ``(fx, fy)``, for
+    every pair of cells (nested lists: a step looks its contacts up without building a key).
     """
 
     def __init__(self, width: int, height: int, directions: tuple[Direction, ...], dash: int, retreat: int) -> None:
@@ -173,6 +175,19 @@ class Arena:
             self.steps[c], self.dashes[c], self.lines[c] = tuple(steps), tuple(dashes), lines
         self._moves: dict[tuple[Cell, tuple[Cell, ...]], tuple[list[int], list[int], list[int]]] = {}
         self.contact_table: dict[tuple[tuple[Cell, ...], Cell], tuple[int, bool]] = {}
+        self.step_contacts: list[list[list[list[tuple[int, bool]]]]] = [
+            [
+                [
+                    [
+                        (R.adjacent_cells_entered(((x, y),), (fx, fy)), R.passes_through(((x, y),), (fx, fy)))
+                        for fy in range(height)
+                    ]
+                    for fx in range(width)
+                ]
+                for y in range(height)
+            ]
+            for x in range(width)
+        ]
 
     def moves(self, here: Cell, occupied: tuple[Cell, ...]) -> tuple[list[int], list[int], list[int]]:
         """The step, dash and retreat ids open from ``here`` with ``occupied`` cells held (memoised)."""
@@ -1627,13 +1642,14 @@ class DuelState(State[int]):
         self._back_to_turn()
 
     # -- Rule 15: movement -----------------------------------------------------------------------
-    def _moved_through(self, seat: int, cells: tuple[Cell, ...]) -> None:
-        """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes."""
+    def _moved_through(self, seat: int, adjacent: int, through: bool) -> None:
+        """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes.
+
+        ``adjacent`` and ``through`` are the move's contacts (:meth:`Arena.contacts`): the foe-adjacent cells it
+        entered and whether it passed through the foe's cell.
+        """
         me = self.bugs[seat]
         foe = self.bugs[1 - seat]
-        arena, foe_cell = self.arena, (foe.x, foe.y)
-        # the memoised contacts read here (a call only for a new pair): this runs on every step and dash
-        adjacent, through = arena.contact_table.get((cells, foe_cell)) or arena.contacts(cells, foe_cell)
         me.adj_moved += adjacent
         provoking = R.provoking_move(me.adj_moved, self.maneuverability[seat], through)
         if not provoking:  # the common case: provoked_attack_offered needs a provoking move
@@ -1664,7 +1680,9 @@ class DuelState(State[int]):
             me.speed_left -= 1
             if self.narrating:
                 self.narrate("move", f"{me.name} moves {d.label}.", self.active)
-            self._moved_through(self.active, ((me.x, me.y),))
+            foe = self.bugs[1 - self.active]
+            adjacent, through = self.arena.step_contacts[me.x][me.y][foe.x][foe.y]  # Arena.contacts of the one cell
+            self._moved_through(self.active, adjacent, through)
         if self.grapple_on:
             self._check_grapple()
 
@@ -1681,7 +1699,10 @@ class DuelState(State[int]):
         me.over_target = R.passes_through(path, (foe.x, foe.y))
         if self.narrating:
             self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
-        self._moved_through(self.active, path)
+        arena, foe_cell = self.arena, (foe.x, foe.y)
+        # the memoised contacts read here (a call only for a new pair)
+        adjacent, through = arena.contact_table.get((path, foe_cell)) or arena.contacts(path, foe_cell)
+        self._moved_through(self.active, adjacent, through)
         if self.grapple_on:
             self._check_grapple()
 

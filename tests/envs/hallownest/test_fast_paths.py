@@ -473,3 +473,21 @@ def test_a_duel_clone_copies_every_slot() -> None:
                 assert theirs is mine, name
         assert twin.key() == st.key() and twin.log == st.log and twin.log is not st.log
     assert seen_attack
+
+
+@pytest.mark.parametrize("size", [(7, 1), (4, 3), (5, 5)])
+def test_step_contacts_are_the_contacts_of_the_one_cell(size: tuple[int, int]) -> None:
+    """Arena.step_contacts (what a one-cell step reads) against the plain Rule 15 contacts of that cell."""
+    from envs.hallownest import rules as R
+    from envs.hallownest.actions import GRID_DIRECTIONS
+    from envs.hallownest.duel import Arena
+
+    width, height = size
+    arena = Arena(width, height, GRID_DIRECTIONS, 2, 2)
+    pairs = [
+        ((x, y), (fx, fy)) for x in range(width) for y in range(height) for fx in range(width) for fy in range(height)
+    ]
+    for (x, y), foe in pairs:
+        want = (R.adjacent_cells_entered([(x, y)], foe), (x, y) == foe)
+        assert arena.step_contacts[x][y][foe[0]][foe[1]] == want == arena.contacts(((x, y),), foe)
+    assert sum(arena.step_contacts[x][y][fx][fy][0] for (x, y), (fx, fy) in pairs) > 0
