@@ -105,6 +105,10 @@ def success_threshold(success_on: int) -> float:
     return t
 
 
+_THRESHOLDS: dict[int, float] = {}
+""":func:`success_threshold` of each ``success_on`` met (a handful of values)."""
+
+
 def sample_successes(rng: Rng, dice: int, rerolls: int, success_on: int) -> int:
     """Rules 1-2: roll ``dice`` d6, reroll up to ``rerolls`` failures, count successes.
 
@@ -112,7 +116,9 @@ def sample_successes(rng: Rng, dice: int, rerolls: int, success_on: int) -> int:
     :func:`success_threshold` (the same as its face reaching ``success_on``).
     """
     rnd = rng.random  # the bound draw itself (a slot, not the ``uniform`` property's call): one call fewer per die
-    t = success_threshold(success_on)
+    t = _THRESHOLDS.get(success_on)  # a dict read: cheaper than the lru_cache's call on every roll
+    if t is None:
+        t = _THRESHOLDS[success_on] = success_threshold(success_on)
     succ = 0
     for _ in range(dice):
         if rnd() >= t:

@@ -86,7 +86,7 @@ from envs.hallownest.actions import (
     move_id,
     option_of,
 )
-from envs.hallownest.config import DuelSettings, HallownestConfig
+from envs.hallownest.config import MAX_POOL, DuelSettings, HallownestConfig
 from envs.hallownest.dice import SIDES, initiative_outcomes, sample_initiative, sample_successes, success_outcomes
 from envs.hallownest.observation import Encoder, encode_observation, statics
 from envs.hallownest.rules import AttackKind, Defense
@@ -151,7 +151,9 @@ class Arena:
     ``steps[cell]`` lists ``(direction, neighbour)`` inside the arena; ``dashes[cell]`` lists
     ``(direction, path)`` of the dashes / jumps whose whole line stays inside (the last cell is the
     landing); ``lines[cell][direction]`` holds the cells a retreat could cross, nearest first.
-    ``contact_table`` holds what :meth:`contacts` worked out (the duel's move path reads it directly).
+    ``contact_table`` holds what :meth:`contacts` worked out (the duel's move path reads it directly), and
+    ``step_contacts[x][y][fx][fy]`` what it gives a one-cell step into ``(x, y)`` with the foe at ``(fx, fy)``, for
+    every pair of cells (nested lists: a step looks its contacts up without building a key).
     """
 
     def __init__(self, width: int, height: int, directions: tuple[Direction, ...], dash: int, retreat: int) -> None:
@@ -173,6 +175,19 @@ class Arena:
             self.steps[c], self.dashes[c], self.lines[c] = tuple(steps), tuple(dashes), lines
         self._moves: dict[tuple[Cell, tuple[Cell, ...]], tuple[list[int], list[int], list[int]]] = {}
         self.contact_table: dict[tuple[tuple[Cell, ...], Cell], tuple[int, bool]] = {}
+        self.step_contacts: list[list[list[list[tuple[int, bool]]]]] = [
+            [
+                [
+                    [
+                        (R.adjacent_cells_entered(((x, y),), (fx, fy)), R.passes_through(((x, y),), (fx, fy)))
+                        for fy in range(height)
+                    ]
+                    for fx in range(width)
+                ]
+                for y in range(height)
+            ]
+            for x in range(width)
+        ]
 
     def moves(self, here: Cell, occupied: tuple[Cell, ...]) -> tuple[list[int], list[int], list[int]]:
         """The step, dash and retreat ids open from ``here`` with ``occupied`` cells held (memoised)."""
@@ -208,28 +223,25 @@ class TurnRows:
 
     The id rows of each invested amount are worked out once: ``attack[n]`` holds the attack ids investing up
     to ``n`` (from the least an attack may invest), ``grapple``, ``pogo`` and ``focus`` from 1, ``escape``
-    from 0 (each row is ``invest_ids`` of its kind; ``n`` never exceeds the row's cap, which bounds it).
+    from 0 (each row is ``invest_ids`` of its kind up to ``min(n, cap)``). There is a row for every ``n`` up to
+    the most Stamina or Soul a bug may hold, so the Stamina left (or the Soul) indexes a row as it is: the cap
+    is already in the rows.
     """
 
     __slots__ = (
         "attack",
-        "attack_cap",
         "dash_cost",
         "delayed_cost",
         "escape",
-        "escape_cap",
         "escape_cost",
         "focus",
-        "focus_cap",
         "focus_enabled",
         "grapple",
-        "grapple_cap",
         "grapple_enabled",
         "cover",
         "imbalance_cost",
         "needs_pass_over",
         "pogo",
-        "pogo_cap",
         "places",
         "pogo_enabled",
         "ranged",
@@ -242,22 +254,29 @@ class TurnRows:
     )
 
     def __init__(
-        self, k: DuelSettings, caps: Any, profiles: Sequence[R.Profile], cover: dict[Cell, int], sort: bool
+        self,
+        k: DuelSettings,
+        caps: Any,
+        profiles: Sequence[R.Profile],
+        cover: dict[Cell, int],
+        sort: bool,
+        size: tuple[int, int],
     ) -> None:
+        most = max(MAX_POOL, *(p.stamina for p in profiles), *(p.soul for p in profiles))  # Stamina / Soul held
+
         def rows(kind: Kind, low: int, cap: int) -> tuple[tuple[int, ...], ...]:
-            return tuple(tuple(invest_ids(kind, low, n)) for n in range(max(0, cap) + 1))
+            return tuple(tuple(invest_ids(kind, low, min(n, cap))) for n in range(most + 1))
 
         self.tax = k.stamina_tax_per_attack
-        self.attack_cap = caps.attack
         self.attack = rows(K_ATTACK, max(1, k.stamina_min_attack_investment), caps.attack)
-        self.grapple_enabled, self.grapple_cap = k.grapple_enabled, k.grapple_max_investment
+        self.grapple_enabled = k.grapple_enabled
         self.grapple = rows(K_GRAPPLE, 1, k.grapple_max_investment)
-        self.pogo_enabled, self.pogo_cap = k.pogo_enabled, k.pogo_max_investment
+        self.pogo_enabled = k.pogo_enabled
         self.pogo = rows(K_POGO, 1, k.pogo_max_investment)
         self.needs_pass_over = k.pogo_needs_pass_over
-        self.escape_cost, self.escape_cap = k.grapple_escape_cost, k.grapple_max_escape_investment
+        self.escape_cost = k.grapple_escape_cost
         self.escape = rows(K_ESCAPE, 0, k.grapple_max_escape_investment)
-        self.focus_enabled, self.focus_cap = k.focus_enabled, caps.focus
+        self.focus_enabled = k.focus_enabled
         self.focus = rows(K_FOCUS, 1, caps.focus)
         self.unconscious_targetable = k.unconscious_targetable
         self.cover = cover  # Rule 19: quarters by cell (the config's, never changed)
@@ -267,7 +286,12 @@ class TurnRows:
         self.imbalance_cost, self.delayed_cost = k.imbalance_clear_cost, k.delayed_removal_cost
         self.status_cost = k.status_removal_cost
         self.sort = sort
-        self.places: dict[tuple[int, int, int, int, int], Place] = {}  # by (seat, its cell, the foe's cell)
+        # by seat, its cell's x and y, the foe's x and y: nested lists (one subscript per number, no key tuple to
+        # hash), every cell pair of the arena's ``size`` (width, height) held from the start (None until met)
+        width, height = size
+        self.places: list[Any] = [
+            [[[[None] * height for _ in range(width)] for _ in range(height)] for _ in range(width)] for _ in profiles
+        ]
 
     def place(self, seat: int, mx: int, my: int, fx: int, fy: int, arena: Arena) -> Place:
         """What the two cells give the bug of ``seat`` at ``(mx, my)``, the foe (living) at ``(fx, fy)`` (memoised).
@@ -276,11 +300,9 @@ class TurnRows:
         when the foe's cell is not in full cover (Rule 19), and its step, dash and retreat ids with both cells
         held (Rule 15): the part of a turn's options the cells fix.
         """
-        if len(self.places) >= _CONTACTS_LIMIT:  # a large grid has many pairs of cells
-            self.places.clear()
         dist = R.chebyshev((mx, my), (fx, fy))
         open_to_attack = R.can_be_targeted(self.cover.get((fx, fy), 0))  # Rule 19: full cover shields the foe
-        found = self.places[(seat, mx, my, fx, fy)] = (
+        found = self.places[seat][mx][my][fx][fy] = (
             open_to_attack and dist <= self.reach[seat],
             open_to_attack and dist == R.ADJACENT,
             *arena.moves((mx, my), ((mx, my), (fx, fy))),
@@ -314,7 +336,7 @@ class _Setup:
         self.sort_legal = self.full_table or self.small_rows  # further rows come after the first ones
         self.caps = FULL_CAPS if self.full_table else FIRST_CAPS
         self.defense_options: dict[tuple[int, int, int], tuple[int, ...]] = {}  # DuelState._legal_defense, memoised
-        self.turn_rows = TurnRows(k, self.caps, self.profiles, self.cover, self.sort_legal)
+        self.turn_rows = TurnRows(k, self.caps, self.profiles, self.cover, self.sort_legal, (self.width, self.height))
         self.fresh: DuelState | None = None  # a duel of the config as DuelState() leaves it, cloned by new_duel_state
 
 
@@ -354,7 +376,7 @@ def duel_action_count(cfg: HallownestConfig) -> int:
 
 _SETUPS: dict[int, tuple[HallownestConfig, _Setup]] = {}
 _SETUPS_LIMIT = 16  # configs whose setup is kept (a sweep plays many configs one after another)
-_CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena, and cell-pair places per config (TurnRows)
+_CONTACTS_LIMIT = 16384  # memoised (move, foe cell) contacts per arena
 _OPTIONS_LIMIT = 16384  # memoised defense option lists per config before the table starts afresh
 
 
@@ -659,13 +681,20 @@ class DuelState(State[int]):
         "obs_encoder",
         "_defense_options",
         "_rows",
+        "num_players",
+        "log",
+        "_outcome",
+        "narrating",
     )
     # slots, not the instance dict: a clone's dict (filled by ``__dict__.update``) falls off the interpreter's fast
-    # attribute reads, and every rule reads ``self``; only the base State's fields stay in the dict
+    # attribute reads, and every rule reads ``self``. The base State's fields are slots too (its ``narrating`` is a
+    # class default, which Python 3.11 never specialises a read of: every ``if self.narrating`` was a generic
+    # lookup); the protocol's State has no __slots__, so an instance still has a __dict__, which nothing fills.
     __slots__ = FIELDS
 
     def __init__(self, cfg: HallownestConfig) -> None:
         super().__init__(2)
+        self.narrating = True  # the protocol's class default, which the slot hides
         self.cfg = cfg
         setup = _setup(cfg)
         self.k = k = setup.k  # the scalar rules, resolved once (shared by clones)
@@ -730,8 +759,6 @@ class DuelState(State[int]):
 
     def clone(self) -> DuelState:
         new = DuelState.__new__(DuelState)
-        new.__dict__.update(self.__dict__)  # the base State's fields (seats, log, outcome, narrating)
-        new.log = list(self.log)
         (  # every slot, in FIELDS order (test_fast_paths checks that none is missed)
             new.cfg,
             new.k,
@@ -768,7 +795,12 @@ class DuelState(State[int]):
             new.obs_encoder,
             new._defense_options,
             new._rows,
+            new.num_players,
+            new.log,
+            new._outcome,
+            new.narrating,
         ) = _STATE_ALL(self)
+        new.log = list(self.log)
         new.bugs = [b.copy() for b in self.bugs]
         new.atk = self.atk.copy() if self.atk is not None else None
         return new  # ``order`` is only ever replaced, and ``_legal`` (never changed in place) still holds
@@ -870,7 +902,7 @@ class DuelState(State[int]):
         me, foe = self.bugs[seat], self.bugs[1 - seat]
         st = me.stamina
         mx, my, fx, fy = me.x, me.y, foe.x, foe.y
-        place = t.places.get((seat, mx, my, fx, fy))
+        place = t.places[seat][mx][my][fx][fy]
         if place is None:
             place = t.place(seat, mx, my, fx, fy, self.arena)
         in_reach, adjacent, steps, dashes, retreats = place
@@ -882,12 +914,12 @@ class DuelState(State[int]):
             if budget < 0:
                 budget = 0
             if in_reach:
-                out += t.attack[budget if budget < t.attack_cap else t.attack_cap]
+                out += t.attack[budget]
             if adjacent:
                 if t.grapple_enabled and foe.grappled_by != seat:
-                    out += t.grapple[budget if budget < t.grapple_cap else t.grapple_cap]
+                    out += t.grapple[budget]
                 if t.pogo_enabled and not t.ranged[seat] and (me.over_target if t.needs_pass_over else me.jumped):
-                    out += t.pogo[budget if budget < t.pogo_cap else t.pogo_cap]
+                    out += t.pogo[budget]
         # Rule 15 (_turn_moves); the two flags set by compare-and-jump (a comparison kept as a value is a generic op)
         grappled = True
         if me.grappled_by == NOBODY:
@@ -913,9 +945,9 @@ class DuelState(State[int]):
         if grappled:
             most = st - t.escape_cost
             if most >= 0:
-                out += t.escape[most if most < t.escape_cap else t.escape_cap]
+                out += t.escape[most]
         if t.focus_enabled and me.focus_pending == 0 and me.soul > 0:
-            out += t.focus[me.soul if me.soul < t.focus_cap else t.focus_cap]
+            out += t.focus[me.soul]
         return sorted(out) if t.sort else out
 
     def _legal_turn(self) -> list[int]:
@@ -1610,13 +1642,14 @@ class DuelState(State[int]):
         self._back_to_turn()
 
     # -- Rule 15: movement -----------------------------------------------------------------------
-    def _moved_through(self, seat: int, cells: tuple[Cell, ...]) -> None:
-        """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes."""
+    def _moved_through(self, seat: int, adjacent: int, through: bool) -> None:
+        """Rule 15: passing through the foe's cell, or more enemy-adjacent cells than Maneuverability, provokes.
+
+        ``adjacent`` and ``through`` are the move's contacts (:meth:`Arena.contacts`): the foe-adjacent cells it
+        entered and whether it passed through the foe's cell.
+        """
         me = self.bugs[seat]
         foe = self.bugs[1 - seat]
-        arena, foe_cell = self.arena, (foe.x, foe.y)
-        # the memoised contacts read here (a call only for a new pair): this runs on every step and dash
-        adjacent, through = arena.contact_table.get((cells, foe_cell)) or arena.contacts(cells, foe_cell)
         me.adj_moved += adjacent
         provoking = R.provoking_move(me.adj_moved, self.maneuverability[seat], through)
         if not provoking:  # the common case: provoked_attack_offered needs a provoking move
@@ -1647,7 +1680,9 @@ class DuelState(State[int]):
             me.speed_left -= 1
             if self.narrating:
                 self.narrate("move", f"{me.name} moves {d.label}.", self.active)
-            self._moved_through(self.active, ((me.x, me.y),))
+            foe = self.bugs[1 - self.active]
+            adjacent, through = self.arena.step_contacts[me.x][me.y][foe.x][foe.y]  # Arena.contacts of the one cell
+            self._moved_through(self.active, adjacent, through)
         if self.grapple_on:
             self._check_grapple()
 
@@ -1664,7 +1699,10 @@ class DuelState(State[int]):
         me.over_target = R.passes_through(path, (foe.x, foe.y))
         if self.narrating:
             self.narrate("move", f"{me.name} dashes {d.label}.", self.active)
-        self._moved_through(self.active, path)
+        arena, foe_cell = self.arena, (foe.x, foe.y)
+        # the memoised contacts read here (a call only for a new pair)
+        adjacent, through = arena.contact_table.get((path, foe_cell)) or arena.contacts(path, foe_cell)
+        self._moved_through(self.active, adjacent, through)
         if self.grapple_on:
             self._check_grapple()
 

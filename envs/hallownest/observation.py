@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -102,7 +102,7 @@ _PACK_RESOURCES = struct.Struct(f"={RESOURCE_FEATURES}f").pack
 _PACK_TURN = struct.Struct(f"={BUG_FEATURES - RESOURCE_FEATURES}f").pack
 _PACK_SHARED = struct.Struct(f"={SHARED_FEATURES}f").pack
 """Pack a block's features as float32 (the C cast numpy makes too) into one bytes buffer in a single call."""
-BLOCK_CACHE_LIMIT = 1 << 14  # packed blocks kept per cache (~450 bytes each: 4 bug caches ~30 MB at most)
+BLOCK_CACHE_LIMIT = 1 << 14  # packed pieces kept in an encoder's trees before they start afresh (a few MB at most)
 
 
 def _bug_resources(b: Bug, f: StaticFeatures, fixed: Statics) -> tuple[float, ...]:
@@ -192,108 +192,213 @@ def _packed(features: tuple[float, ...], pack: Callable[..., bytes]) -> bytes:
     return np.maximum(vec, -_ONE, out=vec).tobytes()
 
 
-class Encoder:
-    """The encoding of one config's duels: the fixed features and the packed blocks already built.
+Tree = list[Any]
+"""A tree of packed pieces: nested lists indexed by the values of the fields a piece reads, one level per field,
+the piece at the last level (``None`` where no piece is packed yet)."""
+GROW = 0
+"""The size of a level that grows to the largest value met: a field that is never negative (every count, pool and
+flag the rules keep at 0 or more, every cell coordinate)."""
 
-    An observation is five blocks, each packed once per key and then joined: each bug's resource block (its
-    pools, conditions and grapple, then its fixed profile; keyed on its seat and the 13 fields it reads), its
-    turn block (attacks, moves, cell; keyed on its seat, who acts first and the 7 fields it reads) — the two
-    halves of its 30 features, split because their fields change independently (far fewer keys each than
-    the pair's product) — and the shared block, keyed on the seat and every field it reads. The config, the arena, its
-    cover and each seat's profile are fixed for the encoder (one per config, shared by every clone).
-    The lookups are in :func:`encode_observation` (inlined there, one loop over the bugs); the methods here
-    pack a block the first time its key is met.
+
+def _plant(root: Tree, path: tuple[int, ...], sizes: tuple[int, ...], piece: bytes) -> None:
+    """Store ``piece`` in ``root`` at ``root[path[0]][path[1]]...`` (where the lookup finds it), adding levels.
+
+    ``sizes[i]`` is the size of level ``i``: ``GROW`` for a field that is never negative (the level grows to hold
+    its largest value), or a fixed size for a field that may be negative (a seat or ``NOBODY`` = -1, a cell
+    difference): such a level is made at its size once and never grows, so a negative value indexes it from the
+    end as the lookup's subscript does, on a slot no other value of the field reads (each such field keeps to
+    ``-(size // 2) .. size // 2``).
     """
+    node = root
+    last = len(path) - 1
+    for i, value in enumerate(path):
+        if not sizes[i] and value >= len(node):  # a growing level, not grown that far yet
+            node.extend([None] * (value + 1 - len(node)))
+        if i == last:
+            node[value] = piece
+            return
+        child = node[value]
+        if child is None:
+            child = node[value] = [None] * sizes[i + 1]  # [] for a growing level
+        node = child
+
+
+def _find(tree: Tree, path: tuple[int, ...]) -> bytes | None:
+    """The piece at ``path`` in ``tree`` (the subscripts :func:`encode_observation` makes), or ``None``."""
+    node: Any = tree
+    try:
+        for value in path:
+            node = node[value]
+    except (IndexError, TypeError):  # a level not grown that far, or not made yet
+        return None
+    return node
+
+
+_STRUCTS: dict[int, Callable[..., bytes]] = {}
+
+
+def _pack(features: tuple[float, ...]) -> bytes:
+    """``features`` as float32 bytes clipped to [-1, 1] (:func:`_packed` with a struct of their length)."""
+    pack = _STRUCTS.get(len(features))
+    if pack is None:
+        pack = _STRUCTS[len(features)] = struct.Struct(f"={len(features)}f").pack
+    return _packed(features, pack)
+
+
+POOLS = slice(0, 6)  # of _bug_resources: Heart, Stamina (each with its maximum), Imbalance, Soul
+CONDITIONS = slice(6, RESOURCE_FEATURES)  # focus, Death's Door, unconscious, delayed, status, penalty, grapple; profile
+MOVES = slice(0, 4)  # of _bug_turn: attacks made, Speed left, pogo open, free move
+CELL = slice(4, BUG_FEATURES - RESOURCE_FEATURES)  # the cell, its cover, who acts first
+POSITION = slice(0, 3)  # of _shared_features: where the foe stands
+CONTEXT = slice(3, 3 + 2 + len(CONTEXTS))  # the round, whose turn, the decision context
+PENDING = slice(3 + 2 + len(CONTEXTS), SHARED_FEATURES)  # the pending attack
+NO_PENDING_PIECE = _pack(NO_PENDING_ATTACK)
+CONDITION_SIZES = (GROW,) * 7 + (3, 3)  # grappled_by and grappling: a seat (0, 1) or NOBODY (-1, the last slot)
+
+
+class Encoder:
+    """The encoding of one config's duels: the fixed features and the packed pieces already built.
+
+    An observation is eleven pieces, each packed once per combination of the fields it reads, then joined. Each
+    bug's 30 features are four: its pools (4 fields), its conditions with its fixed profile (9 fields), this
+    turn's moves (5 fields) and its cell (2 fields, and who acts first); the 20 shared ones three: the foe's
+    relative position, the round with whose turn and the decision context, the pending attack (6 fields). The
+    pieces are split by how their fields change, so that each has few combinations (a new combination costs a
+    pack; far fewer are met than combinations of whole blocks).
+
+    The pieces are kept in one :data:`Tree` per kind and seat (per who acts first and seat for the cell), so
+    finding one is a subscript per field: no key tuple to build, hash and compare (that cost ~2,000 instructions
+    for a block of 13 fields). Every field indexing a tree is an int or bool the rules never take below 0
+    (Heart, Stamina, Soul, Imbalance, pools, counts, cells, dice, successes), except the grapple seats
+    (``NOBODY`` is -1) and the relative position ``dx, dy`` (``-span .. span``), whose levels have a fixed size
+    that a negative value indexes from the end (:func:`_plant`). The config, the arena, its cover and each seat's
+    profile are fixed for the encoder (one per config, shared by every clone). The lookups are inlined in
+    :func:`encode_observation`; :meth:`fill` packs the pieces met for the first time.
+    """
+
+    __slots__ = ("fixed", "pools", "conditions", "moves", "cells", "position", "context", "pending", "_sizes", "_held")
 
     def __init__(self, fixed: Statics) -> None:
         self.fixed = fixed
-        self.resource_blocks: tuple[dict[tuple[int | bool, ...], bytes], ...] = ({}, {})  # by seat
-        # by the seat acting first, then the bug's seat (two tuple indexings: no arithmetic on a bool per lookup)
-        self.turn_blocks: tuple[tuple[dict[tuple[int | bool, ...], bytes], ...], ...] = (({}, {}), ({}, {}))
-        self.shared_blocks: dict[tuple[object, ...], bytes] = {}
+        self.pools: list[Tree] = [[], []]  # by seat, as every tree but the cells'
+        self.conditions: list[Tree] = [[], []]
+        self.moves: list[Tree] = [[], []]
+        self.cells: list[list[Tree]] = [[[], []], [[], []]]  # by the seat acting first, then the bug's seat
+        self.position: list[Tree] = [[None] * (2 * fixed.x_span + 1), [None] * (2 * fixed.x_span + 1)]
+        self.context: list[Tree] = [[], []]
+        self.pending: list[Tree] = [[], []]
+        self._sizes = (2 * fixed.x_span + 1, 2 * fixed.y_span + 1)  # dx and dy keep to -span .. span
+        self._held = 0  # pieces packed since the trees started afresh
 
-    def new_resource_block(self, st: DuelState, seat: int, key: tuple[int | bool, ...]) -> bytes:
-        table = self.resource_blocks[seat]
-        if len(table) >= BLOCK_CACHE_LIMIT:
-            table.clear()
-        block = table[key] = _packed(_bug_resources(st.bugs[seat], self.fixed.bugs[seat], self.fixed), _PACK_RESOURCES)
-        return block
+    def _piece(
+        self, trees: list[Tree], seat: int, path: tuple[int, ...], sizes: tuple[int, ...], features: Any
+    ) -> bytes:
+        """The piece at ``path`` in ``trees[seat]``; if it is new, ``features`` packed and planted there."""
+        piece = _find(trees[seat], path)
+        if piece is None:
+            piece = _pack(features)
+            _plant(trees[seat], path, sizes, piece)
+            self._held += 1
+        return piece
 
-    def new_turn_block(self, st: DuelState, seat: int, key: tuple[int | bool, ...]) -> bytes:
-        table = self.turn_blocks[st.order[0]][seat]
-        if len(table) >= BLOCK_CACHE_LIMIT:
-            table.clear()
-        block = table[key] = _packed(_bug_turn(st, st.bugs[seat], seat, self.fixed), _PACK_TURN)
-        return block
+    def fill(self, st: DuelState, seat: int) -> bytearray:
+        """The joined pieces of ``seat``'s observation, each looked up again and packed (and kept) if it is new.
 
-    def new_shared_block(self, st: DuelState, seat: int, key: tuple[object, ...]) -> bytes:
-        table = self.shared_blocks
-        if len(table) >= BLOCK_CACHE_LIMIT:
-            table.clear()
-        block = table[key] = _packed(_shared_features(st, seat, self.fixed), _PACK_SHARED)
-        return block
+        The plain features of each block are worked out whole and sliced (this runs only when a piece is new).
+        Past ``BLOCK_CACHE_LIMIT`` pieces every tree starts afresh (a long sweep of configs meets many).
+        """
+        if self._held >= BLOCK_CACHE_LIMIT:
+            self.__init__(self.fixed)  # type: ignore[misc]
+        fixed = self.fixed
+        first = st.order[0]
+        grow = (GROW,) * 6
+        pieces: list[bytes] = []
+        for s in (seat, 1 - seat):
+            b = st.bugs[s]
+            res = _bug_resources(b, fixed.bugs[s], fixed)
+            turn = _bug_turn(st, b, s, fixed)
+            conditions = (
+                b.focus_pending,
+                b.at_dd,
+                b.unconscious,
+                b.dd_used,
+                b.delayed,
+                b.status,
+                b.next_roll_penalty,
+                b.grappled_by,
+                b.grappling,
+            )
+            moves = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move)
+            pieces += (
+                self._piece(self.pools, s, (b.heart, b.stamina, b.imbalance, b.soul), grow, res[POOLS]),
+                self._piece(self.conditions, s, conditions, CONDITION_SIZES, res[CONDITIONS]),
+                self._piece(self.moves, s, moves, grow, turn[MOVES]),
+                self._piece(self.cells[first], s, (b.x, b.y), grow, turn[CELL]),
+            )
+        me, foe = st.bugs[seat], st.bugs[1 - seat]
+        shared = _shared_features(st, seat, fixed)
+        # the position tree's root is its dx level (a fixed size); the seat picks the tree
+        pieces.append(self._piece(self.position, seat, (foe.x - me.x, foe.y - me.y), self._sizes, shared[POSITION]))
+        pieces.append(self._piece(self.context, seat, (st.round, st.active, st.phase), grow, shared[CONTEXT]))
+        atk = st.atk
+        if atk is None:
+            pieces.append(NO_PENDING_PIECE)
+        else:
+            path = (atk.attacker, atk.kind, atk.att_succ, atk.invested, atk.dice, atk.att_rolled)
+            pieces.append(self._piece(self.pending, seat, path, grow, shared[PENDING]))
+        return _JOIN(pieces)
 
 
 _JOIN = bytearray().join
-"""Join the five packed blocks into one fresh bytearray (the separator is empty and never changed): one call, no
+"""Join the packed pieces into one fresh bytearray (the separator is empty and never changed): one call, no
 intermediate ``bytes`` concatenations and no copy of the joined bytes into the array's buffer."""
+_FROMBUFFER = np.frombuffer
+_FLOAT32 = np.dtype(np.float32)  # the dtype itself: no conversion from the scalar type per call
 
 
 def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     """The flat, normalised view of ``seat`` (its own bug first); every entry in [-1, 1].
 
-    The five packed blocks (:class:`Encoder`) are joined into a fresh bytearray read as a (writeable)
-    float32 array; almost every combination of blocks is new, so the joined vector is not kept. The block
-    lookups are inlined here, the two bugs' in one loop (no call per bug or per block): this runs every step.
+    The eleven packed pieces (:class:`Encoder`) are joined into a fresh bytearray read as a (writeable) float32
+    array; almost every combination of pieces is new, so the joined vector is not kept. Each piece is found by one
+    subscript per field it reads, in the order :meth:`Encoder.fill` plants it in; a piece not packed yet ends the
+    lookups in an ``IndexError`` (a level not grown that far) or a ``TypeError`` (a level not made, ``None[...]``,
+    or a ``None`` piece in the join), and :meth:`Encoder.fill` packs it. This runs every step: no call per bug or
+    per piece.
     """
     enc = st.obs_encoder
     bugs = st.bugs
     foe = 1 - seat
-    first = st.order[0]
-    me_bug, foe_bug = bugs[seat], bugs[foe]
+    me, them = bugs[seat], bugs[foe]
+    cells = enc.cells[st.order[0]]
     atk = st.atk
-    dx, dy = foe_bug.x - me_bug.x, foe_bug.y - me_bug.y
-    if atk is None:  # every field _shared_features reads
-        key: tuple[object, ...] = (seat, dx, dy, st.round, st.active, st.phase)
-    else:
-        key = (
-            seat,
-            dx,
-            dy,
-            st.round,
-            st.active,
-            st.phase,
-            atk.attacker,
-            atk.kind,
-            atk.att_succ,
-            atk.invested,
-            atk.dice,
-            atk.att_rolled,
+    try:
+        b = me
+        mine = (
+            enc.pools[seat][b.heart][b.stamina][b.imbalance][b.soul],
+            enc.conditions[seat][b.focus_pending][b.at_dd][b.unconscious][b.dd_used][b.delayed][b.status][
+                b.next_roll_penalty
+            ][b.grappled_by][b.grappling],
+            enc.moves[seat][b.attacks_made][b.speed_left][b.jumped][b.over_target][b.free_move],
+            cells[seat][b.x][b.y],
         )
-    shared = enc.shared_blocks.get(key) or enc.new_shared_block(st, seat, key)
-    turn_blocks = enc.turn_blocks[first]
-    blocks: list[bytes] = []
-    for s in (seat, foe):  # each bug's resource block, then its turn block (a packed block is never empty)
-        b = bugs[s]
-        rkey = (  # every field _bug_resources reads (plain attribute loads: cheaper than an attrgetter)
-            b.heart,
-            b.stamina,
-            b.imbalance,
-            b.soul,
-            b.focus_pending,
-            b.at_dd,
-            b.unconscious,
-            b.dd_used,
-            b.delayed,
-            b.status,
-            b.next_roll_penalty,
-            b.grappled_by,
-            b.grappling,
+        b = them
+        joined = _JOIN(
+            (
+                *mine,
+                enc.pools[foe][b.heart][b.stamina][b.imbalance][b.soul],
+                enc.conditions[foe][b.focus_pending][b.at_dd][b.unconscious][b.dd_used][b.delayed][b.status][
+                    b.next_roll_penalty
+                ][b.grappled_by][b.grappling],
+                enc.moves[foe][b.attacks_made][b.speed_left][b.jumped][b.over_target][b.free_move],
+                cells[foe][b.x][b.y],
+                enc.position[seat][b.x - me.x][b.y - me.y],
+                enc.context[seat][st.round][st.active][st.phase],
+                NO_PENDING_PIECE
+                if atk is None
+                else enc.pending[seat][atk.attacker][atk.kind][atk.att_succ][atk.invested][atk.dice][atk.att_rolled],
+            )
         )
-        tkey = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move, b.x, b.y)  # what _bug_turn reads
-        blocks += (
-            enc.resource_blocks[s].get(rkey) or enc.new_resource_block(st, s, rkey),
-            turn_blocks[s].get(tkey) or enc.new_turn_block(st, s, tkey),
-        )
-    blocks.append(shared)
-    return np.frombuffer(_JOIN(blocks), _F32)  # positional dtype: cheaper than the keyword
+    except (IndexError, TypeError):  # a piece met for the first time
+        joined = enc.fill(st, seat)
+    return _FROMBUFFER(joined, _FLOAT32)

@@ -213,14 +213,26 @@ def _brute_observation(st: DuelState, seat: int) -> list[float]:
                 ]
             },
         },
+        {  # a Fang's next-roll penalty, grapples, a grid whose relative positions run negative both ways
+            "arena": {"kind": "grid", "width": 4, "height": 4, "start": [[3, 3], [0, 0]], "cover": [[1, 1, 1]]},
+            "duel": {"bugs": [{"name": "A", "weapon": "fang", "appendages": 2}, {"name": "B", "weapon": "pin"}]},
+        },
     ],
 )
-def test_packed_observation_matches_the_plain_features(sections: dict[str, object]) -> None:
-    """The one-call float32 packing (observation.py) against the features built and clipped one by one."""
+@pytest.mark.parametrize("limit", [1 << 14, 7])
+def test_packed_observation_matches_the_plain_features(
+    sections: dict[str, object], limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The encoder's pieces, found by one subscript per field in their trees and packed as float32 (observation.py),
+    against the features built and clipped one by one; also with trees that start afresh every few pieces."""
     import numpy as np
 
+    from envs.hallownest import observation
+
+    monkeypatch.setattr(observation, "BLOCK_CACHE_LIMIT", limit)
     for seed in range(6):
         st = DuelState(config(**sections))
+        st.obs_encoder = observation.Encoder(st.obs_encoder.fixed)  # trees of this test only
         rng = Rng(seed)
         for _ in range(400):
             if st.is_terminal():
@@ -340,20 +352,29 @@ def test_new_duel_state_plays_as_a_newly_built_duel(sections: dict[str, object])
         assert new_duel_state(cfg).key() == DuelState(cfg).key()
 
 
-def test_turn_options_stay_right_when_the_place_table_starts_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    """TurnRows.places is cleared at its limit (here 3 pairs of cells): every turn's options still equal the plain
-    _legal_turn, and the table never holds more than the limit."""
-    from envs.hallownest import duel as D
+def test_the_place_table_holds_what_the_cells_give() -> None:
+    """TurnRows.places (nested lists by seat and both cells, filled when a pair is first met) holds, for every pair
+    met, what TurnRows.place works out afresh; and every turn's options still equal the plain _legal_turn."""
+    from envs.hallownest.duel import TurnRows
 
-    monkeypatch.setattr(D, "_CONTACTS_LIMIT", 3)
-    cfg = config(arena={"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]})
+    cfg = config(arena={"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]], "cover": [[2, 1, 4]]})
     checked = 0
     for st, legal in _random_decisions(cfg, range(300, 310)):
         if st.phase == Phase.TURN:
             assert legal == st._legal_turn()
-            assert len(st._rows.places) <= 3
             checked += 1
-    assert checked > 100
+    t = st._rows
+    fresh = TurnRows(st.k, st.caps, [b.p for b in st.bugs], st.cover, st.sort_legal, (st.width, st.height))
+    met = 0
+    for seat, by_x in enumerate(t.places):
+        for mx, by_y in enumerate(by_x):
+            for my, by_fx in enumerate(by_y):
+                for fx, by_fy in enumerate(by_fx):
+                    for fy, place in enumerate(by_fy):
+                        if place is not None:
+                            assert place == fresh.place(seat, mx, my, fx, fy, st.arena)
+                            met += 1
+    assert checked > 100 and met > 20
 
 
 def test_rules_written_with_comparisons_equal_their_min_max_forms() -> None:
@@ -422,10 +443,10 @@ def test_kept_grapple_flag_equals_the_bugs_grapples(sections: dict[str, object])
 
 
 def test_a_duel_clone_copies_every_slot() -> None:
-    """DuelState keeps its fields in slots, copied by hand in clone(): every field __init__ sets is a slot (only the
-    base State's stay in the dict), and a clone holds each slot of its original (the bugs and the attack copied)."""
+    """DuelState keeps its fields in slots, copied by hand in clone(): every field __init__ sets is a slot (the base
+    State's too: the dict stays empty), and a clone holds each slot of its original (bugs, attack and log copied)."""
     st = DuelState(config())
-    assert set(st.__dict__) <= {"num_players", "log", "_outcome", "narrating"}
+    assert not st.__dict__  # the base State's fields are slots too
     assert set(DuelState.FIELDS) == set(DuelState.__slots__)
     rng = Rng(11)
     seen_attack = False
@@ -446,7 +467,27 @@ def test_a_duel_clone_copies_every_slot() -> None:
             elif name == "atk" and mine is not None:
                 assert theirs is not mine and theirs.fields() == mine.fields()
                 seen_attack = True
+            elif name == "log":  # the clone's own list of the same events
+                assert theirs is not mine and theirs == mine
             else:
                 assert theirs is mine, name
         assert twin.key() == st.key() and twin.log == st.log and twin.log is not st.log
     assert seen_attack
+
+
+@pytest.mark.parametrize("size", [(7, 1), (4, 3), (5, 5)])
+def test_step_contacts_are_the_contacts_of_the_one_cell(size: tuple[int, int]) -> None:
+    """Arena.step_contacts (what a one-cell step reads) against the plain Rule 15 contacts of that cell."""
+    from envs.hallownest import rules as R
+    from envs.hallownest.actions import GRID_DIRECTIONS
+    from envs.hallownest.duel import Arena
+
+    width, height = size
+    arena = Arena(width, height, GRID_DIRECTIONS, 2, 2)
+    pairs = [
+        ((x, y), (fx, fy)) for x in range(width) for y in range(height) for fx in range(width) for fy in range(height)
+    ]
+    for (x, y), foe in pairs:
+        want = (R.adjacent_cells_entered([(x, y)], foe), (x, y) == foe)
+        assert arena.step_contacts[x][y][foe[0]][foe[1]] == want == arena.contacts(((x, y),), foe)
+    assert sum(arena.step_contacts[x][y][fx][fy][0] for (x, y), (fx, fy) in pairs) > 0
