@@ -112,7 +112,7 @@ STAY_UP = "stay up"
 OBS_SIZE = DUEL_OBS_SIZE
 
 
-@dataclass
+@dataclass(slots=True)
 class Fighter:
     """A combatant's state: sheet, hit points, pool, wounds, and the maneuvers still in effect.
 
@@ -134,9 +134,21 @@ class Fighter:
     penalty: int = 0  # Rule 16: what the wounds take off each roll (worked out when a wound is taken)
 
     def copy(self) -> Fighter:
-        new = Fighter.__new__(Fighter)
-        new.__dict__.update(self.__dict__)
-        return new
+        """A shallow copy (slots, no instance dict: every field passed on, the sheet shared)."""
+        return Fighter(
+            self.char,
+            self.hp,
+            self.pool,
+            self.wounds,
+            self.aim,
+            self.all_out_attack,
+            self.all_out_defense,
+            self.ready,
+            self.cover,
+            self.stunned,
+            self.below_zero,
+            self.penalty,
+        )
 
     def key(self, sheet: tuple[object, ...] | None = None) -> tuple[object, ...]:
         """The fighter's position, hashable (``sheet``: ``char.key()`` if the caller knows it)."""
@@ -159,9 +171,9 @@ NO_DICE = Pool()
 """The dice of a roll not built yet."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Exchange:
-    """One attack in progress (Rule 13)."""
+    """One attack in progress (Rule 13); in slots, so opening one allocates no instance dict."""
 
     attacker: int
     maneuver: Maneuver
@@ -176,9 +188,20 @@ class Exchange:
     can_defend: bool = True
 
     def copy(self) -> Exchange:
-        new = Exchange.__new__(Exchange)
-        new.__dict__.update(self.__dict__)
-        return new
+        """A shallow copy (the pools and rolls are immutable, so they are shared)."""
+        return Exchange(
+            self.attacker,
+            self.maneuver,
+            self.ready_attack,
+            self.follow_up,
+            self.att_dice,
+            self.def_dice,
+            self.att_spent,
+            self.def_spent,
+            self.att_roll,
+            self.def_roll,
+            self.can_defend,
+        )
 
     def key(self) -> tuple[object, ...]:
         """The exchange's position, hashable."""

@@ -310,3 +310,32 @@ def test_roll_pools_built_from_the_kept_trait_dice_are_rule_2() -> None:
                 assert d._roll_pool(seat, use, kind, spend, extra, base) == Pool(
                     p.base, p.trait, p.tags, p.flag, p.perks, spend, 0, extra
                 )
+
+
+def test_fighter_and_exchange_copies_carry_every_field() -> None:
+    """``Fighter.copy`` and ``Exchange.copy`` (slots classes, fields passed on by hand) match the original.
+
+    Over the positions of seeded random walks, so every field takes several values; a field added to either class
+    but left out of its copy fails here.
+    """
+    import dataclasses
+
+    from envs.blackbird.duel import Exchange, Fighter
+
+    assert not hasattr(Fighter.__new__(Fighter), "__dict__") and not hasattr(Exchange.__new__(Exchange), "__dict__")
+    seen: set[str] = set()
+
+    def check(d: DuelState) -> None:
+        objs: list[Fighter | Exchange] = [*d.f] + ([d.ex] if d.ex is not None else [])
+        for obj in objs:
+            new = obj.copy()
+            assert new is not obj and type(new) is type(obj)
+            for fl in dataclasses.fields(obj):
+                assert getattr(new, fl.name) is getattr(obj, fl.name), fl.name
+            if getattr(obj, "below_zero", False) or getattr(obj, "att_roll", None) is not None:
+                seen.add(type(obj).__name__)
+
+    for seed in range(40):
+        for cfg in configs():
+            walk(DuelState(cfg), Rng(seed), 400, check)
+    assert seen == {"Fighter", "Exchange"}
