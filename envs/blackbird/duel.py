@@ -105,7 +105,7 @@ from envs.blackbird.rules import (
     wound_stuns,
 )
 from envs.core.dice import Rng
-from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
+from envs.core.game import CHANCE, TERMINAL, EndReason, Event, IllegalActionError, State
 
 STAY_UP = "stay up"
 """The kind of roll of a consciousness check (its perks apply to later checks, Rule 10)."""
@@ -240,6 +240,9 @@ class _DuelSetup:
             f"{a.name} faces {b.name}, {cfg.duel.start_distance} m apart; "
             f"{cfg.combat.hit_points} hit points and {self.pool0} pool dice each."
         )
+        # the start line's event, what ``narrate("start", start_text, None)`` records: an event is immutable and
+        # nothing writes to its data, so every duel of the config logs this one (as clones share their events)
+        self.start_event = Event("start", self.start_text, None, {})
         c, d = cfg.combat, cfg.duel
         # observation scales (envs.blackbird.observation.duel_observation)
         self.hit_points, self.cap, self.aim_max, self.max_turns = c.hit_points, cfg.pool.cap, c.aim_max, d.max_turns
@@ -424,7 +427,7 @@ class DuelState(State):
         self._defense_pools = setup.defense_pools
         self._maneuvers = setup.maneuvers
         if self.narrating:
-            self.narrate("start", setup.start_text, None)
+            self.log.append(setup.start_event)  # narrate("start", ...), the config's one event
         # the first turn (seat 0's): fresh fighters hold no effects to end and are not stunned (Rule 14)
         self.phase = MANEUVER
         self._cp = 0

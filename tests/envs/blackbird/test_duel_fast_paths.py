@@ -339,3 +339,19 @@ def test_fighter_and_exchange_copies_carry_every_field() -> None:
         for cfg in configs():
             walk(DuelState(cfg), Rng(seed), 400, check)
     assert seen == {"Fighter", "Exchange"}
+
+
+def test_the_kept_start_event_is_the_start_line_narrated() -> None:
+    """Each duel logs its config's one start event: what ``narrate("start", ...)`` records, built afresh here."""
+    from envs.blackbird.rules import create_character, starting_pool
+    from envs.core.game import Event
+
+    for cfg in configs():
+        a, b = (create_character(s) for s in cfg.duel.fighters)
+        text = (
+            f"{a.name} faces {b.name}, {cfg.duel.start_distance} m apart; "
+            f"{cfg.combat.hit_points} hit points and {starting_pool(cfg.pool)} pool dice each."
+        )
+        first, second = DuelState(cfg), DuelState(cfg)
+        assert first.log == second.log == [Event("start", text, None, {})]
+        assert first.log is not second.log
