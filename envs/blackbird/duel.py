@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel
 
 from envs.blackbird.actions import (
@@ -247,6 +248,8 @@ class _DuelSetup:
         # observation scales (envs.blackbird.observation.duel_observation)
         self.hit_points, self.cap, self.aim_max, self.max_turns = c.hit_points, cfg.pool.cap, c.aim_max, d.max_turns
         self.distance_span = max(1, d.start_distance, d.reach)
+        # the observation's distance / phase / turn slots by (distance, phase, seat's turn, turn) (duel_tail)
+        self.obs_tails: dict[tuple[int, Phase, bool, int], np.ndarray] = {}
         self.maneuvers: dict[int, tuple[int, ...]] = {}
         self.spend_actions: dict[int, tuple[int, ...]] = {}  # pool held -> the legal "spend k" ids
         self.pools: dict[tuple[int, str, bool, int, int, int], Pool] = {}
