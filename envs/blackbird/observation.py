@@ -195,8 +195,10 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
         else:  # the attacker's dice before any pool dice are added
             x = state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE
         o[D_ATTACK_DICE] = x if x < 1.0 else 1.0
-        x = ex.def_dice.total / POOL_DICE_SCALE
-        o[D_DEFENSE_DICE] = x if x < 1.0 else 1.0
+        d = ex.def_dice.total
+        if d:  # no defence dice yet at the spends a seat observes (the copied tail holds 0.0 here already)
+            x = d / POOL_DICE_SCALE
+            o[D_DEFENSE_DICE] = x if x < 1.0 else 1.0
         o[D_MANEUVER + ex.maneuver] = 1.0
     return out
 
