@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel
 
 from envs.blackbird.actions import (
@@ -105,14 +106,14 @@ from envs.blackbird.rules import (
     wound_stuns,
 )
 from envs.core.dice import Rng
-from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
+from envs.core.game import CHANCE, TERMINAL, EndReason, Event, IllegalActionError, State
 
 STAY_UP = "stay up"
 """The kind of roll of a consciousness check (its perks apply to later checks, Rule 10)."""
 OBS_SIZE = DUEL_OBS_SIZE
 
 
-@dataclass
+@dataclass(slots=True)
 class Fighter:
     """A combatant's state: sheet, hit points, pool, wounds, and the maneuvers still in effect.
 
@@ -134,9 +135,21 @@ class Fighter:
     penalty: int = 0  # Rule 16: what the wounds take off each roll (worked out when a wound is taken)
 
     def copy(self) -> Fighter:
-        new = Fighter.__new__(Fighter)
-        new.__dict__.update(self.__dict__)
-        return new
+        """A shallow copy (slots, no instance dict: every field passed on, the sheet shared)."""
+        return Fighter(
+            self.char,
+            self.hp,
+            self.pool,
+            self.wounds,
+            self.aim,
+            self.all_out_attack,
+            self.all_out_defense,
+            self.ready,
+            self.cover,
+            self.stunned,
+            self.below_zero,
+            self.penalty,
+        )
 
     def key(self, sheet: tuple[object, ...] | None = None) -> tuple[object, ...]:
         """The fighter's position, hashable (``sheet``: ``char.key()`` if the caller knows it)."""
@@ -159,9 +172,9 @@ NO_DICE = Pool()
 """The dice of a roll not built yet."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Exchange:
-    """One attack in progress (Rule 13)."""
+    """One attack in progress (Rule 13); in slots, so opening one allocates no instance dict."""
 
     attacker: int
     maneuver: Maneuver
@@ -176,9 +189,20 @@ class Exchange:
     can_defend: bool = True
 
     def copy(self) -> Exchange:
-        new = Exchange.__new__(Exchange)
-        new.__dict__.update(self.__dict__)
-        return new
+        """A shallow copy (the pools and rolls are immutable, so they are shared)."""
+        return Exchange(
+            self.attacker,
+            self.maneuver,
+            self.ready_attack,
+            self.follow_up,
+            self.att_dice,
+            self.def_dice,
+            self.att_spent,
+            self.def_spent,
+            self.att_roll,
+            self.def_roll,
+            self.can_defend,
+        )
 
     def key(self) -> tuple[object, ...]:
         """The exchange's position, hashable."""
@@ -217,10 +241,15 @@ class _DuelSetup:
             f"{a.name} faces {b.name}, {cfg.duel.start_distance} m apart; "
             f"{cfg.combat.hit_points} hit points and {self.pool0} pool dice each."
         )
+        # the start line's event, what ``narrate("start", start_text, None)`` records: an event is immutable and
+        # nothing writes to its data, so every duel of the config logs this one (as clones share their events)
+        self.start_event = Event("start", self.start_text, None, {})
         c, d = cfg.combat, cfg.duel
         # observation scales (envs.blackbird.observation.duel_observation)
         self.hit_points, self.cap, self.aim_max, self.max_turns = c.hit_points, cfg.pool.cap, c.aim_max, d.max_turns
         self.distance_span = max(1, d.start_distance, d.reach)
+        # the observation's distance / phase / turn slots by (distance, phase, seat's turn, turn) (duel_tail)
+        self.obs_tails: dict[tuple[int, Phase, bool, int], np.ndarray] = {}
         self.maneuvers: dict[int, tuple[int, ...]] = {}
         self.spend_actions: dict[int, tuple[int, ...]] = {}  # pool held -> the legal "spend k" ids
         self.pools: dict[tuple[int, str, bool, int, int, int], Pool] = {}
@@ -401,7 +430,7 @@ class DuelState(State):
         self._defense_pools = setup.defense_pools
         self._maneuvers = setup.maneuvers
         if self.narrating:
-            self.narrate("start", setup.start_text, None)
+            self.log.append(setup.start_event)  # narrate("start", ...), the config's one event
         # the first turn (seat 0's): fresh fighters hold no effects to end and are not stunned (Rule 14)
         self.phase = MANEUVER
         self._cp = 0

@@ -14,7 +14,7 @@ from envs.blackbird.actions import DUEL_DECISIONS, SESSION_DECISIONS, DuelPhase,
 from envs.blackbird.config import MAX_TRAITS
 
 if TYPE_CHECKING:
-    from envs.blackbird.duel import DuelState
+    from envs.blackbird.duel import DuelState, _DuelSetup
     from envs.blackbird.session import SessionState
 
 # scales: a value is divided by these and clipped to 1
@@ -154,7 +154,13 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
     """
     k = state.setup
     phase = state.phase
-    out = DUEL_ZEROS.copy()  # a copy is cheaper than np.zeros
+    # the distance, phase, whose-turn and turn slots come written in a kept read-only array (duel_tail), whose
+    # copy is the fresh array returned: one lookup in place of four or five slot writes
+    tail_key = (state.distance, phase, state.active == seat, state.turn)
+    tail = k.obs_tails.get(tail_key)
+    if tail is None:
+        tail = duel_tail(k, *tail_key)
+    out = tail.copy()
     o: Any = out.data  # the returned array's own memory (format "f"), written through
     f = state.f
     hit_points, cap, aim_max = k.hit_points, k.cap, k.aim_max
@@ -182,18 +188,6 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
         if fi.stunned:
             o[at + 9] = 1.0
         at = D_FOE
-    distance = state.distance
-    if distance:
-        x = distance / k.distance_span
-        o[D_DISTANCE] = x if x < 1.0 else 1.0
-    if distance <= k.reach:  # Rule 14's in_reach, inlined (the fast-path test compares the slot with it)
-        o[D_IN_REACH] = 1.0
-    if phase < N_DUEL_DECISIONS:  # the decision phases come first, in DUEL_DECISIONS order
-        o[D_PHASE + phase] = 1.0
-    if state.active == seat:
-        o[D_MY_TURN] = 1.0
-    if state.turn:
-        o[D_TURN] = state.turn / k.max_turns
     ex = state.ex
     if ex is not None:
         if phase is not DuelPhase.ATTACK_SPEND:
@@ -201,14 +195,43 @@ def duel_observation(state: DuelState, seat: int) -> np.ndarray:
         else:  # the attacker's dice before any pool dice are added
             x = state.attack_pool(ex.attacker, ex.maneuver).total / POOL_DICE_SCALE
         o[D_ATTACK_DICE] = x if x < 1.0 else 1.0
-        x = ex.def_dice.total / POOL_DICE_SCALE
-        o[D_DEFENSE_DICE] = x if x < 1.0 else 1.0
+        d = ex.def_dice.total
+        if d:  # no defence dice yet at the spends a seat observes (the copied tail holds 0.0 here already)
+            x = d / POOL_DICE_SCALE
+            o[D_DEFENSE_DICE] = x if x < 1.0 else 1.0
         o[D_MANEUVER + ex.maneuver] = 1.0
     return out
 
 
-DUEL_ZEROS = np.zeros(DUEL_OBS_SIZE, dtype=np.float32)
-DUEL_ZEROS.flags.writeable = False
+def duel_tail(k: _DuelSetup, distance: int, phase: DuelPhase, my_turn: bool, turn: int) -> np.ndarray:
+    """The duel observation's distance, in-reach, phase, whose-turn and turn slots, every other slot 0.
+
+    Kept read-only in the setup's ``obs_tails`` by what decides them: a few
+    hundred arrays at most (distances × phases × 2 × turns), cleared at a bound all the same. Written through
+    the ``memoryview`` as :func:`duel_observation` writes its other slots (the same float32 rounding).
+    """
+    out = np.zeros(DUEL_OBS_SIZE, dtype=np.float32)
+    o: Any = out.data
+    if distance:
+        x = distance / k.distance_span
+        o[D_DISTANCE] = x if x < 1.0 else 1.0
+    if distance <= k.reach:  # Rule 14's in_reach, inlined (the fast-path test compares the slot with it)
+        o[D_IN_REACH] = 1.0
+    if phase < N_DUEL_DECISIONS:  # the decision phases come first, in DUEL_DECISIONS order
+        o[D_PHASE + phase] = 1.0
+    if my_turn:
+        o[D_MY_TURN] = 1.0
+    if turn:
+        o[D_TURN] = turn / k.max_turns
+    out.flags.writeable = False
+    if len(k.obs_tails) >= DUEL_TAILS_LIMIT:
+        k.obs_tails.clear()
+    k.obs_tails[distance, phase, my_turn, turn] = out
+    return out
+
+
+DUEL_TAILS_LIMIT = 4096
+"""The most tail arrays a setup keeps (each ~200 bytes)."""
 N_DUEL_DECISIONS = len(DUEL_DECISIONS)
 """The decision phases are the first ``DuelPhase`` values: a phase's ``D_PHASE`` slot is ``D_PHASE + phase``."""
 assert tuple(DuelPhase)[:N_DUEL_DECISIONS] == DUEL_DECISIONS, "the duel's decision phases come first, in order"

@@ -310,3 +310,48 @@ def test_roll_pools_built_from_the_kept_trait_dice_are_rule_2() -> None:
                 assert d._roll_pool(seat, use, kind, spend, extra, base) == Pool(
                     p.base, p.trait, p.tags, p.flag, p.perks, spend, 0, extra
                 )
+
+
+def test_fighter_and_exchange_copies_carry_every_field() -> None:
+    """``Fighter.copy`` and ``Exchange.copy`` (slots classes, fields passed on by hand) match the original.
+
+    Over the positions of seeded random walks, so every field takes several values; a field added to either class
+    but left out of its copy fails here.
+    """
+    import dataclasses
+
+    from envs.blackbird.duel import Exchange, Fighter
+
+    assert not hasattr(Fighter.__new__(Fighter), "__dict__") and not hasattr(Exchange.__new__(Exchange), "__dict__")
+    seen: set[str] = set()
+
+    def check(d: DuelState) -> None:
+        objs: list[Fighter | Exchange] = [*d.f] + ([d.ex] if d.ex is not None else [])
+        for obj in objs:
+            new = obj.copy()
+            assert new is not obj and type(new) is type(obj)
+            for fl in dataclasses.fields(obj):
+                assert getattr(new, fl.name) is getattr(obj, fl.name), fl.name
+            if getattr(obj, "below_zero", False) or getattr(obj, "att_roll", None) is not None:
+                seen.add(type(obj).__name__)
+
+    for seed in range(40):
+        for cfg in configs():
+            walk(DuelState(cfg), Rng(seed), 400, check)
+    assert seen == {"Fighter", "Exchange"}
+
+
+def test_the_kept_start_event_is_the_start_line_narrated() -> None:
+    """Each duel logs its config's one start event: what ``narrate("start", ...)`` records, built afresh here."""
+    from envs.blackbird.rules import create_character, starting_pool
+    from envs.core.game import Event
+
+    for cfg in configs():
+        a, b = (create_character(s) for s in cfg.duel.fighters)
+        text = (
+            f"{a.name} faces {b.name}, {cfg.duel.start_distance} m apart; "
+            f"{cfg.combat.hit_points} hit points and {starting_pool(cfg.pool)} pool dice each."
+        )
+        first, second = DuelState(cfg), DuelState(cfg)
+        assert first.log == second.log == [Event("start", text, None, {})]
+        assert first.log is not second.log
