@@ -1682,7 +1682,11 @@ class DuelState(State[int]):
                 self.narrate("move", f"{me.name} moves {d.label}.", self.active)
             foe = self.bugs[1 - self.active]
             adjacent, through = self.arena.step_contacts[me.x][me.y][foe.x][foe.y]  # Arena.contacts of the one cell
-            self._moved_through(self.active, adjacent, through)
+            # a step entering no foe-adjacent cell and not passing through the foe's leaves adj_moved as it is, so
+            # _moved_through's provoking_move is False unless adj_moved is already past Maneuverability: the call
+            # is made only when it can do something (the same check R.provoking_move makes, on the same values)
+            if adjacent or through or me.adj_moved > self.maneuverability[self.active]:
+                self._moved_through(self.active, adjacent, through)
         if self.grapple_on:
             self._check_grapple()
 
@@ -1702,7 +1706,8 @@ class DuelState(State[int]):
         arena, foe_cell = self.arena, (foe.x, foe.y)
         # the memoised contacts read here (a call only for a new pair)
         adjacent, through = arena.contact_table.get((path, foe_cell)) or arena.contacts(path, foe_cell)
-        self._moved_through(self.active, adjacent, through)
+        if adjacent or through or me.adj_moved > self.maneuverability[self.active]:  # as in _step: else a no-op
+            self._moved_through(self.active, adjacent, through)
         if self.grapple_on:
             self._check_grapple()
 
