@@ -1178,7 +1178,11 @@ class DuelState(State[int]):
         if amount <= 0:
             return True
         b = self.bugs[seat]
-        b.stamina, dies = R.spend_stamina(b.stamina, amount, b.at_dd or b.unconscious)  # Bug.near_death
+        if b.at_dd or b.unconscious:  # Bug.near_death: spending the last Stamina may kill (R.spend_stamina)
+            b.stamina, dies = R.spend_stamina(b.stamina, amount, True)
+        else:  # R.spend_stamina away from Death's Door is the plain difference, never a death: no call for it
+            b.stamina -= amount
+            dies = False
         if b.focus_pending:
             if self.narrating:
                 self.narrate("focus", f"{b.name} spends Stamina: the focus is lost.", seat)

@@ -557,3 +557,28 @@ def test_moves_skip_the_provoke_check_only_when_it_would_do_nothing(monkeypatch:
             assert twin.key() == moved.key()
             skipped += 1
     assert skipped > 100 and made > 100 and provoked > 20
+
+
+def test_spending_away_from_deaths_door_is_the_plain_rule() -> None:
+    """_spend reaches R.spend_stamina only near death (at Death's Door or unconscious) and subtracts in place
+    otherwise: over seeded random states, both seats, each near-death flag and amounts 0..4, the Stamina left and
+    whether the bug died are what R.spend_stamina gives (and a death is met)."""
+    from envs.hallownest import rules as R
+
+    cfg = config()
+    checked = deaths = 0
+    for st, _ in _random_decisions(cfg, range(500, 506)):
+        for seat in (0, 1):
+            for at_dd, unconscious in ((False, False), (True, False), (False, True)):
+                for amount in range(5):
+                    twin = st.clone()
+                    b = twin.bugs[seat]
+                    b.at_dd, b.unconscious = at_dd, unconscious
+                    left, dies = R.spend_stamina(b.stamina, amount, at_dd or unconscious)
+                    if amount <= 0:
+                        left, dies = b.stamina, False  # nothing spent (Rule 14 needs a spending)
+                    assert twin._spend(seat, amount) is not dies
+                    assert (b.stamina, b.dead) == (left, dies)
+                    checked += 1
+                    deaths += dies
+    assert checked > 1000 and deaths > 50
