@@ -1178,7 +1178,11 @@ class DuelState(State[int]):
         if amount <= 0:
             return True
         b = self.bugs[seat]
-        b.stamina, dies = R.spend_stamina(b.stamina, amount, b.at_dd or b.unconscious)  # Bug.near_death
+        if b.at_dd or b.unconscious:  # Bug.near_death: spending the last Stamina may kill (R.spend_stamina)
+            b.stamina, dies = R.spend_stamina(b.stamina, amount, True)
+        else:  # R.spend_stamina away from Death's Door is the plain difference, never a death: no call for it
+            b.stamina -= amount
+            dies = False
         if b.focus_pending:
             if self.narrating:
                 self.narrate("focus", f"{b.name} spends Stamina: the focus is lost.", seat)
@@ -1682,7 +1686,11 @@ class DuelState(State[int]):
                 self.narrate("move", f"{me.name} moves {d.label}.", self.active)
             foe = self.bugs[1 - self.active]
             adjacent, through = self.arena.step_contacts[me.x][me.y][foe.x][foe.y]  # Arena.contacts of the one cell
-            self._moved_through(self.active, adjacent, through)
+            # a step entering no foe-adjacent cell and not passing through the foe's leaves adj_moved as it is, so
+            # _moved_through's provoking_move is False unless adj_moved is already past Maneuverability: the call
+            # is made only when it can do something (the same check R.provoking_move makes, on the same values)
+            if adjacent or through or me.adj_moved > self.maneuverability[self.active]:
+                self._moved_through(self.active, adjacent, through)
         if self.grapple_on:
             self._check_grapple()
 
@@ -1702,7 +1710,8 @@ class DuelState(State[int]):
         arena, foe_cell = self.arena, (foe.x, foe.y)
         # the memoised contacts read here (a call only for a new pair)
         adjacent, through = arena.contact_table.get((path, foe_cell)) or arena.contacts(path, foe_cell)
-        self._moved_through(self.active, adjacent, through)
+        if adjacent or through or me.adj_moved > self.maneuverability[self.active]:  # as in _step: else a no-op
+            self._moved_through(self.active, adjacent, through)
         if self.grapple_on:
             self._check_grapple()
 

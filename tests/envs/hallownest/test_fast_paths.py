@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 import pytest
 
 from envs.core.dice import Rng
-from envs.hallownest.actions import DIRECTIONS, Direction, Kind, Phase, action_id
+from envs.hallownest.actions import ACTIONS, DIRECTIONS, Direction, Kind, Phase, action_id
 from envs.hallownest.config import DuelSettings, HallownestConfig
 from envs.hallownest.duel import DuelState
 from tests.envs.hallownest.helpers import config
@@ -491,3 +491,94 @@ def test_step_contacts_are_the_contacts_of_the_one_cell(size: tuple[int, int]) -
         want = (R.adjacent_cells_entered([(x, y)], foe), (x, y) == foe)
         assert arena.step_contacts[x][y][foe[0]][foe[1]] == want == arena.contacts(((x, y),), foe)
     assert sum(arena.step_contacts[x][y][fx][fy][0] for (x, y), (fx, fy) in pairs) > 0
+
+
+def test_moves_skip_the_provoke_check_only_when_it_would_do_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """_step and _dash call _moved_through only when the move enters a foe-adjacent cell, passes through the foe
+    or the bug is already past its Maneuverability. Every step and dash of seeded random duels is played on a
+    clone; where the call was skipped, the move's plain Rule 15 contacts are none, and the plain _moved_through
+    with them leaves the moved state exactly as it is; both the skipped and the made calls are met. A bug already past
+    its Maneuverability is offered to the foe by any step or dash (Rule 15), wherever it goes."""
+    from envs.hallownest import rules as R
+
+    calls: list[int] = []
+    plain = DuelState._moved_through
+
+    def counted(self: DuelState, seat: int, adjacent: int, through: bool) -> None:
+        calls.append(seat)
+        plain(self, seat, adjacent, through)
+
+    monkeypatch.setattr(DuelState, "_moved_through", counted)
+    cfg = config(arena={"kind": "grid", "width": 5, "height": 4, "start": [[0, 3], [4, 0]]})
+    skipped = made = provoked = 0
+    for st, legal in _random_decisions(cfg, range(400, 415)):
+        if st.phase != Phase.TURN:
+            continue
+        seat = st.active
+        for action in legal:
+            spec = ACTIONS[action]
+            if spec.kind not in (Kind.STEP, Kind.DASH):
+                continue
+            before = st.bugs[seat]
+            path = st._dash_path(before, spec.direction) if spec.kind == Kind.DASH else None
+            if spec.kind == Kind.DASH or before.free_move == 0:  # past Maneuverability any such move provokes
+                pushed = st.clone()
+                pushed.bugs[seat].adj_moved = st.maneuverability[seat] + 1
+                them = pushed.bugs[1 - seat]
+                k = st.k
+                offered = R.provoked_attack_offered(
+                    True,
+                    k.movement_provoked_attacks,
+                    them.can_act,
+                    them.provoked_used,
+                    them.stamina,
+                    k.movement_provoked_cost,
+                )
+                pushed.apply_action(action)
+                if pushed.phase != Phase.OVER:
+                    assert (pushed.phase == Phase.PROVOKED) == offered
+                    provoked += offered
+            moved = st.clone()
+            calls.clear()
+            moved.apply_action(action)
+            if calls:
+                made += 1
+                continue
+            me, foe = moved.bugs[seat], moved.bugs[1 - seat]
+            if spec.kind == Kind.STEP and before.free_move > 0:
+                continue  # a bounce (free move) never checks Rule 15's contacts
+            cells = path if path is not None else ((me.x, me.y),)
+            if moved.phase == Phase.OVER or (me.x, me.y) != cells[-1]:
+                continue  # the dash's Stamina ended the duel before the move
+            assert R.adjacent_cells_entered(cells, (foe.x, foe.y)) == 0
+            assert not R.passes_through(cells, (foe.x, foe.y))
+            twin = moved.clone()
+            plain(twin, seat, 0, False)
+            assert twin.key() == moved.key()
+            skipped += 1
+    assert skipped > 100 and made > 100 and provoked > 20
+
+
+def test_spending_away_from_deaths_door_is_the_plain_rule() -> None:
+    """_spend reaches R.spend_stamina only near death (at Death's Door or unconscious) and subtracts in place
+    otherwise: over seeded random states, both seats, each near-death flag and amounts 0..4, the Stamina left and
+    whether the bug died are what R.spend_stamina gives (and a death is met)."""
+    from envs.hallownest import rules as R
+
+    cfg = config()
+    checked = deaths = 0
+    for st, _ in _random_decisions(cfg, range(500, 506)):
+        for seat in (0, 1):
+            for at_dd, unconscious in ((False, False), (True, False), (False, True)):
+                for amount in range(5):
+                    twin = st.clone()
+                    b = twin.bugs[seat]
+                    b.at_dd, b.unconscious = at_dd, unconscious
+                    left, dies = R.spend_stamina(b.stamina, amount, at_dd or unconscious)
+                    if amount <= 0:
+                        left, dies = b.stamina, False  # nothing spent (Rule 14 needs a spending)
+                    assert twin._spend(seat, amount) is not dies
+                    assert (b.stamina, b.dead) == (left, dies)
+                    checked += 1
+                    deaths += dies
+    assert checked > 1000 and deaths > 50
