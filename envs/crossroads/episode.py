@@ -39,12 +39,12 @@ reason). ``max_episode_steps`` = 3000 agent decisions is never reached in practi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import lru_cache
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
+from envs.core.slots import slot_copier
 from envs.crossroads import rules
 from envs.crossroads.actions import (
     ASSIGN_ACTIONS,
@@ -486,13 +486,16 @@ class CrossroadsState(State[Hashable]):
     # depend only on who is in play and who is Admin: they are kept in ``_rosters`` by phase and Admin until the
     # roster changes (an entity added or written off empties it), since the Admin role comes round again before most
     # changes.
+    def _keep_roster(self, key: int, menu: Iterable[int]) -> tuple[int, ...]:
+        """Keep ``menu`` in ``_rosters`` under ``key`` (a phase's key, plus the Admin if it reads them); return it."""
+        kept = self._rosters[key] = tuple(menu)
+        return kept
+
     def _legal_target(self) -> Sequence[int]:
         """Rule 11.1: another player's personal character (kept per Admin while the roster stands)."""
         key = _TARGET_KEY + self.admin
         menu = self._rosters.get(key)
-        if menu is None:
-            menu = self._rosters[key] = tuple(self._plain_targets())
-        return menu
+        return menu if menu is not None else self._keep_roster(key, self._plain_targets())
 
     def _plain_targets(self) -> list[int]:
         """:meth:`_legal_target` computed (Rule 11.1)."""
@@ -515,9 +518,7 @@ class CrossroadsState(State[Hashable]):
     def _legal_deal_faction(self) -> Sequence[int]:
         """Rule 10: any faction in play (kept while the roster stands)."""
         menu = self._rosters.get(_DEAL_FACTION_KEY)
-        if menu is None:
-            menu = self._rosters[_DEAL_FACTION_KEY] = tuple(self._factions_in_play())
-        return menu
+        return menu if menu is not None else self._keep_roster(_DEAL_FACTION_KEY, self._factions_in_play())
 
     def _factions_in_play(self) -> list[int]:
         """The target ids of the factions in play (Rules 10 and 12)."""
@@ -537,9 +538,7 @@ class CrossroadsState(State[Hashable]):
     def _legal_lower_influence(self) -> Sequence[int]:
         """Rule 12: the goal check lowers the Influence of a faction in play, or passes (kept with the roster)."""
         menu = self._rosters.get(_LOWER_INFLUENCE_KEY)
-        if menu is None:
-            menu = self._rosters[_LOWER_INFLUENCE_KEY] = (*self._factions_in_play(), _PASS)
-        return menu
+        return menu if menu is not None else self._keep_roster(_LOWER_INFLUENCE_KEY, [*self._factions_in_play(), _PASS])
 
     def _legal_scenes(self) -> Sequence[int]:
         """Rule 8: the scene types that can happen now (none: the Admin passes), kept per Admin with the roster.
@@ -549,9 +548,7 @@ class CrossroadsState(State[Hashable]):
         """
         key = _SCENE_KEY + self.admin
         menu = self._rosters.get(key)
-        if menu is None:
-            menu = self._rosters[key] = tuple(self._plain_scenes())
-        return menu
+        return menu if menu is not None else self._keep_roster(key, self._plain_scenes())
 
     def _plain_scenes(self) -> Sequence[int]:
         """:meth:`_legal_scenes` computed (Rule 8)."""
@@ -579,9 +576,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.1: the seed's oppositions, and nobody if ``confrontation.nobody_opposes`` (kept per Admin)."""
         key = _OPPOSITION_KEY + self.admin
         menu = self._rosters.get(key)
-        if menu is None:
-            menu = self._rosters[key] = tuple(self._plain_oppositions())
-        return menu
+        return menu if menu is not None else self._keep_roster(key, self._plain_oppositions())
 
     def _plain_oppositions(self) -> list[int]:
         """:meth:`_legal_oppositions` computed (Rule 11.1)."""
@@ -594,9 +589,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 10: the deal is made against any other character in play (kept per Admin)."""
         key = _DEAL_AGAINST_KEY + self.admin
         menu = self._rosters.get(key)
-        if menu is None:
-            menu = self._rosters[key] = tuple(self._plain_deal_against())
-        return menu
+        return menu if menu is not None else self._keep_roster(key, self._plain_deal_against())
 
     def _plain_deal_against(self) -> list[int]:
         """:meth:`_deal_against_options` computed (Rule 10)."""
@@ -1910,62 +1903,7 @@ class CrossroadsState(State[Hashable]):
 
     def clone(self) -> CrossroadsState:
         new = _new_object(CrossroadsState)
-        (
-            new.settings,
-            new.encoder,
-            new.faction_base,
-            new.faction_target_0,
-            new._crossroads_live,
-            new._own_menus,
-            new.num_players,
-            new.log,
-            new._outcome,
-            new.narrating,
-            new.cfg,
-            new.chars,
-            new.factions,
-            new.ents,
-            new.seat_personal,
-            new.personals_alive,
-            new.commons_alive,
-            new.factions_alive,
-            new.phase,
-            new.actor,
-            new.first,
-            new.admin,
-            new.scene_no,
-            new.scene,
-            new.exits,
-            new.setup_queue,
-            new.goal_pending,
-            new.chk_eid,
-            new.chk_seat,
-            new.purpose,
-            new.dice,
-            new.perm,
-            new.flags,
-            new.succ,
-            new.left,
-            new.build_step,
-            new.sides,
-            new.side_i,
-            new.degree,
-            new.deal_faction,
-            new.initial_rolls,
-            new._legal,
-            new.obs_changes,
-            new.obs_blocks,
-            new.obs_marks,
-            new._sampled,
-            new._next_admins,
-            new._build_menus,
-            new._rosters,
-            new.obs_progress,
-            new.obs_markers,
-            new._stat_room,
-            new._opp_menus,
-        ) = _STATE_ALL(self)  # every slot in FIELDS order (one C call); the containers changed in place are copied
-        new.log = list(self.log) if self.log else []
+        _copy_slots(new, self)  # every slot; the lists and dicts changed in place as copies
         new.chars = [c.copy() for c in self.chars]
         new.factions = [f.copy() for f in self.factions]
         ents: dict[int | None, Entity] = {c.eid: c for c in new.chars}
@@ -1973,10 +1911,6 @@ class CrossroadsState(State[Hashable]):
             ents[f.eid] = f
         new.ents = ents
         new.sides = [s.copy() for s in self.sides]
-        new.setup_queue = list(self.setup_queue)
-        new.goal_pending = list(self.goal_pending)
-        new.seat_personal = list(self.seat_personal)
-        new._rosters = dict(self._rosters)  # its own: emptied apart (the menus are shared tuples)
         if len(self.obs_changes) <= _CHANGES_KEPT:  # the clone patches the same kept blocks
             new.obs_changes = list(self.obs_changes)
             new.obs_blocks = [None if b is None else bytearray(b) for b in self.obs_blocks]  # patched in place
@@ -1989,8 +1923,11 @@ class CrossroadsState(State[Hashable]):
 
 
 _new_object = object.__new__
-_STATE_ALL = attrgetter(*CrossroadsState.FIELDS)
-"""A state's slots as a tuple, in ``FIELDS`` order (:meth:`CrossroadsState.clone`)."""
+_copy_slots = slot_copier(
+    CrossroadsState.FIELDS, copied=("log", "setup_queue", "goal_pending", "seat_personal", "_rosters")
+)
+"""Every slot of a state onto a new one (:meth:`CrossroadsState.clone`); ``_rosters`` is copied because a clone empties
+its own apart (the menus in it are shared tuples)."""
 
 _PHASE_OPTIONS = {
     Phase.BURN_BEFORE: "burn_before",

@@ -55,13 +55,13 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import lru_cache, partial
-from operator import attrgetter
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
+from envs.core.slots import slot_copier
 from envs.storyteller import rules
 from envs.storyteller.actions import (
     DUEL_CONTEXTS,
@@ -748,51 +748,7 @@ class DuelState(State[DuelChance]):
 
     def clone(self) -> DuelState:
         new = _new_object(DuelState)
-        (
-            new.num_players,
-            new.log,
-            new._outcome,
-            new.cfg,
-            new.sides,
-            new.target,
-            new.progress,
-            new.willpower,
-            new.turn,
-            new.phase,
-            new.seat,
-            new.n_actions,
-            new.plans,
-            new.wp_action,
-            new.wp_spent,
-            new.queue,
-            new.attack,
-            new.defence,
-            new.last,
-            new.max_actions,
-            new.action_count,
-            new.obs_size,
-            new.plan_scale,
-            new.willpower_per_roll,
-            new.one_roll_per_task,
-            new.prevents_botch,
-            new._player,
-            new._legal,
-            new.fighters_part,
-            new._setup,
-            new._turn_obs,
-            new.narrating,
-        ) = _DUEL_ALL(self)  # every slot at once: one tuple, no per-slot Python call
-        new.log = list(self.log)
-        new.progress = list(self.progress)
-        new.willpower = list(self.willpower)
-        new.n_actions = list(self.n_actions)
-        new.plans = list(self.plans)
-        new.wp_action = list(self.wp_action)
-        new.wp_spent = list(self.wp_spent)
-        new.queue = list(self.queue)
-        new.attack = list(self.attack)
-        new._turn_obs = list(self._turn_obs)
-        new.defence = list(self.defence)
+        _copy_slots(new, self)  # every slot; the containers changed in place as copies
         return new
 
     def describe(self) -> dict[str, Any]:
@@ -801,8 +757,23 @@ class DuelState(State[DuelChance]):
 
 
 _new_object = object.__new__
-_DUEL_ALL = attrgetter(*DuelState.FIELDS)
-"""A state's slots as a tuple, in ``FIELDS`` order (:meth:`DuelState.clone`)."""
+_copy_slots = slot_copier(
+    DuelState.FIELDS,
+    copied=(
+        "log",
+        "progress",
+        "willpower",
+        "n_actions",
+        "plans",
+        "wp_action",
+        "wp_spent",
+        "queue",
+        "attack",
+        "_turn_obs",
+        "defence",
+    ),
+)
+"""Every slot of a state onto a new one, the containers it changes in place as copies (:meth:`DuelState.clone`)."""
 
 
 def _split_text(n: int) -> str:

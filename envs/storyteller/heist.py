@@ -51,13 +51,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from functools import cache
 from itertools import combinations
-from operator import attrgetter
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
+from envs.core.slots import slot_copier
 from envs.storyteller import rules
 from envs.storyteller.actions import (
     HEIST_CONTEXTS,
@@ -966,46 +966,8 @@ class HeistState(State[HeistChance]):
 
     def clone(self) -> HeistState:
         new = _new_object(HeistState)
-        (
-            new.num_players,
-            new.log,
-            new._outcome,
-            new.cfg,
-            new.tasks,
-            new.turn,
-            new.turn_limit,
-            new.willpower,
-            new.phase,
-            new._player,
-            new.pending_slot,
-            new.n_actions,
-            new.plan,
-            new.wp_action,
-            new.wp_spent,
-            new.ally_slot,
-            new.queue,
-            new.turn_rolls,
-            new.botches,
-            new.max_actions,
-            new.plan_scale,
-            new.willpower_per_roll,
-            new.teamwork_adds,
-            new.wp_limit,
-            new.one_roll_per_task,
-            new.prevents_botch,
-            new._legal,
-            new._tasks_key,
-            new._heads,
-            new._declarations,
-            new._tail_blocks,
-            new._global_blocks,
-            new.narrating,
-        ) = _HEIST_ALL(self)  # every slot at once: one tuple, no per-slot Python call
-        new.log = list(self.log)
+        _copy_slots(new, self)  # every slot; the containers changed in place as copies
         new.tasks = [t.copy() for t in self.tasks]
-        new.plan = list(self.plan)
-        new.queue = list(self.queue)
-        new.turn_rolls = dict(self.turn_rolls)
         return new
 
     # -- labels ----------------------------------------------------------------------------------
@@ -1029,8 +991,8 @@ class HeistState(State[HeistChance]):
 
 
 _new_object = object.__new__
-_HEIST_ALL = attrgetter(*HeistState.FIELDS)
-"""A state's slots as a tuple, in ``FIELDS`` order (:meth:`HeistState.clone`)."""
+_copy_slots = slot_copier(HeistState.FIELDS, copied=("log", "plan", "queue", "turn_rolls"))
+"""Every slot of a state onto a new one, the containers it changes in place as copies (:meth:`HeistState.clone`)."""
 
 
 def heist_actions(cfg: Any) -> int:

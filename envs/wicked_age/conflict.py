@@ -29,6 +29,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
+from envs.core.slots import slot_copier
 from envs.wicked_age.actions import (
     DECISION_CONTEXTS,
     FORM_ACTIONS,
@@ -2215,22 +2216,5 @@ def start_conflict(
     return state
 
 
-def _slot_copier() -> Callable[[WickedAgeState, WickedAgeState], None]:
-    """``copy(new, old)``: every slot of ``FIELDS`` from ``old`` onto ``new`` in one multi-target assignment.
-
-    The lists of :data:`CLONE_COPIED` and the set of exchanges are copied, every other value is shared (the nested
-    lists are copied deeper by :meth:`WickedAgeState.clone` itself). The assignment is generated from ``FIELDS``, so
-    it names every slot once: one specialised store per slot, where a ``setattr`` per slot cost several times more.
-    """
-    copied = {*CLONE_COPIED, "exchanged"}
-    fields = WickedAgeState.FIELDS
-    targets = ", ".join(f"new.{k}" for k in fields)
-    values = ", ".join(f"old.{k}.copy()" if k in copied else f"old.{k}" for k in fields)
-    namespace: dict[str, Any] = {}
-    exec(f"def copy_slots(new, old):\n    {targets} = {values}\n", namespace)  # noqa: S102 - built from FIELDS only
-    copier: Callable[[WickedAgeState, WickedAgeState], None] = namespace["copy_slots"]
-    return copier
-
-
-_copy_slots = _slot_copier()
+_copy_slots = slot_copier(WickedAgeState.FIELDS, {*CLONE_COPIED, "exchanged"})
 """Every slot of a state onto a new one (for :meth:`WickedAgeState.clone`)."""
