@@ -54,6 +54,7 @@ from typing import Any, Final, NamedTuple
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL, EndReason, IllegalActionError, State
+from envs.core.slots import slot_copier
 from envs.hallownest import rules as R
 from envs.hallownest.actions import (
     ACTIONS,
@@ -759,48 +760,7 @@ class DuelState(State[int]):
 
     def clone(self) -> DuelState:
         new = DuelState.__new__(DuelState)
-        (  # every slot, in FIELDS order (test_fast_paths checks that none is missed)
-            new.cfg,
-            new.k,
-            new.unarmed,
-            new.track,
-            new.width,
-            new.height,
-            new.directions,
-            new.cover,
-            new.arena,
-            new.sort_legal,
-            new.caps,
-            new.maneuverability,
-            new.bugs,
-            new.phase,
-            new.init_seat,
-            new.order,
-            new.turn_idx,
-            new.round,
-            new.active,
-            new.atk,
-            new.roll,
-            new.decider,
-            new.resume,
-            new.escape_succ,
-            new.escape_roll,
-            new.resist_invested,
-            new._escape_rerolls,
-            new._resist_mod,
-            new._soak_mod,
-            new._focus_auto,
-            new._legal,
-            new.grapple_on,
-            new.obs_encoder,
-            new._defense_options,
-            new._rows,
-            new.num_players,
-            new.log,
-            new._outcome,
-            new.narrating,
-        ) = _STATE_ALL(self)
-        new.log = list(self.log)
+        _copy_slots(new, self)  # every slot (test_fast_paths checks that none is missed), the log as a copy
         new.bugs = [b.copy() for b in self.bugs]
         new.atk = self.atk.copy() if self.atk is not None else None
         return new  # ``order`` is only ever replaced, and ``_legal`` (never changed in place) still holds
@@ -1823,7 +1783,8 @@ class DuelState(State[int]):
         self._end_turn()
 
 
-_STATE_ALL = attrgetter(*DuelState.FIELDS)  # a duel's slots as a tuple, in FIELDS order (one C call)
+_copy_slots = slot_copier(DuelState.FIELDS, copied=("log",))
+"""Every slot of a duel onto a new one (:meth:`DuelState.clone`)."""
 
 
 def _turn_handler(s: ActionSpec) -> Callable[[DuelState], None]:
