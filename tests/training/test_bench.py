@@ -237,3 +237,33 @@ def test_run_games_in_parallel_returns_the_serial_records_in_job_order(toy):
     assert [(r.seed, r.actions, r.returns) for r in parallel] == [(r.seed, r.actions, r.returns) for r in serial]
     indexed = [replace(j, index=i) for i, j in enumerate(jobs)]
     assert [r.index for r in run_games(indexed, workers=2, chunk=2)] == list(range(7))
+
+
+def test_fingerprints_are_stable_and_tell_different_play_apart():
+    from training.bench.fingerprint import games_digest, steps_digest
+
+    env_id = "rulebreaker/StorytellerDuel-v0"
+    assert steps_digest(env_id, 300) == steps_digest(env_id, 300)
+    assert steps_digest(env_id, 300) != steps_digest(env_id, 300, seed=1)
+    assert steps_digest(env_id, 300) != steps_digest(env_id, 301)
+    assert games_digest("storyteller", "duel", 2) == games_digest("storyteller", "duel", 2)
+    assert games_digest("storyteller", "duel", 2) != games_digest("storyteller", "duel", 2, seed=1)
+
+
+def test_fingerprints_do_not_depend_on_the_hash_seed():
+    import os
+    import subprocess
+    import sys
+
+    code = "from training.bench.fingerprint import games_digest as g; print(g('wicked_age', 'melee', 1))"
+    out = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(h)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for h in (1, 2)
+    }
+    assert len(out) == 1 and out.pop().strip()
