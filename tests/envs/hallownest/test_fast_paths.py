@@ -582,3 +582,58 @@ def test_spending_away_from_deaths_door_is_the_plain_rule() -> None:
                     checked += 1
                     deaths += dies
     assert checked > 1000 and deaths > 50
+
+
+def _plain_player(st: DuelState) -> int:
+    """The seat to move read off the phase (the module docstring): the active bug in a turn, the deciding bug in a
+    reaction, chance at a roll, the end once the duel is over."""
+    from envs.core.game import CHANCE, TERMINAL
+    from envs.hallownest.actions import CHANCE_PHASES
+
+    if st.phase == Phase.TURN:
+        return st.active
+    if st.phase in CHANCE_PHASES:
+        return CHANCE
+    if st.phase == Phase.OVER:
+        return TERMINAL
+    return st.decider
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {"unconscious": {"targetable": True}, "deaths_door": {"enabled": False}},
+        {  # delayed damage and a status (turn starts that strike), a grid with room to dodge
+            "arena": {"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]},
+            "duel": {"bugs": [{"name": "A", "weapon": "venom_pin"}, {"name": "B", "weapon": "infected_nail"}]},
+        },
+    ],
+)
+def test_kept_player_to_move_equals_the_phase_rule(sections: dict[str, object]) -> None:
+    """DuelState.to_move (what current_player() returns) is kept where the phase changes: after every transition of
+    many random duels it is the seat the phase says, in clones that go their own way too, and every phase is met."""
+    cfg = config(**sections)
+    met: set[Phase] = set()
+
+    def walk(st: DuelState, rng: Rng, steps: int) -> None:
+        for _ in range(steps):
+            assert st.current_player() == _plain_player(st), st.phase
+            met.add(st.phase)
+            if st.is_terminal():
+                return
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+            else:
+                legal = st.legal_actions()
+                rare = [a for a in legal if ACTIONS[a].kind in (Kind.GRAPPLE, Kind.ESCAPE, Kind.FOCUS, Kind.DODGE)]
+                pick = rare if rare and rng.random() < 0.4 else legal  # seek grapples, escapes, focus and dodges out
+                st.apply_action(pick[int(rng.random() * len(pick))])
+
+    for seed in range(60):
+        st, rng = DuelState(cfg), Rng(700 + seed)
+        walk(st, rng, 40)
+        twin = st.clone()
+        walk(twin, Rng(1700 + seed), 400)
+        walk(st, rng, 400)
+    assert met == set(Phase)
