@@ -385,32 +385,27 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     me, them = bugs[seat], bugs[foe]
     cells = enc.cells[st.order[0]]
     atk = st.atk
-    try:
-        b = me
-        mine = (
-            enc.pools[seat][b.heart][b.stamina][b.imbalance][b.soul],
-            enc.conditions[seat][b.focus_pending][b.at_dd][b.unconscious][b.dd_used][b.delayed][b.status][
-                b.next_roll_penalty
-            ][b.grappled_by][b.grappling],
-            enc.moves[seat][b.attacks_made][b.speed_left][b.jumped][b.over_target][b.free_move],
-            cells[seat][b.x][b.y],
-        )
-        b = them
+    try:  # one list display of the eleven pieces: no partial tuple, no starred unpacking into it
         joined = _JOIN(
-            (
-                *mine,
-                enc.pools[foe][b.heart][b.stamina][b.imbalance][b.soul],
-                enc.conditions[foe][b.focus_pending][b.at_dd][b.unconscious][b.dd_used][b.delayed][b.status][
-                    b.next_roll_penalty
-                ][b.grappled_by][b.grappling],
-                enc.moves[foe][b.attacks_made][b.speed_left][b.jumped][b.over_target][b.free_move],
-                cells[foe][b.x][b.y],
-                enc.position[seat][b.x - me.x][b.y - me.y],
+            [
+                enc.pools[seat][me.heart][me.stamina][me.imbalance][me.soul],
+                enc.conditions[seat][me.focus_pending][me.at_dd][me.unconscious][me.dd_used][me.delayed][me.status][
+                    me.next_roll_penalty
+                ][me.grappled_by][me.grappling],
+                enc.moves[seat][me.attacks_made][me.speed_left][me.jumped][me.over_target][me.free_move],
+                cells[seat][me.x][me.y],
+                enc.pools[foe][them.heart][them.stamina][them.imbalance][them.soul],
+                enc.conditions[foe][them.focus_pending][them.at_dd][them.unconscious][them.dd_used][them.delayed][
+                    them.status
+                ][them.next_roll_penalty][them.grappled_by][them.grappling],
+                enc.moves[foe][them.attacks_made][them.speed_left][them.jumped][them.over_target][them.free_move],
+                cells[foe][them.x][them.y],
+                enc.position[seat][them.x - me.x][them.y - me.y],
                 enc.context[seat][st.round][st.active][st.phase],
                 NO_PENDING_PIECE
                 if atk is None
                 else enc.pending[seat][atk.attacker][atk.kind][atk.att_succ][atk.invested][atk.dice][atk.att_rolled],
-            )
+            ]
         )
     except (IndexError, TypeError):  # a piece met for the first time
         joined = enc.fill(st, seat)
