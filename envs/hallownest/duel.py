@@ -216,7 +216,8 @@ def _arena(width: int, height: int, directions: tuple[Direction, ...], dash: int
     return Arena(width, height, directions, dash, retreat)
 
 
-Place = tuple[bool, bool, list[int], list[int], list[int]]  # TurnRows.place: in reach, adjacent, the move ids
+Place = tuple[bool, bool, list[int], list[int], list[int], list[int]]
+"""TurnRows.place: in reach, adjacent, the step, dash and retreat ids, and those three rows joined in that order."""
 
 
 class TurnRows:
@@ -241,6 +242,7 @@ class TurnRows:
         "grapple_enabled",
         "cover",
         "imbalance_cost",
+        "move_cost",
         "needs_pass_over",
         "pogo",
         "places",
@@ -284,6 +286,7 @@ class TurnRows:
         self.reach = tuple(R.attack_reach(p.weapon) for p in profiles)  # per seat
         self.ranged = tuple(p.weapon.ranged for p in profiles)  # per seat: a ranged weapon cannot pogo
         self.dash_cost, self.retreat_cost = k.movement_dash_cost, k.movement_retreat_cost
+        self.move_cost = max(self.dash_cost, self.retreat_cost)  # the Stamina that opens a dash and a retreat
         self.imbalance_cost, self.delayed_cost = k.imbalance_clear_cost, k.delayed_removal_cost
         self.status_cost = k.status_removal_cost
         self.sort = sort
@@ -299,14 +302,19 @@ class TurnRows:
 
         Whether its weapon reaches the foe (Rule 11) and whether they are adjacent (Rules 16, 21), each only
         when the foe's cell is not in full cover (Rule 19), and its step, dash and retreat ids with both cells
-        held (Rule 15): the part of a turn's options the cells fix.
+        held (Rule 15): the part of a turn's options the cells fix; last, the three move rows joined (a bug with
+        Speed left and the Stamina for both a dash and a retreat has all of them open).
         """
         dist = R.chebyshev((mx, my), (fx, fy))
         open_to_attack = R.can_be_targeted(self.cover.get((fx, fy), 0))  # Rule 19: full cover shields the foe
+        steps, dashes, retreats = arena.moves((mx, my), ((mx, my), (fx, fy)))
         found = self.places[seat][mx][my][fx][fy] = (
             open_to_attack and dist <= self.reach[seat],
             open_to_attack and dist == R.ADJACENT,
-            *arena.moves((mx, my), ((mx, my), (fx, fy))),
+            steps,
+            dashes,
+            retreats,
+            [*steps, *dashes, *retreats],
         )
         return found
 
@@ -865,11 +873,12 @@ class DuelState(State[int]):
         place = t.places[seat][mx][my][fx][fy]
         if place is None:
             place = t.place(seat, mx, my, fx, fy, self.arena)
-        in_reach, adjacent, steps, dashes, retreats = place
+        in_reach, adjacent, steps, dashes, retreats, every_move = place
         out = [END_TURN_ID]
+        # no bug is dead in a turn (a death ends the duel): the dead bugs' part of the plain rules is left out
         # Rules 11, 16, 21 (_turn_attacks): R.can_target (the cover part in the place), R.attack_budget,
         # R.pogo_allowed; out of reach (the common case) the foe's conditions are not read
-        if (in_reach or adjacent) and not foe.dead and (t.unconscious_targetable or not foe.unconscious):
+        if (in_reach or adjacent) and (t.unconscious_targetable or not foe.unconscious):
             budget = st - me.attacks_made * t.tax
             if budget < 0:
                 budget = 0
@@ -884,17 +893,18 @@ class DuelState(State[int]):
         grappled = True
         if me.grappled_by == NOBODY:
             grappled = False
-            if me.dead or foe.dead:  # never on a turn (a death ends the duel), but the plain rule allows it
-                steps, dashes, retreats = self.arena.moves((mx, my), self._occupied())
-            speed = False
-            if me.speed_left > 0:
-                speed = True
-            if speed or me.free_move > 0:
-                out += steps
-            if st >= t.dash_cost:
-                out += dashes
-            if speed and st >= t.retreat_cost:
-                out += retreats
+            if me.speed_left > 0 and st >= t.move_cost:  # the common case: every step, dash and retreat is open
+                out += every_move
+            else:
+                speed = False
+                if me.speed_left > 0:
+                    speed = True
+                if speed or me.free_move > 0:
+                    out += steps
+                if st >= t.dash_cost:
+                    out += dashes
+                if speed and st >= t.retreat_cost:
+                    out += retreats
         # Rules 10, 16, 17, 18, 20 (_turn_others)
         if me.imbalance > 0 and st >= t.imbalance_cost:
             out.append(CLEAR_IMBALANCE_ID)

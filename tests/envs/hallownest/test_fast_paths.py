@@ -141,12 +141,14 @@ def test_a_clone_is_independent_of_its_original() -> None:
     ],
 )
 def test_one_pass_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
-    """The turn options worked out in one pass (_turn_legal, from the config's id rows) and the defense options
-    memoised per config equal the plain _legal_turn / _legal_defense."""
+    """The turn options worked out in one pass (_turn_legal, from the config's id rows and the place's joined move
+    row) and the defense options memoised per config equal the plain _legal_turn / _legal_defense; no bug is dead in
+    a turn (the one pass leaves the dead bugs' part of the rules out)."""
     cfg = config(**sections)
     checked = defenses = 0
     for st, legal in _random_decisions(cfg, range(100, 140)):
         if st.phase == Phase.TURN:
+            assert not any(b.dead for b in st.bugs)
             assert legal == st._legal_turn() == st._turn_legal()
             checked += 1
         elif st.phase == Phase.DEFENSE:
