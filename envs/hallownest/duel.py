@@ -464,7 +464,9 @@ class Bug:
         "adj_moved",
         "provoked_used",
         "initiative",
+        "conditions_piece",
     )
+    """The slots; every one but the last (the kept observation piece) is a number of the rules."""
     __slots__ = FIELDS  # no instance dict: attribute reads stay the interpreter's fast slot reads, clones too
 
     def __init__(self, profile: R.Profile, x: int, y: int) -> None:
@@ -495,6 +497,10 @@ class Bug:
         self.adj_moved = 0
         self.provoked_used = False  # made its provoked attack this round
         self.initiative = 0
+        # observation.py's packed piece of the nine conditions (focus_pending, at_dd, unconscious, dd_used, delayed,
+        # status, next_roll_penalty, grappled_by, grappling), kept until one of them changes: each rule that changes
+        # one sets it back to None (test_fast_paths checks the kept piece after every transition of random duels)
+        self.conditions_piece: bytes | None = None
 
     def fields(self) -> tuple[Hashable, ...]:
         """The changing numbers, for :meth:`DuelState.key`."""
@@ -535,6 +541,7 @@ class Bug:
             b.adj_moved,
             b.provoked_used,
             b.initiative,
+            b.conditions_piece,
         ) = _BUG_ALL(self)
         return b
 
@@ -646,7 +653,7 @@ class Attack:
 
 _new_object = object.__new__
 _BUG_ALL = attrgetter(*Bug.FIELDS)  # a bug's slots as a tuple, in FIELDS order (one C call)
-_BUG_CHANGING = attrgetter(*Bug.FIELDS[1:])  # all but the profile
+_BUG_CHANGING = attrgetter(*Bug.FIELDS[1:-1])  # all but the profile and the kept observation piece
 _ATTACK_ALL = attrgetter(*Attack.FIELDS)
 
 
@@ -1130,7 +1137,9 @@ class DuelState(State[int]):
     def _roll_penalty(self, b: Bug) -> int:
         """Rules 8, 18: the bug's roll penalty now; a Fang's next-roll penalty is used up by it."""
         pen = R.roll_penalty(b.next_roll_penalty, b.status, b.status_penalty)
-        b.next_roll_penalty = 0
+        if b.next_roll_penalty:  # used up: a condition changes (else it stays 0 and the kept piece holds)
+            b.next_roll_penalty = 0
+            b.conditions_piece = None
         return pen
 
     def _grapple_penalty(self, b: Bug) -> int:
@@ -1157,6 +1166,7 @@ class DuelState(State[int]):
             if self.narrating:
                 self.narrate("focus", f"{b.name} spends Stamina: the focus is lost.", seat)
             b.focus_pending = 0
+            b.conditions_piece = None
         if dies:
             self._kill(seat, "Stamina ran out at Death's Door")
             return False
@@ -1215,7 +1225,9 @@ class DuelState(State[int]):
             self._focus_auto = auto + mod
             self._set_roll(FOCUS_ROLL, dice, R.focus_rerolls(b.p.insight, self.k.focus_reroll_divisor))
             return
-        b.focus_pending = 0
+        if b.focus_pending:  # a focus of a bug that cannot act is lost (else it stays 0 and the kept piece holds)
+            b.focus_pending = 0
+            b.conditions_piece = None
         if b.delayed > 0:
             self._turn_start_delayed()
         else:  # nothing for Rule 17 to strike (the common case): straight on to the refill
@@ -1227,6 +1239,7 @@ class DuelState(State[int]):
         before = b.heart
         b.heart = R.focus_heal(b.heart, b.p.heart, successes, self._focus_auto)
         b.focus_pending = 0
+        b.conditions_piece = None  # the focus (and maybe Death's Door) is over
         if self.narrating:
             self.narrate(
                 "focus",
@@ -1245,6 +1258,7 @@ class DuelState(State[int]):
         b = self.bugs[self.active]
         if b.delayed > 0:
             dmg, b.delayed = R.delayed_tick(b.delayed)
+            b.conditions_piece = None
             if self.narrating:
                 self.narrate("delayed", f"{b.name} takes {dmg} {b.delayed_type or 'delayed'} damage.", self.active)
             if self._apply_damage(self.active, dmg, RESUME_TURN_START):
@@ -1277,6 +1291,7 @@ class DuelState(State[int]):
         b = self.bugs[self.active]
         if b.status > 0:
             b.status = R.status_tick(b.status, self.k.status_decay_per_turn)
+            b.conditions_piece = None
         b.attacks_made = 0
         b.jumped = False
         b.over_target = False
@@ -1308,6 +1323,7 @@ class DuelState(State[int]):
         if not self._spend(self.active, self.k.delayed_removal_cost):
             return
         b.delayed -= 1
+        b.conditions_piece = None
         if self.narrating:
             self.narrate("delayed", f"{b.name} tends the wound (delayed damage {b.delayed}).", self.active)
 
@@ -1317,6 +1333,7 @@ class DuelState(State[int]):
         if not self._spend(self.active, self.k.status_removal_cost):
             return
         b.status -= 1
+        b.conditions_piece = None
         if self.narrating:
             self.narrate("status", f"{b.name} shakes off {b.status_name} (pool {b.status}).", self.active)
 
@@ -1508,6 +1525,8 @@ class DuelState(State[int]):
                 "damage", f"{foe.name}'s Shell soaks {min(soaked, atk.damage)}: {dmg} damage.", atk.target, damage=dmg
             )
         w = me.p.weapon
+        if w.next_roll_penalty or w.delayed_damage or w.status:  # the weapon leaves a condition on the foe
+            foe.conditions_piece = None
         if w.next_roll_penalty:
             foe.next_roll_penalty = R.fang_penalty(foe.next_roll_penalty, w.next_roll_penalty)
         if w.delayed_damage:
@@ -1555,6 +1574,7 @@ class DuelState(State[int]):
         seat = self.decider
         b = self.bugs[seat]
         k = self.k
+        b.conditions_piece = None  # Death's Door or unconscious
         if kind == K_DEATHS_DOOR:
             b.stamina = R.deaths_door_stamina(b.stamina, b.p.stamina, b.dd_used, k.deaths_door_once_per_rest)
             b.dd_used = True
@@ -1723,9 +1743,10 @@ class DuelState(State[int]):
 
     # -- Rule 16: grapple ------------------------------------------------------------------------
     def _grapples_changed(self) -> None:
-        """Keep ``grapple_on`` (whether a bug is grappled) after a grapple starts or ends."""
+        """Keep ``grapple_on`` (whether a bug is grappled) after a grapple starts or ends; the kept conditions go."""
         a, b = self.bugs
         self.grapple_on = a.grappled_by != NOBODY or b.grappled_by != NOBODY
+        a.conditions_piece = b.conditions_piece = None  # grappled_by and grappling are conditions
 
     def _check_grapple(self) -> None:
         """Rule 16: a grapple ends when the two are no longer adjacent or the grappler cannot act.
@@ -1793,6 +1814,7 @@ class DuelState(State[int]):
         me = self.bugs[self.active]
         me.soul -= soul
         me.focus_pending = soul
+        me.conditions_piece = None
         if self.narrating:
             self.narrate("focus", f"{me.name} focuses {soul} Soul.", self.active, soul=soul)
         self._end_turn()

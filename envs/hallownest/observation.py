@@ -376,8 +376,9 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     array; almost every combination of pieces is new, so the joined vector is not kept. Each piece is found by one
     subscript per field it reads, in the order :meth:`Encoder.fill` plants it in; a piece not packed yet ends the
     lookups in an ``IndexError`` (a level not grown that far) or a ``TypeError`` (a level not made, ``None[...]``,
-    or a ``None`` piece in the join), and :meth:`Encoder.fill` packs it. This runs every step: no call per bug or
-    per piece.
+    or a ``None`` piece in the join), and :meth:`Encoder.fill` packs it. A bug's conditions piece is read from the
+    bug itself while it holds one (``Bug.conditions_piece``, dropped by the rules that change a condition) and
+    kept there when found. This runs every step: no call per bug or per piece.
     """
     enc = st.obs_encoder
     bugs = st.bugs
@@ -385,19 +386,28 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     me, them = bugs[seat], bugs[foe]
     cells = enc.cells[st.order[0]]
     atk = st.atk
-    try:  # one list display of the eleven pieces: no partial tuple, no starred unpacking into it
+    try:
+        # each bug's conditions piece is kept on the bug (Bug.conditions_piece) until one of its nine conditions
+        # changes: they rarely do, and three of them are flags and two seats that may be NOBODY (-1), which a list
+        # subscript does not specialise for
+        mine, theirs = me.conditions_piece, them.conditions_piece
+        if mine is None:
+            mine = me.conditions_piece = enc.conditions[seat][me.focus_pending][me.at_dd][me.unconscious][me.dd_used][
+                me.delayed
+            ][me.status][me.next_roll_penalty][me.grappled_by][me.grappling]
+        if theirs is None:
+            theirs = them.conditions_piece = enc.conditions[foe][them.focus_pending][them.at_dd][them.unconscious][
+                them.dd_used
+            ][them.delayed][them.status][them.next_roll_penalty][them.grappled_by][them.grappling]
+        # one list display of the eleven pieces: no partial tuple, no starred unpacking into it
         joined = _JOIN(
             [
                 enc.pools[seat][me.heart][me.stamina][me.imbalance][me.soul],
-                enc.conditions[seat][me.focus_pending][me.at_dd][me.unconscious][me.dd_used][me.delayed][me.status][
-                    me.next_roll_penalty
-                ][me.grappled_by][me.grappling],
+                mine,
                 enc.moves[seat][me.attacks_made][me.speed_left][me.jumped][me.over_target][me.free_move],
                 cells[seat][me.x][me.y],
                 enc.pools[foe][them.heart][them.stamina][them.imbalance][them.soul],
-                enc.conditions[foe][them.focus_pending][them.at_dd][them.unconscious][them.dd_used][them.delayed][
-                    them.status
-                ][them.next_roll_penalty][them.grappled_by][them.grappling],
+                theirs,
                 enc.moves[foe][them.attacks_made][them.speed_left][them.jumped][them.over_target][them.free_move],
                 cells[foe][them.x][them.y],
                 enc.position[seat][them.x - me.x][them.y - me.y],

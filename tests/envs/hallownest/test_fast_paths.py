@@ -639,3 +639,69 @@ def test_kept_player_to_move_equals_the_phase_rule(sections: dict[str, object]) 
         walk(twin, Rng(1700 + seed), 400)
         walk(st, rng, 400)
     assert met == set(Phase)
+
+
+@pytest.mark.parametrize(
+    ("sections", "unmet"),
+    [
+        (  # a Fang's next-roll penalty, a status, grapples (two appendages), Death's Door and unconscious bugs
+            {
+                "duel": {
+                    "bugs": [{"name": "A", "weapon": "fang", "appendages": 2}, {"name": "B", "weapon": "venom_pin"}]
+                }
+            },
+            {"delayed"},
+        ),
+        (  # delayed damage and a status, unconscious bugs (no Death's Door), a grid
+            {
+                "arena": {"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]},
+                "unconscious": {"targetable": True},
+                "deaths_door": {"enabled": False},
+                "duel": {"bugs": [{"name": "A", "weapon": "infected_nail"}, {"name": "B", "weapon": "venom_pin"}]},
+            },
+            {"next_roll_penalty", "at_dd", "dd_used"},
+        ),
+    ],
+)
+def test_kept_conditions_piece_is_the_piece_of_the_bugs_conditions(
+    sections: dict[str, object], unmet: set[str]
+) -> None:
+    """Bug.conditions_piece (the observation's conditions piece, kept until a condition changes) is, after every
+    transition of many random duels and in clones going their own way, None or the piece the encoder's tree holds
+    for the bug's nine conditions (packed afresh from the plain features); every condition the config's weapons and
+    Heart 0 choices allow changes on the way."""
+    from envs.hallownest import observation as O
+
+    cfg = config(**sections)
+    changed: set[str] = set()
+    names = ("focus_pending", "at_dd", "unconscious", "dd_used", "delayed", "status", "next_roll_penalty")
+    names += ("grappled_by", "grappling")
+
+    def plain(st: DuelState, s: int) -> bytes:
+        return O._pack(O._bug_resources(st.bugs[s], st.obs_encoder.fixed.bugs[s], st.obs_encoder.fixed)[O.CONDITIONS])
+
+    def walk(st: DuelState, rng: Rng, steps: int) -> None:
+        for _ in range(steps):
+            for seat in (0, 1):
+                st.observation(seat)  # keeps both pieces
+            before = [[getattr(b, n) for n in names] for b in st.bugs]
+            if st.is_terminal():
+                return
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+            else:
+                legal = st.legal_actions()
+                rare = [a for a in legal if ACTIONS[a].kind in (Kind.GRAPPLE, Kind.ESCAPE, Kind.FOCUS, Kind.ATTACK)]
+                pick = rare if rare and rng.random() < 0.5 else legal
+                st.apply_action(pick[int(rng.random() * len(pick))])
+            for s, b in enumerate(st.bugs):
+                changed.update(n for n, v in zip(names, before[s], strict=True) if getattr(b, n) != v)
+                assert b.conditions_piece is None or b.conditions_piece == plain(st, s), (s, st.phase)
+
+    for seed in range(80):
+        st, rng = DuelState(cfg), Rng(300 + seed)
+        walk(st, rng, 30)
+        twin = st.clone()
+        walk(twin, Rng(1300 + seed), 400)
+        walk(st, rng, 400)
+    assert changed == set(names) - unmet
