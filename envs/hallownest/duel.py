@@ -876,10 +876,9 @@ class DuelState(State[int]):
         seat = self.active
         me, foe = self.bugs[seat], self.bugs[1 - seat]
         st = me.stamina
-        mx, my, fx, fy = me.x, me.y, foe.x, foe.y
-        place = t.places[seat][mx][my][fx][fy]
+        place = t.places[seat][me.x][me.y][foe.x][foe.y]  # the cells read in the subscripts (no locals for them)
         if place is None:
-            place = t.place(seat, mx, my, fx, fy, self.arena)
+            place = t.place(seat, me.x, me.y, foe.x, foe.y, self.arena)
         in_reach, adjacent, steps, dashes, retreats, every_move = place
         out = [END_TURN_ID]
         # no bug is dead in a turn (a death ends the duel): the dead bugs' part of the plain rules is left out
