@@ -349,7 +349,7 @@ class Encoder:
         me, foe = st.bugs[seat], st.bugs[1 - seat]
         shared = (st, seat, fixed)  # _shared_features' arguments
         # the position tree's root is its dx level (a fixed size); the seat picks the tree
-        path = (foe.x - me.x, foe.y - me.y)
+        path: tuple[int, ...] = (foe.x - me.x, foe.y - me.y)
         pieces.append(self._piece(self.position, seat, path, self._sizes, _shared_features, shared, POSITION))
         path = (st.round, st.active, st.phase)
         pieces.append(self._piece(self.context, seat, path, grow, _shared_features, shared, CONTEXT))
