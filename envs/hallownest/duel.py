@@ -465,10 +465,8 @@ class Bug:
         "provoked_used",
         "initiative",
         "conditions_piece",
-        "moves_piece",
     )
-    """The slots; every one but the last two (the kept observation pieces, ``KEPT``) is a number of the rules."""
-    KEPT = 2
+    """The slots; every one but the last (the kept observation piece) is a number of the rules."""
     __slots__ = FIELDS  # no instance dict: attribute reads stay the interpreter's fast slot reads, clones too
 
     def __init__(self, profile: R.Profile, x: int, y: int) -> None:
@@ -503,9 +501,6 @@ class Bug:
         # status, next_roll_penalty, grappled_by, grappling), kept until one of them changes: each rule that changes
         # one sets it back to None (test_fast_paths checks the kept piece after every transition of random duels)
         self.conditions_piece: bytes | None = None
-        # and its piece of this turn's moves (attacks_made, speed_left, jumped, over_target, free_move), kept until the
-        # bug acts in its turn (apply_action), its turn starts or ends, or a pogo bounces it
-        self.moves_piece: bytes | None = None
 
     def fields(self) -> tuple[Hashable, ...]:
         """The changing numbers, for :meth:`DuelState.key`."""
@@ -547,7 +542,6 @@ class Bug:
             b.provoked_used,
             b.initiative,
             b.conditions_piece,
-            b.moves_piece,
         ) = _BUG_ALL(self)
         return b
 
@@ -659,7 +653,7 @@ class Attack:
 
 _new_object = object.__new__
 _BUG_ALL = attrgetter(*Bug.FIELDS)  # a bug's slots as a tuple, in FIELDS order (one C call)
-_BUG_CHANGING = attrgetter(*Bug.FIELDS[1 : -Bug.KEPT])  # all but the profile and the kept observation pieces
+_BUG_CHANGING = attrgetter(*Bug.FIELDS[1:-1])  # all but the profile and the kept observation piece
 _ATTACK_ALL = attrgetter(*Attack.FIELDS)
 
 
@@ -1033,9 +1027,7 @@ class DuelState(State[int]):
         self._legal = None
         ph = self.phase
         if ph is TURN:
-            me = self.bugs[self.active]
-            me.over_target = False  # Rule 21: any action ends a move over the target
-            me.moves_piece = None  # a turn action changes the moves of the bug acting (every moves field is set here)
+            self.bugs[self.active].over_target = False  # Rule 21: any action ends a move over the target
             _TURN_HANDLERS[action](self)
             return
         s = ACTIONS[action]
@@ -1223,7 +1215,6 @@ class DuelState(State[int]):
         b.jumped = False
         b.over_target = False
         b.free_move = 0
-        b.moves_piece = None
         b.adj_moved = 0
         if self.narrating:
             self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)
@@ -1304,7 +1295,6 @@ class DuelState(State[int]):
         b.jumped = False
         b.over_target = False
         b.free_move = 0
-        b.moves_piece = None
         self.turn_idx += 1
         if self.turn_idx >= len(self.order):
             self.turn_idx = 0
@@ -1492,7 +1482,6 @@ class DuelState(State[int]):
         if atk.kind == A_POGO:
             if R.pogo_outcome(hit, parried) is POGO_BOUNCE:
                 me.free_move = k.pogo_free_move
-                me.moves_piece = None
                 if self.narrating:
                     self.narrate("pogo", f"{me.name} bounces off {foe.name} (free move {me.free_move}).", atk.attacker)
             else:

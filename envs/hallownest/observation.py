@@ -376,9 +376,9 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     array; almost every combination of pieces is new, so the joined vector is not kept. Each piece is found by one
     subscript per field it reads, in the order :meth:`Encoder.fill` plants it in; a piece not packed yet ends the
     lookups in an ``IndexError`` (a level not grown that far) or a ``TypeError`` (a level not made, ``None[...]``,
-    or a ``None`` piece in the join), and :meth:`Encoder.fill` packs it. A bug's conditions and moves pieces are read
-    from the bug itself while it holds them (``Bug.conditions_piece``, ``Bug.moves_piece``: dropped where what they
-    read changes) and kept there when found. This runs every step: no call per bug or per piece.
+    or a ``None`` piece in the join), and :meth:`Encoder.fill` packs it. A bug's conditions piece is read from the
+    bug itself while it holds one (``Bug.conditions_piece``, dropped by the rules that change a condition) and
+    kept there when found. This runs every step: no call per bug or per piece.
     """
     enc = st.obs_encoder
     bugs = st.bugs
@@ -399,27 +399,16 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
             theirs = them.conditions_piece = enc.conditions[foe][them.focus_pending][them.at_dd][them.unconscious][
                 them.dd_used
             ][them.delayed][them.status][them.next_roll_penalty][them.grappled_by][them.grappling]
-        # and so is each bug's moves piece (Bug.moves_piece) until the bug acts or a turn starts or ends: the bug not
-        # in its turn keeps its own (two of its five fields are flags)
-        my_moves, their_moves = me.moves_piece, them.moves_piece
-        if my_moves is None:
-            my_moves = me.moves_piece = enc.moves[seat][me.attacks_made][me.speed_left][me.jumped][me.over_target][
-                me.free_move
-            ]
-        if their_moves is None:
-            their_moves = them.moves_piece = enc.moves[foe][them.attacks_made][them.speed_left][them.jumped][
-                them.over_target
-            ][them.free_move]
         # one list display of the eleven pieces: no partial tuple, no starred unpacking into it
         joined = _JOIN(
             [
                 enc.pools[seat][me.heart][me.stamina][me.imbalance][me.soul],
                 mine,
-                my_moves,
+                enc.moves[seat][me.attacks_made][me.speed_left][me.jumped][me.over_target][me.free_move],
                 cells[seat][me.x][me.y],
                 enc.pools[foe][them.heart][them.stamina][them.imbalance][them.soul],
                 theirs,
-                their_moves,
+                enc.moves[foe][them.attacks_made][them.speed_left][them.jumped][them.over_target][them.free_move],
                 cells[foe][them.x][them.y],
                 enc.position[seat][them.x - me.x][them.y - me.y],
                 enc.context[seat][st.round][st.active][st.phase],
