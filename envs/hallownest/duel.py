@@ -922,7 +922,7 @@ class DuelState(State[int]):
             most = st - t.escape_cost
             if most >= 0:
                 out += t.escape[most]
-        if t.focus_enabled and me.focus_pending == 0 and me.soul > 0:
+        if me.soul > 0 and me.focus_pending == 0 and t.focus_enabled:  # Soul first: it runs out, and stays out
             out += t.focus[me.soul]
         return sorted(out) if t.sort else out
 
