@@ -151,7 +151,8 @@ class Arena:
 
     ``steps[cell]`` lists ``(direction, neighbour)`` inside the arena; ``dashes[cell]`` lists
     ``(direction, path)`` of the dashes / jumps whose whole line stays inside (the last cell is the
-    landing); ``lines[cell][direction]`` holds the cells a retreat could cross, nearest first.
+    landing), and ``dash_paths[cell][direction]`` holds the same paths by direction; ``lines[cell][direction]``
+    holds the cells a retreat could cross, nearest first.
     ``contact_table`` holds what :meth:`contacts` worked out (the duel's move path reads it directly), and
     ``step_contacts[x][y][fx][fy]`` what it gives a one-cell step into ``(x, y)`` with the foe at ``(fx, fy)``, for
     every pair of cells (nested lists: a step looks its contacts up without building a key).
@@ -174,6 +175,7 @@ class Arena:
                     dashes.append((d, path))
                 lines[d] = tuple(x for x in R.dash_path(c, d.delta, retreat) if x in inside)
             self.steps[c], self.dashes[c], self.lines[c] = tuple(steps), tuple(dashes), lines
+        self.dash_paths: dict[Cell, dict[Direction, tuple[Cell, ...]]] = {c: dict(d) for c, d in self.dashes.items()}
         self._moves: dict[tuple[Cell, tuple[Cell, ...]], tuple[list[int], list[int], list[int]]] = {}
         self.contact_table: dict[tuple[tuple[Cell, ...], Cell], tuple[int, bool]] = {}
         self.step_contacts: list[list[list[list[tuple[int, bool]]]]] = [
@@ -1690,8 +1692,9 @@ class DuelState(State[int]):
     def _dash(self, d: Direction) -> None:
         """Rule 15: dash / jump: 1 Stamina, 2 cells, no Speed; the bug counts as airborne for a pogo (Rule 21)."""
         me = self.bugs[self.active]
-        path = self._dash_path(me, d)
-        assert path is not None
+        # _dash_path without its search and its landing test: the dash was legal, so its line stays inside and
+        # its landing is free (the legal dashes are the arena's with the landing free, Arena.moves)
+        path = self.arena.dash_paths[(me.x, me.y)][d]
         if not self._spend(self.active, self.k.movement_dash_cost):
             return
         me.x, me.y = path[-1]

@@ -705,3 +705,33 @@ def test_kept_conditions_piece_is_the_piece_of_the_bugs_conditions(
         walk(twin, Rng(1300 + seed), 400)
         walk(st, rng, 400)
     assert changed == set(names) - unmet
+
+
+@pytest.mark.parametrize(
+    "arena",
+    [
+        {},
+        {"kind": "grid", "width": 5, "height": 4, "start": [[0, 3], [4, 0]]},
+        {"kind": "grid", "start": [[0, 0], [1, 1]]},
+    ],
+)
+def test_a_legal_dash_takes_the_path_the_plain_rule_finds(arena: dict[str, object]) -> None:
+    """_dash reads its path from Arena.dash_paths without _dash_path's landing test: for every dash offered in the
+    turns of seeded random duels the table's path is the one _dash_path finds (inside, landing free), and the bug
+    lands at its end."""
+    checked = 0
+    for st, legal in _random_decisions(config(arena=arena), range(500, 530)):
+        if st.phase != Phase.TURN:
+            continue
+        me = st.bugs[st.active]
+        for action in legal:
+            spec = ACTIONS[action]
+            if spec.kind == Kind.DASH:
+                assert spec.direction is not None
+                path = st.arena.dash_paths[(me.x, me.y)][spec.direction]
+                assert path == st._dash_path(me, spec.direction)
+                twin = st.clone()
+                twin.apply_action(action)
+                assert (twin.bugs[st.active].x, twin.bugs[st.active].y) == path[-1] or twin.is_terminal()
+                checked += 1
+    assert checked > 300
