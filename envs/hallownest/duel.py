@@ -1717,11 +1717,12 @@ class DuelState(State[int]):
         me = self.bugs[self.active]
         if not self._spend(self.active, k.movement_retreat_cost):
             return
-        occupied = self._occupied()
         line = self.arena.lines[(me.x, me.y)][d]
-        open_cells = 0
-        while open_cells < len(line) and line[open_cells] not in occupied:
-            open_cells += 1
+        # the open cells are those before the foe's: the line starts next to the bug, and in a turn both bugs live
+        # (the living bugs' cells, _occupied, are the two)
+        foe = self.bugs[1 - self.active]
+        foe_cell = (foe.x, foe.y)
+        open_cells = line.index(foe_cell) if foe_cell in line else len(line)
         moved = R.retreat_distance(k.movement_retreat_cells, me.speed_left, open_cells)
         if moved:
             me.x, me.y = line[moved - 1]

@@ -735,3 +735,44 @@ def test_a_legal_dash_takes_the_path_the_plain_rule_finds(arena: dict[str, objec
                 assert (twin.bugs[st.active].x, twin.bugs[st.active].y) == path[-1] or twin.is_terminal()
                 checked += 1
     assert checked > 300
+
+
+@pytest.mark.parametrize(
+    "arena",
+    [
+        {},
+        {"kind": "grid", "width": 5, "height": 4, "start": [[0, 3], [4, 0]]},
+        {"kind": "grid", "start": [[0, 0], [1, 1]]},
+    ],
+)
+def test_a_retreat_stops_where_the_plain_rule_stops_it(arena: dict[str, object]) -> None:
+    """_retreat counts the open cells of its line up to the foe's cell: for every retreat offered in the turns of
+    seeded random duels the bug ends where Rule 15 puts it, the line's cells counted until one the living bugs hold
+    (_occupied), at most its Speed left and the retreat's cells; a retreat the foe blocks is met."""
+    from envs.hallownest import rules as R
+
+    checked = blocked = 0
+    for st, legal in _random_decisions(config(arena=arena), range(600, 640)):
+        if st.phase != Phase.TURN:
+            continue
+        me = st.bugs[st.active]
+        for action in legal:
+            spec = ACTIONS[action]
+            if spec.kind != Kind.RETREAT:
+                continue
+            assert spec.direction is not None
+            line = st.arena.lines[(me.x, me.y)][spec.direction]
+            held = st._occupied()
+            open_cells = 0
+            while open_cells < len(line) and line[open_cells] not in held:
+                open_cells += 1
+            moved = R.retreat_distance(st.k.movement_retreat_cells, me.speed_left, open_cells)
+            want = line[moved - 1] if moved else (me.x, me.y)
+            twin = st.clone()
+            twin.apply_action(action)
+            if not twin.is_terminal():
+                assert (twin.bugs[st.active].x, twin.bugs[st.active].y) == want
+                assert twin.bugs[st.active].speed_left == me.speed_left - moved
+            checked += 1
+            blocked += open_cells < len(line)
+    assert checked > 300 and blocked > 10
