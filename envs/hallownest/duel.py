@@ -1212,11 +1212,9 @@ class DuelState(State[int]):
     def _begin_turn(self, seat: int) -> None:
         self.active = seat
         b = self.bugs[seat]
-        b.attacks_made = 0
+        # this turn's attacks, jump, move over the target and free move are already 0 / False: the bug's last turn
+        # ended in _end_turn, which clears them, and only a turn of the bug's own sets them (test_fast_paths checks)
         b.speed_left = b.p.speed
-        b.jumped = False
-        b.over_target = False
-        b.free_move = 0
         b.adj_moved = 0
         if self.narrating:
             self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)

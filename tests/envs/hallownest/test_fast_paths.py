@@ -776,3 +776,31 @@ def test_a_retreat_stops_where_the_plain_rule_stops_it(arena: dict[str, object])
             checked += 1
             blocked += open_cells < len(line)
     assert checked > 300 and blocked > 10
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {"pogo": {"needs_pass_over": False}, "arena": {"kind": "grid", "start": [[0, 0], [1, 1]]}},
+        {"unconscious": {"targetable": True}, "deaths_door": {"enabled": False}},
+    ],
+)
+def test_a_turn_starts_with_this_turns_moves_already_cleared(
+    sections: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """_begin_turn leaves attacks_made, jumped, over_target and free_move as they are: at every turn start of many
+    random duels (attacks, dashes, pogo bounces, provoked attacks, unconscious bugs) they are 0 / False already,
+    since the bug's last turn ended in _end_turn and nothing outside its own turn sets them."""
+    starts = []
+    plain = DuelState._begin_turn
+
+    def checked(self: DuelState, seat: int) -> None:
+        b = self.bugs[seat]
+        starts.append((b.attacks_made, b.jumped, b.over_target, b.free_move))
+        plain(self, seat)
+
+    monkeypatch.setattr(DuelState, "_begin_turn", checked)
+    for st, _ in _random_decisions(config(**sections), range(700, 760)):
+        assert st.phase is not None
+    assert len(starts) > 1000 and set(starts) == {(0, False, False, 0)}
