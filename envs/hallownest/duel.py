@@ -151,7 +151,8 @@ class Arena:
 
     ``steps[cell]`` lists ``(direction, neighbour)`` inside the arena; ``dashes[cell]`` lists
     ``(direction, path)`` of the dashes / jumps whose whole line stays inside (the last cell is the
-    landing); ``lines[cell][direction]`` holds the cells a retreat could cross, nearest first.
+    landing), and ``dash_paths[cell][direction]`` holds the same paths by direction; ``lines[cell][direction]``
+    holds the cells a retreat could cross, nearest first.
     ``contact_table`` holds what :meth:`contacts` worked out (the duel's move path reads it directly), and
     ``step_contacts[x][y][fx][fy]`` what it gives a one-cell step into ``(x, y)`` with the foe at ``(fx, fy)``, for
     every pair of cells (nested lists: a step looks its contacts up without building a key).
@@ -174,6 +175,7 @@ class Arena:
                     dashes.append((d, path))
                 lines[d] = tuple(x for x in R.dash_path(c, d.delta, retreat) if x in inside)
             self.steps[c], self.dashes[c], self.lines[c] = tuple(steps), tuple(dashes), lines
+        self.dash_paths: dict[Cell, dict[Direction, tuple[Cell, ...]]] = {c: dict(d) for c, d in self.dashes.items()}
         self._moves: dict[tuple[Cell, tuple[Cell, ...]], tuple[list[int], list[int], list[int]]] = {}
         self.contact_table: dict[tuple[tuple[Cell, ...], Cell], tuple[int, bool]] = {}
         self.step_contacts: list[list[list[list[tuple[int, bool]]]]] = [
@@ -216,7 +218,8 @@ def _arena(width: int, height: int, directions: tuple[Direction, ...], dash: int
     return Arena(width, height, directions, dash, retreat)
 
 
-Place = tuple[bool, bool, list[int], list[int], list[int]]  # TurnRows.place: in reach, adjacent, the move ids
+Place = tuple[bool, bool, list[int], list[int], list[int], list[int]]
+"""TurnRows.place: in reach, adjacent, the step, dash and retreat ids, and those three rows joined in that order."""
 
 
 class TurnRows:
@@ -241,6 +244,7 @@ class TurnRows:
         "grapple_enabled",
         "cover",
         "imbalance_cost",
+        "move_cost",
         "needs_pass_over",
         "pogo",
         "places",
@@ -284,6 +288,7 @@ class TurnRows:
         self.reach = tuple(R.attack_reach(p.weapon) for p in profiles)  # per seat
         self.ranged = tuple(p.weapon.ranged for p in profiles)  # per seat: a ranged weapon cannot pogo
         self.dash_cost, self.retreat_cost = k.movement_dash_cost, k.movement_retreat_cost
+        self.move_cost = max(self.dash_cost, self.retreat_cost)  # the Stamina that opens a dash and a retreat
         self.imbalance_cost, self.delayed_cost = k.imbalance_clear_cost, k.delayed_removal_cost
         self.status_cost = k.status_removal_cost
         self.sort = sort
@@ -299,14 +304,19 @@ class TurnRows:
 
         Whether its weapon reaches the foe (Rule 11) and whether they are adjacent (Rules 16, 21), each only
         when the foe's cell is not in full cover (Rule 19), and its step, dash and retreat ids with both cells
-        held (Rule 15): the part of a turn's options the cells fix.
+        held (Rule 15): the part of a turn's options the cells fix; last, the three move rows joined (a bug with
+        Speed left and the Stamina for both a dash and a retreat has all of them open).
         """
         dist = R.chebyshev((mx, my), (fx, fy))
         open_to_attack = R.can_be_targeted(self.cover.get((fx, fy), 0))  # Rule 19: full cover shields the foe
+        steps, dashes, retreats = arena.moves((mx, my), ((mx, my), (fx, fy)))
         found = self.places[seat][mx][my][fx][fy] = (
             open_to_attack and dist <= self.reach[seat],
             open_to_attack and dist == R.ADJACENT,
-            *arena.moves((mx, my), ((mx, my), (fx, fy))),
+            steps,
+            dashes,
+            retreats,
+            [*steps, *dashes, *retreats],
         )
         return found
 
@@ -456,7 +466,9 @@ class Bug:
         "adj_moved",
         "provoked_used",
         "initiative",
+        "conditions_piece",
     )
+    """The slots; every one but the last (the kept observation piece) is a number of the rules."""
     __slots__ = FIELDS  # no instance dict: attribute reads stay the interpreter's fast slot reads, clones too
 
     def __init__(self, profile: R.Profile, x: int, y: int) -> None:
@@ -487,6 +499,10 @@ class Bug:
         self.adj_moved = 0
         self.provoked_used = False  # made its provoked attack this round
         self.initiative = 0
+        # observation.py's packed piece of the nine conditions (focus_pending, at_dd, unconscious, dd_used, delayed,
+        # status, next_roll_penalty, grappled_by, grappling), kept until one of them changes: each rule that changes
+        # one sets it back to None (test_fast_paths checks the kept piece after every transition of random duels)
+        self.conditions_piece: bytes | None = None
 
     def fields(self) -> tuple[Hashable, ...]:
         """The changing numbers, for :meth:`DuelState.key`."""
@@ -527,6 +543,7 @@ class Bug:
             b.adj_moved,
             b.provoked_used,
             b.initiative,
+            b.conditions_piece,
         ) = _BUG_ALL(self)
         return b
 
@@ -638,7 +655,7 @@ class Attack:
 
 _new_object = object.__new__
 _BUG_ALL = attrgetter(*Bug.FIELDS)  # a bug's slots as a tuple, in FIELDS order (one C call)
-_BUG_CHANGING = attrgetter(*Bug.FIELDS[1:])  # all but the profile
+_BUG_CHANGING = attrgetter(*Bug.FIELDS[1:-1])  # all but the profile and the kept observation piece
 _ATTACK_ALL = attrgetter(*Attack.FIELDS)
 
 
@@ -678,6 +695,7 @@ class DuelState(State[int]):
         "_soak_mod",
         "_focus_auto",
         "_legal",
+        "to_move",
         "grapple_on",
         "obs_encoder",
         "_defense_options",
@@ -711,6 +729,7 @@ class DuelState(State[int]):
         self.maneuverability = setup.maneuverability
         self.bugs = [Bug(profile, x, y) for profile, (x, y) in zip(setup.profiles, setup.starts, strict=True)]
         self.phase = INITIATIVE
+        self.to_move = CHANCE  # current_player(), kept with the phase (an initiative roll comes first)
         self.init_seat = 0
         self.order: list[int] = [0, 1]
         self.turn_idx = 0
@@ -749,14 +768,12 @@ class DuelState(State[int]):
     # ---------------------------------------------------------------------------------------------
     # protocol
     def current_player(self) -> int:
-        ph = self.phase
-        if ph is TURN:
-            return self.active
-        if ph in CHANCE_PHASES:
-            return CHANCE
-        if ph is OVER:
-            return TERMINAL
-        return self.decider
+        """The seat to move (the active bug in a turn, the deciding one in a reaction), ``CHANCE`` or ``TERMINAL``.
+
+        Kept in ``to_move`` where the phase changes, as each phase says: the adapter asks it about five times per
+        step, and a slot read is a third of the phase tests (test_fast_paths checks it after every transition).
+        """
+        return self.to_move
 
     def clone(self) -> DuelState:
         new = DuelState.__new__(DuelState)
@@ -861,15 +878,15 @@ class DuelState(State[int]):
         seat = self.active
         me, foe = self.bugs[seat], self.bugs[1 - seat]
         st = me.stamina
-        mx, my, fx, fy = me.x, me.y, foe.x, foe.y
-        place = t.places[seat][mx][my][fx][fy]
+        place = t.places[seat][me.x][me.y][foe.x][foe.y]  # the cells read in the subscripts (no locals for them)
         if place is None:
-            place = t.place(seat, mx, my, fx, fy, self.arena)
-        in_reach, adjacent, steps, dashes, retreats = place
+            place = t.place(seat, me.x, me.y, foe.x, foe.y, self.arena)
+        in_reach, adjacent, steps, dashes, retreats, every_move = place
         out = [END_TURN_ID]
+        # no bug is dead in a turn (a death ends the duel): the dead bugs' part of the plain rules is left out
         # Rules 11, 16, 21 (_turn_attacks): R.can_target (the cover part in the place), R.attack_budget,
         # R.pogo_allowed; out of reach (the common case) the foe's conditions are not read
-        if (in_reach or adjacent) and not foe.dead and (t.unconscious_targetable or not foe.unconscious):
+        if (in_reach or adjacent) and (t.unconscious_targetable or not foe.unconscious):
             budget = st - me.attacks_made * t.tax
             if budget < 0:
                 budget = 0
@@ -884,17 +901,18 @@ class DuelState(State[int]):
         grappled = True
         if me.grappled_by == NOBODY:
             grappled = False
-            if me.dead or foe.dead:  # never on a turn (a death ends the duel), but the plain rule allows it
-                steps, dashes, retreats = self.arena.moves((mx, my), self._occupied())
-            speed = False
-            if me.speed_left > 0:
-                speed = True
-            if speed or me.free_move > 0:
-                out += steps
-            if st >= t.dash_cost:
-                out += dashes
-            if speed and st >= t.retreat_cost:
-                out += retreats
+            if me.speed_left > 0 and st >= t.move_cost:  # the common case: every step, dash and retreat is open
+                out += every_move
+            else:
+                speed = False
+                if me.speed_left > 0:
+                    speed = True
+                if speed or me.free_move > 0:
+                    out += steps
+                if st >= t.dash_cost:
+                    out += dashes
+                if speed and st >= t.retreat_cost:
+                    out += retreats
         # Rules 10, 16, 17, 18, 20 (_turn_others)
         if me.imbalance > 0 and st >= t.imbalance_cost:
             out.append(CLEAR_IMBALANCE_ID)
@@ -906,7 +924,7 @@ class DuelState(State[int]):
             most = st - t.escape_cost
             if most >= 0:
                 out += t.escape[most]
-        if t.focus_enabled and me.focus_pending == 0 and me.soul > 0:
+        if me.soul > 0 and me.focus_pending == 0 and t.focus_enabled:  # Soul first: it runs out, and stays out
             out += t.focus[me.soul]
         return sorted(out) if t.sort else out
 
@@ -1110,7 +1128,7 @@ class DuelState(State[int]):
 
     # -- helpers ---------------------------------------------------------------------------------
     def _set_roll(self, phase: Phase, dice: int, rerolls: int) -> None:
-        self.phase = phase
+        self.phase, self.to_move = phase, CHANCE
         # tuple.__new__ builds the same PendingRoll without the NamedTuple's Python-level __new__
         # (comparisons in place of max(0, ...): the same ints without two builtin calls)
         self.roll = _new_tuple(
@@ -1120,7 +1138,9 @@ class DuelState(State[int]):
     def _roll_penalty(self, b: Bug) -> int:
         """Rules 8, 18: the bug's roll penalty now; a Fang's next-roll penalty is used up by it."""
         pen = R.roll_penalty(b.next_roll_penalty, b.status, b.status_penalty)
-        b.next_roll_penalty = 0
+        if b.next_roll_penalty:  # used up: a condition changes (else it stays 0 and the kept piece holds)
+            b.next_roll_penalty = 0
+            b.conditions_piece = None
         return pen
 
     def _grapple_penalty(self, b: Bug) -> int:
@@ -1147,6 +1167,7 @@ class DuelState(State[int]):
             if self.narrating:
                 self.narrate("focus", f"{b.name} spends Stamina: the focus is lost.", seat)
             b.focus_pending = 0
+            b.conditions_piece = None
         if dies:
             self._kill(seat, "Stamina ran out at Death's Door")
             return False
@@ -1158,7 +1179,7 @@ class DuelState(State[int]):
         winner = 1 - seat
         if self.narrating:
             self.narrate("death", f"{b.name} dies ({why}).", seat)
-        self.phase = OVER
+        self.phase, self.to_move = OVER, TERMINAL
         self.finish(
             winner,
             EndReason.KNOCKOUT,
@@ -1191,11 +1212,9 @@ class DuelState(State[int]):
     def _begin_turn(self, seat: int) -> None:
         self.active = seat
         b = self.bugs[seat]
-        b.attacks_made = 0
+        # this turn's attacks, jump, move over the target and free move are already 0 / False: the bug's last turn
+        # ended in _end_turn, which clears them, and only a turn of the bug's own sets them (test_fast_paths checks)
         b.speed_left = b.p.speed
-        b.jumped = False
-        b.over_target = False
-        b.free_move = 0
         b.adj_moved = 0
         if self.narrating:
             self.narrate("turn", f"Round {self.round}: {b.name}'s turn.", seat)
@@ -1205,7 +1224,9 @@ class DuelState(State[int]):
             self._focus_auto = auto + mod
             self._set_roll(FOCUS_ROLL, dice, R.focus_rerolls(b.p.insight, self.k.focus_reroll_divisor))
             return
-        b.focus_pending = 0
+        if b.focus_pending:  # a focus of a bug that cannot act is lost (else it stays 0 and the kept piece holds)
+            b.focus_pending = 0
+            b.conditions_piece = None
         if b.delayed > 0:
             self._turn_start_delayed()
         else:  # nothing for Rule 17 to strike (the common case): straight on to the refill
@@ -1217,6 +1238,7 @@ class DuelState(State[int]):
         before = b.heart
         b.heart = R.focus_heal(b.heart, b.p.heart, successes, self._focus_auto)
         b.focus_pending = 0
+        b.conditions_piece = None  # the focus (and maybe Death's Door) is over
         if self.narrating:
             self.narrate(
                 "focus",
@@ -1235,6 +1257,7 @@ class DuelState(State[int]):
         b = self.bugs[self.active]
         if b.delayed > 0:
             dmg, b.delayed = R.delayed_tick(b.delayed)
+            b.conditions_piece = None
             if self.narrating:
                 self.narrate("delayed", f"{b.name} takes {dmg} {b.delayed_type or 'delayed'} damage.", self.active)
             if self._apply_damage(self.active, dmg, RESUME_TURN_START):
@@ -1260,13 +1283,14 @@ class DuelState(State[int]):
             )
         if self.grapple_on:
             self._check_grapple()
-        self.phase = TURN
+        self.phase, self.to_move = TURN, self.active
 
     def _end_turn(self) -> None:
         """Rules 11, 18, 22: the tax resets; status pools drop; the next bug acts; the round limit ends the duel."""
         b = self.bugs[self.active]
         if b.status > 0:
             b.status = R.status_tick(b.status, self.k.status_decay_per_turn)
+            b.conditions_piece = None
         b.attacks_made = 0
         b.jumped = False
         b.over_target = False
@@ -1278,7 +1302,7 @@ class DuelState(State[int]):
             for x in self.bugs:
                 x.provoked_used = False
             if R.time_limit_reached(self.round, self.k.duel_max_rounds):
-                self.phase = OVER
+                self.phase, self.to_move = OVER, TERMINAL
                 self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], f"{self.k.duel_max_rounds} rounds")
                 return
         self._begin_turn(self.order[self.turn_idx])
@@ -1298,6 +1322,7 @@ class DuelState(State[int]):
         if not self._spend(self.active, self.k.delayed_removal_cost):
             return
         b.delayed -= 1
+        b.conditions_piece = None
         if self.narrating:
             self.narrate("delayed", f"{b.name} tends the wound (delayed damage {b.delayed}).", self.active)
 
@@ -1307,6 +1332,7 @@ class DuelState(State[int]):
         if not self._spend(self.active, self.k.status_removal_cost):
             return
         b.status -= 1
+        b.conditions_piece = None
         if self.narrating:
             self.narrate("status", f"{b.name} shakes off {b.status_name} (pool {b.status}).", self.active)
 
@@ -1370,6 +1396,7 @@ class DuelState(State[int]):
         if not atk.defense_decided:
             if R.defense_offered(atk.att_succ, atk.att_rolled) and self._can_defend(atk.target):
                 self.phase, self.decider = DEFENSE, atk.target
+                self.to_move = atk.target
                 return
             atk.defense_decided = True
         if not atk.att_rolled:
@@ -1497,6 +1524,8 @@ class DuelState(State[int]):
                 "damage", f"{foe.name}'s Shell soaks {min(soaked, atk.damage)}: {dmg} damage.", atk.target, damage=dmg
             )
         w = me.p.weapon
+        if w.next_roll_penalty or w.delayed_damage or w.status:  # the weapon leaves a condition on the foe
+            foe.conditions_piece = None
         if w.next_roll_penalty:
             foe.next_roll_penalty = R.fang_penalty(foe.next_roll_penalty, w.next_roll_penalty)
         if w.delayed_damage:
@@ -1535,6 +1564,7 @@ class DuelState(State[int]):
             self._kill(seat, "Heart 0")
             return True
         self.phase, self.decider, self.resume = HEART_ZERO, seat, resume
+        self.to_move = seat
         return True
 
     # -- Rule 14: Heart 0 ------------------------------------------------------------------------
@@ -1543,6 +1573,7 @@ class DuelState(State[int]):
         seat = self.decider
         b = self.bugs[seat]
         k = self.k
+        b.conditions_piece = None  # Death's Door or unconscious
         if kind == K_DEATHS_DOOR:
             b.stamina = R.deaths_door_stamina(b.stamina, b.p.stamina, b.dd_used, k.deaths_door_once_per_rest)
             b.dd_used = True
@@ -1578,6 +1609,7 @@ class DuelState(State[int]):
             can_act, grappled = not (tgt.dead or tgt.unconscious), tgt.grappled_by != NOBODY  # Bug.can_act, .grappled
             if R.dodge_move_offered(True, self.k.dodge_move_cells, can_act, grappled, room):
                 self.phase, self.decider = DODGE_MOVE, atk.target
+                self.to_move = atk.target
                 return
         self._back_to_turn()
 
@@ -1588,7 +1620,7 @@ class DuelState(State[int]):
             self._check_grapple()
         b = self.bugs[self.active]
         if not (b.dead or b.unconscious):  # Bug.can_act
-            self.phase = TURN
+            self.phase, self.to_move = TURN, self.active
         else:
             self._end_turn()
 
@@ -1631,6 +1663,7 @@ class DuelState(State[int]):
             if self.narrating:
                 self.narrate("provoke", f"{me.name} moves past {foe.name} and provokes an attack.", seat)
             self.phase, self.decider = PROVOKED, 1 - seat
+            self.to_move = self.decider
 
     def _step(self, d: Direction) -> None:
         me = self.bugs[self.active]
@@ -1657,8 +1690,9 @@ class DuelState(State[int]):
     def _dash(self, d: Direction) -> None:
         """Rule 15: dash / jump: 1 Stamina, 2 cells, no Speed; the bug counts as airborne for a pogo (Rule 21)."""
         me = self.bugs[self.active]
-        path = self._dash_path(me, d)
-        assert path is not None
+        # _dash_path without its search and its landing test: the dash was legal, so its line stays inside and
+        # its landing is free (the legal dashes are the arena's with the landing free, Arena.moves)
+        path = self.arena.dash_paths[(me.x, me.y)][d]
         if not self._spend(self.active, self.k.movement_dash_cost):
             return
         me.x, me.y = path[-1]
@@ -1681,11 +1715,12 @@ class DuelState(State[int]):
         me = self.bugs[self.active]
         if not self._spend(self.active, k.movement_retreat_cost):
             return
-        occupied = self._occupied()
         line = self.arena.lines[(me.x, me.y)][d]
-        open_cells = 0
-        while open_cells < len(line) and line[open_cells] not in occupied:
-            open_cells += 1
+        # the open cells are those before the foe's: the line starts next to the bug, and in a turn both bugs live
+        # (the living bugs' cells, _occupied, are the two)
+        foe = self.bugs[1 - self.active]
+        foe_cell = (foe.x, foe.y)
+        open_cells = line.index(foe_cell) if foe_cell in line else len(line)
         moved = R.retreat_distance(k.movement_retreat_cells, me.speed_left, open_cells)
         if moved:
             me.x, me.y = line[moved - 1]
@@ -1709,9 +1744,10 @@ class DuelState(State[int]):
 
     # -- Rule 16: grapple ------------------------------------------------------------------------
     def _grapples_changed(self) -> None:
-        """Keep ``grapple_on`` (whether a bug is grappled) after a grapple starts or ends."""
+        """Keep ``grapple_on`` (whether a bug is grappled) after a grapple starts or ends; the kept conditions go."""
         a, b = self.bugs
         self.grapple_on = a.grappled_by != NOBODY or b.grappled_by != NOBODY
+        a.conditions_piece = b.conditions_piece = None  # grappled_by and grappling are conditions
 
     def _check_grapple(self) -> None:
         """Rule 16: a grapple ends when the two are no longer adjacent or the grappler cannot act.
@@ -1741,6 +1777,7 @@ class DuelState(State[int]):
         if self.narrating:
             self.narrate("escape", f"{me.name} struggles to break free ({dice} dice).", self.active)
         self.phase, self.decider = RESIST, me.grappled_by
+        self.to_move = self.decider
         self._escape_rerolls = rr
 
     def _resist_escape(self, invested: int) -> None:
@@ -1778,6 +1815,7 @@ class DuelState(State[int]):
         me = self.bugs[self.active]
         me.soul -= soul
         me.focus_pending = soul
+        me.conditions_piece = None
         if self.narrating:
             self.narrate("focus", f"{me.name} focuses {soul} Soul.", self.active, soul=soul)
         self._end_turn()

@@ -291,12 +291,23 @@ class Encoder:
         self._held = 0  # pieces packed since the trees started afresh
 
     def _piece(
-        self, trees: list[Tree], seat: int, path: tuple[int, ...], sizes: tuple[int, ...], features: Any
+        self,
+        trees: list[Tree],
+        seat: int,
+        path: tuple[int, ...],
+        sizes: tuple[int, ...],
+        features: Callable[..., tuple[float, ...]],
+        args: tuple[Any, ...],
+        part: slice,
     ) -> bytes:
-        """The piece at ``path`` in ``trees[seat]``; if it is new, ``features`` packed and planted there."""
+        """The piece at ``path`` in ``trees[seat]``; if it is new, ``features(*args)[part]`` packed and planted there.
+
+        The features are worked out only for a new piece: a miss of :func:`encode_observation` looks up all eleven
+        pieces again here, and most of them are found.
+        """
         piece = _find(trees[seat], path)
         if piece is None:
-            piece = _pack(features)
+            piece = _pack(features(*args)[part])
             _plant(trees[seat], path, sizes, piece)
             self._held += 1
         return piece
@@ -304,7 +315,7 @@ class Encoder:
     def fill(self, st: DuelState, seat: int) -> bytearray:
         """The joined pieces of ``seat``'s observation, each looked up again and packed (and kept) if it is new.
 
-        The plain features of each block are worked out whole and sliced (this runs only when a piece is new).
+        The plain features of a new piece's block are worked out whole and sliced (this runs only when a piece is new).
         Past ``BLOCK_CACHE_LIMIT`` pieces every tree starts afresh (a long sweep of configs meets many).
         """
         if self._held >= BLOCK_CACHE_LIMIT:
@@ -315,8 +326,8 @@ class Encoder:
         pieces: list[bytes] = []
         for s in (seat, 1 - seat):
             b = st.bugs[s]
-            res = _bug_resources(b, fixed.bugs[s], fixed)
-            turn = _bug_turn(st, b, s, fixed)
+            res = (b, fixed.bugs[s], fixed)  # _bug_resources' arguments
+            turn = (st, b, s, fixed)  # _bug_turn's
             conditions = (
                 b.focus_pending,
                 b.at_dd,
@@ -330,22 +341,24 @@ class Encoder:
             )
             moves = (b.attacks_made, b.speed_left, b.jumped, b.over_target, b.free_move)
             pieces += (
-                self._piece(self.pools, s, (b.heart, b.stamina, b.imbalance, b.soul), grow, res[POOLS]),
-                self._piece(self.conditions, s, conditions, CONDITION_SIZES, res[CONDITIONS]),
-                self._piece(self.moves, s, moves, grow, turn[MOVES]),
-                self._piece(self.cells[first], s, (b.x, b.y), grow, turn[CELL]),
+                self._piece(self.pools, s, (b.heart, b.stamina, b.imbalance, b.soul), grow, _bug_resources, res, POOLS),
+                self._piece(self.conditions, s, conditions, CONDITION_SIZES, _bug_resources, res, CONDITIONS),
+                self._piece(self.moves, s, moves, grow, _bug_turn, turn, MOVES),
+                self._piece(self.cells[first], s, (b.x, b.y), grow, _bug_turn, turn, CELL),
             )
         me, foe = st.bugs[seat], st.bugs[1 - seat]
-        shared = _shared_features(st, seat, fixed)
+        shared = (st, seat, fixed)  # _shared_features' arguments
         # the position tree's root is its dx level (a fixed size); the seat picks the tree
-        pieces.append(self._piece(self.position, seat, (foe.x - me.x, foe.y - me.y), self._sizes, shared[POSITION]))
-        pieces.append(self._piece(self.context, seat, (st.round, st.active, st.phase), grow, shared[CONTEXT]))
+        path: tuple[int, ...] = (foe.x - me.x, foe.y - me.y)
+        pieces.append(self._piece(self.position, seat, path, self._sizes, _shared_features, shared, POSITION))
+        path = (st.round, st.active, st.phase)
+        pieces.append(self._piece(self.context, seat, path, grow, _shared_features, shared, CONTEXT))
         atk = st.atk
         if atk is None:
             pieces.append(NO_PENDING_PIECE)
         else:
             path = (atk.attacker, atk.kind, atk.att_succ, atk.invested, atk.dice, atk.att_rolled)
-            pieces.append(self._piece(self.pending, seat, path, grow, shared[PENDING]))
+            pieces.append(self._piece(self.pending, seat, path, grow, _shared_features, shared, PENDING))
         return _JOIN(pieces)
 
 
@@ -363,8 +376,9 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     array; almost every combination of pieces is new, so the joined vector is not kept. Each piece is found by one
     subscript per field it reads, in the order :meth:`Encoder.fill` plants it in; a piece not packed yet ends the
     lookups in an ``IndexError`` (a level not grown that far) or a ``TypeError`` (a level not made, ``None[...]``,
-    or a ``None`` piece in the join), and :meth:`Encoder.fill` packs it. This runs every step: no call per bug or
-    per piece.
+    or a ``None`` piece in the join), and :meth:`Encoder.fill` packs it. A bug's conditions piece is read from the
+    bug itself while it holds one (``Bug.conditions_piece``, dropped by the rules that change a condition) and
+    kept there when found. This runs every step: no call per bug or per piece.
     """
     enc = st.obs_encoder
     bugs = st.bugs
@@ -373,31 +387,35 @@ def encode_observation(st: DuelState, seat: int) -> np.ndarray:
     cells = enc.cells[st.order[0]]
     atk = st.atk
     try:
-        b = me
-        mine = (
-            enc.pools[seat][b.heart][b.stamina][b.imbalance][b.soul],
-            enc.conditions[seat][b.focus_pending][b.at_dd][b.unconscious][b.dd_used][b.delayed][b.status][
-                b.next_roll_penalty
-            ][b.grappled_by][b.grappling],
-            enc.moves[seat][b.attacks_made][b.speed_left][b.jumped][b.over_target][b.free_move],
-            cells[seat][b.x][b.y],
-        )
-        b = them
+        # each bug's conditions piece is kept on the bug (Bug.conditions_piece) until one of its nine conditions
+        # changes: they rarely do, and three of them are flags and two seats that may be NOBODY (-1), which a list
+        # subscript does not specialise for
+        mine, theirs = me.conditions_piece, them.conditions_piece
+        if mine is None:
+            mine = me.conditions_piece = enc.conditions[seat][me.focus_pending][me.at_dd][me.unconscious][me.dd_used][
+                me.delayed
+            ][me.status][me.next_roll_penalty][me.grappled_by][me.grappling]
+        if theirs is None:
+            theirs = them.conditions_piece = enc.conditions[foe][them.focus_pending][them.at_dd][them.unconscious][
+                them.dd_used
+            ][them.delayed][them.status][them.next_roll_penalty][them.grappled_by][them.grappling]
+        # one list display of the eleven pieces: no partial tuple, no starred unpacking into it
         joined = _JOIN(
-            (
-                *mine,
-                enc.pools[foe][b.heart][b.stamina][b.imbalance][b.soul],
-                enc.conditions[foe][b.focus_pending][b.at_dd][b.unconscious][b.dd_used][b.delayed][b.status][
-                    b.next_roll_penalty
-                ][b.grappled_by][b.grappling],
-                enc.moves[foe][b.attacks_made][b.speed_left][b.jumped][b.over_target][b.free_move],
-                cells[foe][b.x][b.y],
-                enc.position[seat][b.x - me.x][b.y - me.y],
+            [
+                enc.pools[seat][me.heart][me.stamina][me.imbalance][me.soul],
+                mine,
+                enc.moves[seat][me.attacks_made][me.speed_left][me.jumped][me.over_target][me.free_move],
+                cells[seat][me.x][me.y],
+                enc.pools[foe][them.heart][them.stamina][them.imbalance][them.soul],
+                theirs,
+                enc.moves[foe][them.attacks_made][them.speed_left][them.jumped][them.over_target][them.free_move],
+                cells[foe][them.x][them.y],
+                enc.position[seat][them.x - me.x][them.y - me.y],
                 enc.context[seat][st.round][st.active][st.phase],
                 NO_PENDING_PIECE
                 if atk is None
                 else enc.pending[seat][atk.attacker][atk.kind][atk.att_succ][atk.invested][atk.dice][atk.att_rolled],
-            )
+            ]
         )
     except (IndexError, TypeError):  # a piece met for the first time
         joined = enc.fill(st, seat)

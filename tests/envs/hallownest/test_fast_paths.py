@@ -141,12 +141,14 @@ def test_a_clone_is_independent_of_its_original() -> None:
     ],
 )
 def test_one_pass_turn_options_agree_with_the_direct_rules(sections: dict[str, object]) -> None:
-    """The turn options worked out in one pass (_turn_legal, from the config's id rows) and the defense options
-    memoised per config equal the plain _legal_turn / _legal_defense."""
+    """The turn options worked out in one pass (_turn_legal, from the config's id rows and the place's joined move
+    row) and the defense options memoised per config equal the plain _legal_turn / _legal_defense; no bug is dead in
+    a turn (the one pass leaves the dead bugs' part of the rules out)."""
     cfg = config(**sections)
     checked = defenses = 0
     for st, legal in _random_decisions(cfg, range(100, 140)):
         if st.phase == Phase.TURN:
+            assert not any(b.dead for b in st.bugs)
             assert legal == st._legal_turn() == st._turn_legal()
             checked += 1
         elif st.phase == Phase.DEFENSE:
@@ -582,3 +584,223 @@ def test_spending_away_from_deaths_door_is_the_plain_rule() -> None:
                     checked += 1
                     deaths += dies
     assert checked > 1000 and deaths > 50
+
+
+def _plain_player(st: DuelState) -> int:
+    """The seat to move read off the phase (the module docstring): the active bug in a turn, the deciding bug in a
+    reaction, chance at a roll, the end once the duel is over."""
+    from envs.core.game import CHANCE, TERMINAL
+    from envs.hallownest.actions import CHANCE_PHASES
+
+    if st.phase == Phase.TURN:
+        return st.active
+    if st.phase in CHANCE_PHASES:
+        return CHANCE
+    if st.phase == Phase.OVER:
+        return TERMINAL
+    return st.decider
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {"unconscious": {"targetable": True}, "deaths_door": {"enabled": False}},
+        {  # delayed damage and a status (turn starts that strike), a grid with room to dodge
+            "arena": {"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]},
+            "duel": {"bugs": [{"name": "A", "weapon": "venom_pin"}, {"name": "B", "weapon": "infected_nail"}]},
+        },
+    ],
+)
+def test_kept_player_to_move_equals_the_phase_rule(sections: dict[str, object]) -> None:
+    """DuelState.to_move (what current_player() returns) is kept where the phase changes: after every transition of
+    many random duels it is the seat the phase says, in clones that go their own way too, and every phase is met."""
+    cfg = config(**sections)
+    met: set[Phase] = set()
+
+    def walk(st: DuelState, rng: Rng, steps: int) -> None:
+        for _ in range(steps):
+            assert st.current_player() == _plain_player(st), st.phase
+            met.add(st.phase)
+            if st.is_terminal():
+                return
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+            else:
+                legal = st.legal_actions()
+                rare = [a for a in legal if ACTIONS[a].kind in (Kind.GRAPPLE, Kind.ESCAPE, Kind.FOCUS, Kind.DODGE)]
+                pick = rare if rare and rng.random() < 0.4 else legal  # seek grapples, escapes, focus and dodges out
+                st.apply_action(pick[int(rng.random() * len(pick))])
+
+    for seed in range(60):
+        st, rng = DuelState(cfg), Rng(700 + seed)
+        walk(st, rng, 40)
+        twin = st.clone()
+        walk(twin, Rng(1700 + seed), 400)
+        walk(st, rng, 400)
+    assert met == set(Phase)
+
+
+@pytest.mark.parametrize(
+    ("sections", "unmet"),
+    [
+        (  # a Fang's next-roll penalty, a status, grapples (two appendages), Death's Door and unconscious bugs
+            {
+                "duel": {
+                    "bugs": [{"name": "A", "weapon": "fang", "appendages": 2}, {"name": "B", "weapon": "venom_pin"}]
+                }
+            },
+            {"delayed"},
+        ),
+        (  # delayed damage and a status, unconscious bugs (no Death's Door), a grid
+            {
+                "arena": {"kind": "grid", "width": 4, "height": 3, "start": [[0, 2], [3, 0]]},
+                "unconscious": {"targetable": True},
+                "deaths_door": {"enabled": False},
+                "duel": {"bugs": [{"name": "A", "weapon": "infected_nail"}, {"name": "B", "weapon": "venom_pin"}]},
+            },
+            {"next_roll_penalty", "at_dd", "dd_used"},
+        ),
+    ],
+)
+def test_kept_conditions_piece_is_the_piece_of_the_bugs_conditions(
+    sections: dict[str, object], unmet: set[str]
+) -> None:
+    """Bug.conditions_piece (the observation's conditions piece, kept until a condition changes) is, after every
+    transition of many random duels and in clones going their own way, None or the piece the encoder's tree holds
+    for the bug's nine conditions (packed afresh from the plain features); every condition the config's weapons and
+    Heart 0 choices allow changes on the way."""
+    from envs.hallownest import observation as O
+
+    cfg = config(**sections)
+    changed: set[str] = set()
+    names = ("focus_pending", "at_dd", "unconscious", "dd_used", "delayed", "status", "next_roll_penalty")
+    names += ("grappled_by", "grappling")
+
+    def plain(st: DuelState, s: int) -> bytes:
+        return O._pack(O._bug_resources(st.bugs[s], st.obs_encoder.fixed.bugs[s], st.obs_encoder.fixed)[O.CONDITIONS])
+
+    def walk(st: DuelState, rng: Rng, steps: int) -> None:
+        for _ in range(steps):
+            for seat in (0, 1):
+                st.observation(seat)  # keeps both pieces
+            before = [[getattr(b, n) for n in names] for b in st.bugs]
+            if st.is_terminal():
+                return
+            if st.is_chance():
+                st.apply_chance(st.sample_chance(rng))
+            else:
+                legal = st.legal_actions()
+                rare = [a for a in legal if ACTIONS[a].kind in (Kind.GRAPPLE, Kind.ESCAPE, Kind.FOCUS, Kind.ATTACK)]
+                pick = rare if rare and rng.random() < 0.5 else legal
+                st.apply_action(pick[int(rng.random() * len(pick))])
+            for s, b in enumerate(st.bugs):
+                changed.update(n for n, v in zip(names, before[s], strict=True) if getattr(b, n) != v)
+                assert b.conditions_piece is None or b.conditions_piece == plain(st, s), (s, st.phase)
+
+    for seed in range(80):
+        st, rng = DuelState(cfg), Rng(300 + seed)
+        walk(st, rng, 30)
+        twin = st.clone()
+        walk(twin, Rng(1300 + seed), 400)
+        walk(st, rng, 400)
+    assert changed == set(names) - unmet
+
+
+@pytest.mark.parametrize(
+    "arena",
+    [
+        {},
+        {"kind": "grid", "width": 5, "height": 4, "start": [[0, 3], [4, 0]]},
+        {"kind": "grid", "start": [[0, 0], [1, 1]]},
+    ],
+)
+def test_a_legal_dash_takes_the_path_the_plain_rule_finds(arena: dict[str, object]) -> None:
+    """_dash reads its path from Arena.dash_paths without _dash_path's landing test: for every dash offered in the
+    turns of seeded random duels the table's path is the one _dash_path finds (inside, landing free), and the bug
+    lands at its end."""
+    checked = 0
+    for st, legal in _random_decisions(config(arena=arena), range(500, 530)):
+        if st.phase != Phase.TURN:
+            continue
+        me = st.bugs[st.active]
+        for action in legal:
+            spec = ACTIONS[action]
+            if spec.kind == Kind.DASH:
+                assert spec.direction is not None
+                path = st.arena.dash_paths[(me.x, me.y)][spec.direction]
+                assert path == st._dash_path(me, spec.direction)
+                twin = st.clone()
+                twin.apply_action(action)
+                assert (twin.bugs[st.active].x, twin.bugs[st.active].y) == path[-1] or twin.is_terminal()
+                checked += 1
+    assert checked > 300
+
+
+@pytest.mark.parametrize(
+    "arena",
+    [
+        {},
+        {"kind": "grid", "width": 5, "height": 4, "start": [[0, 3], [4, 0]]},
+        {"kind": "grid", "start": [[0, 0], [1, 1]]},
+    ],
+)
+def test_a_retreat_stops_where_the_plain_rule_stops_it(arena: dict[str, object]) -> None:
+    """_retreat counts the open cells of its line up to the foe's cell: for every retreat offered in the turns of
+    seeded random duels the bug ends where Rule 15 puts it, the line's cells counted until one the living bugs hold
+    (_occupied), at most its Speed left and the retreat's cells; a retreat the foe blocks is met."""
+    from envs.hallownest import rules as R
+
+    checked = blocked = 0
+    for st, legal in _random_decisions(config(arena=arena), range(600, 640)):
+        if st.phase != Phase.TURN:
+            continue
+        me = st.bugs[st.active]
+        for action in legal:
+            spec = ACTIONS[action]
+            if spec.kind != Kind.RETREAT:
+                continue
+            assert spec.direction is not None
+            line = st.arena.lines[(me.x, me.y)][spec.direction]
+            held = st._occupied()
+            open_cells = 0
+            while open_cells < len(line) and line[open_cells] not in held:
+                open_cells += 1
+            moved = R.retreat_distance(st.k.movement_retreat_cells, me.speed_left, open_cells)
+            want = line[moved - 1] if moved else (me.x, me.y)
+            twin = st.clone()
+            twin.apply_action(action)
+            if not twin.is_terminal():
+                assert (twin.bugs[st.active].x, twin.bugs[st.active].y) == want
+                assert twin.bugs[st.active].speed_left == me.speed_left - moved
+            checked += 1
+            blocked += open_cells < len(line)
+    assert checked > 300 and blocked > 10
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {"pogo": {"needs_pass_over": False}, "arena": {"kind": "grid", "start": [[0, 0], [1, 1]]}},
+        {"unconscious": {"targetable": True}, "deaths_door": {"enabled": False}},
+    ],
+)
+def test_a_turn_starts_with_this_turns_moves_already_cleared(
+    sections: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """_begin_turn leaves attacks_made, jumped, over_target and free_move as they are: at every turn start of many
+    random duels (attacks, dashes, pogo bounces, provoked attacks, unconscious bugs) they are 0 / False already,
+    since the bug's last turn ended in _end_turn and nothing outside its own turn sets them."""
+    starts = []
+    plain = DuelState._begin_turn
+
+    def checked(self: DuelState, seat: int) -> None:
+        b = self.bugs[seat]
+        starts.append((b.attacks_made, b.jumped, b.over_target, b.free_move))
+        plain(self, seat)
+
+    monkeypatch.setattr(DuelState, "_begin_turn", checked)
+    for st, _ in _random_decisions(config(**sections), range(700, 760)):
+        assert st.phase is not None
+    assert len(starts) > 1000 and set(starts) == {(0, False, False, 0)}
