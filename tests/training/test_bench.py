@@ -267,3 +267,17 @@ def test_fingerprints_do_not_depend_on_the_hash_seed():
         for h in (1, 2)
     }
     assert len(out) == 1 and out.pop().strip()
+
+
+def test_instructions_tool_steps_the_bench_loop_and_rejects_unknown_envs(capsys):
+    from training.bench.instructions import main, step_env
+
+    step_env("floor", 50)
+    step_env("rulebreaker/WickedAgeMelee-v0", 50)
+    with pytest.raises(SystemExit) as bad:
+        main(["rulebreaker/NoSuchEnv-v0"])
+    assert bad.value.code == 2
+    assert "unknown env id 'rulebreaker/NoSuchEnv-v0'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as order:
+        main(["--first", "10", "--last", "5", "floor"])
+    assert order.value.code == 2
