@@ -47,6 +47,9 @@ _STAGE_BUILD = Stage.BUILD
 _STAGE_TURN = Stage.TURN
 _TERMS_OFFERED = Terms.OFFERED
 _FLOAT32 = np.dtype(np.float32)
+_ARRAY = np.ndarray
+"""The array constructor over a buffer: ``np.ndarray(shape, dtype, buffer)`` is the array ``np.frombuffer`` makes of
+the whole buffer (writable, sharing it), for ~15% less of its call (no keyword parsing)."""
 _JOIN = bytearray().join
 """``bytearray.join``: a new bytearray of the parts (one copy, where ``bytearray(b"".join(...))`` makes two)."""
 _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
@@ -79,6 +82,8 @@ _ROTATIONS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
 )
 """The party slots' seats as ``seat`` sees a conflict of ``n`` parties (itself first, then the others in seat order),
 by ``n`` and ``seat``."""
+_SHAPES: tuple[tuple[int], ...] = tuple((observation_size(n),) for n in range(MAX_PARTIES + 1))
+"""The observation's shape by party count."""
 _ABSENT_BYTES: tuple[bytes, ...] = tuple(
     struct.pack(f"{len(_ABSENT)}f", *_ABSENT) * (party_slots(n) - n) for n in range(MAX_PARTIES + 1)
 )
@@ -280,4 +285,4 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         pend,
     )
     # joined straight into a fresh, writable bytearray (every row was filled above: no None is left)
-    return np.frombuffer(_JOIN(parts), _FLOAT32)  # type: ignore[arg-type]
+    return _ARRAY(_SHAPES[state.num_players], _FLOAT32, _JOIN(parts))  # type: ignore[arg-type]

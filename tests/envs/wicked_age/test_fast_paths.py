@@ -381,3 +381,33 @@ def test_dice_for_roll_is_each_picked_forms_dice_then_the_strength() -> None:
         plain = [d for f in picks for d in form_dice(dice, npc, f)] + ([st.die] if st is not None else [])
         assert dice_for_roll(dice, npc, picks, st) == tuple(plain)
         assert any(dice) == bool(form_loss_choices(dice))  # the consequence step's check for a size to lose
+
+
+@pytest.mark.parametrize(
+    ("scenario", "sections"),
+    [
+        ("duel", {}),
+        ("melee", {}),
+        ("melee", {"melee": {"parties": 5}, "owe_list": {"dice_per_entry": 2}}),
+        ("melee", {"advantage": {"tracking": "single", "keep_when_opponent_out": False}}),
+    ],
+)
+@pytest.mark.parametrize("seat", [0, 1])
+def test_kept_rows_of_a_seat_observing_only_at_its_own_decisions_match_plain(
+    scenario: str, sections: dict, seat: int
+) -> None:
+    """The env's pattern: one seat observes only where it decides (as ``GameEnv.step`` does), so the kept rows see
+    many changes between two observations (whole conflicts, other seats' turns) and must have been dropped for each;
+    every such observation equals the plain encoding. (The walks of the test above observe every seat at every node,
+    so there a row is dropped at most one node before it is read.)"""
+    cfg = config(**sections)
+    actions = RULESET.scenario(scenario).action_count(cfg)
+    state, rng, observed = new_game(scenario, cfg), Rng(17 + seat), 0
+    for _ in range(4000):
+        if state.current_player() == TERMINAL:
+            state = new_game(scenario, cfg)
+        if state.current_player() == seat:
+            assert state.observation(seat).tobytes() == plain_observation(state, seat).tobytes()
+            observed += 1
+        random_step(state, rng, actions)
+    assert observed > 500
