@@ -71,7 +71,7 @@ from envs.crossroads.dice import (
     face_classes,
     optimal_permutations,
 )
-from envs.crossroads.observation import encoder_of, observe
+from envs.crossroads.observation import MarkerSplices, encoder_of, observe
 from envs.crossroads.rules import (
     ALL_STATS,
     NO_FLAGS,
@@ -306,6 +306,7 @@ class CrossroadsState(State[Hashable]):
         "obs_changes",
         "obs_blocks",
         "obs_marks",
+        "obs_marked",
         "_sampled",
         "_next_admins",
         "_build_menus",
@@ -393,9 +394,11 @@ class CrossroadsState(State[Hashable]):
         filled by the encoder; ``obs_marks[seat]`` is the length of ``obs_changes`` the seat's block is
         up to date with (the encoder re-packs only the slots of the entities changed after that mark)."""
         self.obs_marks: list[int] = [0] * self.num_players
+        self.obs_marked: list[MarkerSplices] = [()] * self.num_players
+        """The confrontation markers written into each seat's block (``observe`` compares them with ``obs_markers``)."""
         self.obs_progress: bytes | None = None
         """The observation's scene and exit progress piece, kept until the scene number or the exits change."""
-        self.obs_markers: tuple[tuple[int, int, bytes], ...] | None = None
+        self.obs_markers: MarkerSplices | None = None
         """The observation's confrontation marker splices, kept until a side's entity (or the sides) change."""
         self._sampled: Dice | None = None
         """The roll :meth:`sample_chance` last drew at this roll node (cleared by every chance move).
@@ -1915,10 +1918,12 @@ class CrossroadsState(State[Hashable]):
             new.obs_changes = list(self.obs_changes)
             new.obs_blocks = [None if b is None else bytearray(b) for b in self.obs_blocks]  # patched in place
             new.obs_marks = list(self.obs_marks)
+            new.obs_marked = list(self.obs_marked)
         else:  # a long log nobody encoded from (a search's playouts): the clone starts afresh
             new.obs_changes = []
             new.obs_blocks = [None] * self.num_players
             new.obs_marks = [0] * self.num_players
+            new.obs_marked = [()] * self.num_players
         return new
 
 
