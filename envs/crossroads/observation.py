@@ -135,6 +135,7 @@ class Encoder:
         "no_head",
         "admins",
         "head_admins",
+        "seat_heads",
         "pack_progress",
         "dice_pieces",
         "no_dice",
@@ -188,6 +189,17 @@ class Encoder:
             for p in range(len(Phase))
         )
         """The context one-hot, "to move" and the Admin one-hot as one piece, by phase, to move, relative Admin."""
+        self.seat_heads = tuple(
+            tuple(
+                tuple(
+                    tuple(self.head_admins[p][actor == seat][(admin - seat) % players] for admin in range(players))
+                    for actor in range(players)
+                )
+                for p in range(len(Phase))
+            )
+            for seat in range(players)
+        )
+        """``head_admins`` as each seat sees it, by observer, phase, actor, Admin (subscripts, no arithmetic)."""
         self.pack_progress = struct.Struct(f"{_DICE - _SCENE}f").pack
         self.dice_pieces = _DiceBytes(struct.Struct(f"{_SUCCESSES - _DICE}f").pack)
         self.no_dice = bytes(4 * (_SUCCESSES - _DICE))
@@ -520,7 +532,7 @@ def observe(st: CrossroadsState, seat: int) -> np.ndarray:
     """
     enc = st.encoder
     p = st.phase
-    head = enc.head_admins[p][st.actor == seat][(st.admin - seat) % enc.players]
+    head = enc.seat_heads[seat][p][st.actor][st.admin]
     progress = st.obs_progress  # kept on the state until the scene number or the exits change
     if progress is None:
         progress = st.obs_progress = enc.progress_bytes(st)
