@@ -374,7 +374,9 @@ class Encoder:
             block = blocks[seat] = self.whole_block(st, seat)
         else:
             char_slots, spans = self.char_slots, self.spans
-            for eid in set(changes[marks[seat] :]):  # each changed entity once (the slots are disjoint)
+            mark = marks[seat]
+            # each changed entity once (the slots are disjoint); one change, the most common case, needs no set
+            for eid in (changes[mark],) if n - mark == 1 else set(changes[mark:]):
                 start, end = spans[eid]
                 if eid < char_slots:
                     block[start:end] = self.char_row(st.chars[eid], seat)
