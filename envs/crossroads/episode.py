@@ -39,7 +39,7 @@ reason). ``max_episode_steps`` = 3000 agent decisions is never reached in practi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -71,7 +71,7 @@ from envs.crossroads.dice import (
     face_classes,
     optimal_permutations,
 )
-from envs.crossroads.observation import encoder_of, observe
+from envs.crossroads.observation import MarkerSplices, encoder_of, observe
 from envs.crossroads.rules import (
     ALL_STATS,
     NO_FLAGS,
@@ -276,6 +276,10 @@ class CrossroadsState(State[Hashable]):
         "factions",
         "ents",
         "seat_personal",
+        "own_bits",
+        "chars_in_play",
+        "personals_in_play",
+        "factions_in_play",
         "personals_alive",
         "commons_alive",
         "factions_alive",
@@ -306,10 +310,12 @@ class CrossroadsState(State[Hashable]):
         "obs_changes",
         "obs_blocks",
         "obs_marks",
+        "obs_marked",
         "_sampled",
         "_next_admins",
         "_build_menus",
-        "_rosters",
+        "_scene_menus",
+        "_opposition_menus",
         "obs_progress",
         "obs_markers",
         "_stat_room",
@@ -343,8 +349,8 @@ class CrossroadsState(State[Hashable]):
         """The memo of :meth:`_opponent_options`, shared by the states of a config."""
         """Rule 6: each stat value's room under the cap (0: +1 and +2 fit, 1: only +1, 2: none), by the value."""
         """Rule 1's value menus of this config by points left x ``_STEP_STRIDE`` + build step (see _legal_build)."""
-        self._rosters: dict[int, tuple[int, ...]] = {}
-        """The entity menus of the current roster by phase x ``_SEAT_STRIDE`` + Admin (emptied when it changes)."""
+        self._scene_menus = tables.scene_menus
+        self._opposition_menus = tables.opposition_menus
         self.cfg = cfg
         self.chars: list[Character] = []
         self.factions: list[Faction] = []
@@ -356,6 +362,13 @@ class CrossroadsState(State[Hashable]):
         # play (Rules 7 and 9)
         self.seat_personal: list[int | None] = [None] * self.num_players
         """Each seat's personal character in play (its index), if any."""
+        # who is in play as bit sets by entity id (bit ``eid``): the entity menus of Rules 10-12 are tables by these
+        # (see ``_ENTITY_MENUS``), the same menus a walk of every entity lists, in entity id order
+        self.own_bits: list[int] = [0] * self.num_players
+        """Each seat's personal character in play as a bit set (its bit, or 0)."""
+        self.chars_in_play = 0
+        self.personals_in_play = 0
+        self.factions_in_play = 0
         self.personals_alive = 0
         self.commons_alive = 0
         self.factions_alive = 0
@@ -393,9 +406,11 @@ class CrossroadsState(State[Hashable]):
         filled by the encoder; ``obs_marks[seat]`` is the length of ``obs_changes`` the seat's block is
         up to date with (the encoder re-packs only the slots of the entities changed after that mark)."""
         self.obs_marks: list[int] = [0] * self.num_players
+        self.obs_marked: list[MarkerSplices] = [()] * self.num_players
+        """The confrontation markers written into each seat's block (``observe`` compares them with ``obs_markers``)."""
         self.obs_progress: bytes | None = None
         """The observation's scene and exit progress piece, kept until the scene number or the exits change."""
-        self.obs_markers: tuple[tuple[int, int, bytes], ...] | None = None
+        self.obs_markers: MarkerSplices | None = None
         """The observation's confrontation marker splices, kept until a side's entity (or the sides) change."""
         self._sampled: Dice | None = None
         """The roll :meth:`sample_chance` last drew at this roll node (cleared by every chance move).
@@ -482,25 +497,12 @@ class CrossroadsState(State[Hashable]):
         ok = rules.may_reroll(self.ents[s.eid].plus, self.settings.reroll_repeatable, s.rerolls)
         return _BURN_OR_PASS if ok else _PASS_ONLY
 
-    # The menus that list entities in play (targets, oppositions, deal partners, factions), like the scene menu,
-    # depend only on who is in play and who is Admin: they are kept in ``_rosters`` by phase and Admin until the
-    # roster changes (an entity added or written off empties it), since the Admin role comes round again before most
-    # changes.
-    def _keep_roster(self, key: int, menu: Iterable[int]) -> tuple[int, ...]:
-        """Keep ``menu`` in ``_rosters`` under ``key`` (a phase's key, plus the Admin if it reads them); return it."""
-        kept = self._rosters[key] = tuple(menu)
-        return kept
-
+    # The menus that list entities in play (targets, oppositions, deal partners, factions) are the bit sets of who
+    # is in play read through ``_ENTITY_MENUS``, one table for every game (Rules 10-12 ask who is in play, and the
+    # roster changes about once per round of Admins: a menu listed per roster would mostly be listed afresh).
     def _legal_target(self) -> Sequence[int]:
-        """Rule 11.1: another player's personal character (kept per Admin while the roster stands)."""
-        key = _TARGET_KEY + self.admin
-        menu = self._rosters.get(key)
-        return menu if menu is not None else self._keep_roster(key, self._plain_targets())
-
-    def _plain_targets(self) -> list[int]:
-        """:meth:`_legal_target` computed (Rule 11.1)."""
-        admin = self.admin
-        return [_TARGET_0 + c.idx for c in self.chars if c.alive and c.personal and c.owner != admin]
+        """Rule 11.1: another player's personal character in play (a table by who is in play)."""
+        return _ENTITY_MENUS[self.personals_in_play & ~self.own_bits[self.admin]]
 
     def _legal_admin_aim(self) -> list[int]:
         """Rules 11.1/11.2: a -C for the target, unmarking one of its boxes, or no counteraction."""
@@ -516,13 +518,8 @@ class CrossroadsState(State[Hashable]):
         return [_GAIN_PLUS_C, *self._minus_c_actions(opposition)] + unmarked
 
     def _legal_deal_faction(self) -> Sequence[int]:
-        """Rule 10: any faction in play (kept while the roster stands)."""
-        menu = self._rosters.get(_DEAL_FACTION_KEY)
-        return menu if menu is not None else self._keep_roster(_DEAL_FACTION_KEY, self._factions_in_play())
-
-    def _factions_in_play(self) -> list[int]:
-        """The target ids of the factions in play (Rules 10 and 12)."""
-        return [self.faction_target_0 + f.idx for f in self.factions if f.alive]
+        """Rule 10: any faction in play (a table by who is in play)."""
+        return _ENTITY_MENUS[self.factions_in_play]
 
     def _legal_loser_trade(self) -> Sequence[int]:
         """Rule 11.6: remove a -C of the winner while it has one and the degree is positive."""
@@ -535,20 +532,31 @@ class CrossroadsState(State[Hashable]):
         c = self.chars[self._side_id(s)]
         return [_MARK_G + b for b in rules.markable_boxes(s.flags, c.goals)] + [_PASS]
 
-    def _legal_lower_influence(self) -> Sequence[int]:
-        """Rule 12: the goal check lowers the Influence of a faction in play, or passes (kept with the roster)."""
-        menu = self._rosters.get(_LOWER_INFLUENCE_KEY)
-        return menu if menu is not None else self._keep_roster(_LOWER_INFLUENCE_KEY, [*self._factions_in_play(), _PASS])
+    def _legal_lower_influence(self) -> list[int]:
+        """Rule 12: the goal check lowers the Influence of a faction in play, or passes."""
+        return [*_ENTITY_MENUS[self.factions_in_play], _PASS]
 
     def _legal_scenes(self) -> Sequence[int]:
-        """Rule 8: the scene types that can happen now (none: the Admin passes), kept per Admin with the roster.
+        """Rule 8: the scene types that can happen now (none: the Admin passes), memoised per config by who is in play.
 
-        Every value the menu reads is a count of who is in play or the Admin's own character, which change only with
-        the roster (see ``_rosters``).
+        The menu reads the entities introduced so far and who is in play (the Admin's own character included), which
+        the key holds; the memo then nearly always hits (a menu listed per Admin and roster mostly would not).
         """
-        key = _SCENE_KEY + self.admin
-        menu = self._rosters.get(key)
-        return menu if menu is not None else self._keep_roster(key, self._plain_scenes())
+        key = (
+            len(self.chars),
+            len(self.factions),
+            self.chars_in_play,
+            self.personals_in_play,
+            self.own_bits[self.admin],
+            self.factions_in_play,
+        )
+        menus = self._scene_menus
+        menu = menus.get(key)
+        if menu is None:
+            if len(menus) >= _OWN_MENUS_LIMIT:
+                menus.clear()
+            menu = menus[key] = tuple(self._plain_scenes())
+        return menu
 
     def _plain_scenes(self) -> Sequence[int]:
         """:meth:`_legal_scenes` computed (Rule 8)."""
@@ -565,36 +573,17 @@ class CrossroadsState(State[Hashable]):
             out.append(_SCENE_CONFRONT)  # another seat's character to target, and an opposition (Rule 11.1)
         return out or _PASS_ONLY
 
-    def _opposition_candidates(self) -> list[int]:
-        """Rule 11.1: the Admin's own character, a common character or any faction (the target is another's)."""
-        admin = self.admin
-        out = [_TARGET_0 + c.idx for c in self.chars if c.alive and (not c.personal or c.owner == admin)]
-        out += [self.faction_target_0 + f.idx for f in self.factions if f.alive]
-        return out
-
     def _legal_oppositions(self) -> Sequence[int]:
-        """Rule 11.1: the seed's oppositions, and nobody if ``confrontation.nobody_opposes`` (kept per Admin)."""
-        key = _OPPOSITION_KEY + self.admin
-        menu = self._rosters.get(key)
-        return menu if menu is not None else self._keep_roster(key, self._plain_oppositions())
+        """Rule 11.1: the Admin's own character, a common character or any faction in play (a table by who is in play).
 
-    def _plain_oppositions(self) -> list[int]:
-        """:meth:`_legal_oppositions` computed (Rule 11.1)."""
-        out = self._opposition_candidates()
-        if self.settings.nobody_opposes:
-            out.append(_NO_OPPOSITION)
-        return out
+        The target is another's; nobody opposes if ``confrontation.nobody_opposes`` (the config's table adds it).
+        """
+        commons = self.chars_in_play & ~self.personals_in_play
+        return self._opposition_menus[commons | self.own_bits[self.admin] | self.factions_in_play]
 
     def _deal_against_options(self) -> Sequence[int]:
-        """Rule 10: the deal is made against any other character in play (kept per Admin)."""
-        key = _DEAL_AGAINST_KEY + self.admin
-        menu = self._rosters.get(key)
-        return menu if menu is not None else self._keep_roster(key, self._plain_deal_against())
-
-    def _plain_deal_against(self) -> list[int]:
-        """:meth:`_deal_against_options` computed (Rule 10)."""
-        mine = self.seat_personal[self.admin]  # the Admin's own character (_personal_of)
-        return [_TARGET_0 + c.idx for c in self.chars if c.alive and c.idx != mine]
+        """Rule 10: the deal is made against any other character in play (a table by who is in play)."""
+        return _ENTITY_MENUS[self.chars_in_play & ~self.own_bits[self.admin]]
 
     def _own_options(self, e: Entity, flags: Flags | None, spend: bool) -> tuple[int, ...]:
         """Rules 6 and 11.7: what a roller may buy for itself, memoised by the values it reads (per config).
@@ -811,13 +800,16 @@ class CrossroadsState(State[Hashable]):
         idx = len(self.chars)
         c = self.ents[idx] = Character(idx, seat, personal, [0, 0, 0])
         self.chars.append(c)
+        bit = 1 << idx
+        self.chars_in_play |= bit
         if personal:
             self.seat_personal[seat] = idx
+            self.own_bits[seat] = bit
+            self.personals_in_play |= bit
             self.personals_alive += 1
         else:
             self.commons_alive += 1
         self.obs_changes.append(idx)
-        self._rosters = {}  # a new character in play: the roster menus are listed afresh
         self.chk_eid = idx
         self.build_step = 0
         self.phase = _Phase.BUILD
@@ -830,8 +822,8 @@ class CrossroadsState(State[Hashable]):
         self.factions.append(f)
         self.ents[f.eid] = f
         self.factions_alive += 1
+        self.factions_in_play |= 1 << f.eid
         self.obs_changes.append(f.eid)
-        self._rosters = {}  # a new faction in play
         if self.narrating:
             self.narrate("faction", f"Player {seat + 1} presents {f.name} (Influence {f.influence}).", seat)
         self.begin_check(self.faction_base + idx, seat, _Purpose.SPEND)
@@ -1127,18 +1119,23 @@ class CrossroadsState(State[Hashable]):
 
     def write_off(self, e: Entity, reason: str) -> None:
         """Rule 12: an exit. Counts towards the end of the episode (Rule 13)."""
-        if e.alive:  # out of play: the counts of who is in play
+        if e.alive:  # out of play: the counts and sets of who is in play
+            out = ~(1 << e.eid)
             if not isinstance(e, Character):
                 self.factions_alive -= 1
-            elif e.personal:
-                self.seat_personal[e.owner] = None
-                self.personals_alive -= 1
+                self.factions_in_play &= out
             else:
-                self.commons_alive -= 1
+                self.chars_in_play &= out
+                if e.personal:
+                    self.seat_personal[e.owner] = None
+                    self.own_bits[e.owner] = 0
+                    self.personals_in_play &= out
+                    self.personals_alive -= 1
+                else:
+                    self.commons_alive -= 1
         e.alive = False
         e.exit = reason
         self.obs_changes.append(e.eid)
-        self._rosters = {}  # out of play: the roster menus are listed afresh
         self.exits += 1
         self.obs_progress = None
         if self.narrating:
@@ -1915,19 +1912,20 @@ class CrossroadsState(State[Hashable]):
             new.obs_changes = list(self.obs_changes)
             new.obs_blocks = [None if b is None else bytearray(b) for b in self.obs_blocks]  # patched in place
             new.obs_marks = list(self.obs_marks)
+            new.obs_marked = list(self.obs_marked)
         else:  # a long log nobody encoded from (a search's playouts): the clone starts afresh
             new.obs_changes = []
             new.obs_blocks = [None] * self.num_players
             new.obs_marks = [0] * self.num_players
+            new.obs_marked = [()] * self.num_players
         return new
 
 
 _new_object = object.__new__
 _copy_slots = slot_copier(
-    CrossroadsState.FIELDS, copied=("log", "setup_queue", "goal_pending", "seat_personal", "_rosters")
+    CrossroadsState.FIELDS, copied=("log", "setup_queue", "goal_pending", "seat_personal", "own_bits")
 )
-"""Every slot of a state onto a new one (:meth:`CrossroadsState.clone`); ``_rosters`` is copied because a clone empties
-its own apart (the menus in it are shared tuples)."""
+"""Every slot of a state onto a new one (:meth:`CrossroadsState.clone`), the lists it changes in place as copies."""
 
 _PHASE_OPTIONS = {
     Phase.BURN_BEFORE: "burn_before",
@@ -1996,15 +1994,43 @@ _STAT_VALUES = 32
 """More than a stat can reach (creation at most 9, raises at most ``character.stat_cap`` 10): ``_stat_room``'s size."""
 _STEP_STRIDE = 4
 """More than the build steps (0 and 1, Rule 1): points left x stride + step is a unique key."""
-_SEAT_STRIDE = 16
-"""More seats than a table can have (``MAX_PLAYERS`` 12): a decision phase (< 16) x stride + Admin is a unique small
-int (below 256, so it is a shared int object: no allocation per key)."""
-_SCENE_KEY = int(Phase.ADMIN_SCENE) * _SEAT_STRIDE
-_TARGET_KEY = int(Phase.ADMIN_TARGET) * _SEAT_STRIDE
-_OPPOSITION_KEY = int(Phase.ADMIN_OPPOSITION) * _SEAT_STRIDE
-_DEAL_AGAINST_KEY = int(Phase.DEAL_AGAINST) * _SEAT_STRIDE
-_DEAL_FACTION_KEY = int(Phase.DEAL_FACTION) * _SEAT_STRIDE
-_LOWER_INFLUENCE_KEY = int(Phase.LOWER_INFLUENCE) * _SEAT_STRIDE
+_ENTITY_MENUS_LIMIT = 1 << 16
+"""Entity menus kept (``_EntityMenus``) before the table is cleared (bounds the memory)."""
+
+
+class _EntityMenus(dict[int, tuple[int, ...]]):
+    """The target ids of a set of entities given as a bit set by entity id (bit ``eid``), in entity id order.
+
+    Rules 10-12's entity menus (targets, oppositions, deal partners, factions) are the entities in play of some kind:
+    the state keeps who is in play as bit sets, and a menu is this table's entry for a set (listed once per set, for
+    every game; the same ids a walk of the entities lists, characters by index and then factions).
+    """
+
+    def __missing__(self, entities: int) -> tuple[int, ...]:
+        if len(self) >= _ENTITY_MENUS_LIMIT:
+            self.clear()
+        menu = self[entities] = tuple(_TARGET_0 + eid for eid in range(entities.bit_length()) if entities >> eid & 1)
+        return menu
+
+
+class _OppositionMenus(dict[int, tuple[int, ...]]):
+    """Rule 11.1's opposition menus of a config by the bit set of the entities that may oppose.
+
+    Their target ids, and nobody (``Act.NO_OPPOSITION``) last if ``confrontation.nobody_opposes``.
+    """
+
+    def __init__(self, nobody_opposes: bool) -> None:
+        super().__init__()
+        self.nobody = (_NO_OPPOSITION,) if nobody_opposes else ()
+
+    def __missing__(self, entities: int) -> tuple[int, ...]:
+        if len(self) >= _ENTITY_MENUS_LIMIT:
+            self.clear()
+        menu = self[entities] = _ENTITY_MENUS[entities] + self.nobody
+        return menu
+
+
+_ENTITY_MENUS = _EntityMenus()
 _ROLL = int(Phase.ROLL)
 _OVER = int(Phase.OVER)
 _FIRST_PLAYER = int(Phase.FIRST_PLAYER)
@@ -2109,6 +2135,8 @@ class _ConfigTables:
         "build_menus",
         "stat_room",
         "opp_menus",
+        "scene_menus",
+        "opposition_menus",
     )
 
     def __init__(self, cfg: CrossroadsConfig) -> None:
@@ -2121,6 +2149,8 @@ class _ConfigTables:
         self.next_admins = _next_admins_of(settings.players)
         self.build_menus: dict[int, tuple[int, ...]] = {}
         self.opp_menus: dict[Hashable, tuple[int, ...]] = {}
+        self.scene_menus: dict[tuple[int, ...], Sequence[int]] = {}
+        self.opposition_menus = _OppositionMenus(settings.nobody_opposes)
         cap = settings.stat_cap
         self.stat_room = tuple(0 if v + 2 <= cap else 1 if v < cap else 2 for v in range(_STAT_VALUES))
 

@@ -8,11 +8,11 @@ seats, ``MAX_CHARACTER_SLOTS`` and ``MAX_FACTION_SLOTS`` slots, more when ``epis
 
 Speed: a faction's slot is a function of a handful of small values, so its float32 bytes are memoised by
 those values (a bounded table per seat; a character's 14 values rarely repeat: it is packed); the global
-features are byte pieces (the one-hots from tables, the rest packed); the confrontation's markers replace
-a slot's last bytes. Each seat's entity block is kept on the state and only the slots of the entities the
-rules logged as changed are re-packed (a random step changes about one entity: patching it costs less than
-walking every slot). An observation is the pieces joined once into a fresh bytearray, the writable array's
-buffer.
+features are byte pieces (the one-hots from tables, the rest packed). Each seat's entity block is kept on the
+state and only the slots of the entities the rules logged as changed are re-packed (a random step changes about one
+entity: patching it costs less than walking every slot); the confrontation's markers (a slot's last bytes) are
+written into the block and stay there for the scene. An observation is the pieces joined once into a fresh
+bytearray, the writable array's buffer.
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ _SHOWS_ROLL = tuple(p in _ROLL_PHASES for p in range(len(Phase)))
 _SHOWS_FLAGS = tuple(p in _FLAG_PHASES for p in range(len(Phase)))
 """``_ROLL_PHASES`` and ``_FLAG_PHASES`` as flags indexed by the phase (a subscript, not a tuple scan)."""
 _FROM_BUFFER = np.frombuffer
+_NO_CONFRONTATION = (None, None)
 _FLOAT32 = np.dtype(np.float32)
 
 
@@ -134,6 +135,7 @@ class Encoder:
         "no_head",
         "admins",
         "head_admins",
+        "seat_heads",
         "pack_progress",
         "dice_pieces",
         "no_dice",
@@ -150,8 +152,6 @@ class Encoder:
         "pack_char",
         "pack_faction",
         "empty_char",
-        "char_ends",
-        "faction_ends",
         "empty_faction",
         "markers",
         "spans",
@@ -189,6 +189,17 @@ class Encoder:
             for p in range(len(Phase))
         )
         """The context one-hot, "to move" and the Admin one-hot as one piece, by phase, to move, relative Admin."""
+        self.seat_heads = tuple(
+            tuple(
+                tuple(
+                    tuple(self.head_admins[p][actor == seat][(admin - seat) % players] for admin in range(players))
+                    for actor in range(players)
+                )
+                for p in range(len(Phase))
+            )
+            for seat in range(players)
+        )
+        """``head_admins`` as each seat sees it, by observer, phase, actor, Admin (subscripts, no arithmetic)."""
         self.pack_progress = struct.Struct(f"{_DICE - _SCENE}f").pack
         self.dice_pieces = _DiceBytes(struct.Struct(f"{_SUCCESSES - _DICE}f").pack)
         self.no_dice = bytes(4 * (_SUCCESSES - _DICE))
@@ -218,15 +229,11 @@ class Encoder:
         self.pack_char = struct.Struct(f"{CHAR_FEATURES}f").pack
         self.pack_faction = struct.Struct(f"{FACTION_FEATURES}f").pack
         self.empty_char = bytes(4 * CHAR_FEATURES)
-        chars_start = 4 * layout.global_size
-        self.char_ends = tuple(chars_start + 4 * CHAR_FEATURES * (k + 1) for k in range(layout.char_slots))
-        """The byte offset where each character slot ends in the observation (its markers are its last bytes)."""
-        factions_start = chars_start + 4 * CHAR_FEATURES * layout.char_slots
-        self.faction_ends = tuple(factions_start + 4 * FACTION_FEATURES * (k + 1) for k in range(layout.faction_slots))
         self.empty_faction = bytes(4 * FACTION_FEATURES)
         self.markers = _Markers(self)
-        """The confrontation's marker splices (start, end, bytes) by (target, opposition) entity ids."""
-        char_span, faction_span, factions_at = 4 * CHAR_FEATURES, 4 * FACTION_FEATURES, factions_start - chars_start
+        """The confrontation's marker splices in an entity block by (target, opposition) entity ids."""
+        char_span, faction_span = 4 * CHAR_FEATURES, 4 * FACTION_FEATURES
+        factions_at = char_span * layout.char_slots
         self.spans = tuple((char_span * k, char_span * (k + 1)) for k in range(layout.char_slots)) + tuple(
             (factions_at + faction_span * k, factions_at + faction_span * (k + 1)) for k in range(layout.faction_slots)
         )
@@ -235,7 +242,7 @@ class Encoder:
         self.fractions = tuple(k / max_conditions for k in range(max_conditions + 1))
         """Condition counts 0..cap scaled by 1/cap (an entity never holds more than cap, Rule 1)."""
         self.high = writeoff_high
-        self.faction_rows: list[dict[tuple[int, ...], bytes]] = [{} for _ in range(players)]
+        self.faction_rows: list[dict[tuple[int, ...], bytearray]] = [{} for _ in range(players)]
         self.char_slots = layout.char_slots
         # a character's unmarked slot as four pieces from complete tables (see char_row)
         pack = struct.pack
@@ -298,11 +305,15 @@ class Encoder:
             flag[is_opp],
         )
 
-    def char_row(self, c: Character, seat: int) -> bytes:
-        """:meth:`char_bytes` unmarked, joined from four table pieces (packing 18 floats costs about twice as much)."""
+    def char_row(self, c: Character, seat: int) -> bytearray:
+        """:meth:`char_bytes` unmarked, joined from four table pieces (packing 18 floats costs about twice as much).
+
+        A bytearray: written into the kept block by slice assignment, which copies a bytearray's bytes directly but
+        first makes a bytearray of any other value (``bytes`` included).
+        """
         g0, g1, g2 = c.goals
         s0, s1, s2 = c.stats
-        return _JOIN_BYTES(
+        return _JOIN(
             (
                 self.char_idents[c.alive][(c.owner - seat) % self.players if c.personal else self.players],
                 self.stat_rows[s0][s1][s2],
@@ -327,29 +338,34 @@ class Encoder:
             flag[is_opp],
         )
 
-    def faction_row(self, f: Faction, seat: int) -> bytes:
-        """:meth:`faction_bytes` without the marker, memoised by the faction's values (a bounded table per seat)."""
+    def faction_row(self, f: Faction, seat: int) -> bytearray:
+        """:meth:`faction_bytes` without the marker, memoised by the faction's values (a bounded table per seat).
+
+        Kept as a bytearray (never written to: only copied into the blocks), like :meth:`char_row`'s rows.
+        """
         key = (f.alive, f.owner, f.influence, f.plus, f.minus, f.advantage)
         rows = self.faction_rows[seat]
         row = rows.get(key)
         if row is None:
             if len(rows) >= _ROW_CACHE_LIMIT:
                 rows.clear()
-            row = rows[key] = self.faction_bytes(f, seat, False)
+            row = rows[key] = bytearray(self.faction_bytes(f, seat, False))
         return row
 
     def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (:func:`observe`; ``st`` is a state of this encoder's config)."""
         return observe(st, seat)
 
-    def entity_block(self, st: CrossroadsState, seat: int) -> bytearray:
-        """Every entity slot of ``seat``'s observation, unmarked: characters, empty slots, factions, empty slots.
+    def entity_block(self, st: CrossroadsState, seat: int, markers: MarkerSplices) -> bytearray:
+        """Every entity slot of ``seat``'s observation, with the confrontation's ``markers`` written in.
 
         Kept per seat on the state (a bytearray only this state writes: a clone copies it) with the length of its
-        change log it is up to date with: only the slots of the entities changed since are re-packed in place (a
-        character's from its table pieces, :meth:`char_row`; a faction's from the value memo); the first block of a
-        seat is built whole. A log grown past ``_CHANGES_KEPT`` is then emptied (the other seats' blocks that were
-        not up to date are dropped).
+        change log it is up to date with (``obs_marks``) and the markers written in it (``obs_marked``): only the
+        slots of the entities changed since are re-packed in place (a character's from its table pieces,
+        :meth:`char_row`; a faction's from the value memo), and the markers are rewritten only after a re-pack or a
+        change of the sides (a confrontation's markers stand for its whole scene); the first block of a seat is built
+        whole. A log grown past ``_CHANGES_KEPT`` is then emptied (the other seats' blocks that were not up to date
+        are dropped).
         """
         blocks, marks, changes = st.obs_blocks, st.obs_marks, st.obs_changes
         block = blocks[seat]
@@ -358,12 +374,21 @@ class Encoder:
             block = blocks[seat] = self.whole_block(st, seat)
         else:
             char_slots, spans = self.char_slots, self.spans
-            for eid in set(changes[marks[seat] :]):  # each changed entity once (the slots are disjoint)
+            mark = marks[seat]
+            # each changed entity once (the slots are disjoint); one change, the most common case, needs no set
+            for eid in (changes[mark],) if n - mark == 1 else set(changes[mark:]):
                 start, end = spans[eid]
                 if eid < char_slots:
                     block[start:end] = self.char_row(st.chars[eid], seat)
                 else:
                     block[start:end] = self.faction_row(st.factions[eid - char_slots], seat)
+            old = st.obs_marked[seat]
+            if old is not markers:  # another confrontation (or none): its markers are cleared
+                for start, end, _, blank in old:
+                    block[start:end] = blank
+        for start, end, marked, _ in markers:  # written (again: a re-packed slot is unmarked) over the slots' ends
+            block[start:end] = marked
+        st.obs_marked[seat] = markers
         marks[seat] = n
         if n > _CHANGES_KEPT:
             for s in range(self.players):
@@ -376,7 +401,7 @@ class Encoder:
     def whole_block(self, st: CrossroadsState, seat: int) -> bytearray:
         """:meth:`entity_block` from scratch: every entity's slot (a faction's from the memo) and the empty slots."""
         layout = self.layout
-        parts = [self.char_row(c, seat) for c in st.chars]
+        parts: list[bytes | bytearray] = [self.char_row(c, seat) for c in st.chars]
         parts.append(self.empty_char * (layout.char_slots - len(st.chars)))
         parts += [self.faction_row(f, seat) for f in st.factions]
         parts.append(self.empty_faction * (layout.faction_slots - len(st.factions)))
@@ -404,18 +429,24 @@ class Encoder:
         return piece
 
 
-class _Markers(dict[tuple[int | None, int | None], tuple[tuple[int, int, bytes], ...]]):
-    """The marker bytes a confrontation writes over its sides' slots, by (target, opposition) entity ids.
+MarkerSplices = tuple[tuple[int, int, bytearray, bytearray], ...]
+"""A confrontation's markers in an entity block: (start, end, marked bytes, unmarked bytes) per marked slot."""
 
-    A character slot's last two features are its target and opposition markers, a faction slot's last one
-    its opposition marker; a side not chosen yet (``None``) marks nothing.
+
+class _Markers(dict[tuple[int | None, int | None], MarkerSplices]):
+    """The marker bytes a confrontation writes over its sides' slots in an entity block, by the sides' entity ids.
+
+    The key is (target, opposition); ``(None, None)`` (no confrontation) marks nothing. A character slot's last two
+    features are its target and opposition markers, a faction slot's last one its opposition marker; a side not
+    chosen yet (``None``) marks nothing. Each key's splices are one shared tuple (``observe`` tells by identity
+    whether a block holds them).
     """
 
     def __init__(self, encoder: Encoder) -> None:
         super().__init__()
         self.encoder = encoder
 
-    def __missing__(self, key: tuple[int | None, int | None]) -> tuple[tuple[int, int, bytes], ...]:
+    def __missing__(self, key: tuple[int | None, int | None]) -> MarkerSplices:
         enc = self.encoder
         char_slots = enc.layout.char_slots
         target, opp = key
@@ -423,12 +454,11 @@ class _Markers(dict[tuple[int | None, int | None], tuple[tuple[int, int, bytes],
         for eid in key:
             if eid is None:
                 continue
+            end = enc.spans[eid][1]
             if eid < char_slots:
-                end = enc.char_ends[eid]
-                out.append((end - _CHAR_MARK_BYTES, end, _CHAR_MARKS[eid == target][eid == opp]))
+                out.append((end - _CHAR_MARK_BYTES, end, _CHAR_MARKS[eid == target][eid == opp], _CHAR_UNMARKED))
             else:
-                end = enc.faction_ends[eid - char_slots]
-                out.append((end - _FACTION_MARK_BYTES, end, _FACTION_MARKS[eid == opp]))
+                out.append((end - _FACTION_MARK_BYTES, end, _FACTION_MARKS[eid == opp], _FACTION_UNMARKED))
         value = self[key] = tuple(out)
         return value
 
@@ -477,16 +507,19 @@ class _SideFlagBytes(dict[tuple[tuple[bool, bool, bool], tuple[bool, bool, bool]
         return value
 
 
-_CHAR_MARKS = tuple(tuple(struct.pack("2f", float(t), float(o)) for o in (False, True)) for t in (False, True))
+_CHAR_MARKS = tuple(
+    tuple(bytearray(struct.pack("2f", float(t), float(o))) for o in (False, True)) for t in (False, True)
+)
 """A character slot's last two features (target, opposition marker) by (is target, is opposition)."""
-_FACTION_MARKS = tuple(struct.pack("f", float(o)) for o in (False, True))
+_FACTION_MARKS = tuple(bytearray(struct.pack("f", float(o))) for o in (False, True))
 """A faction slot's last feature (opposition marker)."""
+_CHAR_UNMARKED, _FACTION_UNMARKED = _CHAR_MARKS[False][False], _FACTION_MARKS[False]
+"""The last bytes of an unmarked character and faction slot (zeros)."""
 _CHAR_MARK_BYTES = 8
 """The bytes of a character slot's two markers (target, opposition), its last two float32 features."""
 _FACTION_MARK_BYTES = 4
 """The bytes of a faction slot's opposition marker, its last float32 feature."""
 _JOIN = bytearray().join
-_JOIN_BYTES = b"".join
 """Joins the observation's float32 pieces into one fresh bytearray (one copy; the array over it is writable)."""
 
 
@@ -496,12 +529,12 @@ def observe(st: CrossroadsState, seat: int) -> np.ndarray:
     The state's ``observation`` itself (no method in between: one call per env step). The global features
     (context, Admin, scene, the roll, the confrontation) as float32 byte pieces, each from a table of the few
     values it shows (see the tables in :class:`Encoder`, packed only the first time), then the entity slots as one
-    block (the state's ``obs_blocks``, patched by :meth:`Encoder.entity_block` only after an entity changed),
-    joined into a fresh bytearray; the confrontation's markers are then written over the last bytes of their slots.
+    block with the confrontation's markers written in (the state's ``obs_blocks``, patched by
+    :meth:`Encoder.entity_block` only after an entity or the sides changed), joined into a fresh bytearray.
     """
     enc = st.encoder
     p = st.phase
-    head = enc.head_admins[p][st.actor == seat][(st.admin - seat) % enc.players]
+    head = enc.seat_heads[seat][p][st.actor][st.admin]
     progress = st.obs_progress  # kept on the state until the scene number or the exits change
     if progress is None:
         progress = st.obs_progress = enc.progress_bytes(st)
@@ -538,18 +571,15 @@ def observe(st: CrossroadsState, seat: int) -> np.ndarray:
         if p == _BUILD
         else enc.tails[purpose]
     )
+    markers = st.obs_markers  # kept on the state until a side's entity (or the sides) change
+    if markers is None:  # the confrontation's target and opposition, the last features of their slots
+        key = (sides[-1].eid, sides[0].eid if len(sides) == 2 else None) if sides else _NO_CONFRONTATION
+        markers = st.obs_markers = enc.markers[key]
     block = st.obs_blocks[seat]
-    if block is None or st.obs_marks[seat] != len(st.obs_changes):
-        block = enc.entity_block(st, seat)
-    out = _JOIN((head, progress, dice, counts, rest, tail, block))
-    if sides:  # the confrontation's markers (the last features of a slot): its target and the opposition
-        markers = st.obs_markers  # kept on the state until a side's entity changes
-        if markers is None:
-            markers = st.obs_markers = enc.markers[sides[-1].eid, sides[0].eid if len(sides) == 2 else None]
-        for start, end, marks in markers:
-            out[start:end] = marks
+    if block is None or st.obs_marks[seat] != len(st.obs_changes) or st.obs_marked[seat] is not markers:
+        block = enc.entity_block(st, seat, markers)
     # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
-    return _FROM_BUFFER(out, _FLOAT32)
+    return _FROM_BUFFER(_JOIN((head, progress, dice, counts, rest, tail, block)), _FLOAT32)
 
 
 @lru_cache(maxsize=64)

@@ -1,8 +1,9 @@
 """The state's caches against a from-scratch computation, over seeded random games (issue 16: no behaviour change).
 
 The encoder keeps each seat's entity block and re-packs only the slots of the entities the rules logged as changed
-(``obs_changes``); the checks below encode every seat's observation from the entities' current values at every
-decision and chance node, also after a clone whose copy and original then play on differently.
+(``obs_changes``), with the confrontation's markers written in until the sides change (``obs_marked``); the checks
+below encode every seat's observation from the entities' current values at every decision and chance node, also
+after a clone whose copy and original then play on differently.
 """
 
 from __future__ import annotations

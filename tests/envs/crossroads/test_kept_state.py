@@ -1,8 +1,8 @@
 """The state kept for the hot rule paths against a from-scratch computation (issue 16: no behaviour change).
 
-The episode keeps the entities by id (``ents``), who is in play (``seat_personal`` and three counts, for the
-Admin's scene menu), a memo of the own-option menus, the entity menus of the current roster (``_rosters``, per
-Admin) and Rule 1's value menus, and reads a roll (``_read_roll``) and draws one
+The episode keeps the entities by id (``ents``), who is in play (``seat_personal``, three counts and bit sets by
+entity id, from which the Admin's scene menu and the entity menus of Rules 10-12 are read through tables), a memo of
+the own-option menus and Rule 1's value menus, and reads a roll (``_read_roll``) and draws one
 (``sample_chance``) without the helper calls; each is checked here at every node of seeded random games of
 several configs, clones that play on differently included.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from envs.core.dice import Rng
 from envs.core.game import TERMINAL
-from envs.crossroads import rules
+from envs.crossroads import episode, rules
 from envs.crossroads.actions import Act, Phase, Purpose
 from envs.crossroads.dice import face_classes, roll_check_dice
 from envs.crossroads.episode import Character, CrossroadsState, _sorted3
@@ -31,6 +31,7 @@ VARIANTS = [
     {"confrontation__nobody_opposes": True, "advantage__bonus": 2},
     {"check__assignment": "in_order", "setup__first_player": "roll"},
     {"check__chance_detail": "classes"},
+    {"episode__players": 2, "episode__max_characters": 3, "episode__max_factions": 3},  # the limits are reached
 ]
 IDS = [",".join(f"{k}={v}" for k, v in o.items()) or "rules" for o in VARIANTS]
 
@@ -84,6 +85,17 @@ def plain_build_menu(st: CrossroadsState) -> list[int]:
     return [Act.VALUE_1 + v - 1 for v in values]
 
 
+ROSTER_PHASES = (
+    Phase.ADMIN_SCENE,
+    Phase.ADMIN_TARGET,
+    Phase.ADMIN_OPPOSITION,
+    Phase.DEAL_AGAINST,
+    Phase.DEAL_FACTION,
+    Phase.LOWER_INFLUENCE,
+)
+"""The phases whose menus list who is in play (Rules 8 and 10-12)."""
+
+
 def check_kept(st: CrossroadsState) -> None:
     """Every kept value of ``st`` equals its computation from the entities."""
     ids = {c.idx: c for c in st.chars} | {st.faction_base + f.idx: f for f in st.factions}
@@ -95,19 +107,22 @@ def check_kept(st: CrossroadsState) -> None:
     assert st.personals_alive == sum(c.alive and c.personal for c in st.chars)
     assert st.commons_alive == sum(c.alive and not c.personal for c in st.chars)
     assert st.factions_alive == sum(f.alive for f in st.factions)
+    assert st.chars_in_play == sum(1 << c.eid for c in st.chars if c.alive)
+    assert st.personals_in_play == sum(1 << c.eid for c in st.chars if c.alive and c.personal)
+    assert st.factions_in_play == sum(1 << f.eid for f in st.factions if f.alive)
+    for seat in range(st.num_players):
+        mine = st.seat_personal[seat]
+        assert st.own_bits[seat] == (0 if mine is None else 1 << mine)
     if st.phase == Phase.ADMIN_SCENE:
         assert st.legal_actions() == plain_scenes(st)
     if st.phase == Phase.BUILD:
         assert st.legal_actions() == plain_build_menu(st)
-    for key, menu in st._rosters.items():  # every kept roster menu (any Admin's) is the walk's
-        assert list(menu) == plain_roster_menu(st, Phase(key // 16), key % 16)
-    if st.phase in (
-        Phase.ADMIN_TARGET,
-        Phase.ADMIN_OPPOSITION,
-        Phase.DEAL_AGAINST,
-        Phase.DEAL_FACTION,
-        Phase.LOWER_INFLUENCE,
-    ):
+    for admin in range(st.num_players):  # every entity menu, for any Admin, is the walk's
+        as_admin = st.clone()
+        as_admin.admin = admin
+        for phase in ROSTER_PHASES:
+            assert list(episode._LEGAL[phase](as_admin)) == plain_roster_menu(st, phase, admin)
+    if st.phase in ROSTER_PHASES:
         assert st.legal_actions() == plain_roster_menu(st, Phase(st.phase), st.admin)
     if st.phase == Phase.DEAL_FACTION:  # deal_with reads the counts for "anyone to deal against"
         assert bool(st._deal_against_options()) == (st.personals_alive + st.commons_alive > 1)
@@ -209,3 +224,25 @@ def test_int_members_are_the_enum_values_as_plain_ints():
     while st.current_player() != TERMINAL:  # the state stores plain ints (the exact-int fast paths)
         assert type(st.phase) is int and type(st.purpose) is int
         step(st, rng)
+
+
+def test_the_scene_menu_tells_apart_rosters_with_the_same_entities_in_play():
+    """Rule 8's memoised menu counts the entities introduced, not only those in play: a character or faction
+    introduced and written off leaves the same entities in play but may use up the room for another."""
+    st = CrossroadsState(config(**{"episode__players": 2, "episode__max_characters": 3, "episode__max_factions": 3}))
+    rng = Rng(1)
+    while st.phase != Phase.ADMIN_SCENE:
+        step(st, rng)
+    for kind in ("character", "faction"):
+        room = st.clone()
+        while True:
+            assert list(room._legal_scenes()) == plain_scenes(room)
+            if kind == "character" and len(room.chars) < room.settings.max_characters:
+                room.create_character(0, personal=False)
+                room.write_off(room.chars[-1], "test")
+            elif kind == "faction" and len(room.factions) < room.settings.max_factions:
+                room.create_faction(0)
+                room.write_off(room.factions[-1], "test")
+            else:
+                break
+            check_kept(room)
