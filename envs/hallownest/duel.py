@@ -501,7 +501,8 @@ class Bug:
         self.initiative = 0
         # observation.py's packed piece of the nine conditions (focus_pending, at_dd, unconscious, dd_used, delayed,
         # status, next_roll_penalty, grappled_by, grappling), kept until one of them changes: each rule that changes
-        # one sets it back to None (test_fast_paths checks the kept piece after every transition of random duels)
+        # one sets it back to None (test_fast_paths checks the kept piece after every transition of random duels);
+        # code outside the rules that sets one of the nine by hand (a test's set-up) must set it back to None too
         self.conditions_piece: bytes | None = None
 
     def fields(self) -> tuple[Hashable, ...]:
