@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import pytest
 
@@ -20,6 +20,48 @@ def test_settings_mirror_every_key_they_hold() -> None:
     for name in DuelSettings.__dataclass_fields__:
         section = next(s for s in HallownestConfig.model_fields if name.startswith(s + "_"))
         assert getattr(k, name) == getattr(getattr(cfg, section), name[len(section) + 1 :]), name
+
+
+Hook = Callable[[DuelState], object]
+
+
+def _walk(st: DuelState, rng: Rng, steps: int, seek: tuple[Kind, ...], bias: float, before: Hook, after: Hook) -> None:
+    """Up to ``steps`` transitions of a random duel: chance from ``rng``, else a legal action, one of the kinds
+    ``seek`` with probability ``bias`` when one is offered (rare moves sought out); ``before(st)`` runs before each
+    transition (and at the end), ``after(st)`` after it."""
+    for _ in range(steps):
+        before(st)
+        if st.is_terminal():
+            return
+        if st.is_chance():
+            st.apply_chance(st.sample_chance(rng))
+        else:
+            legal = st.legal_actions()
+            rare = [a for a in legal if ACTIONS[a].kind in seek]
+            pick = rare if rare and rng.random() < bias else legal
+            st.apply_action(pick[int(rng.random() * len(pick))])
+        after(st)
+
+
+def _walks_with_twins(
+    cfg: HallownestConfig,
+    seeds: Iterable[int],
+    twin_seed: int,
+    opening: int,
+    seek: tuple[Kind, ...],
+    bias: float,
+    before: Hook = lambda st: None,
+    after: Hook = lambda st: None,
+) -> None:
+    """For each seed a duel walked ``opening`` transitions (:func:`_walk`), then a clone of it walked on with its own
+    rng (seed + ``twin_seed``) and the original walked on, 400 transitions each: kept values must hold in clones
+    that go their own way too."""
+    for seed in seeds:
+        st, rng = DuelState(cfg), Rng(seed)
+        _walk(st, rng, opening, seek, bias, before, after)
+        twin = st.clone()
+        _walk(twin, Rng(seed + twin_seed), 400, seek, bias, before, after)
+        _walk(st, rng, 400, seek, bias, before, after)
 
 
 def _random_decisions(cfg: HallownestConfig, seeds: Iterable[int]) -> Iterator[tuple[DuelState, list[int]]]:
@@ -417,31 +459,14 @@ def test_kept_grapple_flag_equals_the_bugs_grapples(sections: dict[str, object])
     def held(st: DuelState) -> bool:
         return any(b.grappled_by != NOBODY for b in st.bugs)
 
-    def walk(st: DuelState, rng: Rng, steps: int) -> int:
-        on = 0
-        for _ in range(steps):
-            if st.is_terminal():
-                break
-            if st.is_chance():
-                st.apply_chance(st.sample_chance(rng))
-            else:
-                legal = st.legal_actions()
-                grapples = [a for a in legal if ACTIONS[a].kind is Kind.GRAPPLE]  # seek grapples out
-                pick = grapples if grapples and rng.random() < 0.5 else legal
-                st.apply_action(pick[int(rng.random() * len(pick))])
-            assert st.grapple_on == held(st)
-            on += st.grapple_on
-        return on
+    on: list[bool] = []
 
-    from envs.hallownest.actions import ACTIONS
+    def check(st: DuelState) -> None:
+        assert st.grapple_on == held(st)
+        on.append(st.grapple_on)
 
-    on = 0
-    for seed in range(60):
-        st, rng = DuelState(cfg), Rng(400 + seed)
-        on += walk(st, rng, 30)
-        twin = st.clone()
-        on += walk(twin, Rng(900 + seed), 400) + walk(st, rng, 400)
-    assert on > 200
+    _walks_with_twins(cfg, range(400, 460), 500, 30, (Kind.GRAPPLE,), 0.5, after=check)  # seek grapples out
+    assert sum(on) > 200
 
 
 def test_a_duel_clone_copies_every_slot() -> None:
@@ -618,26 +643,12 @@ def test_kept_player_to_move_equals_the_phase_rule(sections: dict[str, object]) 
     cfg = config(**sections)
     met: set[Phase] = set()
 
-    def walk(st: DuelState, rng: Rng, steps: int) -> None:
-        for _ in range(steps):
-            assert st.current_player() == _plain_player(st), st.phase
-            met.add(st.phase)
-            if st.is_terminal():
-                return
-            if st.is_chance():
-                st.apply_chance(st.sample_chance(rng))
-            else:
-                legal = st.legal_actions()
-                rare = [a for a in legal if ACTIONS[a].kind in (Kind.GRAPPLE, Kind.ESCAPE, Kind.FOCUS, Kind.DODGE)]
-                pick = rare if rare and rng.random() < 0.4 else legal  # seek grapples, escapes, focus and dodges out
-                st.apply_action(pick[int(rng.random() * len(pick))])
+    def check(st: DuelState) -> None:
+        assert st.current_player() == _plain_player(st), st.phase
+        met.add(st.phase)
 
-    for seed in range(60):
-        st, rng = DuelState(cfg), Rng(700 + seed)
-        walk(st, rng, 40)
-        twin = st.clone()
-        walk(twin, Rng(1700 + seed), 400)
-        walk(st, rng, 400)
+    # seek grapples, escapes, focus and dodges out
+    _walks_with_twins(cfg, range(700, 760), 1000, 40, (Kind.GRAPPLE, Kind.ESCAPE, Kind.FOCUS, Kind.DODGE), 0.4, check)
     assert met == set(Phase)
 
 
@@ -680,30 +691,20 @@ def test_kept_conditions_piece_is_the_piece_of_the_bugs_conditions(
     def plain(st: DuelState, s: int) -> bytes:
         return O._pack(O._bug_resources(st.bugs[s], st.obs_encoder.fixed.bugs[s], st.obs_encoder.fixed)[O.CONDITIONS])
 
-    def walk(st: DuelState, rng: Rng, steps: int) -> None:
-        for _ in range(steps):
-            for seat in (0, 1):
-                st.observation(seat)  # keeps both pieces
-            before = [[getattr(b, n) for n in names] for b in st.bugs]
-            if st.is_terminal():
-                return
-            if st.is_chance():
-                st.apply_chance(st.sample_chance(rng))
-            else:
-                legal = st.legal_actions()
-                rare = [a for a in legal if ACTIONS[a].kind in (Kind.GRAPPLE, Kind.ESCAPE, Kind.FOCUS, Kind.ATTACK)]
-                pick = rare if rare and rng.random() < 0.5 else legal
-                st.apply_action(pick[int(rng.random() * len(pick))])
-            for s, b in enumerate(st.bugs):
-                changed.update(n for n, v in zip(names, before[s], strict=True) if getattr(b, n) != v)
-                assert b.conditions_piece is None or b.conditions_piece == plain(st, s), (s, st.phase)
+    before: list[list[object]] = []
 
-    for seed in range(80):
-        st, rng = DuelState(cfg), Rng(300 + seed)
-        walk(st, rng, 30)
-        twin = st.clone()
-        walk(twin, Rng(1300 + seed), 400)
-        walk(st, rng, 400)
+    def observe(st: DuelState) -> None:
+        for seat in (0, 1):
+            st.observation(seat)  # keeps both pieces
+        before[:] = [[getattr(b, n) for n in names] for b in st.bugs]
+
+    def check(st: DuelState) -> None:
+        for s, b in enumerate(st.bugs):
+            changed.update(n for n, v in zip(names, before[s], strict=True) if getattr(b, n) != v)
+            assert b.conditions_piece is None or b.conditions_piece == plain(st, s), (s, st.phase)
+
+    seek = (Kind.GRAPPLE, Kind.ESCAPE, Kind.FOCUS, Kind.ATTACK)
+    _walks_with_twins(cfg, range(300, 380), 1000, 30, seek, 0.5, observe, check)
     assert changed == set(names) - unmet
 
 
