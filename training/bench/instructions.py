@@ -17,34 +17,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import re
 import shutil
 import subprocess
 import sys
-from typing import Any
 
 
 def step_env(env_id: str, steps: int, seed: int = 0) -> None:
-    """The measured loop: ``steps`` random legal steps of ``env_id`` (``floor``: the trivial engine)."""
-    import gymnasium as gym
-
+    """The measured loop: ``steps`` steps of the bench's random-legal loop on ``env_id`` (``floor``: the trivial
+    engine), from ``reset(seed=seed)``."""
     import envs  # noqa: F401  (registers the env ids)
+    from training.bench.speed import ADAPTER_FLOOR, _Stepper, trivial_env
 
-    if env_id == "floor":
-        from training.bench.speed import trivial_env
-
-        env: Any = trivial_env()
-    else:
-        env = gym.make(env_id)
-    env.reset(seed=seed)
-    mask = env.unwrapped.action_masks
-    rnd = random.Random(seed)
-    for _ in range(steps):
-        legal = mask().nonzero()[0]
-        _, _, term, trunc, _ = env.step(legal[int(rnd.random() * len(legal))])
-        if term or trunc:
-            env.reset()
+    stepper = _Stepper(ADAPTER_FLOOR, seed, env=trivial_env()) if env_id == "floor" else _Stepper(env_id, seed)
+    stepper.run(steps)
 
 
 def instructions(env_id: str, steps: int) -> int:

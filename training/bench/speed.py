@@ -114,6 +114,15 @@ class _Stepper:
             if now >= end:
                 return steps / (now - t0)
 
+    def run(self, steps: int) -> None:
+        """``steps`` steps of the same loop, untimed (what ``python -m training.bench.instructions`` counts)."""
+        env, mask, rnd = self.env, self.mask, self.rnd
+        for _ in range(steps):
+            legal = mask().nonzero()[0]
+            _, _, term, trunc, _ = env.step(legal[int(rnd.random() * len(legal))])
+            if term or trunc:
+                env.reset()
+
     def close(self) -> None:
         self.env.close()
 
