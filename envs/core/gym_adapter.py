@@ -159,18 +159,15 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             self._ended_by_illegal = True
             return self._obs(), self.illegal_action_penalty, True, False, info
         state.apply_action(a)
-        advance(state, self._rng, self._policies, self.num_actions, stop_at=seat)
+        advance(state, self._rng, self._policies, self.num_actions, seat)
         if state.current_player() == seat:  # the common case, without _info's checks (_obs and legal_mask inlined)
             legal = tuple(state.legal_actions())
             mask = self._masks.get(legal)
             mask = self._mask = mask.copy() if mask is not None else new_mask(self.num_actions, legal)
-            return (
-                self._clip(state.observation(seat)),
-                0.0,
-                False,
-                False,
-                {"illegal_action": False, "action_mask": mask},
-            )
+            obs = state.observation(seat)
+            if not self._in_bounds or type(obs) is not np.ndarray or obs.dtype is not _FLOAT32:
+                obs = self._clip(obs)  # an observation the scenario does not promise fresh, float32, in bounds
+            return obs, 0.0, False, False, {"illegal_action": False, "action_mask": mask}
         self._mask = np.ones(self.num_actions, dtype=bool)
         terminated = state.current_player() == TERMINAL
         reward = state.returns()[seat] if terminated else 0.0

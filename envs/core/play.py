@@ -52,7 +52,9 @@ def advance(
             raise ValueError(f"no policy for seat {player}")
         prng = policy_rngs[player] if policy_rngs else rng
         if type(policy) is UniformRandom:  # exactly it (a subclass may pick otherwise): no mask needed
-            action = UniformRandom.act_legal(state.legal_actions(), prng)
+            # UniformRandom.act_legal, inlined (one call less per opponent decision): the same draw from the same ids
+            ids = sorted(state.legal_actions())
+            action = ids[int(prng.random() * len(ids))]
         else:
             action = policy.act(state, legal_mask(state, num_actions), prng)
         if hook is not None:

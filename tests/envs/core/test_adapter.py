@@ -1,3 +1,4 @@
+import dataclasses
 import warnings
 
 import gymnasium as gym
@@ -266,3 +267,61 @@ def test_a_uniform_subclass_is_asked_through_its_own_act(toy):
         hook=lambda s, p, a: seen.append((s.legal_actions(), a)),
     )
     assert seen and all(a == min(legal) for legal, a in seen)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_advance_plays_uniform_opponents_as_their_act_would(toy, seed):
+    """advance picks for UniformRandom itself from the legal list (inlined): the same games as through ``act``."""
+
+    class ThroughAct(UniformRandom):  # a subclass: advance asks its act() with the mask
+        pass
+
+    sc = toy.scenario("race")
+    cfg = toy.default_config()
+    games = []
+    for policy in (UniformRandom(), ThroughAct()):
+        state = sc.new_game(cfg)
+        moves: list[tuple[int, int]] = []
+        advance(
+            state,
+            Rng(seed),
+            [policy] * sc.players(cfg),
+            sc.action_count(cfg),
+            hook=lambda s, p, a, moves=moves: moves.append((p, a)),
+        )
+        games.append((moves, state.returns()))
+    assert len(games[0][0]) > 5 and games[0] == games[1]
+
+
+def _raw_observations(monkeypatch, toy, values, dtype):
+    """The toy's observation replaced by fixed ``values`` of ``dtype`` (fresh each call)."""
+    monkeypatch.setattr(type(toy.scenario("race").new_game(toy.default_config())), "observation",
+                        lambda self, seat: np.array(values, dtype=dtype))  # fmt: skip
+
+
+@pytest.mark.parametrize("in_bounds", [False, True])
+@pytest.mark.parametrize(
+    "values, dtype",
+    [([-1.0, 0.5, 2.5, np.nan], np.float64), ([-1.0, 0.5, 2.5, 1.0], np.float32), ([0.0, 0.5, 2.0, 1.0], np.float64)],
+)
+def test_observations_are_float32_within_the_bounds_whatever_the_engine_returns(
+    monkeypatch, toy, in_bounds, values, dtype
+):
+    """reset() and step() give float32 clipped to the bounds (NaN stays NaN); ``observation_in_bounds`` skips only
+    the clip of a float32 array (the promise covers the values, not the type)."""
+    _raw_observations(monkeypatch, toy, values, dtype)
+    race = dataclasses.replace(toy.scenario("race"), observation_in_bounds=in_bounds)
+    env = GameEnv(dataclasses.replace(toy, scenarios={"race": race}), "race")
+    low, high = env.observation_space.low, env.observation_space.high
+    raw = np.array(values, dtype=np.float32)
+    want = raw if in_bounds and dtype is np.float32 else np.clip(raw, low, high)
+    obs, _ = env.reset(seed=0)
+    seen = [obs]
+    for _ in range(6):
+        obs, _, term, trunc, _ = env.step(int(env.action_masks().nonzero()[0][0]))
+        seen.append(obs)
+        if term or trunc:
+            break
+    for o in seen:
+        assert o.dtype == np.float32
+        np.testing.assert_array_equal(o, want)
