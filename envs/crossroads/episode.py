@@ -71,7 +71,7 @@ from envs.crossroads.dice import (
     face_classes,
     optimal_permutations,
 )
-from envs.crossroads.observation import MarkerSplices, encoder_of, observe
+from envs.crossroads.observation import MarkerSplices, SidePieces, encoder_of, observe
 from envs.crossroads.rules import (
     ALL_STATS,
     NO_FLAGS,
@@ -219,7 +219,7 @@ Entity = Character | Faction
 class Side:
     """Rule 11: one side of a confrontation: its entity (``None`` until chosen), who plays it, its roll."""
 
-    __slots__ = ("eid", "seat", "aim", "burned", "rerolls", "dice", "perm", "flags", "succ", "won", "lost")
+    __slots__ = ("eid", "seat", "aim", "burned", "rerolls", "dice", "perm", "flags", "succ", "won", "lost", "obs")
 
     def __init__(self, eid: int | None, seat: int) -> None:
         self.eid = eid
@@ -233,12 +233,16 @@ class Side:
         self.succ = 0
         self.won = False
         self.lost = False
+        self.obs: SidePieces | None = None
+        """The side's observation pieces (:meth:`Encoder.side_obs`: its dice, burns and successes as another seat's
+        side and as the observer's own, then its success flags), kept until one of them changes: every rule that
+        sets ``dice``, ``burned``, ``succ`` or ``flags`` drops it."""
 
     def copy(self) -> Side:
         s = Side.__new__(Side)
         s.eid, s.seat, s.aim, s.burned, s.rerolls = self.eid, self.seat, self.aim, self.burned, self.rerolls
         s.dice, s.perm, s.flags = self.dice, self.perm, self.flags
-        s.succ, s.won, s.lost = self.succ, self.won, self.lost
+        s.succ, s.won, s.lost, s.obs = self.succ, self.won, self.lost, self.obs
         return s
 
     def key(self) -> tuple[object, ...]:
@@ -862,6 +866,7 @@ class CrossroadsState(State[Hashable]):
         if self.purpose == _Purpose.CONFRONT:
             s = self.sides[self.side_i]
             s.dice = dice
+            s.obs = None
             e = self.ents[s.eid]
             if self.narrating:
                 self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", s.seat, dice=dice)
@@ -1276,6 +1281,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.2: a side's beauty check is read; when every side has rolled, each buys its outcomes."""
         s = self.sides[self.side_i]
         s.dice, s.perm, s.flags, s.succ = self.dice, perm, self.flags, self.succ
+        s.obs = None
         if self.side_i + 1 < len(self.sides):
             self.side_i += 1
             nxt = self.sides[self.side_i]
@@ -1324,6 +1330,7 @@ class CrossroadsState(State[Hashable]):
         e.plus -= 1
         self.obs_changes.append(e.eid)
         s.burned += 1
+        s.obs = None
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C for a success before the roll.", s.seat)
 
@@ -1382,6 +1389,7 @@ class CrossroadsState(State[Hashable]):
         e = self.ents[s.eid]
         s.perm = perm
         s.flags, s.succ = self._read_roll(e, s.dice, perm, s.burned)
+        s.obs = None
         if self.narrating:
             self.narrate(
                 "successes", f"{e.name}: {s.succ} success{'es' if s.succ != 1 else ''}.", s.seat, successes=s.succ
