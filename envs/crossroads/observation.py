@@ -139,6 +139,7 @@ class Encoder:
         "head_admins",
         "seat_heads",
         "pack_progress",
+        "progress_pieces",
         "dice_pieces",
         "no_dice",
         "counts",
@@ -205,6 +206,8 @@ class Encoder:
         )
         """``head_admins`` as each seat sees it, by observer, phase, actor, Admin (subscripts, no arithmetic)."""
         self.pack_progress = struct.Struct(f"{_DICE - _SCENE}f").pack
+        self.progress_pieces: dict[tuple[int, int], bytes] = {}
+        """The scene and exit progress piece by (scene number, exits) (a config has a few hundred)."""
         self.dice_pieces = _DiceBytes(struct.Struct(f"{_SUCCESSES - _DICE}f").pack)
         self.no_dice = bytes(4 * (_SUCCESSES - _DICE))
         pack_counts = struct.Struct(f"{_SIDES - _SUCCESSES}f").pack
@@ -425,9 +428,21 @@ class Encoder:
         return _JOIN(parts)
 
     def progress_bytes(self, st: CrossroadsState) -> bytes:
-        """The scene and exit progress piece of ``st`` (two features; the state keeps it, see :func:`observe`)."""
-        settings = st.settings
-        return self.pack_progress(st.scene_no / settings.max_scenes, min(1.0, st.exits / settings.exits_to_end))
+        """The scene and exit progress piece of ``st``, memoised by the scene number and the exits.
+
+        Two features; the state keeps the piece until either changes (see :func:`observe`).
+        """
+        key = (st.scene_no, st.exits)
+        pieces = self.progress_pieces
+        piece = pieces.get(key)
+        if piece is None:
+            if len(pieces) >= _ROW_CACHE_LIMIT:
+                pieces.clear()
+            settings = st.settings
+            piece = pieces[key] = self.pack_progress(
+                st.scene_no / settings.max_scenes, min(1.0, st.exits / settings.exits_to_end)
+            )
+        return piece
 
     def side_bytes(self, s: Side, mine: bool) -> bytes:
         """A confrontation side's piece: it is the observer's, its dice, burns and successes."""
