@@ -324,6 +324,7 @@ class CrossroadsState(State[Hashable]):
         "obs_markers",
         "_stat_room",
         "_opp_menus",
+        "_faction_checks",
     )
     """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too)."""
     # Slots, not an instance dict: a dict of more than 30 keys is not shared with the class, so Python 3.11 reads
@@ -344,6 +345,8 @@ class CrossroadsState(State[Hashable]):
         """Whether a crossroads changes anything beyond the narration (Rule 5: ``crossroads.effect``)."""
         self._own_menus = tables.own_menus
         """The memo of :meth:`_own_options`, shared by the states of a config."""
+        self._faction_checks = tables.faction_checks
+        """Rule 4's faction checks by (dice, Influence), shared by the states of a config (they read its check keys)."""
         super().__init__(self.settings.players)
         self._next_admins = tables.next_admins
         """Rule 8's rotation as a table: the next Admin by the current one (a subscript at every scene's end)."""
@@ -511,15 +514,15 @@ class CrossroadsState(State[Hashable]):
     def _legal_admin_aim(self) -> list[int]:
         """Rules 11.1/11.2: a -C for the target, unmarking one of its boxes, or no counteraction."""
         t = self.chars[self._target_id()]
-        marked = [_UNMARK_G + s for s in ALL_STATS if t.goals[s]]
-        return [*self._minus_c_actions(t), *marked, _NO_OPPOSITION]
+        g0, g1, g2 = t.goals
+        return [*self._minus_c_actions(t), *_UNMARKS[g0][g1][g2], _NO_OPPOSITION]
 
     def _legal_target_aim(self) -> list[int]:
         """Rule 11.1: a +C, a -C for the opposition, or marking one of the target's boxes."""
         t = self.chars[self._target_id()]
         opposition = self.ents[self.sides[0].eid]
-        unmarked = [_MARK_G + s for s in ALL_STATS if not t.goals[s]]
-        return [_GAIN_PLUS_C, *self._minus_c_actions(opposition)] + unmarked
+        g0, g1, g2 = t.goals
+        return [_GAIN_PLUS_C, *self._minus_c_actions(opposition), *_MARKS_LEFT[g0][g1][g2]]
 
     def _legal_deal_faction(self) -> Sequence[int]:
         """Rule 10: any faction in play (a table by who is in play)."""
@@ -936,7 +939,10 @@ class CrossroadsState(State[Hashable]):
         return flags, n if n > 0 else 0  # never below 0 (rules.check_successes)
 
     def read_check(self, e: Entity, dice: Dice, perm: int) -> rules.Check:
-        """Rules 3 and 4: per-stat success flags and the success count of a roll (a stat check memoised)."""
+        """Rules 3 and 4: per-stat success flags and the success count of a roll, memoised.
+
+        A stat check by the dice, assignment and stats; a faction check per config by the dice and Influence.
+        """
         if isinstance(e, Character):
             g, kh, m = e.stats
             key = (dice, perm, g, kh, m)
@@ -949,8 +955,20 @@ class CrossroadsState(State[Hashable]):
                 return chk
             except TypeError:  # dice given as a list: nothing to memoise
                 return rules.stat_check(dice, perm, e.stats)
-        st = self.settings
-        return rules.faction_check(dice, e.influence, st.faction_rolls, st.faction_bonus, st.faction_gate_any)
+        by = (dice, e.influence)
+        try:
+            return self._faction_checks[by]
+        except KeyError:
+            checks = self._faction_checks
+            if len(checks) >= _STAT_CHECKS_LIMIT:
+                checks.clear()
+            st = self.settings
+            faction = rules.faction_check(dice, e.influence, st.faction_rolls, st.faction_bonus, st.faction_gate_any)
+            checks[by] = faction
+            return faction
+        except TypeError:  # dice given as a list: nothing to memoise
+            st = self.settings
+            return rules.faction_check(dice, e.influence, st.faction_rolls, st.faction_bonus, st.faction_gate_any)
 
     def use_advantage(self, e: Entity) -> int:
         """Rule 11.4: an Advantage token adds its bonus to the holder's next roll and is spent."""
@@ -1985,11 +2003,23 @@ _HARM2 = [int(Act.HARM2_G) + s for s in ALL_STATS]
 _INFLUENCE_AGAINST = [int(Act.INFLUENCE_DOWN), int(Act.PUSH_INFLUENCE)]
 _MINUS_C_OF = {kind: int(act) for kind, act in MINUS_C_OF.items()}
 _PASS_ONLY = (_PASS,)
+_BOOLS = (False, True)
 _BURN_OR_PASS = (_BURN, _PASS)
 _TRADE_OR_PASS = (_TRADE, _PASS)
 _STAT_CHECKS: dict[tuple[Dice, int, int, int, int], rules.Check] = {}
 """Rule 3 memo: the reading of a stat check by (dice, assignment, G, KH, M); bounded by ``_STAT_CHECKS_LIMIT``."""
 _STAT_CHECKS_LIMIT = 1 << 16
+"""Entries of the stat-check memo (and of each config's faction-check memo) before it is cleared."""
+_UNMARKS = tuple(
+    tuple(tuple(tuple(_UNMARK_G + s for s in ALL_STATS if (g0, g1, g2)[s]) for g2 in _BOOLS) for g1 in _BOOLS)
+    for g0 in _BOOLS
+)
+"""Rule 11.1: the "unmark a box" ids of a target's marked goal boxes, by the three boxes (``[g0][g1][g2]``)."""
+_MARKS_LEFT = tuple(
+    tuple(tuple(tuple(_MARK_G + s for s in ALL_STATS if not (g0, g1, g2)[s]) for g2 in _BOOLS) for g1 in _BOOLS)
+    for g0 in _BOOLS
+)
+"""Rule 11.1: the "mark a box" ids of a target's unmarked goal boxes, by the three boxes (``[g0][g1][g2]``)."""
 _CHANGES_KEPT = 256
 _OWN_MENUS_LIMIT = 1 << 14
 """Memoised own-option menus per config (see ``_own_menus_of``) before the table is cleared."""
@@ -2139,6 +2169,7 @@ class _ConfigTables:
         "faction_base",
         "crossroads_live",
         "own_menus",
+        "faction_checks",
         "next_admins",
         "build_menus",
         "stat_room",
@@ -2154,6 +2185,7 @@ class _ConfigTables:
         self.faction_base = self.encoder.layout.char_slots
         self.crossroads_live = settings.crossroads_effect != "none"
         self.own_menus = _own_menus_of(settings)
+        self.faction_checks: dict[tuple[Dice, int], rules.Check] = {}
         self.next_admins = _next_admins_of(settings.players)
         self.build_menus: dict[int, tuple[int, ...]] = {}
         self.opp_menus: dict[Hashable, tuple[int, ...]] = {}
