@@ -71,7 +71,7 @@ from envs.crossroads.dice import (
     face_classes,
     optimal_permutations,
 )
-from envs.crossroads.observation import MarkerSplices, encoder_of, observe
+from envs.crossroads.observation import MarkerSplices, SidePieces, encoder_of, observe
 from envs.crossroads.rules import (
     ALL_STATS,
     NO_FLAGS,
@@ -219,7 +219,7 @@ Entity = Character | Faction
 class Side:
     """Rule 11: one side of a confrontation: its entity (``None`` until chosen), who plays it, its roll."""
 
-    __slots__ = ("eid", "seat", "aim", "burned", "rerolls", "dice", "perm", "flags", "succ", "won", "lost")
+    __slots__ = ("eid", "seat", "aim", "burned", "rerolls", "dice", "perm", "flags", "succ", "won", "lost", "obs")
 
     def __init__(self, eid: int | None, seat: int) -> None:
         self.eid = eid
@@ -233,12 +233,16 @@ class Side:
         self.succ = 0
         self.won = False
         self.lost = False
+        self.obs: SidePieces | None = None
+        """The side's observation pieces (:meth:`Encoder.side_obs`: its dice, burns and successes as another seat's
+        side and as the observer's own, then its success flags), kept until one of them changes: every rule that
+        sets ``dice``, ``burned``, ``succ`` or ``flags`` drops it."""
 
     def copy(self) -> Side:
         s = Side.__new__(Side)
         s.eid, s.seat, s.aim, s.burned, s.rerolls = self.eid, self.seat, self.aim, self.burned, self.rerolls
         s.dice, s.perm, s.flags = self.dice, self.perm, self.flags
-        s.succ, s.won, s.lost = self.succ, self.won, self.lost
+        s.succ, s.won, s.lost, s.obs = self.succ, self.won, self.lost, self.obs
         return s
 
     def key(self) -> tuple[object, ...]:
@@ -320,6 +324,7 @@ class CrossroadsState(State[Hashable]):
         "obs_markers",
         "_stat_room",
         "_opp_menus",
+        "_faction_checks",
     )
     """Every attribute of a state (the protocol's ``num_players``, ``log``, ``_outcome`` and ``narrating`` too)."""
     # Slots, not an instance dict: a dict of more than 30 keys is not shared with the class, so Python 3.11 reads
@@ -340,6 +345,8 @@ class CrossroadsState(State[Hashable]):
         """Whether a crossroads changes anything beyond the narration (Rule 5: ``crossroads.effect``)."""
         self._own_menus = tables.own_menus
         """The memo of :meth:`_own_options`, shared by the states of a config."""
+        self._faction_checks = tables.faction_checks
+        """Rule 4's faction checks by (dice, Influence), shared by the states of a config (they read its check keys)."""
         super().__init__(self.settings.players)
         self._next_admins = tables.next_admins
         """Rule 8's rotation as a table: the next Admin by the current one (a subscript at every scene's end)."""
@@ -507,15 +514,15 @@ class CrossroadsState(State[Hashable]):
     def _legal_admin_aim(self) -> list[int]:
         """Rules 11.1/11.2: a -C for the target, unmarking one of its boxes, or no counteraction."""
         t = self.chars[self._target_id()]
-        marked = [_UNMARK_G + s for s in ALL_STATS if t.goals[s]]
-        return [*self._minus_c_actions(t), *marked, _NO_OPPOSITION]
+        g0, g1, g2 = t.goals
+        return [*self._minus_c_actions(t), *_UNMARKS[g0][g1][g2], _NO_OPPOSITION]
 
     def _legal_target_aim(self) -> list[int]:
         """Rule 11.1: a +C, a -C for the opposition, or marking one of the target's boxes."""
         t = self.chars[self._target_id()]
         opposition = self.ents[self.sides[0].eid]
-        unmarked = [_MARK_G + s for s in ALL_STATS if not t.goals[s]]
-        return [_GAIN_PLUS_C, *self._minus_c_actions(opposition)] + unmarked
+        g0, g1, g2 = t.goals
+        return [_GAIN_PLUS_C, *self._minus_c_actions(opposition), *_MARKS_LEFT[g0][g1][g2]]
 
     def _legal_deal_faction(self) -> Sequence[int]:
         """Rule 10: any faction in play (a table by who is in play)."""
@@ -862,6 +869,7 @@ class CrossroadsState(State[Hashable]):
         if self.purpose == _Purpose.CONFRONT:
             s = self.sides[self.side_i]
             s.dice = dice
+            s.obs = None
             e = self.ents[s.eid]
             if self.narrating:
                 self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", s.seat, dice=dice)
@@ -931,7 +939,10 @@ class CrossroadsState(State[Hashable]):
         return flags, n if n > 0 else 0  # never below 0 (rules.check_successes)
 
     def read_check(self, e: Entity, dice: Dice, perm: int) -> rules.Check:
-        """Rules 3 and 4: per-stat success flags and the success count of a roll (a stat check memoised)."""
+        """Rules 3 and 4: per-stat success flags and the success count of a roll, memoised.
+
+        A stat check by the dice, assignment and stats; a faction check per config by the dice and Influence.
+        """
         if isinstance(e, Character):
             g, kh, m = e.stats
             key = (dice, perm, g, kh, m)
@@ -944,8 +955,20 @@ class CrossroadsState(State[Hashable]):
                 return chk
             except TypeError:  # dice given as a list: nothing to memoise
                 return rules.stat_check(dice, perm, e.stats)
-        st = self.settings
-        return rules.faction_check(dice, e.influence, st.faction_rolls, st.faction_bonus, st.faction_gate_any)
+        by = (dice, e.influence)
+        try:
+            return self._faction_checks[by]
+        except KeyError:
+            checks = self._faction_checks
+            if len(checks) >= _STAT_CHECKS_LIMIT:
+                checks.clear()
+            st = self.settings
+            faction = rules.faction_check(dice, e.influence, st.faction_rolls, st.faction_bonus, st.faction_gate_any)
+            checks[by] = faction
+            return faction
+        except TypeError:  # dice given as a list: nothing to memoise
+            st = self.settings
+            return rules.faction_check(dice, e.influence, st.faction_rolls, st.faction_bonus, st.faction_gate_any)
 
     def use_advantage(self, e: Entity) -> int:
         """Rule 11.4: an Advantage token adds its bonus to the holder's next roll and is spent."""
@@ -1276,6 +1299,7 @@ class CrossroadsState(State[Hashable]):
         """Rule 11.2: a side's beauty check is read; when every side has rolled, each buys its outcomes."""
         s = self.sides[self.side_i]
         s.dice, s.perm, s.flags, s.succ = self.dice, perm, self.flags, self.succ
+        s.obs = None
         if self.side_i + 1 < len(self.sides):
             self.side_i += 1
             nxt = self.sides[self.side_i]
@@ -1324,6 +1348,7 @@ class CrossroadsState(State[Hashable]):
         e.plus -= 1
         self.obs_changes.append(e.eid)
         s.burned += 1
+        s.obs = None
         if self.narrating:
             self.narrate("burn", f"{e.name} burns a +C for a success before the roll.", s.seat)
 
@@ -1382,6 +1407,7 @@ class CrossroadsState(State[Hashable]):
         e = self.ents[s.eid]
         s.perm = perm
         s.flags, s.succ = self._read_roll(e, s.dice, perm, s.burned)
+        s.obs = None
         if self.narrating:
             self.narrate(
                 "successes", f"{e.name}: {s.succ} success{'es' if s.succ != 1 else ''}.", s.seat, successes=s.succ
@@ -1977,11 +2003,23 @@ _HARM2 = [int(Act.HARM2_G) + s for s in ALL_STATS]
 _INFLUENCE_AGAINST = [int(Act.INFLUENCE_DOWN), int(Act.PUSH_INFLUENCE)]
 _MINUS_C_OF = {kind: int(act) for kind, act in MINUS_C_OF.items()}
 _PASS_ONLY = (_PASS,)
+_BOOLS = (False, True)
 _BURN_OR_PASS = (_BURN, _PASS)
 _TRADE_OR_PASS = (_TRADE, _PASS)
 _STAT_CHECKS: dict[tuple[Dice, int, int, int, int], rules.Check] = {}
 """Rule 3 memo: the reading of a stat check by (dice, assignment, G, KH, M); bounded by ``_STAT_CHECKS_LIMIT``."""
 _STAT_CHECKS_LIMIT = 1 << 16
+"""Entries of the stat-check memo (and of each config's faction-check memo) before it is cleared."""
+_UNMARKS = tuple(
+    tuple(tuple(tuple(_UNMARK_G + s for s in ALL_STATS if (g0, g1, g2)[s]) for g2 in _BOOLS) for g1 in _BOOLS)
+    for g0 in _BOOLS
+)
+"""Rule 11.1: the "unmark a box" ids of a target's marked goal boxes, by the three boxes (``[g0][g1][g2]``)."""
+_MARKS_LEFT = tuple(
+    tuple(tuple(tuple(_MARK_G + s for s in ALL_STATS if not (g0, g1, g2)[s]) for g2 in _BOOLS) for g1 in _BOOLS)
+    for g0 in _BOOLS
+)
+"""Rule 11.1: the "mark a box" ids of a target's unmarked goal boxes, by the three boxes (``[g0][g1][g2]``)."""
 _CHANGES_KEPT = 256
 _OWN_MENUS_LIMIT = 1 << 14
 """Memoised own-option menus per config (see ``_own_menus_of``) before the table is cleared."""
@@ -2131,6 +2169,7 @@ class _ConfigTables:
         "faction_base",
         "crossroads_live",
         "own_menus",
+        "faction_checks",
         "next_admins",
         "build_menus",
         "stat_room",
@@ -2146,6 +2185,7 @@ class _ConfigTables:
         self.faction_base = self.encoder.layout.char_slots
         self.crossroads_live = settings.crossroads_effect != "none"
         self.own_menus = _own_menus_of(settings)
+        self.faction_checks: dict[tuple[Dice, int], rules.Check] = {}
         self.next_admins = _next_admins_of(settings.players)
         self.build_menus: dict[int, tuple[int, ...]] = {}
         self.opp_menus: dict[Hashable, tuple[int, ...]] = {}

@@ -31,7 +31,7 @@ from envs.crossroads.config import MAX_CHARACTER_SLOTS, MAX_FACTION_SLOTS, MAX_S
 
 if TYPE_CHECKING:
     from envs.crossroads.config import Settings
-    from envs.crossroads.episode import Character, CrossroadsState, Faction
+    from envs.crossroads.episode import Character, CrossroadsState, Faction, Side
 
 CHAR_FEATURES = 18
 FACTION_FEATURES = 9
@@ -87,7 +87,9 @@ _FLAG_PHASES = (_SPEND, _BUY_OUTCOME, _LOWER_INFLUENCE)
 _SHOWS_ROLL = tuple(p in _ROLL_PHASES for p in range(len(Phase)))
 _SHOWS_FLAGS = tuple(p in _FLAG_PHASES for p in range(len(Phase)))
 """``_ROLL_PHASES`` and ``_FLAG_PHASES`` as flags indexed by the phase (a subscript, not a tuple scan)."""
-_FROM_BUFFER = np.frombuffer
+_NEW_ARRAY = np.ndarray
+"""Makes the observation array over its joined bytes (``np.ndarray(shape, dtype, buffer)``: less than
+``np.frombuffer``)."""
 _NO_CONFRONTATION = (None, None)
 _FLOAT32 = np.dtype(np.float32)
 
@@ -137,16 +139,19 @@ class Encoder:
         "head_admins",
         "seat_heads",
         "pack_progress",
+        "progress_pieces",
         "dice_pieces",
         "no_dice",
         "counts",
         "pack_side",
-        "side_pieces",
+        "side_pairs",
         "no_side",
         "pack_flags",
         "no_flags",
         "own_flags",
         "side_flags",
+        "seconds",
+        "shape",
         "pack_tail",
         "tails",
         "pack_char",
@@ -201,6 +206,8 @@ class Encoder:
         )
         """``head_admins`` as each seat sees it, by observer, phase, actor, Admin (subscripts, no arithmetic)."""
         self.pack_progress = struct.Struct(f"{_DICE - _SCENE}f").pack
+        self.progress_pieces: dict[tuple[int, int], bytes] = {}
+        """The scene and exit progress piece by (scene number, exits) (a config has a few hundred)."""
         self.dice_pieces = _DiceBytes(struct.Struct(f"{_SUCCESSES - _DICE}f").pack)
         self.no_dice = bytes(4 * (_SUCCESSES - _DICE))
         pack_counts = struct.Struct(f"{_SIDES - _SUCCESSES}f").pack
@@ -214,13 +221,20 @@ class Encoder:
         )
         """The successes, spends-left and degree piece by the three counts, each read up to 6 (and 1 beyond)."""
         self.pack_side = struct.Struct(f"{_SIDE_FEATURES}f").pack
-        self.side_pieces: dict[tuple[bool, tuple[int, ...], int, int], bytes] = {}
-        """A confrontation side's piece by (the observer's side, dice, burns, successes) (bounded)."""
+        self.side_pairs: dict[tuple[tuple[int, ...], int, int], tuple[bytes, bytes]] = {}
+        """A confrontation side's piece as another seat's and as the observer's, by (dice, burns, successes)
+        (bounded)."""
         self.no_side = bytes(4 * _SIDE_FEATURES)
         self.pack_flags = struct.Struct(f"{_BUILD_STEP - _FLAGS}f").pack
         self.no_flags = bytes(4 * (_BUILD_STEP - _FLAGS))
         self.own_flags = _FlagBytes(self.pack_flags)
-        self.side_flags = _SideFlagBytes(self.pack_flags)
+        self.side_flags = {
+            flags: struct.pack("3f", *[_FLAG[f] for f in flags]) for flags in product(_BOOLS, _BOOLS, _BOOLS)
+        }
+        """One confrontation side's three success flags, by the flags."""
+        self.seconds = tuple(struct.pack("f", _FLAG[side_i == 1]) for side_i in range(3))
+        """The "second side acts" feature by the confrontation's ``side_i`` (0, 1, or 2 once both are read)."""
+        self.shape = (self.size,)
         self.pack_tail = struct.Struct(f"{_AFTER_ADMIN - _BUILD_STEP}f").pack
         self.tails = tuple(
             self.pack_tail(0.0, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK]) for purpose in Purpose
@@ -234,10 +248,14 @@ class Encoder:
         """The confrontation's marker splices in an entity block by (target, opposition) entity ids."""
         char_span, faction_span = 4 * CHAR_FEATURES, 4 * FACTION_FEATURES
         factions_at = char_span * layout.char_slots
-        self.spans = tuple((char_span * k, char_span * (k + 1)) for k in range(layout.char_slots)) + tuple(
-            (factions_at + faction_span * k, factions_at + faction_span * (k + 1)) for k in range(layout.faction_slots)
+        self.spans = tuple(
+            (char_span * k, char_span * (k + 1) - _CHAR_MARK_BYTES) for k in range(layout.char_slots)
+        ) + tuple(
+            (factions_at + faction_span * k, factions_at + faction_span * (k + 1) - _FACTION_MARK_BYTES)
+            for k in range(layout.faction_slots)
         )
-        """The byte span of each entity's slot (by entity id) in the entity block (see :meth:`entity_block`)."""
+        """The byte span of each entity's row (by entity id) in the entity block: its slot up to the markers, which
+        only the confrontation's splices write (see :meth:`entity_block`)."""
         self.offsets = tuple(k / (layout.seat_slots - 1) for k in range(layout.seat_slots))
         self.fractions = tuple(k / max_conditions for k in range(max_conditions + 1))
         """Condition counts 0..cap scaled by 1/cap (an entity never holds more than cap, Rule 1)."""
@@ -263,10 +281,8 @@ class Encoder:
             for plus in range(max_conditions + 1)
         )
         """+C and -C over the cap, by +C then -C."""
-        self.char_flag_rows = {
-            key: pack("8f", *[_FLAG[k] for k in key], 0.0, 0.0) for key in product((False, True), repeat=6)
-        }
-        """Wounded, dying, the three goal boxes, Advantage and the two (unset) markers, by the six flags."""
+        self.char_flag_rows = {key: pack("6f", *[_FLAG[k] for k in key]) for key in product((False, True), repeat=6)}
+        """Wounded, dying, the three goal boxes and Advantage (a row stops before the markers), by the six flags."""
         self.no_rest = self.no_side + self.no_side + self.no_flags
         """Both sides' pieces and the flags piece outside a confrontation and its success flags."""
         self.own_rests = {
@@ -306,7 +322,7 @@ class Encoder:
         )
 
     def char_row(self, c: Character, seat: int) -> bytearray:
-        """:meth:`char_bytes` unmarked, joined from four table pieces (packing 18 floats costs about twice as much).
+        """:meth:`char_bytes` up to the markers, joined from four table pieces (packing costs about twice as much).
 
         A bytearray: written into the kept block by slice assignment, which copies a bytearray's bytes directly but
         first makes a bytearray of any other value (``bytes`` included).
@@ -339,7 +355,7 @@ class Encoder:
         )
 
     def faction_row(self, f: Faction, seat: int) -> bytearray:
-        """:meth:`faction_bytes` without the marker, memoised by the faction's values (a bounded table per seat).
+        """:meth:`faction_bytes` up to the marker, memoised by the faction's values (a bounded table per seat).
 
         Kept as a bytearray (never written to: only copied into the blocks), like :meth:`char_row`'s rows.
         """
@@ -349,7 +365,7 @@ class Encoder:
         if row is None:
             if len(rows) >= _ROW_CACHE_LIMIT:
                 rows.clear()
-            row = rows[key] = bytearray(self.faction_bytes(f, seat, False))
+            row = rows[key] = bytearray(self.faction_bytes(f, seat, False)[:-_FACTION_MARK_BYTES])
         return row
 
     def encode(self, st: CrossroadsState, seat: int) -> np.ndarray:
@@ -361,9 +377,9 @@ class Encoder:
 
         Kept per seat on the state (a bytearray only this state writes: a clone copies it) with the length of its
         change log it is up to date with (``obs_marks``) and the markers written in it (``obs_marked``): only the
-        slots of the entities changed since are re-packed in place (a character's from its table pieces,
-        :meth:`char_row`; a faction's from the value memo), and the markers are rewritten only after a re-pack or a
-        change of the sides (a confrontation's markers stand for its whole scene); the first block of a seat is built
+        rows of the entities changed since are re-packed in place (a character's from its table pieces,
+        :meth:`char_row`; a faction's from the value memo), up to the markers, which are rewritten only when the
+        sides change (a confrontation's markers stand for its whole scene); the first block of a seat is built
         whole. A log grown past ``_CHANGES_KEPT`` is then emptied (the other seats' blocks that were not up to date
         are dropped).
         """
@@ -372,6 +388,7 @@ class Encoder:
         n = len(changes)
         if block is None:
             block = blocks[seat] = self.whole_block(st, seat)
+            old: MarkerSplices = ()  # built unmarked
         else:
             char_slots, spans = self.char_slots, self.spans
             mark = marks[seat]
@@ -383,12 +400,12 @@ class Encoder:
                 else:
                     block[start:end] = self.faction_row(st.factions[eid - char_slots], seat)
             old = st.obs_marked[seat]
-            if old is not markers:  # another confrontation (or none): its markers are cleared
-                for start, end, _, blank in old:
-                    block[start:end] = blank
-        for start, end, marked, _ in markers:  # written (again: a re-packed slot is unmarked) over the slots' ends
-            block[start:end] = marked
-        st.obs_marked[seat] = markers
+        if old is not markers:  # another confrontation (or none): the old markers cleared, the new ones written
+            for start, end, _, blank in old:
+                block[start:end] = blank
+            for start, end, marked, _ in markers:
+                block[start:end] = marked
+            st.obs_marked[seat] = markers
         marks[seat] = n
         if n > _CHANGES_KEPT:
             for s in range(self.players):
@@ -399,26 +416,39 @@ class Encoder:
         return block
 
     def whole_block(self, st: CrossroadsState, seat: int) -> bytearray:
-        """:meth:`entity_block` from scratch: every entity's slot (a faction's from the memo) and the empty slots."""
+        """:meth:`entity_block` from scratch, unmarked.
+
+        Every entity's row (a faction's from the memo) and blank markers, then the empty slots.
+        """
         layout = self.layout
-        parts: list[bytes | bytearray] = [self.char_row(c, seat) for c in st.chars]
+        parts: list[bytes | bytearray] = [p for c in st.chars for p in (self.char_row(c, seat), _CHAR_UNMARKED)]
         parts.append(self.empty_char * (layout.char_slots - len(st.chars)))
-        parts += [self.faction_row(f, seat) for f in st.factions]
+        parts += [p for f in st.factions for p in (self.faction_row(f, seat), _FACTION_UNMARKED)]
         parts.append(self.empty_faction * (layout.faction_slots - len(st.factions)))
         return _JOIN(parts)
 
     def progress_bytes(self, st: CrossroadsState) -> bytes:
-        """The scene and exit progress piece of ``st`` (two features; the state keeps it, see :func:`observe`)."""
-        settings = st.settings
-        return self.pack_progress(st.scene_no / settings.max_scenes, min(1.0, st.exits / settings.exits_to_end))
+        """The scene and exit progress piece of ``st``, memoised by the scene number and the exits.
 
-    def side_bytes(self, key: tuple[bool, tuple[int, ...], int, int]) -> bytes:
-        """A confrontation side's piece, memoised by (it is the observer's, dice, burns, successes)."""
-        mine, d3, burned, succ = key
-        if len(self.side_pieces) >= _ROW_CACHE_LIMIT:
-            self.side_pieces.clear()
+        Two features; the state keeps the piece until either changes (see :func:`observe`).
+        """
+        key = (st.scene_no, st.exits)
+        pieces = self.progress_pieces
+        piece = pieces.get(key)
+        if piece is None:
+            if len(pieces) >= _ROW_CACHE_LIMIT:
+                pieces.clear()
+            settings = st.settings
+            piece = pieces[key] = self.pack_progress(
+                st.scene_no / settings.max_scenes, min(1.0, st.exits / settings.exits_to_end)
+            )
+        return piece
+
+    def side_bytes(self, s: Side, mine: bool) -> bytes:
+        """A confrontation side's piece: it is the observer's, its dice, burns and successes."""
+        d3, burned, succ = s.dice, s.burned, s.succ
         tenths, sixths = _TENTHS, _SIXTHS
-        piece = self.side_pieces[key] = self.pack_side(
+        return self.pack_side(
             _FLAG[mine],
             tenths[d3[0]] if d3 else 0.0,
             tenths[d3[1]] if d3 else 0.0,
@@ -426,8 +456,26 @@ class Encoder:
             sixths[burned] if burned <= _SCALE else 1.0,
             sixths[succ] if succ <= _SCALE else 1.0,
         )
-        return piece
 
+    def side_obs(self, s: Side) -> SidePieces:
+        """The pieces a side shows, kept on the side (``Side.obs``) until one of them changes.
+
+        :meth:`side_bytes` as another seat's and as the observer's (memoised by its dice, burns and successes), then its
+        success flags.
+        """
+        key = (s.dice, s.burned, s.succ)
+        pairs = self.side_pairs
+        pair = pairs.get(key)
+        if pair is None:
+            if len(pairs) >= _ROW_CACHE_LIMIT:
+                pairs.clear()
+            pair = pairs[key] = (self.side_bytes(s, False), self.side_bytes(s, True))
+        pieces = s.obs = (pair[0], pair[1], self.side_flags[s.flags])
+        return pieces
+
+
+SidePieces = tuple[bytes, bytes, bytes]
+"""A confrontation side's observation pieces: its piece as another seat's side, as the observer's own, its flags."""
 
 MarkerSplices = tuple[tuple[int, int, bytearray, bytearray], ...]
 """A confrontation's markers in an entity block: (start, end, marked bytes, unmarked bytes) per marked slot."""
@@ -454,11 +502,11 @@ class _Markers(dict[tuple[int | None, int | None], MarkerSplices]):
         for eid in key:
             if eid is None:
                 continue
-            end = enc.spans[eid][1]
+            start = enc.spans[eid][1]  # the markers follow the entity's row
             if eid < char_slots:
-                out.append((end - _CHAR_MARK_BYTES, end, _CHAR_MARKS[eid == target][eid == opp], _CHAR_UNMARKED))
+                out.append((start, start + _CHAR_MARK_BYTES, _CHAR_MARKS[eid == target][eid == opp], _CHAR_UNMARKED))
             else:
-                out.append((end - _FACTION_MARK_BYTES, end, _FACTION_MARKS[eid == opp], _FACTION_UNMARKED))
+                out.append((start, start + _FACTION_MARK_BYTES, _FACTION_MARKS[eid == opp], _FACTION_UNMARKED))
         value = self[key] = tuple(out)
         return value
 
@@ -490,20 +538,6 @@ class _DiceBytes(dict[tuple[int, ...], bytes]):
 
     def __missing__(self, dice: tuple[int, ...]) -> bytes:
         value = self[dice] = self.pack(_TENTHS[dice[0]], _TENTHS[dice[1]], _TENTHS[dice[2]])
-        return value
-
-
-class _SideFlagBytes(dict[tuple[tuple[bool, bool, bool], tuple[bool, bool, bool], bool], bytes]):
-    """The flags piece of a confrontation: both sides' success flags and whether the second side acts."""
-
-    def __init__(self, pack: Callable[..., bytes]) -> None:
-        super().__init__()
-        self.pack = pack
-
-    def __missing__(self, key: tuple[tuple[bool, bool, bool], tuple[bool, bool, bool], bool]) -> bytes:
-        (f0, f1, f2), (f3, f4, f5), second = key
-        flag = _FLAG
-        value = self[key] = self.pack(flag[f0], flag[f1], flag[f2], flag[f3], flag[f4], flag[f5], flag[second])
         return value
 
 
@@ -547,30 +581,13 @@ def observe(st: CrossroadsState, seat: int) -> np.ndarray:
     counts = enc.counts[succ if succ < _SCALE else _SCALE][left if left < _SCALE else _SCALE][
         degree if degree < _SCALE else _SCALE
     ]
-    sides = st.sides
-    if len(sides) == 2 and sides[0].eid is not None:
-        s0, s1 = sides
-        side_pieces = enc.side_pieces
-        k0 = (s0.seat == seat, s0.dice, s0.burned, s0.succ)
-        k1 = (s1.seat == seat, s1.dice, s1.burned, s1.succ)
-        first = side_pieces.get(k0)
-        if first is None:
-            first = enc.side_bytes(k0)
-        second = side_pieces.get(k1)
-        if second is None:
-            second = enc.side_bytes(k1)
-        # all false until a side's dice are read
-        rest = first + second + enc.side_flags[s0.flags, s1.flags, st.side_i == 1]
-    elif _SHOWS_FLAGS[p]:
-        rest = enc.own_rests[st.flags]
-    else:
-        rest = enc.no_rest
     purpose = st.purpose
     tail = (
         enc.pack_tail(st.build_step / 2, _FLAG[purpose == _GOAL], _FLAG[purpose == _BEAUTY_CHECK])
         if p == _BUILD
         else enc.tails[purpose]
     )
+    sides = st.sides
     markers = st.obs_markers  # kept on the state until a side's entity (or the sides) change
     if markers is None:  # the confrontation's target and opposition, the last features of their slots
         key = (sides[-1].eid, sides[0].eid if len(sides) == 2 else None) if sides else _NO_CONFRONTATION
@@ -579,7 +596,18 @@ def observe(st: CrossroadsState, seat: int) -> np.ndarray:
     if block is None or st.obs_marks[seat] != len(st.obs_changes) or st.obs_marked[seat] is not markers:
         block = enc.entity_block(st, seat, markers)
     # struct packs Python floats to float32 (the same C cast numpy uses); the bytearray makes the array writable
-    return _FROM_BUFFER(_JOIN((head, progress, dice, counts, rest, tail, block)), _FLOAT32)
+    if len(sides) == 2 and sides[0].eid is not None:  # a confrontation: each side's kept pieces (all false until read)
+        s0, s1 = sides
+        o0, o1 = s0.obs, s1.obs
+        if o0 is None:
+            o0 = enc.side_obs(s0)
+        if o1 is None:
+            o1 = enc.side_obs(s1)
+        first, second, acting = o0[s0.seat == seat], o1[s1.seat == seat], enc.seconds[st.side_i]
+        joined = _JOIN((head, progress, dice, counts, first, second, o0[2], o1[2], acting, tail, block))
+        return _NEW_ARRAY(enc.shape, _FLOAT32, joined)
+    rest = enc.own_rests[st.flags] if _SHOWS_FLAGS[p] else enc.no_rest
+    return _NEW_ARRAY(enc.shape, _FLOAT32, _JOIN((head, progress, dice, counts, rest, tail, block)))
 
 
 @lru_cache(maxsize=64)

@@ -9,6 +9,8 @@ several configs, clones that play on differently included.
 
 from __future__ import annotations
 
+from itertools import product
+
 import pytest
 
 from envs.core.dice import Rng
@@ -246,3 +248,40 @@ def test_the_scene_menu_tells_apart_rosters_with_the_same_entities_in_play():
             else:
                 break
             check_kept(room)
+
+
+FACTION_CHECK_VARIANTS = [
+    {},
+    {"faction__check_bonus": 2},
+    {"faction__check": "none"},
+    {"confrontation__faction_gate": "never", "faction__start_influence": 5},
+]
+
+
+def test_memoised_faction_checks_read_like_rule_4():
+    """A faction's roll read through each config's memo (by dice and Influence) equals ``rules.faction_check`` with
+    that config's check keys, at every roll of random games of configs whose faction checks differ (played in turn
+    in one process, so that a memo shared across configs would answer for the wrong one)."""
+    rng = Rng(23)
+    for seed in range(3):
+        for overrides in FACTION_CHECK_VARIANTS:
+            st = CrossroadsState(config(**overrides))
+            ss = st.settings
+            play = Rng(seed)
+            while st.current_player() != TERMINAL:
+                for f in st.factions:
+                    dice = tuple(sorted(1 + int(rng.random() * 10) for _ in range(3)))
+                    want = rules.faction_check(
+                        dice, f.influence, ss.faction_rolls, ss.faction_bonus, ss.faction_gate_any
+                    )
+                    assert st.read_check(f, dice, 0) == want
+                    assert st.read_check(f, list(dice), 0) == want  # a list: read without the memo
+                step(st, play)
+
+
+def test_goal_box_menus_are_the_boxes_marked_and_unmarked():
+    """The aim menus' box tables (Rule 11.1) list the marked boxes to unmark and the unmarked ones to mark."""
+    for goals in product((False, True), repeat=3):
+        g0, g1, g2 = goals
+        assert episode._UNMARKS[g0][g1][g2] == tuple(Act.UNMARK_G + s for s in range(3) if goals[s])
+        assert episode._MARKS_LEFT[g0][g1][g2] == tuple(Act.MARK_G + s for s in range(3) if not goals[s])
