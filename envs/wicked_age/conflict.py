@@ -128,12 +128,47 @@ def _draw_table(available: int) -> tuple[tuple[int, ...], ...]:
     return _DRAW_TABLES.setdefault(available, tuple(table))
 
 
+_WALK_BITS = max(bits for _, bits in _SHUFFLE_DRAWS)
+"""The bits of every draw of the walk below: ``getrandbits(k)`` for ``k <= 32`` is the top ``k`` bits of one 32-bit
+output of the generator, so ``getrandbits(bits)`` is ``getrandbits(_WALK_BITS) >> (_WALK_BITS - bits)`` for the same
+output (each call takes one output, whatever ``k``)."""
+
+
+def _draw_walk() -> tuple[tuple[tuple[int, ...], ...], int]:
+    """Rule 4's shuffle draws as a walk over states: the place being drawn and the mixed-radix index so far.
+
+    The states of the first place come first (one), then those of the next (one per draw so far), and so on; from
+    each, a draw of ``_WALK_BITS`` bits leads to the next place's state (the draw below the place's bound ``n``) or
+    back to itself (``_randbelow`` draws again). The states after the last place, numbered from the second value
+    returned, are the end: ``state - end`` is the index of the whole sequence of draws (:data:`_DRAW_TABLES`).
+    """
+    firsts = [0]  # the first state of each place (then of the end)
+    count = 1
+    for n, _ in _SHUFFLE_DRAWS:
+        firsts.append(firsts[-1] + count)
+        count *= n
+    walk = []
+    count = 1
+    for place, (n, bits) in enumerate(_SHUFFLE_DRAWS):
+        for index in range(count):
+            here = firsts[place] + index
+            steps = [w >> (_WALK_BITS - bits) for w in range(1 << _WALK_BITS)]
+            walk.append(tuple(firsts[place + 1] + index * n + j if j < n else here for j in steps))
+        count *= n
+    return tuple(walk), firsts[-1]
+
+
+_DRAW_WALK, _DRAW_END = _draw_walk()
+"""The walk of :func:`_draw_walk`: the next state by state and draw, and the first end state."""
+
+
 def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
     """Rule 4: ``available`` of the six forms, sorted: the first ones of ``rng.shuffle`` of them, with its draws.
 
-    The shuffle's own draws are made here (the same ``getrandbits`` calls ``random.Random.shuffle`` makes) and
-    the draw is read from a table of every outcome: no shuffle, slice and sort per conflict, and no Python
-    frame per draw. An ``Rng`` of another kind (a subclass) shuffles as it would.
+    The shuffle's own draws are made here (one ``getrandbits`` call per draw ``random.Random.shuffle`` makes, on
+    the same outputs of the generator: see :data:`_WALK_BITS`), each moving along :data:`_DRAW_WALK`, and the draw
+    is read from a table of every outcome: no shuffle, slice and sort per conflict, no Python frame per draw, and no
+    arithmetic per draw either. An ``Rng`` of another kind (a subclass) shuffles as it would.
     """
     r = rng._r
     if type(rng) is not Rng or type(r) is not random.Random:
@@ -141,14 +176,12 @@ def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
         rng.shuffle(forms)
         return tuple(sorted(forms[:available]))
     getrandbits = r.getrandbits
-    index = 0
-    for n, bits in _SHUFFLE_DRAWS:
-        j = getrandbits(bits)
-        while j >= n:
-            j = getrandbits(bits)
-        index = index * n + j
+    walk, end, bits = _DRAW_WALK, _DRAW_END, _WALK_BITS
+    state = 0
+    while state < end:
+        state = walk[state][getrandbits(bits)]
     table = _DRAW_TABLES.get(available) or _draw_table(available)
-    return table[index]
+    return table[state - end]
 
 
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
@@ -196,6 +229,9 @@ class TieStep(enum.IntEnum):
     VOTE = 0
     CASH = 1
     REROLL = 2
+
+
+assert PickStep.FIRST_FORM == TurnStep.START == OpenStep.CASH == TieStep.VOTE == 0  # the cursors' starts (_enter)
 
 
 # Reading an enum member (``Ctx.BUILD``) costs about a quarter of a microsecond in Python 3.11, a module global a
@@ -312,17 +348,24 @@ def _named_answerers(action: int, parties: int) -> tuple[int, ...]:
     return challenge_targets(action, parties)
 
 
-_PARTY_SETS: dict[tuple[bool, ...], tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]] = {}
-"""By the conflict flags of the seats: the seats in the conflict and, for each seat, the others in it (at most
-2^8 keys per party count: the table is never cleared)."""
+_PartySets = tuple[tuple[int, ...], tuple[tuple[int, ...], ...], tuple[int, ...]]
+_PARTY_SETS: dict[tuple[bool, ...], _PartySets] = {}
+"""By the conflict flags of the seats: the seats in the conflict, for each seat the others in it, and for each cursor
+``0..n`` the first seat in it at or after the cursor (``n``: none) (at most 2^8 keys per party count: the table is
+never cleared)."""
 
 
-def _party_sets(flags: tuple[bool, ...]) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
-    """The seats whose flag is set, and for each seat those of them other than itself (from :data:`_PARTY_SETS`)."""
+def _party_sets(flags: tuple[bool, ...]) -> _PartySets:
+    """The seats whose flag is set, the others for each seat, the next-seat table (from :data:`_PARTY_SETS`)."""
     hit = _PARTY_SETS.get(flags)
     if hit is None:
+        n = len(flags)
         parties = tuple(s for s, f in enumerate(flags) if f)
-        hit = _PARTY_SETS[flags] = (parties, tuple(tuple(t for t in parties if t != s) for s in range(len(flags))))
+        hit = _PARTY_SETS[flags] = (
+            parties,
+            tuple(tuple(t for t in parties if t != s) for s in range(n)),
+            tuple(next((t for t in parties if t >= i), n) for i in range(n + 1)),
+        )
     return hit
 
 
@@ -335,9 +378,11 @@ _NO_ADVANTAGE: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(((False,) * n,) 
 """By party count, a row of no advantage per seat (Rule 13: none is held at a conflict's start)."""
 _MENUS: dict[Hashable, list[int]] = {}
 """Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
-kind and the filled forms, a strength pick by the usable strengths (the picks of forms: :data:`_FIRST_PICK_MENUS`).
+kind and the filled forms, a negotiated loss by the loser's sheet (the picks of forms: :data:`_FIRST_PICK_MENUS`, of
+a strength: :data:`_USABLE`).
 The lists are shared: the state never changes one in place (``legal_actions`` hands out copies). The keys are
-few (subsets of six forms and of four strengths); the cache is cleared at :data:`_MENUS_LIMIT` all the same."""
+few (subsets of six forms, sheets of six dice); the cache is cleared at :data:`_MENUS_LIMIT`
+all the same."""
 _MENUS_LIMIT = 4096
 _NO_LEGAL: list[int] = []
 """The legal list of a chance node and of the end (shared, never changed in place)."""
@@ -467,9 +512,10 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     return setup
 
 
-_USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], tuple[int, ...]]] = {}
-"""Rules 4-5: the usable strengths by the identity of a sheet's strengths tuple (kept alive by the entry and
-checked, so a reused id cannot hit), its kind and its picks: a pick asks twice, and the same few sheets recur."""
+_USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], list[int] | None]] = {}
+"""Rules 4-5: the strength pick's legal list (None: no strength usable) by the identity of a sheet's strengths tuple
+(kept alive by the entry and checked, so a reused id cannot hit), its kind and its picks: a pick asks twice (whether
+to stop, then the menu), and the same few sheets recur. The lists are shared, like those of :data:`_MENUS`."""
 
 _CHARACTERS: dict[tuple[int, str], tuple[WickedAgeConfig, tuple[Character, ...]]] = {}
 """The characters each scenario sets up from a config, by config identity and scenario (kept as templates)."""
@@ -541,6 +587,7 @@ class WickedAgeState(State):
         "_keep_advantage",
         "_kept_legal",
         "_names",
+        "_next_in",
         "_offer_ids",
         "_opponents_of",
         "_outcome",
@@ -662,6 +709,7 @@ class WickedAgeState(State):
         self.in_conflict = [False] * n
         self._parties_in: tuple[int, ...] = ()  # the seats in the conflict, kept with ``in_conflict``
         self._opponents_of: tuple[tuple[int, ...], ...] = ((),) * n  # by seat: the others in the conflict
+        self._next_in: tuple[int, ...] = (n,) * (n + 1)  # by cursor: the first seat in the conflict from it (n: none)
         self.available: list[tuple[int, ...]] = [PC_FORM_IDS] * n
         self.picks: list[list[int]] = [[] for _ in range(n)]
         self.strength_used: list[int | None] = [None] * n
@@ -813,11 +861,8 @@ class WickedAgeState(State):
         return menus[first] if menus is not None and first in menus else _second_pick_menu(available, first)
 
     def _legal_pick_strength(self, s: int) -> list[int]:
-        usable = self._usable_strengths(s)
-        key = ("strength", usable)
-        menu = _MENUS.get(key)
-        if menu is None:
-            menu = _menu(key, [_ACT_STRENGTH_0 + i for i in usable] + [Act.NO_STRENGTH])
+        menu = self._strength_menu(s)
+        assert menu is not None  # the pick stops here only with a strength to use
         return menu
 
     def _legal_window(self, s: int) -> list[int]:
@@ -863,15 +908,16 @@ class WickedAgeState(State):
     def _leave_conflict(self, s: int) -> None:
         """``s`` is out of this conflict: its public block is stale, the kept party sets are read anew.
 
-        ``in_conflict`` changes only here and at a conflict's start; the seats in it and each seat's opponents are
-        read at most machine steps, kept as tuples from :data:`_PARTY_SETS` rather than rebuilt per step.
+        ``in_conflict`` changes only here and at a conflict's start; the seats in it, each seat's opponents and the
+        next seat in it from each cursor are read at most machine steps, kept as tuples from :data:`_PARTY_SETS`
+        rather than rebuilt (or scanned for) per step.
         """
         self.in_conflict[s] = False
         if self._keep_advantage:
             self._rows[s] = None  # :meth:`_sheet_changed`, inlined
         else:  # the advantage dice of whoever held an advantage over ``s`` change too
             self._rows = [None] * self.num_players
-        self._parties_in, self._opponents_of = _party_sets(tuple(self.in_conflict))
+        self._parties_in, self._opponents_of, self._next_in = _party_sets(tuple(self.in_conflict))
 
     def action_label(self, action: int) -> str:
         s = self.actor if self.node < _FIRST_CHANCE else 0
@@ -1178,9 +1224,9 @@ class WickedAgeState(State):
         """Move the machine to ``stage``, its cursors at their start."""
         if (stage is _STAGE_TURN) is not (self.stage is _STAGE_TURN) and self.challenger is not None:
             self._rows[self.challenger] = None  # the challenger is flagged in the turns only
-        self.stage, self.idx = stage, 0
-        self.pick_step, self.turn_step, self.tie_idx = _PICK_FIRST_FORM, _TURN_START, 0
-        self.open_step, self.tie_step = _OPEN_CASH, _TIE_VOTE
+        self.stage = stage
+        # every cursor at its start (0 each, asserted below the step enums)
+        self.idx = self.pick_step = self.turn_step = self.tie_idx = self.open_step = self.tie_step = 0
 
     def _proceed(self, stopped: bool = False) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends; then read the new node.
@@ -1203,16 +1249,17 @@ class WickedAgeState(State):
                     stopped = steps[self.stage](self)
                 if stopped:
                     break
-        if self._outcome is not None:
-            self.node = _CTX_END
-            self._player = TERMINAL
-            self._kept_legal = _NO_LEGAL
-        elif self.node >= _FIRST_CHANCE:
+            else:  # the game is over (a step that stops never ends it: a stop is read below without this test)
+                self.node = _CTX_END
+                self._player = TERMINAL
+                self._kept_legal = _NO_LEGAL
+                return
+        node = self.node
+        if node >= _FIRST_CHANCE:
             self._player = CHANCE
             self._kept_legal = _NO_LEGAL
         else:
             self._player = s = self.actor
-            node = self.node
             self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)  # a fixed menu without a call
 
     def _step(self) -> bool:
@@ -1290,7 +1337,7 @@ class WickedAgeState(State):
         n = self.num_players
         self.conflict_no += 1
         self.in_conflict = list(self.in_chapter)
-        self._parties_in, self._opponents_of = _party_sets(tuple(self.in_conflict))
+        self._parties_in, self._opponents_of, self._next_in = _party_sets(tuple(self.in_conflict))
         self.available = [PC_FORM_IDS] * n
         self.picks = list(map(list, _NO_PICKS[n]))  # a fresh empty list per seat (no comprehension frame)
         self.strength_used = [None] * n
@@ -1333,9 +1380,7 @@ class WickedAgeState(State):
         :meth:`_proceed` would call this again).
         """
         while True:
-            while self.idx < self.num_players and not self.in_conflict[self.idx]:
-                self.idx += 1
-            s = self.idx
+            s = self.idx = self._next_in[self.idx]  # the next party in the conflict (the cursor skips the others)
             if s >= self.num_players:
                 self.round_no = 1
                 self._progress = None
@@ -1349,7 +1394,7 @@ class WickedAgeState(State):
                 self.node, self.actor = _CTX_PICK_SECOND_FORM, s
                 return True
             if self.pick_step <= _PICK_STRENGTH:
-                if ch.strengths and self._usable_strengths(s):
+                if ch.strengths and self._strength_menu(s) is not None:
                     return self._decide(_CTX_PICK_STRENGTH, s)
                 self.strength_used[s] = None
             used = self.strength_used[s]  # :meth:`strength_of`, inlined
@@ -1365,8 +1410,11 @@ class WickedAgeState(State):
                 )
             self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
 
-    def _usable_strengths(self, s: int) -> tuple[int, ...]:
-        """Rules 4-5: the strengths ``s`` may use with its picks (``usable_strengths``, found in :data:`_USABLE`)."""
+    def _strength_menu(self, s: int) -> list[int] | None:
+        """Rules 4-5: the legal list of ``s``'s strength pick, None when no strength is usable (from :data:`_USABLE`).
+
+        The pick uses one of the strengths its forms allow (``usable_strengths``) or none.
+        """
         ch = self.chars[s]
         strengths = ch.strengths
         key = (id(strengths), ch.npc, *self.picks[s])
@@ -1376,7 +1424,8 @@ class WickedAgeState(State):
             usable = usable_strengths(strengths, [names[f] for f in self.picks[s]], MAX_STRENGTHS)
             if len(_USABLE) >= _SETUPS_LIMIT * 64:
                 _USABLE.clear()
-            hit = _USABLE[key] = (strengths, tuple(usable))
+            menu = [_ACT_STRENGTH_0 + i for i in usable] + [Act.NO_STRENGTH] if usable else None
+            hit = _USABLE[key] = (strengths, menu)
         return hit[1]
 
     def _forms_text(self, s: int) -> str:
@@ -1410,10 +1459,9 @@ class WickedAgeState(State):
         if len(self._parties_in) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined
             self._end_conflict()
             return False
-        while self.idx < self.num_players and not self.in_conflict[self.idx]:
-            self.idx += 1
-        if self.idx < self.num_players:
-            self.node, self.actor = _CTX_WINDOW, self.idx  # :meth:`_decide`, inlined
+        s = self.idx = self._next_in[self.idx]  # the next party still in (the cursor skips the others)
+        if s < self.num_players:
+            self.node, self.actor = _CTX_WINDOW, s  # :meth:`_decide`, inlined
             return True
         self._enter(_STAGE_OPEN)
         return False
@@ -1455,11 +1503,10 @@ class WickedAgeState(State):
                 return self._decide(_CTX_PRE_ROLL, parties[cursor])
             self._apply_pending_cash(fresh=False)
             self.open_step, self.idx = _OPEN_ROLL, 0
-        while self.idx < self.num_players and not self.in_conflict[self.idx]:
-            self.idx += 1
-        if self.idx < self.num_players:
+        s = self.idx = self._next_in[self.idx]  # the next party still in (the cursor skips the others)
+        if s < self.num_players:
             self.roll_purpose = _CTX_OPENING_ROLL
-            self.node, self.actor = _CTX_OPENING_ROLL, self.idx
+            self.node, self.actor = _CTX_OPENING_ROLL, s
             return True
         self._enter(_STAGE_TIE)
         self.tie_rerolls = 0
@@ -1989,7 +2036,12 @@ class WickedAgeState(State):
             self.terms = _TERMS_DEFAULT
 
     def _form_loss_actions(self, loser: int) -> list[int]:
-        return [FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)]
+        """Rule 17: the forms (NPC: dice) the loser may lose a size on, as actions (a shared menu by the sheet)."""
+        key = ("loss", *self.chars[loser].dice)
+        menu = _MENUS.get(key)
+        if menu is None:
+            menu = _menu(key, [FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)])
+        return menu
 
     def _lose_size(self, s: int, slot: int) -> None:
         ch = self.chars[s]

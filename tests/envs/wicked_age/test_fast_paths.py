@@ -260,7 +260,8 @@ def plain_player(state: WickedAgeState) -> int:
 
 
 def plain_menu(state: WickedAgeState) -> list[int] | None:
-    """The memoised legal lists (build, picks, strength, offer target) written out from their rules; else None."""
+    """The memoised legal lists (build, picks, strength, offer target, negotiated loss) written out from their rules;
+    else None."""
     s, ch = state.actor, state.chars[state.actor]
     if state.node == Ctx.BUILD:
         acts = NPC_FORM_ACTIONS if ch.npc else FORM_ACTIONS
@@ -275,6 +276,10 @@ def plain_menu(state: WickedAgeState) -> list[int] | None:
         return [int(Act.STRENGTH_0) + i for i in usable] + [int(Act.NO_STRENGTH)]
     if state.node == Ctx.OFFER_TARGET:
         return [int(Act.TARGET_0) + t for t in range(state.num_players) if t != s and state.in_conflict[t]]
+    if state.node == Ctx.OFFER_FORM:
+        assert state.conseq is not None
+        loser_dice = state.chars[state.conseq.loser].dice
+        return [FORM_ACTIONS[i] for i in range(len(loser_dice)) if loser_dice[i] > 0]
     return None
 
 
@@ -300,6 +305,8 @@ def check_fast_state(state: WickedAgeState) -> None:
     assert list(state._parties()) == parties  # the kept party sets follow ``in_conflict``
     for s in range(state.num_players):
         assert list(state._opponents(s)) == [t for t in parties if t != s]
+    for cursor in range(state.num_players + 1):  # the next party in the conflict from each cursor (n: none)
+        assert state._next_in[cursor] == min([t for t in parties if t >= cursor], default=state.num_players)
     # seat 0 first and last: its kept rows carry over to the next node (as an env's seat's do), the others' not
     for seat in (*range(state.num_players), 0):
         assert state.observation(seat).tobytes() == plain_observation(state, seat).tobytes()
