@@ -192,8 +192,6 @@ _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 call."""
 _CONTEXT_NAMES: dict[int, str] = {int(c): c.name.lower() for c in Ctx}
 """``decision_context()`` of each node id (the ``Ctx`` member's name, lower case)."""
-_ROLL_NODES = (int(Ctx.OPENING_ROLL), int(Ctx.MOVER_ROLL), int(Ctx.ANSWER_ROLL))
-"""The chance nodes that roll a party's dice (Rules 7, 9, 10)."""
 _OTHER_CHANCE = (int(Ctx.FORMS_DRAW), int(Ctx.TIE_REROLL), int(Ctx.CASH_ROLL))
 """The chance nodes that draw something else (Rules 4, 8, 19): ``sample_chance`` rolls at any other node."""
 
@@ -336,6 +334,20 @@ _new_exchange: Callable[[tuple[int, int, Result]], Exchange] = functools.partial
 _new_decided: Callable[[tuple[int, int]], Decided] = functools.partial(tuple.__new__, Decided)
 
 
+_ROLLS: dict[tuple[tuple[int, ...], int], Roll] = {}
+"""Rule 6: the reading of each roll as rolled, by ``(faces, advantage_sum)`` (a ``Roll`` is immutable: shared by every
+state that rolls the same; cleared at :data:`_ROLLS_LIMIT`)."""
+_ROLLS_LIMIT = 1 << 14
+
+
+def _read(outcome: tuple[tuple[int, ...], int]) -> Roll:
+    """The ``Roll`` of a roll as rolled, made and kept in :data:`_ROLLS`."""
+    if len(_ROLLS) >= _ROLLS_LIMIT:
+        _ROLLS.clear()
+    roll = _ROLLS[outcome] = Roll(*outcome)
+    return roll
+
+
 @lru_cache(maxsize=4096)
 def _challenge_menu(opponents: tuple[int, ...], parties: int) -> tuple[int, ...]:
     """Rule 9: the challenge actions naming any of the opponents, sorted (built once per set of opponents)."""
@@ -474,6 +486,7 @@ class _Setup(NamedTuple):
     window_menu: list[int]  # Rule 17: roll on or offer (a shared legal list, never changed in place)
     conseq_offer_menu: list[int]  # Rule 17 after an absolute result (shared in the same way)
     fixed_menus: tuple[list[int] | None, ...]  # by ``Ctx``: the legal lists fixed for a game (:func:`_fixed_menus`)
+    round_stages: tuple[Stage, Stage]  # Rule 17: the stage a round starts in, by ``round_no == 1`` (window or rolls)
     ladder: tuple[int, ...]
     pc_build_dice: tuple[tuple[int, ...], ...]  # Rule 1: the PC dice, largest first, one per placement
     npc_build_dice: tuple[tuple[int, int], ...]  # Rule 2: the NPC die pairs, largest first
@@ -484,6 +497,13 @@ _SETUPS: dict[int, _Setup] = {}
 _SETUPS_LIMIT = 64
 _PC_FORM_COUNT = len(PcForm)
 _NPC_FORM_COUNT = len(NpcForm)
+
+
+def _round_stage(rules: ResolvedRules, round_no: int) -> Stage:
+    """Rule 17: the stage round ``round_no`` starts in: the negotiation window if offers may be made, else the rolls."""
+    r = rules
+    window = negotiation_open(r.negotiation_enabled, r.offers, round_no, r.offers_before_rolls, r.offers_between_rounds)
+    return _STAGE_WINDOW if window else _STAGE_OPEN
 
 
 def _setup_of(cfg: WickedAgeConfig) -> _Setup:
@@ -502,6 +522,7 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
         window_menu,
         conseq_offer_menu,
         _fixed_menus(window_menu, conseq_offer_menu),
+        (_round_stage(rules, 2), _round_stage(rules, 1)),  # ``negotiation_open`` reads ``round_no == 1`` only
         tuple(cfg.forms.ladder),
         tuple((d,) for d in sorted(cfg.forms.pc_dice, reverse=True)),
         tuple(npc_pairs_largest_first(cfg.forms.npc_pairs)),
@@ -594,6 +615,7 @@ class WickedAgeState(State):
         "_parties_in",
         "_player",
         "_progress",
+        "_round_stages",
         "_rows",
         "_rows_seat",
         "_sampled",
@@ -695,6 +717,7 @@ class WickedAgeState(State):
         self._window_menu = setup.window_menu  # Rule 17: roll on or offer
         self._conseq_offer_menu = setup.conseq_offer_menu  # Rule 17 after an absolute result
         self._fixed_menus = setup.fixed_menus
+        self._round_stages = setup.round_stages  # Rule 17: whether a round opens with the negotiation window
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -1045,40 +1068,45 @@ class WickedAgeState(State):
         return sum(rng.roll(self.fresh_adv[s], self.rules.advantage_sides))  # CASH_ROLL
 
     def apply_chance(self, outcome: Hashable) -> None:
-        node, s = self.node, self.actor
         if self._player != CHANCE:
             raise ValueError("apply_chance at a decision node")
-        stopped = False  # as for decisions (see :meth:`apply_action`): the outcome ran the next step and it stopped
-        if node in _ROLL_NODES:
-            stopped = self._apply_roll(s, outcome)
-        elif node == _CTX_FORMS_DRAW:
-            # a sorted draw as sampled is found as itself; anything else is rebuilt and checked
-            forms = _DRAWS.get(outcome) if type(outcome) is tuple else None
-            if forms is None or len(forms) != self.forms_available:
-                forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[attr-defined]
-                if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
-                    raise ValueError(f"bad forms draw {outcome!r}")
-            self.available[s] = forms
-            self._forms[s] = None
-            if self.narrating:
-                self.narrate(
-                    "forms",
-                    f"For {self.names[s]}'s action these forms fit: "
-                    + ", ".join(FORM_TITLES[PcForm(f).key] for f in forms)
-                    + ".",
-                    s,
-                    forms=forms,
-                )
-            self.idx += 1
-            stopped = self._draw_step()  # the draw stage goes on (nothing is pending during it)
-        elif node == _CTX_TIE_REROLL:
-            self._reroll_lowest_die(s, int(outcome))  # type: ignore[call-overload]
-            self.tie_idx += 1
-        elif node == _CTX_CASH_ROLL:
-            self._roll_fresh_advantage(s, int(outcome))  # type: ignore[call-overload]
-        else:
-            stopped = self._apply_roll(s, outcome)
-        self._proceed(stopped)
+        # as for decisions (see :meth:`apply_action`): True when the outcome ran the next step and it stopped
+        self._proceed(_CHANCE_AT[self.node](self, self.actor, outcome))
+
+    # the effect of each chance kind (``s`` the seat it is drawn for), by node id in :data:`_CHANCE_AT`; a roll is
+    # :meth:`_apply_roll`
+    def _on_forms_draw(self, s: int, outcome: Any) -> bool:
+        """Rule 4: the forms that fit ``s``'s action are drawn; the draw stage goes on (nothing is pending)."""
+        # a sorted draw as sampled is found as itself; anything else is rebuilt and checked
+        forms = _DRAWS.get(outcome) if type(outcome) is tuple else None
+        if forms is None or len(forms) != self.forms_available:
+            forms = tuple(sorted(int(f) for f in outcome))
+            if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
+                raise ValueError(f"bad forms draw {outcome!r}")
+        self.available[s] = forms
+        self._forms[s] = None
+        if self.narrating:
+            self.narrate(
+                "forms",
+                f"For {self.names[s]}'s action these forms fit: "
+                + ", ".join(FORM_TITLES[PcForm(f).key] for f in forms)
+                + ".",
+                s,
+                forms=forms,
+            )
+        self.idx += 1
+        return self._draw_step()
+
+    def _on_tie_reroll(self, s: int, outcome: Any) -> bool:
+        """Rule 8: ``s`` rerolls its lowest die."""
+        self._reroll_lowest_die(s, int(outcome))
+        self.tie_idx += 1
+        return False
+
+    def _on_cash_roll(self, s: int, outcome: Any) -> bool:
+        """Rule 19: ``s`` rolls the advantage dice it cashed before a tie reroll."""
+        self._roll_fresh_advantage(s, int(outcome))
+        return False
 
     def _apply_roll(self, s: int, outcome: Any) -> bool:
         """Rules 6-7 and 10: ``s``'s roll ``(faces, advantage_sum)`` is read and stands, or answers."""
@@ -1096,8 +1124,9 @@ class WickedAgeState(State):
             k = self.advantage_dice(s)
             if not k <= adv <= k * self.rules.advantage_sides:
                 raise ValueError(f"{self.names[s]} rolls {k} advantage dice; bad sum {adv}")
+            outcome = (faces, adv)
         self._sampled = None
-        roll = Roll(faces, adv)
+        roll = _ROLLS.get(outcome) or _read(outcome)
         self.rolls[s] = roll
         self._rows[s] = None
         self.adv_rolled[s] = k
@@ -1363,13 +1392,15 @@ class WickedAgeState(State):
 
     def _draw_step(self) -> bool:
         """Rule 4: for each PC still in, draw the forms that fit its action (all six: no draw)."""
-        while self.idx < self.num_players and (
-            self.chars[self.idx].npc or not self.in_conflict[self.idx] or self.forms_available >= len(PC_FORM_IDS)
-        ):
-            self.idx += 1
-        if self.idx < self.num_players:
-            self.node, self.actor = _CTX_FORMS_DRAW, self.idx  # :meth:`_decide`, inlined
-            return True
+        if self.forms_available < _PC_FORM_COUNT:
+            while True:
+                s = self.idx = self._next_in[self.idx]  # the next party in the conflict (the cursor skips the others)
+                if s >= self.num_players:
+                    break
+                if not self.chars[s].npc:
+                    self.node, self.actor = _CTX_FORMS_DRAW, s  # :meth:`_decide`, inlined
+                    return True
+                self.idx = s + 1
         self._enter(_STAGE_PICK)
         return False
 
@@ -1395,10 +1426,12 @@ class WickedAgeState(State):
                 return True
             if self.pick_step <= _PICK_STRENGTH:
                 if ch.strengths and self._strength_menu(s) is not None:
-                    return self._decide(_CTX_PICK_STRENGTH, s)
-                self.strength_used[s] = None
-            used = self.strength_used[s]  # :meth:`strength_of`, inlined
-            st = None if used is None else ch.strengths[used]
+                    self.node, self.actor = _CTX_PICK_STRENGTH, s  # :meth:`_decide`, inlined
+                    return True
+                self.strength_used[s] = st = None
+            else:  # the strength was picked
+                used = self.strength_used[s]  # :meth:`strength_of`, inlined
+                st = None if used is None else ch.strengths[used]
             self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], st)
             self._rows[s] = None  # :meth:`_sheet_changed`, inlined
             if self.narrating:
@@ -1447,11 +1480,7 @@ class WickedAgeState(State):
         self.order = []
         if self.narrating:
             self.narrate("round", f"Round {self.round_no}.", round=self.round_no)
-        r = self.rules
-        window = negotiation_open(
-            r.negotiation_enabled, r.offers, self.round_no, r.offers_before_rolls, r.offers_between_rounds
-        )
-        self._enter(_STAGE_WINDOW if window else _STAGE_OPEN)
+        self._enter(self._round_stages[self.round_no == 1])  # the window, if offers may be made before this roll
         self.cash_done = False
 
     def _window_step(self) -> bool:
@@ -2174,6 +2203,25 @@ _DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool], ...] = (
 )
 """The effect of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one must extend the table);
 True when it ran the machine's next step itself and that step stopped."""
+
+
+def _not_chance(state: WickedAgeState, s: int, outcome: Any) -> bool:  # pragma: no cover - apply_chance refuses
+    raise AssertionError(f"node {state.node} is not a chance node")
+
+
+_CHANCE_AT: tuple[Callable[[WickedAgeState, int, Any], bool], ...] = tuple(
+    {
+        _CTX_FORMS_DRAW: WickedAgeState._on_forms_draw,
+        _CTX_OPENING_ROLL: WickedAgeState._apply_roll,
+        _CTX_TIE_REROLL: WickedAgeState._on_tie_reroll,
+        _CTX_MOVER_ROLL: WickedAgeState._apply_roll,
+        _CTX_ANSWER_ROLL: WickedAgeState._apply_roll,
+        _CTX_CASH_ROLL: WickedAgeState._on_cash_roll,
+    }.get(node, _not_chance)
+    for node in range(_CTX_END + 1)
+)
+"""The effect of each chance kind's outcome, by node id (none at the decisions and the end); True when it ran the
+machine's next step itself and that step stopped (see :data:`_DECIDE_AT`)."""
 _STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
     WickedAgeState._build_turn,
     WickedAgeState._draw_step,

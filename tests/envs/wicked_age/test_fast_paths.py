@@ -17,9 +17,10 @@ from pydantic import BaseModel
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import UniformRandom, legal_mask
-from envs.wicked_age import RULESET
+from envs.wicked_age import RULESET, conflict
 from envs.wicked_age import observation as obs
 from envs.wicked_age.actions import DECISION_CONTEXTS, FORM_ACTIONS, MAX_STRENGTHS, NPC_FORM_ACTIONS, Act, Ctx
+from envs.wicked_age.config import ResolvedRules
 from envs.wicked_age.conflict import PC_FORM_IDS, WickedAgeState, forms_draw
 from envs.wicked_age.dice import Roll, RollOutcome, read_roll, roll_with_advantage, size_key
 from envs.wicked_age.rules import (
@@ -29,11 +30,13 @@ from envs.wicked_age.rules import (
     dice_for_roll,
     form_dice,
     form_loss_choices,
+    negotiation_open,
     opening_ties,
     stronger_opponents,
     turn_order,
     usable_strengths,
 )
+from envs.wicked_age.stages import Stage
 from tests.envs.wicked_age.helpers import config
 
 
@@ -418,3 +421,84 @@ def test_kept_rows_of_a_seat_observing_only_at_its_own_decisions_match_plain(
             observed += 1
         random_step(state, rng, actions)
     assert observed > 500
+
+
+@pytest.mark.parametrize(
+    "negotiation",
+    [
+        {},
+        {"enabled": False},
+        {"offers": []},
+        {"before_rolls": False},
+        {"between_rounds": False},
+        {"before_rolls": False, "between_rounds": False},
+    ],
+)
+def test_kept_round_stages_open_the_window_where_negotiation_is_open(negotiation: dict) -> None:
+    """Rule 17: the stage each round starts in, kept per config, against ``negotiation_open`` for rounds 1-4; and a
+    game's rounds start there (random play, the stage read right after each round's start)."""
+    cfg = config(negotiation=negotiation)
+    r = ResolvedRules.from_config(cfg)
+    state = new_game("melee", cfg)
+    for round_no in range(1, 5):
+        is_open = negotiation_open(
+            r.negotiation_enabled, r.offers, round_no, r.offers_before_rolls, r.offers_between_rounds
+        )
+        assert state._round_stages[round_no == 1] is (Stage.WINDOW if is_open else Stage.OPEN)
+    starts, rng = 0, Rng(3)
+    start_round = WickedAgeState._start_round
+
+    def checked(st: WickedAgeState) -> None:
+        nonlocal starts
+        start_round(st)
+        is_open = negotiation_open(
+            r.negotiation_enabled, r.offers, st.round_no, r.offers_before_rolls, r.offers_between_rounds
+        )
+        assert st.stage is (Stage.WINDOW if is_open else Stage.OPEN)
+        starts += 1
+
+    actions = RULESET.scenario("melee").action_count(cfg)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(WickedAgeState, "_start_round", checked)
+        for _ in range(3000):
+            if state.current_player() == TERMINAL:
+                state = new_game("melee", cfg)
+            random_step(state, rng, actions)
+    assert starts > 50
+
+
+@pytest.mark.parametrize("scenario", ["duel", "melee"])
+def test_rolls_read_from_the_kept_readings_equal_fresh_readings(scenario: str) -> None:
+    """Rule 6: each roll applied (sampled or given from outside) is read from the shared readings by its outcome;
+    the reading the machine goes on with equals a fresh ``Roll`` of the outcome, field by field and key, with the
+    table warm and emptied."""
+    cfg = RULESET.default_config()
+    actions = RULESET.scenario(scenario).action_count(cfg)
+    state, rng = new_game(scenario, cfg), Rng(23)
+    read: list[Roll] = []
+    on_roll = WickedAgeState._on_roll
+
+    def recorded(st: WickedAgeState, s: int, roll: Roll) -> bool:
+        read.append(roll)
+        return on_roll(st, s, roll)
+
+    rolls = 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(WickedAgeState, "_on_roll", recorded)
+        for step in range(4000):
+            if state.current_player() == TERMINAL:
+                state = new_game(scenario, cfg)
+            if state.current_player() == CHANCE and state.node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
+                faces, adv = cast(RollOutcome, state.sample_chance(rng))
+                if step % 3 == 0:
+                    state._sampled = None  # as if given from outside: checked, then read
+                if step % 500 == 0:
+                    conflict._ROLLS.clear()
+                read.clear()
+                state.apply_chance((faces, adv))
+                fresh = Roll(faces, adv)
+                assert read == [fresh] and read[0].key == fresh.key and read[0].faces == faces
+                rolls += 1
+                continue
+            random_step(state, rng, actions)
+    assert rolls > 300
