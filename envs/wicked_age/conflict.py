@@ -406,6 +406,8 @@ _PRE_ROLL_MENU: list[int] = [Act.ROLL, Act.CASH_OWE]
 """Rule 19: roll, or cash an owe-list entry first (a shared legal list)."""
 _TIE_AVOID_MENU: list[int] = [Act.AVOID, Act.FIGHT]
 """Rule 8: avoid the conflict or fight on (a shared legal list)."""
+_DEFAULT_CHOICES: tuple[Act, Act] = (Act.EXHAUST, Act.INJURE)
+"""Rule 15: the winner's default consequences (the members read once: see the ``_ACT_*`` names)."""
 
 
 def _first_pick_menu(available: tuple[int, ...]) -> list[int]:
@@ -922,7 +924,7 @@ class WickedAgeState(State):
         may_offer = winner_may_offer(
             r.negotiation_enabled, r.offers_after_absolute, r.winner_offers, self.winner_offered
         )
-        return [Act.EXHAUST, Act.INJURE, *(self._offer_ids if may_offer else ())]
+        return [*_DEFAULT_CHOICES, *(self._offer_ids if may_offer else ())]
 
     def _opponents(self, s: int) -> tuple[int, ...]:
         """The others still in the conflict, in seat order (kept by :meth:`_leave_conflict`)."""

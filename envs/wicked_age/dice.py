@@ -31,10 +31,10 @@ class Result(enum.IntEnum):
 
     def made_absolute(self) -> Result:
         """Rule 12: in the last round an advantage result becomes absolute."""
-        if self is Result.LOSES_ADVANTAGE:
-            return Result.ABSOLUTE_LOSS
-        if self is Result.WINS_ADVANTAGE:
-            return Result.ABSOLUTE_WIN
+        if self is _LOSES_ADVANTAGE:
+            return _ABSOLUTE_LOSS
+        if self is _WINS_ADVANTAGE:
+            return _ABSOLUTE_WIN
         return self
 
     @property
@@ -44,6 +44,14 @@ class Result(enum.IntEnum):
     @property
     def is_absolute(self) -> bool:
         return self in (Result.ABSOLUTE_LOSS, Result.ABSOLUTE_WIN)
+
+
+# Reading an enum member (``Result.ABSOLUTE_LOSS``) costs about as much as a whole small function call in Python 3.11
+# (the enum type's attribute lookup), a module global next to nothing: the comparisons of every answer read these.
+_ABSOLUTE_LOSS = Result.ABSOLUTE_LOSS
+_LOSES_ADVANTAGE = Result.LOSES_ADVANTAGE
+_WINS_ADVANTAGE = Result.WINS_ADVANTAGE
+_ABSOLUTE_WIN = Result.ABSOLUTE_WIN
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -114,13 +122,13 @@ def compare_answer(
     """
     a, c = answer[0], standing[0]
     if multiple * a <= c:
-        return Result.ABSOLUTE_LOSS
+        return _ABSOLUTE_LOSS
     if answer < standing:
-        result = Result.LOSES_ADVANTAGE
+        result = _LOSES_ADVANTAGE
     elif a >= multiple * c:
-        return Result.ABSOLUTE_WIN
+        return _ABSOLUTE_WIN
     else:
-        result = Result.WINS_ADVANTAGE
+        result = _WINS_ADVANTAGE
     return result.made_absolute() if round_no >= max_rounds else result
 
 

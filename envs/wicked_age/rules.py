@@ -170,7 +170,7 @@ def consequential_slot(
     smaller live die, the choice that brings the NPC nearest to out). A loser who conceded the stake by
     agreement (Rule 17, ``agreed``) loses no dice at all, so the strength does not bite.
     """
-    if strength is None or strength.consequential is None or agreed is Offer.CONCEDE_STAKE:
+    if strength is None or strength.consequential is None or agreed is _CONCEDE_STAKE:
         return None
     if loser_npc:
         if strength.consequential not in NPC_FORMS:
@@ -283,20 +283,27 @@ class Decided(NamedTuple):
     loser: int
 
 
+# the enum members the hot rules compare with, read once (an enum member read costs about a small call: see dice.py)
+_ABSOLUTE_LOSS = Result.ABSOLUTE_LOSS
+_LOSES_ADVANTAGE = Result.LOSES_ADVANTAGE
+_WINS_ADVANTAGE = Result.WINS_ADVANTAGE
+_ABSOLUTE_WIN = Result.ABSOLUTE_WIN
+
+
 def advantage_gainer(result: Result, answerer: int, challenger: int) -> tuple[int, int] | None:
     """Rules 11 and 13: (holder, other) when the result moves the advantage between the pair, else None."""
-    if result is Result.LOSES_ADVANTAGE:
+    if result is _LOSES_ADVANTAGE:
         return (challenger, answerer)
-    if result is Result.WINS_ADVANTAGE:
+    if result is _WINS_ADVANTAGE:
         return (answerer, challenger)
     return None
 
 
 def absolute_outcome(result: Result, answerer: int, challenger: int, challenger_in: bool) -> Decided | None:
     """Rule 14: the winner and loser of an absolute result (a challenger already out suffers once only)."""
-    if result is Result.ABSOLUTE_LOSS:
+    if result is _ABSOLUTE_LOSS:
         return Decided(challenger, answerer)
-    if result is Result.ABSOLUTE_WIN and challenger_in:
+    if result is _ABSOLUTE_WIN and challenger_in:
         return Decided(answerer, challenger)
     return None
 
@@ -370,6 +377,8 @@ class Offer(enum.IntEnum):
 
 
 assert tuple(o.key for o in Offer) == OFFER_KINDS
+_LOSER_CHOICE = Offer.LOSER_CHOICE  # read once (see the Result members above)
+_CONCEDE_STAKE = Offer.CONCEDE_STAKE
 
 
 def offer_menu(offers: Sequence[str]) -> list[Offer]:
@@ -396,7 +405,7 @@ def form_loss_choices(dice: Sequence[int]) -> list[int]:
 
 def offer_chooser(offer: Offer, winner: int, loser: int) -> int:
     """Rule 17: who picks the form the loser loses a size on."""
-    return loser if offer is Offer.LOSER_CHOICE else winner
+    return loser if offer is _LOSER_CHOICE else winner
 
 
 # -- the owe list (Rules 18-19) --------------------------------------------------------------------
