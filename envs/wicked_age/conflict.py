@@ -1174,13 +1174,13 @@ class WickedAgeState(State):
             self.idx += 1
             return self._window_step()
         opp = self._opponents_of[s]
-        self.offer = _new_offer((s, OFFER_BY_ACTION[a], opp[0] if len(opp) == 1 else None, False))
+        self._make_offer(s, OFFER_BY_ACTION[a], opp[0] if len(opp) == 1 else None)
         return self._offer_step()
 
     def _on_offer_target(self, s: int, a: int) -> bool:
         offer = self.offer
         assert offer is not None
-        self.offer = _new_offer((offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced))
+        self._make_offer(offer.proposer, offer.kind, a - _ACT_TARGET_0)
         return self._offer_step()
 
     def _on_offer_response(self, s: int, a: int) -> bool:
@@ -1963,22 +1963,31 @@ class WickedAgeState(State):
             return f"{self.names[p]} loses a size on one form of {self.names[target]}'s choice, and concedes"
         return f"{self.names[p]} concedes the stake but loses no dice"
 
+    def _make_offer(self, proposer: int, kind: Offer, target: int | None) -> None:
+        """Rule 17: ``proposer`` offers ``kind`` before the round's roll to ``target`` (None: not chosen yet).
+
+        An offer is announced as soon as its addressee is known (here: the offer step that follows stops for the
+        answer), so it is made announced then, once, rather than made and then remade announced.
+        """
+        if target is None:
+            self.offer = _new_offer((proposer, kind, None, False))
+            return
+        if self.narrating:
+            self.narrate(
+                "offer",
+                f"{self.names[proposer]} offers {self.names[target]}: {self._offer_text(kind, proposer, target)}.",
+                proposer,
+            )
+        self.offer = _new_offer((proposer, kind, target, True))
+
     def _offer_step(self) -> bool:
+        """Rule 17: a pending offer waits for its addressee to be named, then for the addressee's answer."""
         offer = self.offer
         assert offer is not None
         if offer.target is None:
             self.node, self.actor = _CTX_OFFER_TARGET, offer.proposer  # :meth:`_decide`, inlined
             return True
-        if not offer.announced:
-            if self.narrating:
-                self.narrate(
-                    "offer",
-                    f"{self.names[offer.proposer]} offers {self.names[offer.target]}: "
-                    f"{self._offer_text(offer.kind, offer.proposer, offer.target)}.",
-                    offer.proposer,
-                )
-            self.offer = _new_offer((offer.proposer, offer.kind, offer.target, True))
-        self.node, self.actor = _CTX_OFFER_RESPONSE, offer.target  # :meth:`_decide`, inlined
+        self.node, self.actor = _CTX_OFFER_RESPONSE, offer.target  # :meth:`_decide`, inlined (announced when made)
         return True
 
     def _answer_offer(self, accept: bool) -> None:

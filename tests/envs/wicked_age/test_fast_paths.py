@@ -502,3 +502,30 @@ def test_rolls_read_from_the_kept_readings_equal_fresh_readings(scenario: str) -
                 continue
             random_step(state, rng, actions)
     assert rolls > 300
+
+
+@pytest.mark.parametrize("scenario", ["duel", "melee"])
+def test_an_offer_is_made_announced_once_its_addressee_is_known(scenario: str) -> None:
+    """Rule 17: an offer before a roll is made announced where its addressee becomes known (not made and then remade
+    announced by the offer step): at every stop a pending offer is announced exactly when it has an addressee, and
+    each offer that reaches its answer was narrated once, before the answer, naming proposer and addressee."""
+    cfg = RULESET.default_config()
+    actions = RULESET.scenario(scenario).action_count(cfg)
+    state, rng, answered = new_game(scenario, cfg), Rng(31), 0
+    for _ in range(4000):
+        if state.current_player() == TERMINAL:
+            state = new_game(scenario, cfg)
+        offer = state.offer
+        if offer is not None:
+            assert offer.announced is (offer.target is not None)
+            if state.node == Ctx.OFFER_RESPONSE:
+                assert state.actor == offer.target
+                said = [e for e in state.log if e.kind == "offer"]
+                names = state.names
+                assert said and said[-1].seat == offer.proposer
+                assert said[-1].text.startswith(f"{names[offer.proposer]} offers {names[offer.target]}: ")
+                answered += 1
+            else:
+                assert state.node == Ctx.OFFER_TARGET and offer.target is None and state.actor == offer.proposer
+        random_step(state, rng, actions)
+    assert answered > 100
