@@ -360,11 +360,12 @@ def _named_answerers(action: int, parties: int) -> tuple[int, ...]:
     return challenge_targets(action, parties)
 
 
-_PartySets = tuple[tuple[int, ...], tuple[tuple[int, ...], ...], tuple[int, ...]]
+_PartySets = tuple[tuple[int, ...], tuple[tuple[int, ...], ...], tuple[int, ...], list["_PartySets | None"]]
 _PARTY_SETS: dict[tuple[bool, ...], _PartySets] = {}
-"""By the conflict flags of the seats: the seats in the conflict, for each seat the others in it, and for each cursor
-``0..n`` the first seat in it at or after the cursor (``n``: none) (at most 2^8 keys per party count: the table is
-never cleared)."""
+"""By the conflict flags of the seats: the seats in the conflict, for each seat the others in it, for each cursor
+``0..n`` the first seat in it at or after the cursor (``n``: none), and by seat the entry of the flags once that seat
+has left (None until asked: see :meth:`WickedAgeState._leave_conflict`) (at most 2^8 keys per party count: the table
+is never cleared)."""
 
 
 def _party_sets(flags: tuple[bool, ...]) -> _PartySets:
@@ -377,6 +378,7 @@ def _party_sets(flags: tuple[bool, ...]) -> _PartySets:
             parties,
             tuple(tuple(t for t in parties if t != s) for s in range(n)),
             tuple(next((t for t in parties if t >= i), n) for i in range(n + 1)),
+            [None] * n,
         )
     return hit
 
@@ -604,6 +606,7 @@ class WickedAgeState(State):
     """A chapter of In a Wicked Age conflicts (see the module docstring)."""
 
     FIELDS: ClassVar[tuple[str, ...]] = (
+        "_chapter_sets",
         "_conseq_offer_menu",
         "_fixed_menus",
         "_forms",
@@ -623,6 +626,7 @@ class WickedAgeState(State):
         "_sampled",
         "_sampled_adv",
         "_sampled_dice",
+        "_sets",
         "_window_menu",
         "actor",
         "adv",
@@ -732,9 +736,11 @@ class WickedAgeState(State):
         self.conflict_no = 0
         # conflict state
         self.in_conflict = [False] * n
-        self._parties_in: tuple[int, ...] = ()  # the seats in the conflict, kept with ``in_conflict``
-        self._opponents_of: tuple[tuple[int, ...], ...] = ((),) * n  # by seat: the others in the conflict
-        self._next_in: tuple[int, ...] = (n,) * (n + 1)  # by cursor: the first seat in the conflict from it (n: none)
+        # the party sets (:data:`_PARTY_SETS`) of ``in_conflict`` and of ``in_chapter``, kept where either changes
+        self._sets = _party_sets(tuple(self.in_conflict))
+        self._chapter_sets = _party_sets(tuple(self.in_chapter))
+        # the seats in the conflict, by seat the others in it, by cursor the first seat in it from it (n: none)
+        self._parties_in, self._opponents_of, self._next_in, _ = self._sets
         self.available: list[tuple[int, ...]] = [PC_FORM_IDS] * n
         self.picks: list[list[int]] = [[] for _ in range(n)]
         self.strength_used: list[int | None] = [None] * n
@@ -935,14 +941,20 @@ class WickedAgeState(State):
 
         ``in_conflict`` changes only here and at a conflict's start; the seats in it, each seat's opponents and the
         next seat in it from each cursor are read at most machine steps, kept as tuples from :data:`_PARTY_SETS`
-        rather than rebuilt (or scanned for) per step.
+        rather than rebuilt (or scanned for) per step. The entry after ``s`` leaves is kept in the entry before
+        (its last item, by seat): found there, the flags are neither copied nor hashed.
         """
         self.in_conflict[s] = False
         if self._keep_advantage:
             self._rows[s] = None  # :meth:`_sheet_changed`, inlined
         else:  # the advantage dice of whoever held an advantage over ``s`` change too
             self._rows = [None] * self.num_players
-        self._parties_in, self._opponents_of, self._next_in = _party_sets(tuple(self.in_conflict))
+        after = self._sets[3]
+        sets = after[s]
+        if sets is None:
+            sets = after[s] = _party_sets(tuple(self.in_conflict))
+        self._sets = sets
+        self._parties_in, self._opponents_of, self._next_in, _ = sets
 
     def action_label(self, action: int) -> str:
         s = self.actor if self.node < _FIRST_CHANCE else 0
@@ -1368,7 +1380,8 @@ class WickedAgeState(State):
         n = self.num_players
         self.conflict_no += 1
         self.in_conflict = list(self.in_chapter)
-        self._parties_in, self._opponents_of, self._next_in = _party_sets(tuple(self.in_conflict))
+        sets = self._sets = self._chapter_sets  # the parties still in the chapter
+        self._parties_in, self._opponents_of, self._next_in, _ = sets
         self.available = [PC_FORM_IDS] * n
         self.picks = list(map(list, _NO_PICKS[n]))  # a fresh empty list per seat (no comprehension frame)
         self.strength_used = [None] * n
@@ -2142,6 +2155,7 @@ class WickedAgeState(State):
                 )
         if self.in_chapter[loser] and is_out_of_chapter(ch.dice, ch.npc, self.cfg.consequences):
             self.in_chapter[loser] = False
+            self._chapter_sets = _party_sets(tuple(self.in_chapter))
             self._sheet_changed(loser)
             self.put_out[w] += 1
             if self.narrating:

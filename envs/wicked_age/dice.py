@@ -132,8 +132,28 @@ def compare_answer(
     return result.made_absolute() if round_no >= max_rounds else result
 
 
+_SIZE_KEYS: dict[tuple[int, ...], tuple[int, ...]] = {}
+"""Rule 18: :func:`size_key` of each tuple of sizes already asked (the few rolls there are recur at every owe-list
+check; cleared at :data:`_SIZE_KEYS_LIMIT`)."""
+_SIZE_KEYS_LIMIT = 1 << 12
+
+
 def size_key(sizes: Sequence[int]) -> tuple[int, ...]:
-    """Rule 18: dice sizes largest first, padded with 0, for the "lesser dice" comparison."""
+    """Rule 18: dice sizes largest first, padded with 0, for the "lesser dice" comparison.
+
+    A tuple's key is kept in :data:`_SIZE_KEYS` (other sequences are read afresh: they may change).
+    """
+    if type(sizes) is tuple:  # exactly a tuple (a named tuple may compare otherwise)
+        hit = _SIZE_KEYS.get(sizes)
+        if hit is None:
+            if len(_SIZE_KEYS) >= _SIZE_KEYS_LIMIT:
+                _SIZE_KEYS.clear()
+            hit = _SIZE_KEYS[sizes] = _size_key(sizes)
+        return hit
+    return _size_key(sizes)
+
+
+def _size_key(sizes: Sequence[int]) -> tuple[int, ...]:
     s = sorted([x for x in sizes if x > 0], reverse=True)
     if len(s) < KEY_LENGTH:
         s += _PADDING[len(s)]

@@ -18,6 +18,7 @@ from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import UniformRandom, legal_mask
 from envs.wicked_age import RULESET, conflict
+from envs.wicked_age import dice as dice_rules
 from envs.wicked_age import observation as obs
 from envs.wicked_age.actions import DECISION_CONTEXTS, FORM_ACTIONS, MAX_STRENGTHS, NPC_FORM_ACTIONS, Act, Ctx
 from envs.wicked_age.config import ResolvedRules
@@ -56,9 +57,13 @@ def test_reading_matches_rule6_for_every_face_combination(n: int) -> None:
 
 
 def test_size_key_largest_first_padded() -> None:
-    for sizes in itertools.product((0, 4, 6, 8, 10, 12), repeat=3):
-        live = sorted((x for x in sizes if x > 0), reverse=True)
-        assert size_key(sizes) == tuple(live + [0] * (4 - len(live)))
+    """Rule 18's key, of tuples (kept in ``_SIZE_KEYS``: asked with the table emptied, then again) and of lists (read
+    afresh), against the rule as written."""
+    dice_rules._SIZE_KEYS.clear()
+    for _ in range(2):
+        for sizes in itertools.product((0, 4, 6, 8, 10, 12), repeat=3):
+            live = sorted((x for x in sizes if x > 0), reverse=True)
+            assert size_key(sizes) == tuple(live + [0] * (4 - len(live))) == size_key(list(sizes))
     assert size_key((12, 10, 8, 6, 4)) == (12, 10, 8, 6, 4)  # five dice: nothing cut, nothing padded
 
 
@@ -308,6 +313,9 @@ def check_fast_state(state: WickedAgeState) -> None:
     assert list(state._parties()) == parties  # the kept party sets follow ``in_conflict``
     for s in range(state.num_players):
         assert list(state._opponents(s)) == [t for t in parties if t != s]
+    # the kept party sets are the entries of the flags as they are now (found by the flags: no stale entry kept)
+    assert state._sets is conflict._party_sets(tuple(state.in_conflict))
+    assert state._chapter_sets is conflict._party_sets(tuple(state.in_chapter))
     for cursor in range(state.num_players + 1):  # the next party in the conflict from each cursor (n: none)
         assert state._next_in[cursor] == min([t for t in parties if t >= cursor], default=state.num_players)
     # seat 0 first and last: its kept rows carry over to the next node (as an env's seat's do), the others' not
