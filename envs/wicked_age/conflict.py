@@ -1943,10 +1943,14 @@ class WickedAgeState(State):
                 against = [t for t in range(self.num_players) if ((s, t) if s < t else (t, s)) in exchanged]
             if seen is None:
                 sides = r.advantage_sides
-                seen = [
-                    dice_compared_for_owing(self.roll_dice[t], self.adv_rolled[t], sides, r.owe_count_advantage)
-                    for t in range(self.num_players)
-                ]
+                seen = (
+                    [
+                        dice_compared_for_owing(self.roll_dice[t], self.adv_rolled[t], sides, r.owe_count_advantage)
+                        for t in range(self.num_players)
+                    ]
+                    if r.owe_count_advantage
+                    else self.roll_dice  # advantage dice excluded: the dice as rolled (``dice_compared_for_owing``)
+                )
             bigger = stronger_opponents(seen[s], against, seen)
             if bigger:
                 self.owe.append(s)

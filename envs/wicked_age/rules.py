@@ -71,6 +71,8 @@ SHEET_SLOTS: tuple[int, ...] = tuple(PcForm)
 
 ONE_ON_ONE = 2
 """Rules 8 and 13: a conflict between exactly two parties."""
+PC_FORMS_ROLLED = 2
+"""Rule 4: a PC rolls exactly two forms."""
 
 FORM_TITLES: dict[str, str] = {f: f.replace("_", " ").title() for f in PC_FORMS + NPC_FORMS}
 """The rulebook's name of each form ("With Violence")."""
@@ -151,6 +153,10 @@ def usable_strengths(strengths: Sequence[Strength], picked_forms: Sequence[str],
 
 def dice_for_roll(dice: Sequence[int], npc: bool, picks: Sequence[int], strength: Strength | None) -> tuple[int, ...]:
     """Rule 4: the dice of the picked forms (a PC two forms, an NPC one form) plus the strength's die."""
+    if not npc and len(picks) == PC_FORMS_ROLLED:  # a PC's two forms, both with a die: no comprehension
+        a, b = dice[picks[0]], dice[picks[1]]
+        if a > 0 and b > 0:
+            return (a, b) if strength is None else (a, b, strength.die)
     # ``form_dice`` of each pick, in one comprehension (a pick per call and a list per form cost more)
     if npc:
         out = [d for f in picks for i in NPC_FORM_SLOTS[f] if (d := dice[i]) > 0]
@@ -185,6 +191,11 @@ def consequential_slot(
 # -- the opening roll (Rules 7-8) ------------------------------------------------------------------
 def turn_order(keys: Sequence[tuple[int, ...] | None], parties: Sequence[int]) -> list[int]:
     """Rule 7: turn order is the opening rolls high to low; the highest stands (seat order breaks a capped tie)."""
+    if len(parties) == ONE_ON_ONE:  # two parties with readings of one length (the duel): one comparison, no sort
+        a, b = parties
+        ka, kb = keys[a], keys[b]
+        if ka is not None and kb is not None and len(ka) == len(kb):
+            return [a, b] if ka > kb or (ka == kb and a < b) else [b, a]
     neg = operator.neg
     return sorted(parties, key=lambda s: (tuple(map(neg, keys[s] or ())), s))
 
@@ -210,6 +221,11 @@ def opening_ties(
     With ``only_top`` and three or more parties only a tie for the highest roll is rerolled; lower ties
     are left to seat order (Rule 7).
     """
+    if pad_short_rolls and len(parties) == ONE_ON_ONE:  # two parties that rolled: tied when the keys are equal
+        a, b = parties
+        ra, rb = rolls[a], rolls[b]
+        if ra is not None and rb is not None:
+            return ([a, b] if a < b else [b, a]) if ra.key == rb.key else []
     live = [s for s in parties if rolls[s] is not None]
 
     def tie(s: int, t: int) -> bool:

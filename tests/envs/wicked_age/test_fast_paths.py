@@ -28,6 +28,7 @@ from envs.wicked_age.rules import (
     Offer,
     PcForm,
     Strength,
+    dice_compared_for_owing,
     dice_for_roll,
     form_dice,
     form_loss_choices,
@@ -537,3 +538,12 @@ def test_an_offer_is_made_announced_once_its_addressee_is_known(scenario: str) -
                 assert state.node == Ctx.OFFER_TARGET and offer.target is None and state.actor == offer.proposer
         random_step(state, rng, actions)
     assert answered > 100
+
+
+def test_owe_check_reads_the_rolled_dice_as_the_lesser_dice_test_sees_them() -> None:
+    """Rule 18: without advantage dice counted (the default) the owe-list check reads each party's rolled dice as they
+    are (``roll_dice``), which is what ``dice_compared_for_owing`` makes of them."""
+    rnd = random.Random(13)
+    for _ in range(2000):
+        dice = tuple(rnd.choice((4, 6, 8, 10, 12)) for _ in range(rnd.randint(0, 3)))
+        assert dice_compared_for_owing(dice, rnd.randint(0, 3), 6, False) == dice
