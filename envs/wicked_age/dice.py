@@ -260,9 +260,13 @@ def roll_with_advantage(rng: Rng, dice: Sequence[int], advantage: int, sides: in
     """Rules 6 and 13: roll the form/strength dice, then the advantage dice; the faces and the advantage sum."""
     rnd = rng.random  # the draws of rng.roll_dice(dice) then rng.roll(advantage, sides), without their calls (and
     # the bound generator method itself, read from its slot: ``rng.uniform`` is a property, a frame per roll)
-    if len(dice) == 2:  # the common roll, drawn in the same order without a comprehension
+    n = len(dice)
+    if n == 2:  # the common rolls (two forms, or a form and a strength), drawn in order without a comprehension
         d0, d1 = dice
         faces: tuple[int, ...] = (int(rnd() * d0) + 1, int(rnd() * d1) + 1)
+    elif n == 3:  # noqa: PLR2004  (and with a strength's die)
+        d0, d1, d2 = dice
+        faces = (int(rnd() * d0) + 1, int(rnd() * d1) + 1, int(rnd() * d2) + 1)
     else:
         faces = tuple([int(rnd() * d) + 1 for d in dice])
     total = 0

@@ -157,6 +157,11 @@ def dice_for_roll(dice: Sequence[int], npc: bool, picks: Sequence[int], strength
         a, b = dice[picks[0]], dice[picks[1]]
         if a > 0 and b > 0:
             return (a, b) if strength is None else (a, b, strength.die)
+    if npc and len(picks) == 1:  # an NPC's form, both dice live: no comprehension
+        hi, lo = NPC_FORM_SLOTS[picks[0]]
+        a, b = dice[hi], dice[lo]
+        if a > 0 and b > 0:
+            return (a, b) if strength is None else (a, b, strength.die)
     # ``form_dice`` of each pick, in one comprehension (a pick per call and a list per form cost more)
     if npc:
         out = [d for f in picks for i in NPC_FORM_SLOTS[f] if (d := dice[i]) > 0]
@@ -284,6 +289,9 @@ def challenge_choices(opponents: Sequence[int]) -> list[tuple[int, ...]]:
 
 def answer_order(order: Sequence[int], named: Sequence[int]) -> list[int]:
     """Rule 10: the named answerers answer in turn order."""
+    if len(named) == 1:  # one answerer (always in the duel): no comprehension
+        t = named[0]
+        return [t] if t in order else []
     return [t for t in order if t in named]
 
 

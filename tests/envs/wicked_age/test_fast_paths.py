@@ -28,6 +28,7 @@ from envs.wicked_age.rules import (
     Offer,
     PcForm,
     Strength,
+    answer_order,
     dice_compared_for_owing,
     dice_for_roll,
     form_dice,
@@ -547,3 +548,12 @@ def test_owe_check_reads_the_rolled_dice_as_the_lesser_dice_test_sees_them() -> 
     for _ in range(2000):
         dice = tuple(rnd.choice((4, 6, 8, 10, 12)) for _ in range(rnd.randint(0, 3)))
         assert dice_compared_for_owing(dice, rnd.randint(0, 3), 6, False) == dice
+
+
+def test_answer_order_is_the_named_answerers_in_turn_order() -> None:
+    """Rule 10 (one answerer without a comprehension) against the rule as written, for every order and naming."""
+    for n in range(2, 6):
+        for order in itertools.permutations(range(n)):
+            for k in range(1, n + 1):
+                for named in itertools.combinations(range(n + 1), k):  # seat n: a seat not in the order
+                    assert answer_order(list(order), list(named)) == [t for t in order if t in named]
