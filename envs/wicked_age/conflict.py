@@ -128,12 +128,47 @@ def _draw_table(available: int) -> tuple[tuple[int, ...], ...]:
     return _DRAW_TABLES.setdefault(available, tuple(table))
 
 
+_WALK_BITS = max(bits for _, bits in _SHUFFLE_DRAWS)
+"""The bits of every draw of the walk below: ``getrandbits(k)`` for ``k <= 32`` is the top ``k`` bits of one 32-bit
+output of the generator, so ``getrandbits(bits)`` is ``getrandbits(_WALK_BITS) >> (_WALK_BITS - bits)`` for the same
+output (each call takes one output, whatever ``k``)."""
+
+
+def _draw_walk() -> tuple[tuple[tuple[int, ...], ...], int]:
+    """Rule 4's shuffle draws as a walk over states: the place being drawn and the mixed-radix index so far.
+
+    The states of the first place come first (one), then those of the next (one per draw so far), and so on; from
+    each, a draw of ``_WALK_BITS`` bits leads to the next place's state (the draw below the place's bound ``n``) or
+    back to itself (``_randbelow`` draws again). The states after the last place, numbered from the second value
+    returned, are the end: ``state - end`` is the index of the whole sequence of draws (:data:`_DRAW_TABLES`).
+    """
+    firsts = [0]  # the first state of each place (then of the end)
+    count = 1
+    for n, _ in _SHUFFLE_DRAWS:
+        firsts.append(firsts[-1] + count)
+        count *= n
+    walk = []
+    count = 1
+    for place, (n, bits) in enumerate(_SHUFFLE_DRAWS):
+        for index in range(count):
+            here = firsts[place] + index
+            steps = [w >> (_WALK_BITS - bits) for w in range(1 << _WALK_BITS)]
+            walk.append(tuple(firsts[place + 1] + index * n + j if j < n else here for j in steps))
+        count *= n
+    return tuple(walk), firsts[-1]
+
+
+_DRAW_WALK, _DRAW_END = _draw_walk()
+"""The walk of :func:`_draw_walk`: the next state by state and draw, and the first end state."""
+
+
 def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
     """Rule 4: ``available`` of the six forms, sorted: the first ones of ``rng.shuffle`` of them, with its draws.
 
-    The shuffle's own draws are made here (the same ``getrandbits`` calls ``random.Random.shuffle`` makes) and
-    the draw is read from a table of every outcome: no shuffle, slice and sort per conflict, and no Python
-    frame per draw. An ``Rng`` of another kind (a subclass) shuffles as it would.
+    The shuffle's own draws are made here (one ``getrandbits`` call per draw ``random.Random.shuffle`` makes, on
+    the same outputs of the generator: see :data:`_WALK_BITS`), each moving along :data:`_DRAW_WALK`, and the draw
+    is read from a table of every outcome: no shuffle, slice and sort per conflict, no Python frame per draw, and no
+    arithmetic per draw either. An ``Rng`` of another kind (a subclass) shuffles as it would.
     """
     r = rng._r
     if type(rng) is not Rng or type(r) is not random.Random:
@@ -141,14 +176,12 @@ def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
         rng.shuffle(forms)
         return tuple(sorted(forms[:available]))
     getrandbits = r.getrandbits
-    index = 0
-    for n, bits in _SHUFFLE_DRAWS:
-        j = getrandbits(bits)
-        while j >= n:
-            j = getrandbits(bits)
-        index = index * n + j
+    walk, end, bits = _DRAW_WALK, _DRAW_END, _WALK_BITS
+    state = 0
+    while state < end:
+        state = walk[state][getrandbits(bits)]
     table = _DRAW_TABLES.get(available) or _draw_table(available)
-    return table[index]
+    return table[state - end]
 
 
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
@@ -159,8 +192,6 @@ _FIRST_CHANCE = int(Ctx.FORMS_DRAW)
 call."""
 _CONTEXT_NAMES: dict[int, str] = {int(c): c.name.lower() for c in Ctx}
 """``decision_context()`` of each node id (the ``Ctx`` member's name, lower case)."""
-_ROLL_NODES = (int(Ctx.OPENING_ROLL), int(Ctx.MOVER_ROLL), int(Ctx.ANSWER_ROLL))
-"""The chance nodes that roll a party's dice (Rules 7, 9, 10)."""
 _OTHER_CHANCE = (int(Ctx.FORMS_DRAW), int(Ctx.TIE_REROLL), int(Ctx.CASH_ROLL))
 """The chance nodes that draw something else (Rules 4, 8, 19): ``sample_chance`` rolls at any other node."""
 
@@ -196,6 +227,9 @@ class TieStep(enum.IntEnum):
     VOTE = 0
     CASH = 1
     REROLL = 2
+
+
+assert PickStep.FIRST_FORM == TurnStep.START == OpenStep.CASH == TieStep.VOTE == 0  # the cursors' starts (_enter)
 
 
 # Reading an enum member (``Ctx.BUILD``) costs about a quarter of a microsecond in Python 3.11, a module global a
@@ -300,6 +334,20 @@ _new_exchange: Callable[[tuple[int, int, Result]], Exchange] = functools.partial
 _new_decided: Callable[[tuple[int, int]], Decided] = functools.partial(tuple.__new__, Decided)
 
 
+_ROLLS: dict[tuple[tuple[int, ...], int], Roll] = {}
+"""Rule 6: the reading of each roll as rolled, by ``(faces, advantage_sum)`` (a ``Roll`` is immutable: shared by every
+state that rolls the same; cleared at :data:`_ROLLS_LIMIT`)."""
+_ROLLS_LIMIT = 1 << 14
+
+
+def _read(outcome: tuple[tuple[int, ...], int]) -> Roll:
+    """The ``Roll`` of a roll as rolled, made and kept in :data:`_ROLLS`."""
+    if len(_ROLLS) >= _ROLLS_LIMIT:
+        _ROLLS.clear()
+    roll = _ROLLS[outcome] = Roll(*outcome)
+    return roll
+
+
 @lru_cache(maxsize=4096)
 def _challenge_menu(opponents: tuple[int, ...], parties: int) -> tuple[int, ...]:
     """Rule 9: the challenge actions naming any of the opponents, sorted (built once per set of opponents)."""
@@ -312,17 +360,26 @@ def _named_answerers(action: int, parties: int) -> tuple[int, ...]:
     return challenge_targets(action, parties)
 
 
-_PARTY_SETS: dict[tuple[bool, ...], tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]] = {}
-"""By the conflict flags of the seats: the seats in the conflict and, for each seat, the others in it (at most
-2^8 keys per party count: the table is never cleared)."""
+_PartySets = tuple[tuple[int, ...], tuple[tuple[int, ...], ...], tuple[int, ...], list["_PartySets | None"]]
+_PARTY_SETS: dict[tuple[bool, ...], _PartySets] = {}
+"""By the conflict flags of the seats: the seats in the conflict, for each seat the others in it, for each cursor
+``0..n`` the first seat in it at or after the cursor (``n``: none), and by seat the entry of the flags once that seat
+has left (None until asked: see :meth:`WickedAgeState._leave_conflict`) (at most 2^8 keys per party count: the table
+is never cleared)."""
 
 
-def _party_sets(flags: tuple[bool, ...]) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
-    """The seats whose flag is set, and for each seat those of them other than itself (from :data:`_PARTY_SETS`)."""
+def _party_sets(flags: tuple[bool, ...]) -> _PartySets:
+    """The seats whose flag is set, the others for each seat, the next-seat table (from :data:`_PARTY_SETS`)."""
     hit = _PARTY_SETS.get(flags)
     if hit is None:
+        n = len(flags)
         parties = tuple(s for s, f in enumerate(flags) if f)
-        hit = _PARTY_SETS[flags] = (parties, tuple(tuple(t for t in parties if t != s) for s in range(len(flags))))
+        hit = _PARTY_SETS[flags] = (
+            parties,
+            tuple(tuple(t for t in parties if t != s) for s in range(n)),
+            tuple(next((t for t in parties if t >= i), n) for i in range(n + 1)),
+            [None] * n,
+        )
     return hit
 
 
@@ -335,9 +392,11 @@ _NO_ADVANTAGE: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(((False,) * n,) 
 """By party count, a row of no advantage per seat (Rule 13: none is held at a conflict's start)."""
 _MENUS: dict[Hashable, list[int]] = {}
 """Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
-kind and the filled forms, a strength pick by the usable strengths (the picks of forms: :data:`_FIRST_PICK_MENUS`).
+kind and the filled forms, a negotiated loss by the loser's sheet (the picks of forms: :data:`_FIRST_PICK_MENUS`, of
+a strength: :data:`_USABLE`).
 The lists are shared: the state never changes one in place (``legal_actions`` hands out copies). The keys are
-few (subsets of six forms and of four strengths); the cache is cleared at :data:`_MENUS_LIMIT` all the same."""
+few (subsets of six forms, sheets of six dice); the cache is cleared at :data:`_MENUS_LIMIT`
+all the same."""
 _MENUS_LIMIT = 4096
 _NO_LEGAL: list[int] = []
 """The legal list of a chance node and of the end (shared, never changed in place)."""
@@ -349,6 +408,8 @@ _PRE_ROLL_MENU: list[int] = [Act.ROLL, Act.CASH_OWE]
 """Rule 19: roll, or cash an owe-list entry first (a shared legal list)."""
 _TIE_AVOID_MENU: list[int] = [Act.AVOID, Act.FIGHT]
 """Rule 8: avoid the conflict or fight on (a shared legal list)."""
+_DEFAULT_CHOICES: tuple[Act, Act] = (Act.EXHAUST, Act.INJURE)
+"""Rule 15: the winner's default consequences (the members read once: see the ``_ACT_*`` names)."""
 
 
 def _first_pick_menu(available: tuple[int, ...]) -> list[int]:
@@ -429,6 +490,7 @@ class _Setup(NamedTuple):
     window_menu: list[int]  # Rule 17: roll on or offer (a shared legal list, never changed in place)
     conseq_offer_menu: list[int]  # Rule 17 after an absolute result (shared in the same way)
     fixed_menus: tuple[list[int] | None, ...]  # by ``Ctx``: the legal lists fixed for a game (:func:`_fixed_menus`)
+    round_stages: tuple[Stage, Stage]  # Rule 17: the stage a round starts in, by ``round_no == 1`` (window or rolls)
     ladder: tuple[int, ...]
     pc_build_dice: tuple[tuple[int, ...], ...]  # Rule 1: the PC dice, largest first, one per placement
     npc_build_dice: tuple[tuple[int, int], ...]  # Rule 2: the NPC die pairs, largest first
@@ -439,6 +501,13 @@ _SETUPS: dict[int, _Setup] = {}
 _SETUPS_LIMIT = 64
 _PC_FORM_COUNT = len(PcForm)
 _NPC_FORM_COUNT = len(NpcForm)
+
+
+def _round_stage(rules: ResolvedRules, round_no: int) -> Stage:
+    """Rule 17: the stage round ``round_no`` starts in: the negotiation window if offers may be made, else the rolls."""
+    r = rules
+    window = negotiation_open(r.negotiation_enabled, r.offers, round_no, r.offers_before_rolls, r.offers_between_rounds)
+    return _STAGE_WINDOW if window else _STAGE_OPEN
 
 
 def _setup_of(cfg: WickedAgeConfig) -> _Setup:
@@ -457,6 +526,7 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
         window_menu,
         conseq_offer_menu,
         _fixed_menus(window_menu, conseq_offer_menu),
+        (_round_stage(rules, 2), _round_stage(rules, 1)),  # ``negotiation_open`` reads ``round_no == 1`` only
         tuple(cfg.forms.ladder),
         tuple((d,) for d in sorted(cfg.forms.pc_dice, reverse=True)),
         tuple(npc_pairs_largest_first(cfg.forms.npc_pairs)),
@@ -467,9 +537,10 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     return setup
 
 
-_USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], tuple[int, ...]]] = {}
-"""Rules 4-5: the usable strengths by the identity of a sheet's strengths tuple (kept alive by the entry and
-checked, so a reused id cannot hit), its kind and its picks: a pick asks twice, and the same few sheets recur."""
+_USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], list[int] | None]] = {}
+"""Rules 4-5: the strength pick's legal list (None: no strength usable) by the identity of a sheet's strengths tuple
+(kept alive by the entry and checked, so a reused id cannot hit), its kind and its picks: a pick asks twice (whether
+to stop, then the menu), and the same few sheets recur. The lists are shared, like those of :data:`_MENUS`."""
 
 _CHARACTERS: dict[tuple[int, str], tuple[WickedAgeConfig, tuple[Character, ...]]] = {}
 """The characters each scenario sets up from a config, by config identity and scenario (kept as templates)."""
@@ -535,23 +606,27 @@ class WickedAgeState(State):
     """A chapter of In a Wicked Age conflicts (see the module docstring)."""
 
     FIELDS: ClassVar[tuple[str, ...]] = (
+        "_chapter_sets",
         "_conseq_offer_menu",
         "_fixed_menus",
         "_forms",
         "_keep_advantage",
         "_kept_legal",
         "_names",
+        "_next_in",
         "_offer_ids",
         "_opponents_of",
         "_outcome",
         "_parties_in",
         "_player",
         "_progress",
+        "_round_stages",
         "_rows",
         "_rows_seat",
         "_sampled",
         "_sampled_adv",
         "_sampled_dice",
+        "_sets",
         "_window_menu",
         "actor",
         "adv",
@@ -648,6 +723,7 @@ class WickedAgeState(State):
         self._window_menu = setup.window_menu  # Rule 17: roll on or offer
         self._conseq_offer_menu = setup.conseq_offer_menu  # Rule 17 after an absolute result
         self._fixed_menus = setup.fixed_menus
+        self._round_stages = setup.round_stages  # Rule 17: whether a round opens with the negotiation window
         n = len(characters)
         self.max_conflicts = max_conflicts
         self.forms_available = forms_available
@@ -660,8 +736,11 @@ class WickedAgeState(State):
         self.conflict_no = 0
         # conflict state
         self.in_conflict = [False] * n
-        self._parties_in: tuple[int, ...] = ()  # the seats in the conflict, kept with ``in_conflict``
-        self._opponents_of: tuple[tuple[int, ...], ...] = ((),) * n  # by seat: the others in the conflict
+        # the party sets (:data:`_PARTY_SETS`) of ``in_conflict`` and of ``in_chapter``, kept where either changes
+        self._sets = _party_sets(tuple(self.in_conflict))
+        self._chapter_sets = _party_sets(tuple(self.in_chapter))
+        # the seats in the conflict, by seat the others in it, by cursor the first seat in it from it (n: none)
+        self._parties_in, self._opponents_of, self._next_in, _ = self._sets
         self.available: list[tuple[int, ...]] = [PC_FORM_IDS] * n
         self.picks: list[list[int]] = [[] for _ in range(n)]
         self.strength_used: list[int | None] = [None] * n
@@ -813,11 +892,8 @@ class WickedAgeState(State):
         return menus[first] if menus is not None and first in menus else _second_pick_menu(available, first)
 
     def _legal_pick_strength(self, s: int) -> list[int]:
-        usable = self._usable_strengths(s)
-        key = ("strength", usable)
-        menu = _MENUS.get(key)
-        if menu is None:
-            menu = _menu(key, [_ACT_STRENGTH_0 + i for i in usable] + [Act.NO_STRENGTH])
+        menu = self._strength_menu(s)
+        assert menu is not None  # the pick stops here only with a strength to use
         return menu
 
     def _legal_window(self, s: int) -> list[int]:
@@ -854,7 +930,7 @@ class WickedAgeState(State):
         may_offer = winner_may_offer(
             r.negotiation_enabled, r.offers_after_absolute, r.winner_offers, self.winner_offered
         )
-        return [Act.EXHAUST, Act.INJURE, *(self._offer_ids if may_offer else ())]
+        return [*_DEFAULT_CHOICES, *(self._offer_ids if may_offer else ())]
 
     def _opponents(self, s: int) -> tuple[int, ...]:
         """The others still in the conflict, in seat order (kept by :meth:`_leave_conflict`)."""
@@ -863,15 +939,22 @@ class WickedAgeState(State):
     def _leave_conflict(self, s: int) -> None:
         """``s`` is out of this conflict: its public block is stale, the kept party sets are read anew.
 
-        ``in_conflict`` changes only here and at a conflict's start; the seats in it and each seat's opponents are
-        read at most machine steps, kept as tuples from :data:`_PARTY_SETS` rather than rebuilt per step.
+        ``in_conflict`` changes only here and at a conflict's start; the seats in it, each seat's opponents and the
+        next seat in it from each cursor are read at most machine steps, kept as tuples from :data:`_PARTY_SETS`
+        rather than rebuilt (or scanned for) per step. The entry after ``s`` leaves is kept in the entry before
+        (its last item, by seat): found there, the flags are neither copied nor hashed.
         """
         self.in_conflict[s] = False
         if self._keep_advantage:
             self._rows[s] = None  # :meth:`_sheet_changed`, inlined
         else:  # the advantage dice of whoever held an advantage over ``s`` change too
             self._rows = [None] * self.num_players
-        self._parties_in, self._opponents_of = _party_sets(tuple(self.in_conflict))
+        after = self._sets[3]
+        sets = after[s]
+        if sets is None:
+            sets = after[s] = _party_sets(tuple(self.in_conflict))
+        self._sets = sets
+        self._parties_in, self._opponents_of, self._next_in, _ = sets
 
     def action_label(self, action: int) -> str:
         s = self.actor if self.node < _FIRST_CHANCE else 0
@@ -999,40 +1082,45 @@ class WickedAgeState(State):
         return sum(rng.roll(self.fresh_adv[s], self.rules.advantage_sides))  # CASH_ROLL
 
     def apply_chance(self, outcome: Hashable) -> None:
-        node, s = self.node, self.actor
         if self._player != CHANCE:
             raise ValueError("apply_chance at a decision node")
-        stopped = False  # as for decisions (see :meth:`apply_action`): the outcome ran the next step and it stopped
-        if node in _ROLL_NODES:
-            stopped = self._apply_roll(s, outcome)
-        elif node == _CTX_FORMS_DRAW:
-            # a sorted draw as sampled is found as itself; anything else is rebuilt and checked
-            forms = _DRAWS.get(outcome) if type(outcome) is tuple else None
-            if forms is None or len(forms) != self.forms_available:
-                forms = tuple(sorted(int(f) for f in outcome))  # type: ignore[attr-defined]
-                if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
-                    raise ValueError(f"bad forms draw {outcome!r}")
-            self.available[s] = forms
-            self._forms[s] = None
-            if self.narrating:
-                self.narrate(
-                    "forms",
-                    f"For {self.names[s]}'s action these forms fit: "
-                    + ", ".join(FORM_TITLES[PcForm(f).key] for f in forms)
-                    + ".",
-                    s,
-                    forms=forms,
-                )
-            self.idx += 1
-            stopped = self._draw_step()  # the draw stage goes on (nothing is pending during it)
-        elif node == _CTX_TIE_REROLL:
-            self._reroll_lowest_die(s, int(outcome))  # type: ignore[call-overload]
-            self.tie_idx += 1
-        elif node == _CTX_CASH_ROLL:
-            self._roll_fresh_advantage(s, int(outcome))  # type: ignore[call-overload]
-        else:
-            stopped = self._apply_roll(s, outcome)
-        self._proceed(stopped)
+        # as for decisions (see :meth:`apply_action`): True when the outcome ran the next step and it stopped
+        self._proceed(_CHANCE_AT[self.node](self, self.actor, outcome))
+
+    # the effect of each chance kind (``s`` the seat it is drawn for), by node id in :data:`_CHANCE_AT`; a roll is
+    # :meth:`_apply_roll`
+    def _on_forms_draw(self, s: int, outcome: Any) -> bool:
+        """Rule 4: the forms that fit ``s``'s action are drawn; the draw stage goes on (nothing is pending)."""
+        # a sorted draw as sampled is found as itself; anything else is rebuilt and checked
+        forms = _DRAWS.get(outcome) if type(outcome) is tuple else None
+        if forms is None or len(forms) != self.forms_available:
+            forms = tuple(sorted(int(f) for f in outcome))
+            if len(forms) != self.forms_available or not set(forms) <= set(PC_FORM_IDS):
+                raise ValueError(f"bad forms draw {outcome!r}")
+        self.available[s] = forms
+        self._forms[s] = None
+        if self.narrating:
+            self.narrate(
+                "forms",
+                f"For {self.names[s]}'s action these forms fit: "
+                + ", ".join(FORM_TITLES[PcForm(f).key] for f in forms)
+                + ".",
+                s,
+                forms=forms,
+            )
+        self.idx += 1
+        return self._draw_step()
+
+    def _on_tie_reroll(self, s: int, outcome: Any) -> bool:
+        """Rule 8: ``s`` rerolls its lowest die."""
+        self._reroll_lowest_die(s, int(outcome))
+        self.tie_idx += 1
+        return False
+
+    def _on_cash_roll(self, s: int, outcome: Any) -> bool:
+        """Rule 19: ``s`` rolls the advantage dice it cashed before a tie reroll."""
+        self._roll_fresh_advantage(s, int(outcome))
+        return False
 
     def _apply_roll(self, s: int, outcome: Any) -> bool:
         """Rules 6-7 and 10: ``s``'s roll ``(faces, advantage_sum)`` is read and stands, or answers."""
@@ -1050,8 +1138,9 @@ class WickedAgeState(State):
             k = self.advantage_dice(s)
             if not k <= adv <= k * self.rules.advantage_sides:
                 raise ValueError(f"{self.names[s]} rolls {k} advantage dice; bad sum {adv}")
+            outcome = (faces, adv)
         self._sampled = None
-        roll = Roll(faces, adv)
+        roll = _ROLLS.get(outcome) or _read(outcome)
         self.rolls[s] = roll
         self._rows[s] = None
         self.adv_rolled[s] = k
@@ -1097,13 +1186,13 @@ class WickedAgeState(State):
             self.idx += 1
             return self._window_step()
         opp = self._opponents_of[s]
-        self.offer = _new_offer((s, OFFER_BY_ACTION[a], opp[0] if len(opp) == 1 else None, False))
+        self._make_offer(s, OFFER_BY_ACTION[a], opp[0] if len(opp) == 1 else None)
         return self._offer_step()
 
     def _on_offer_target(self, s: int, a: int) -> bool:
         offer = self.offer
         assert offer is not None
-        self.offer = _new_offer((offer.proposer, offer.kind, a - _ACT_TARGET_0, offer.announced))
+        self._make_offer(offer.proposer, offer.kind, a - _ACT_TARGET_0)
         return self._offer_step()
 
     def _on_offer_response(self, s: int, a: int) -> bool:
@@ -1178,9 +1267,9 @@ class WickedAgeState(State):
         """Move the machine to ``stage``, its cursors at their start."""
         if (stage is _STAGE_TURN) is not (self.stage is _STAGE_TURN) and self.challenger is not None:
             self._rows[self.challenger] = None  # the challenger is flagged in the turns only
-        self.stage, self.idx = stage, 0
-        self.pick_step, self.turn_step, self.tie_idx = _PICK_FIRST_FORM, _TURN_START, 0
-        self.open_step, self.tie_step = _OPEN_CASH, _TIE_VOTE
+        self.stage = stage
+        # every cursor at its start (0 each, asserted below the step enums)
+        self.idx = self.pick_step = self.turn_step = self.tie_idx = self.open_step = self.tie_step = 0
 
     def _proceed(self, stopped: bool = False) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends; then read the new node.
@@ -1203,16 +1292,17 @@ class WickedAgeState(State):
                     stopped = steps[self.stage](self)
                 if stopped:
                     break
-        if self._outcome is not None:
-            self.node = _CTX_END
-            self._player = TERMINAL
-            self._kept_legal = _NO_LEGAL
-        elif self.node >= _FIRST_CHANCE:
+            else:  # the game is over (a step that stops never ends it: a stop is read below without this test)
+                self.node = _CTX_END
+                self._player = TERMINAL
+                self._kept_legal = _NO_LEGAL
+                return
+        node = self.node
+        if node >= _FIRST_CHANCE:
             self._player = CHANCE
             self._kept_legal = _NO_LEGAL
         else:
             self._player = s = self.actor
-            node = self.node
             self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)  # a fixed menu without a call
 
     def _step(self) -> bool:
@@ -1290,7 +1380,8 @@ class WickedAgeState(State):
         n = self.num_players
         self.conflict_no += 1
         self.in_conflict = list(self.in_chapter)
-        self._parties_in, self._opponents_of = _party_sets(tuple(self.in_conflict))
+        sets = self._sets = self._chapter_sets  # the parties still in the chapter
+        self._parties_in, self._opponents_of, self._next_in, _ = sets
         self.available = [PC_FORM_IDS] * n
         self.picks = list(map(list, _NO_PICKS[n]))  # a fresh empty list per seat (no comprehension frame)
         self.strength_used = [None] * n
@@ -1316,13 +1407,15 @@ class WickedAgeState(State):
 
     def _draw_step(self) -> bool:
         """Rule 4: for each PC still in, draw the forms that fit its action (all six: no draw)."""
-        while self.idx < self.num_players and (
-            self.chars[self.idx].npc or not self.in_conflict[self.idx] or self.forms_available >= len(PC_FORM_IDS)
-        ):
-            self.idx += 1
-        if self.idx < self.num_players:
-            self.node, self.actor = _CTX_FORMS_DRAW, self.idx  # :meth:`_decide`, inlined
-            return True
+        if self.forms_available < _PC_FORM_COUNT:
+            while True:
+                s = self.idx = self._next_in[self.idx]  # the next party in the conflict (the cursor skips the others)
+                if s >= self.num_players:
+                    break
+                if not self.chars[s].npc:
+                    self.node, self.actor = _CTX_FORMS_DRAW, s  # :meth:`_decide`, inlined
+                    return True
+                self.idx = s + 1
         self._enter(_STAGE_PICK)
         return False
 
@@ -1333,9 +1426,7 @@ class WickedAgeState(State):
         :meth:`_proceed` would call this again).
         """
         while True:
-            while self.idx < self.num_players and not self.in_conflict[self.idx]:
-                self.idx += 1
-            s = self.idx
+            s = self.idx = self._next_in[self.idx]  # the next party in the conflict (the cursor skips the others)
             if s >= self.num_players:
                 self.round_no = 1
                 self._progress = None
@@ -1349,11 +1440,13 @@ class WickedAgeState(State):
                 self.node, self.actor = _CTX_PICK_SECOND_FORM, s
                 return True
             if self.pick_step <= _PICK_STRENGTH:
-                if ch.strengths and self._usable_strengths(s):
-                    return self._decide(_CTX_PICK_STRENGTH, s)
-                self.strength_used[s] = None
-            used = self.strength_used[s]  # :meth:`strength_of`, inlined
-            st = None if used is None else ch.strengths[used]
+                if ch.strengths and self._strength_menu(s) is not None:
+                    self.node, self.actor = _CTX_PICK_STRENGTH, s  # :meth:`_decide`, inlined
+                    return True
+                self.strength_used[s] = st = None
+            else:  # the strength was picked
+                used = self.strength_used[s]  # :meth:`strength_of`, inlined
+                st = None if used is None else ch.strengths[used]
             self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], st)
             self._rows[s] = None  # :meth:`_sheet_changed`, inlined
             if self.narrating:
@@ -1365,8 +1458,11 @@ class WickedAgeState(State):
                 )
             self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
 
-    def _usable_strengths(self, s: int) -> tuple[int, ...]:
-        """Rules 4-5: the strengths ``s`` may use with its picks (``usable_strengths``, found in :data:`_USABLE`)."""
+    def _strength_menu(self, s: int) -> list[int] | None:
+        """Rules 4-5: the legal list of ``s``'s strength pick, None when no strength is usable (from :data:`_USABLE`).
+
+        The pick uses one of the strengths its forms allow (``usable_strengths``) or none.
+        """
         ch = self.chars[s]
         strengths = ch.strengths
         key = (id(strengths), ch.npc, *self.picks[s])
@@ -1376,7 +1472,8 @@ class WickedAgeState(State):
             usable = usable_strengths(strengths, [names[f] for f in self.picks[s]], MAX_STRENGTHS)
             if len(_USABLE) >= _SETUPS_LIMIT * 64:
                 _USABLE.clear()
-            hit = _USABLE[key] = (strengths, tuple(usable))
+            menu = [_ACT_STRENGTH_0 + i for i in usable] + [Act.NO_STRENGTH] if usable else None
+            hit = _USABLE[key] = (strengths, menu)
         return hit[1]
 
     def _forms_text(self, s: int) -> str:
@@ -1398,11 +1495,7 @@ class WickedAgeState(State):
         self.order = []
         if self.narrating:
             self.narrate("round", f"Round {self.round_no}.", round=self.round_no)
-        r = self.rules
-        window = negotiation_open(
-            r.negotiation_enabled, r.offers, self.round_no, r.offers_before_rolls, r.offers_between_rounds
-        )
-        self._enter(_STAGE_WINDOW if window else _STAGE_OPEN)
+        self._enter(self._round_stages[self.round_no == 1])  # the window, if offers may be made before this roll
         self.cash_done = False
 
     def _window_step(self) -> bool:
@@ -1410,10 +1503,9 @@ class WickedAgeState(State):
         if len(self._parties_in) < ONE_ON_ONE:  # :meth:`_conflict_over`, inlined
             self._end_conflict()
             return False
-        while self.idx < self.num_players and not self.in_conflict[self.idx]:
-            self.idx += 1
-        if self.idx < self.num_players:
-            self.node, self.actor = _CTX_WINDOW, self.idx  # :meth:`_decide`, inlined
+        s = self.idx = self._next_in[self.idx]  # the next party still in (the cursor skips the others)
+        if s < self.num_players:
+            self.node, self.actor = _CTX_WINDOW, s  # :meth:`_decide`, inlined
             return True
         self._enter(_STAGE_OPEN)
         return False
@@ -1455,11 +1547,10 @@ class WickedAgeState(State):
                 return self._decide(_CTX_PRE_ROLL, parties[cursor])
             self._apply_pending_cash(fresh=False)
             self.open_step, self.idx = _OPEN_ROLL, 0
-        while self.idx < self.num_players and not self.in_conflict[self.idx]:
-            self.idx += 1
-        if self.idx < self.num_players:
+        s = self.idx = self._next_in[self.idx]  # the next party still in (the cursor skips the others)
+        if s < self.num_players:
             self.roll_purpose = _CTX_OPENING_ROLL
-            self.node, self.actor = _CTX_OPENING_ROLL, self.idx
+            self.node, self.actor = _CTX_OPENING_ROLL, s
             return True
         self._enter(_STAGE_TIE)
         self.tie_rerolls = 0
@@ -1852,10 +1943,14 @@ class WickedAgeState(State):
                 against = [t for t in range(self.num_players) if ((s, t) if s < t else (t, s)) in exchanged]
             if seen is None:
                 sides = r.advantage_sides
-                seen = [
-                    dice_compared_for_owing(self.roll_dice[t], self.adv_rolled[t], sides, r.owe_count_advantage)
-                    for t in range(self.num_players)
-                ]
+                seen = (
+                    [
+                        dice_compared_for_owing(self.roll_dice[t], self.adv_rolled[t], sides, r.owe_count_advantage)
+                        for t in range(self.num_players)
+                    ]
+                    if r.owe_count_advantage
+                    else self.roll_dice  # advantage dice excluded: the dice as rolled (``dice_compared_for_owing``)
+                )
             bigger = stronger_opponents(seen[s], against, seen)
             if bigger:
                 self.owe.append(s)
@@ -1885,22 +1980,31 @@ class WickedAgeState(State):
             return f"{self.names[p]} loses a size on one form of {self.names[target]}'s choice, and concedes"
         return f"{self.names[p]} concedes the stake but loses no dice"
 
+    def _make_offer(self, proposer: int, kind: Offer, target: int | None) -> None:
+        """Rule 17: ``proposer`` offers ``kind`` before the round's roll to ``target`` (None: not chosen yet).
+
+        An offer is announced as soon as its addressee is known (here: the offer step that follows stops for the
+        answer), so it is made announced then, once, rather than made and then remade announced.
+        """
+        if target is None:
+            self.offer = _new_offer((proposer, kind, None, False))
+            return
+        if self.narrating:
+            self.narrate(
+                "offer",
+                f"{self.names[proposer]} offers {self.names[target]}: {self._offer_text(kind, proposer, target)}.",
+                proposer,
+            )
+        self.offer = _new_offer((proposer, kind, target, True))
+
     def _offer_step(self) -> bool:
+        """Rule 17: a pending offer waits for its addressee to be named, then for the addressee's answer."""
         offer = self.offer
         assert offer is not None
         if offer.target is None:
             self.node, self.actor = _CTX_OFFER_TARGET, offer.proposer  # :meth:`_decide`, inlined
             return True
-        if not offer.announced:
-            if self.narrating:
-                self.narrate(
-                    "offer",
-                    f"{self.names[offer.proposer]} offers {self.names[offer.target]}: "
-                    f"{self._offer_text(offer.kind, offer.proposer, offer.target)}.",
-                    offer.proposer,
-                )
-            self.offer = _new_offer((offer.proposer, offer.kind, offer.target, True))
-        self.node, self.actor = _CTX_OFFER_RESPONSE, offer.target  # :meth:`_decide`, inlined
+        self.node, self.actor = _CTX_OFFER_RESPONSE, offer.target  # :meth:`_decide`, inlined (announced when made)
         return True
 
     def _answer_offer(self, accept: bool) -> None:
@@ -1989,7 +2093,12 @@ class WickedAgeState(State):
             self.terms = _TERMS_DEFAULT
 
     def _form_loss_actions(self, loser: int) -> list[int]:
-        return [FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)]
+        """Rule 17: the forms (NPC: dice) the loser may lose a size on, as actions (a shared menu by the sheet)."""
+        key = ("loss", *self.chars[loser].dice)
+        menu = _MENUS.get(key)
+        if menu is None:
+            menu = _menu(key, [FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)])
+        return menu
 
     def _lose_size(self, s: int, slot: int) -> None:
         ch = self.chars[s]
@@ -2050,6 +2159,7 @@ class WickedAgeState(State):
                 )
         if self.in_chapter[loser] and is_out_of_chapter(ch.dice, ch.npc, self.cfg.consequences):
             self.in_chapter[loser] = False
+            self._chapter_sets = _party_sets(tuple(self.in_chapter))
             self._sheet_changed(loser)
             self.put_out[w] += 1
             if self.narrating:
@@ -2122,6 +2232,25 @@ _DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool], ...] = (
 )
 """The effect of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one must extend the table);
 True when it ran the machine's next step itself and that step stopped."""
+
+
+def _not_chance(state: WickedAgeState, s: int, outcome: Any) -> bool:  # pragma: no cover - apply_chance refuses
+    raise AssertionError(f"node {state.node} is not a chance node")
+
+
+_CHANCE_AT: tuple[Callable[[WickedAgeState, int, Any], bool], ...] = tuple(
+    {
+        _CTX_FORMS_DRAW: WickedAgeState._on_forms_draw,
+        _CTX_OPENING_ROLL: WickedAgeState._apply_roll,
+        _CTX_TIE_REROLL: WickedAgeState._on_tie_reroll,
+        _CTX_MOVER_ROLL: WickedAgeState._apply_roll,
+        _CTX_ANSWER_ROLL: WickedAgeState._apply_roll,
+        _CTX_CASH_ROLL: WickedAgeState._on_cash_roll,
+    }.get(node, _not_chance)
+    for node in range(_CTX_END + 1)
+)
+"""The effect of each chance kind's outcome, by node id (none at the decisions and the end); True when it ran the
+machine's next step itself and that step stopped (see :data:`_DECIDE_AT`)."""
 _STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
     WickedAgeState._build_turn,
     WickedAgeState._draw_step,

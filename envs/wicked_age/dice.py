@@ -31,10 +31,10 @@ class Result(enum.IntEnum):
 
     def made_absolute(self) -> Result:
         """Rule 12: in the last round an advantage result becomes absolute."""
-        if self is Result.LOSES_ADVANTAGE:
-            return Result.ABSOLUTE_LOSS
-        if self is Result.WINS_ADVANTAGE:
-            return Result.ABSOLUTE_WIN
+        if self is _LOSES_ADVANTAGE:
+            return _ABSOLUTE_LOSS
+        if self is _WINS_ADVANTAGE:
+            return _ABSOLUTE_WIN
         return self
 
     @property
@@ -44,6 +44,14 @@ class Result(enum.IntEnum):
     @property
     def is_absolute(self) -> bool:
         return self in (Result.ABSOLUTE_LOSS, Result.ABSOLUTE_WIN)
+
+
+# Reading an enum member (``Result.ABSOLUTE_LOSS``) costs about as much as a whole small function call in Python 3.11
+# (the enum type's attribute lookup), a module global next to nothing: the comparisons of every answer read these.
+_ABSOLUTE_LOSS = Result.ABSOLUTE_LOSS
+_LOSES_ADVANTAGE = Result.LOSES_ADVANTAGE
+_WINS_ADVANTAGE = Result.WINS_ADVANTAGE
+_ABSOLUTE_WIN = Result.ABSOLUTE_WIN
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -114,18 +122,38 @@ def compare_answer(
     """
     a, c = answer[0], standing[0]
     if multiple * a <= c:
-        return Result.ABSOLUTE_LOSS
+        return _ABSOLUTE_LOSS
     if answer < standing:
-        result = Result.LOSES_ADVANTAGE
+        result = _LOSES_ADVANTAGE
     elif a >= multiple * c:
-        return Result.ABSOLUTE_WIN
+        return _ABSOLUTE_WIN
     else:
-        result = Result.WINS_ADVANTAGE
+        result = _WINS_ADVANTAGE
     return result.made_absolute() if round_no >= max_rounds else result
 
 
+_SIZE_KEYS: dict[tuple[int, ...], tuple[int, ...]] = {}
+"""Rule 18: :func:`size_key` of each tuple of sizes already asked (the few rolls there are recur at every owe-list
+check; cleared at :data:`_SIZE_KEYS_LIMIT`)."""
+_SIZE_KEYS_LIMIT = 1 << 12
+
+
 def size_key(sizes: Sequence[int]) -> tuple[int, ...]:
-    """Rule 18: dice sizes largest first, padded with 0, for the "lesser dice" comparison."""
+    """Rule 18: dice sizes largest first, padded with 0, for the "lesser dice" comparison.
+
+    A tuple's key is kept in :data:`_SIZE_KEYS` (other sequences are read afresh: they may change).
+    """
+    if type(sizes) is tuple:  # exactly a tuple (a named tuple may compare otherwise)
+        hit = _SIZE_KEYS.get(sizes)
+        if hit is None:
+            if len(_SIZE_KEYS) >= _SIZE_KEYS_LIMIT:
+                _SIZE_KEYS.clear()
+            hit = _SIZE_KEYS[sizes] = _size_key(sizes)
+        return hit
+    return _size_key(sizes)
+
+
+def _size_key(sizes: Sequence[int]) -> tuple[int, ...]:
     s = sorted([x for x in sizes if x > 0], reverse=True)
     if len(s) < KEY_LENGTH:
         s += _PADDING[len(s)]
@@ -232,9 +260,13 @@ def roll_with_advantage(rng: Rng, dice: Sequence[int], advantage: int, sides: in
     """Rules 6 and 13: roll the form/strength dice, then the advantage dice; the faces and the advantage sum."""
     rnd = rng.random  # the draws of rng.roll_dice(dice) then rng.roll(advantage, sides), without their calls (and
     # the bound generator method itself, read from its slot: ``rng.uniform`` is a property, a frame per roll)
-    if len(dice) == 2:  # the common roll, drawn in the same order without a comprehension
+    n = len(dice)
+    if n == 2:  # the common rolls (two forms, or a form and a strength), drawn in order without a comprehension
         d0, d1 = dice
         faces: tuple[int, ...] = (int(rnd() * d0) + 1, int(rnd() * d1) + 1)
+    elif n == 3:  # noqa: PLR2004  (and with a strength's die)
+        d0, d1, d2 = dice
+        faces = (int(rnd() * d0) + 1, int(rnd() * d1) + 1, int(rnd() * d2) + 1)
     else:
         faces = tuple([int(rnd() * d) + 1 for d in dice])
     total = 0

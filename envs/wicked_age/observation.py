@@ -262,22 +262,27 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         # the seat sees its own draft during the (simultaneous) build, the others none, and its own undecided
         # cashing only: its own row (the first) as it alone sees it
         parts[0] = party_row(state, seat, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
-    challenger = state.challenger
-    cr = state.rolls[challenger] if stage is _STAGE_TURN and challenger is not None else None
     conseq = state.conseq
     offer = state.offer
-    # the pending offer's kind (:meth:`WickedAgeState.pending_offer_kind`, inlined)
-    kind = offer.kind if offer is not None else state.terms_offer if state.terms is _TERMS_OFFERED else None
-    if cr is None and kind is None and conseq is None:
+    # outside the turns no challenge stands, and a consequence's terms are offered only while it is pending: without
+    # an offer or a consequence there nothing is pending (the commonest case, tested first)
+    if offer is None and conseq is None and stage is not _STAGE_TURN:
         pend = _NOTHING_PENDING
     else:
-        pkey = (
-            None if cr is None else cr.key,
-            kind,
-            conseq is not None and conseq.winner == seat,
-            conseq is not None and conseq.loser == seat,
-        )
-        pend = _PENDING.get(pkey) or _pending(pkey)
+        challenger = state.challenger
+        cr = state.rolls[challenger] if stage is _STAGE_TURN and challenger is not None else None
+        # the pending offer's kind (:meth:`WickedAgeState.pending_offer_kind`, inlined)
+        kind = offer.kind if offer is not None else state.terms_offer if state.terms is _TERMS_OFFERED else None
+        if cr is None and kind is None and conseq is None:
+            pend = _NOTHING_PENDING
+        else:
+            pkey = (
+                None if cr is None else cr.key,
+                kind,
+                conseq is not None and conseq.winner == seat,
+                conseq is not None and conseq.loser == seat,
+            )
+            pend = _PENDING.get(pkey) or _pending(pkey)
     parts += (
         state._progress or progress_block(state),
         _CONTEXT_BYTES[state.node],

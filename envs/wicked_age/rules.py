@@ -71,6 +71,8 @@ SHEET_SLOTS: tuple[int, ...] = tuple(PcForm)
 
 ONE_ON_ONE = 2
 """Rules 8 and 13: a conflict between exactly two parties."""
+PC_FORMS_ROLLED = 2
+"""Rule 4: a PC rolls exactly two forms."""
 
 FORM_TITLES: dict[str, str] = {f: f.replace("_", " ").title() for f in PC_FORMS + NPC_FORMS}
 """The rulebook's name of each form ("With Violence")."""
@@ -151,6 +153,15 @@ def usable_strengths(strengths: Sequence[Strength], picked_forms: Sequence[str],
 
 def dice_for_roll(dice: Sequence[int], npc: bool, picks: Sequence[int], strength: Strength | None) -> tuple[int, ...]:
     """Rule 4: the dice of the picked forms (a PC two forms, an NPC one form) plus the strength's die."""
+    if not npc and len(picks) == PC_FORMS_ROLLED:  # a PC's two forms, both with a die: no comprehension
+        a, b = dice[picks[0]], dice[picks[1]]
+        if a > 0 and b > 0:
+            return (a, b) if strength is None else (a, b, strength.die)
+    if npc and len(picks) == 1:  # an NPC's form, both dice live: no comprehension
+        hi, lo = NPC_FORM_SLOTS[picks[0]]
+        a, b = dice[hi], dice[lo]
+        if a > 0 and b > 0:
+            return (a, b) if strength is None else (a, b, strength.die)
     # ``form_dice`` of each pick, in one comprehension (a pick per call and a list per form cost more)
     if npc:
         out = [d for f in picks for i in NPC_FORM_SLOTS[f] if (d := dice[i]) > 0]
@@ -170,7 +181,7 @@ def consequential_slot(
     smaller live die, the choice that brings the NPC nearest to out). A loser who conceded the stake by
     agreement (Rule 17, ``agreed``) loses no dice at all, so the strength does not bite.
     """
-    if strength is None or strength.consequential is None or agreed is Offer.CONCEDE_STAKE:
+    if strength is None or strength.consequential is None or agreed is _CONCEDE_STAKE:
         return None
     if loser_npc:
         if strength.consequential not in NPC_FORMS:
@@ -185,6 +196,11 @@ def consequential_slot(
 # -- the opening roll (Rules 7-8) ------------------------------------------------------------------
 def turn_order(keys: Sequence[tuple[int, ...] | None], parties: Sequence[int]) -> list[int]:
     """Rule 7: turn order is the opening rolls high to low; the highest stands (seat order breaks a capped tie)."""
+    if len(parties) == ONE_ON_ONE:  # two parties with readings of one length (the duel): one comparison, no sort
+        a, b = parties
+        ka, kb = keys[a], keys[b]
+        if ka is not None and kb is not None and len(ka) == len(kb):
+            return [a, b] if ka > kb or (ka == kb and a < b) else [b, a]
     neg = operator.neg
     return sorted(parties, key=lambda s: (tuple(map(neg, keys[s] or ())), s))
 
@@ -210,6 +226,11 @@ def opening_ties(
     With ``only_top`` and three or more parties only a tie for the highest roll is rerolled; lower ties
     are left to seat order (Rule 7).
     """
+    if pad_short_rolls and len(parties) == ONE_ON_ONE:  # two parties that rolled: tied when the keys are equal
+        a, b = parties
+        ra, rb = rolls[a], rolls[b]
+        if ra is not None and rb is not None:
+            return ([a, b] if a < b else [b, a]) if ra.key == rb.key else []
     live = [s for s in parties if rolls[s] is not None]
 
     def tie(s: int, t: int) -> bool:
@@ -268,6 +289,9 @@ def challenge_choices(opponents: Sequence[int]) -> list[tuple[int, ...]]:
 
 def answer_order(order: Sequence[int], named: Sequence[int]) -> list[int]:
     """Rule 10: the named answerers answer in turn order."""
+    if len(named) == 1:  # one answerer (always in the duel): no comprehension
+        t = named[0]
+        return [t] if t in order else []
     return [t for t in order if t in named]
 
 
@@ -283,20 +307,27 @@ class Decided(NamedTuple):
     loser: int
 
 
+# the enum members the hot rules compare with, read once (an enum member read costs about a small call: see dice.py)
+_ABSOLUTE_LOSS = Result.ABSOLUTE_LOSS
+_LOSES_ADVANTAGE = Result.LOSES_ADVANTAGE
+_WINS_ADVANTAGE = Result.WINS_ADVANTAGE
+_ABSOLUTE_WIN = Result.ABSOLUTE_WIN
+
+
 def advantage_gainer(result: Result, answerer: int, challenger: int) -> tuple[int, int] | None:
     """Rules 11 and 13: (holder, other) when the result moves the advantage between the pair, else None."""
-    if result is Result.LOSES_ADVANTAGE:
+    if result is _LOSES_ADVANTAGE:
         return (challenger, answerer)
-    if result is Result.WINS_ADVANTAGE:
+    if result is _WINS_ADVANTAGE:
         return (answerer, challenger)
     return None
 
 
 def absolute_outcome(result: Result, answerer: int, challenger: int, challenger_in: bool) -> Decided | None:
     """Rule 14: the winner and loser of an absolute result (a challenger already out suffers once only)."""
-    if result is Result.ABSOLUTE_LOSS:
+    if result is _ABSOLUTE_LOSS:
         return Decided(challenger, answerer)
-    if result is Result.ABSOLUTE_WIN and challenger_in:
+    if result is _ABSOLUTE_WIN and challenger_in:
         return Decided(answerer, challenger)
     return None
 
@@ -370,6 +401,8 @@ class Offer(enum.IntEnum):
 
 
 assert tuple(o.key for o in Offer) == OFFER_KINDS
+_LOSER_CHOICE = Offer.LOSER_CHOICE  # read once (see the Result members above)
+_CONCEDE_STAKE = Offer.CONCEDE_STAKE
 
 
 def offer_menu(offers: Sequence[str]) -> list[Offer]:
@@ -396,7 +429,7 @@ def form_loss_choices(dice: Sequence[int]) -> list[int]:
 
 def offer_chooser(offer: Offer, winner: int, loser: int) -> int:
     """Rule 17: who picks the form the loser loses a size on."""
-    return loser if offer is Offer.LOSER_CHOICE else winner
+    return loser if offer is _LOSER_CHOICE else winner
 
 
 # -- the owe list (Rules 18-19) --------------------------------------------------------------------

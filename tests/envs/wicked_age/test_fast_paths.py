@@ -17,23 +17,29 @@ from pydantic import BaseModel
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.core.policy import UniformRandom, legal_mask
-from envs.wicked_age import RULESET
+from envs.wicked_age import RULESET, conflict
+from envs.wicked_age import dice as dice_rules
 from envs.wicked_age import observation as obs
 from envs.wicked_age.actions import DECISION_CONTEXTS, FORM_ACTIONS, MAX_STRENGTHS, NPC_FORM_ACTIONS, Act, Ctx
+from envs.wicked_age.config import ResolvedRules
 from envs.wicked_age.conflict import PC_FORM_IDS, WickedAgeState, forms_draw
 from envs.wicked_age.dice import Roll, RollOutcome, read_roll, roll_with_advantage, size_key
 from envs.wicked_age.rules import (
     Offer,
     PcForm,
     Strength,
+    answer_order,
+    dice_compared_for_owing,
     dice_for_roll,
     form_dice,
     form_loss_choices,
+    negotiation_open,
     opening_ties,
     stronger_opponents,
     turn_order,
     usable_strengths,
 )
+from envs.wicked_age.stages import Stage
 from tests.envs.wicked_age.helpers import config
 
 
@@ -53,9 +59,13 @@ def test_reading_matches_rule6_for_every_face_combination(n: int) -> None:
 
 
 def test_size_key_largest_first_padded() -> None:
-    for sizes in itertools.product((0, 4, 6, 8, 10, 12), repeat=3):
-        live = sorted((x for x in sizes if x > 0), reverse=True)
-        assert size_key(sizes) == tuple(live + [0] * (4 - len(live)))
+    """Rule 18's key, of tuples (kept in ``_SIZE_KEYS``: asked with the table emptied, then again) and of lists (read
+    afresh), against the rule as written."""
+    dice_rules._SIZE_KEYS.clear()
+    for _ in range(2):
+        for sizes in itertools.product((0, 4, 6, 8, 10, 12), repeat=3):
+            live = sorted((x for x in sizes if x > 0), reverse=True)
+            assert size_key(sizes) == tuple(live + [0] * (4 - len(live))) == size_key(list(sizes))
     assert size_key((12, 10, 8, 6, 4)) == (12, 10, 8, 6, 4)  # five dice: nothing cut, nothing padded
 
 
@@ -260,7 +270,8 @@ def plain_player(state: WickedAgeState) -> int:
 
 
 def plain_menu(state: WickedAgeState) -> list[int] | None:
-    """The memoised legal lists (build, picks, strength, offer target) written out from their rules; else None."""
+    """The memoised legal lists (build, picks, strength, offer target, negotiated loss) written out from their rules;
+    else None."""
     s, ch = state.actor, state.chars[state.actor]
     if state.node == Ctx.BUILD:
         acts = NPC_FORM_ACTIONS if ch.npc else FORM_ACTIONS
@@ -275,6 +286,10 @@ def plain_menu(state: WickedAgeState) -> list[int] | None:
         return [int(Act.STRENGTH_0) + i for i in usable] + [int(Act.NO_STRENGTH)]
     if state.node == Ctx.OFFER_TARGET:
         return [int(Act.TARGET_0) + t for t in range(state.num_players) if t != s and state.in_conflict[t]]
+    if state.node == Ctx.OFFER_FORM:
+        assert state.conseq is not None
+        loser_dice = state.chars[state.conseq.loser].dice
+        return [FORM_ACTIONS[i] for i in range(len(loser_dice)) if loser_dice[i] > 0]
     return None
 
 
@@ -300,6 +315,11 @@ def check_fast_state(state: WickedAgeState) -> None:
     assert list(state._parties()) == parties  # the kept party sets follow ``in_conflict``
     for s in range(state.num_players):
         assert list(state._opponents(s)) == [t for t in parties if t != s]
+    # the kept party sets are the entries of the flags as they are now (found by the flags: no stale entry kept)
+    assert state._sets is conflict._party_sets(tuple(state.in_conflict))
+    assert state._chapter_sets is conflict._party_sets(tuple(state.in_chapter))
+    for cursor in range(state.num_players + 1):  # the next party in the conflict from each cursor (n: none)
+        assert state._next_in[cursor] == min([t for t in parties if t >= cursor], default=state.num_players)
     # seat 0 first and last: its kept rows carry over to the next node (as an env's seat's do), the others' not
     for seat in (*range(state.num_players), 0):
         assert state.observation(seat).tobytes() == plain_observation(state, seat).tobytes()
@@ -411,3 +431,129 @@ def test_kept_rows_of_a_seat_observing_only_at_its_own_decisions_match_plain(
             observed += 1
         random_step(state, rng, actions)
     assert observed > 500
+
+
+@pytest.mark.parametrize(
+    "negotiation",
+    [
+        {},
+        {"enabled": False},
+        {"offers": []},
+        {"before_rolls": False},
+        {"between_rounds": False},
+        {"before_rolls": False, "between_rounds": False},
+    ],
+)
+def test_kept_round_stages_open_the_window_where_negotiation_is_open(negotiation: dict) -> None:
+    """Rule 17: the stage each round starts in, kept per config, against ``negotiation_open`` for rounds 1-4; and a
+    game's rounds start there (random play, the stage read right after each round's start)."""
+    cfg = config(negotiation=negotiation)
+    r = ResolvedRules.from_config(cfg)
+    state = new_game("melee", cfg)
+    for round_no in range(1, 5):
+        is_open = negotiation_open(
+            r.negotiation_enabled, r.offers, round_no, r.offers_before_rolls, r.offers_between_rounds
+        )
+        assert state._round_stages[round_no == 1] is (Stage.WINDOW if is_open else Stage.OPEN)
+    starts, rng = 0, Rng(3)
+    start_round = WickedAgeState._start_round
+
+    def checked(st: WickedAgeState) -> None:
+        nonlocal starts
+        start_round(st)
+        is_open = negotiation_open(
+            r.negotiation_enabled, r.offers, st.round_no, r.offers_before_rolls, r.offers_between_rounds
+        )
+        assert st.stage is (Stage.WINDOW if is_open else Stage.OPEN)
+        starts += 1
+
+    actions = RULESET.scenario("melee").action_count(cfg)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(WickedAgeState, "_start_round", checked)
+        for _ in range(3000):
+            if state.current_player() == TERMINAL:
+                state = new_game("melee", cfg)
+            random_step(state, rng, actions)
+    assert starts > 50
+
+
+@pytest.mark.parametrize("scenario", ["duel", "melee"])
+def test_rolls_read_from_the_kept_readings_equal_fresh_readings(scenario: str) -> None:
+    """Rule 6: each roll applied (sampled or given from outside) is read from the shared readings by its outcome;
+    the reading the machine goes on with equals a fresh ``Roll`` of the outcome, field by field and key, with the
+    table warm and emptied."""
+    cfg = RULESET.default_config()
+    actions = RULESET.scenario(scenario).action_count(cfg)
+    state, rng = new_game(scenario, cfg), Rng(23)
+    read: list[Roll] = []
+    on_roll = WickedAgeState._on_roll
+
+    def recorded(st: WickedAgeState, s: int, roll: Roll) -> bool:
+        read.append(roll)
+        return on_roll(st, s, roll)
+
+    rolls = 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(WickedAgeState, "_on_roll", recorded)
+        for step in range(4000):
+            if state.current_player() == TERMINAL:
+                state = new_game(scenario, cfg)
+            if state.current_player() == CHANCE and state.node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
+                faces, adv = cast(RollOutcome, state.sample_chance(rng))
+                if step % 3 == 0:
+                    state._sampled = None  # as if given from outside: checked, then read
+                if step % 500 == 0:
+                    conflict._ROLLS.clear()
+                read.clear()
+                state.apply_chance((faces, adv))
+                fresh = Roll(faces, adv)
+                assert read == [fresh] and read[0].key == fresh.key and read[0].faces == faces
+                rolls += 1
+                continue
+            random_step(state, rng, actions)
+    assert rolls > 300
+
+
+@pytest.mark.parametrize("scenario", ["duel", "melee"])
+def test_an_offer_is_made_announced_once_its_addressee_is_known(scenario: str) -> None:
+    """Rule 17: an offer before a roll is made announced where its addressee becomes known (not made and then remade
+    announced by the offer step): at every stop a pending offer is announced exactly when it has an addressee, and
+    each offer that reaches its answer was narrated once, before the answer, naming proposer and addressee."""
+    cfg = RULESET.default_config()
+    actions = RULESET.scenario(scenario).action_count(cfg)
+    state, rng, answered = new_game(scenario, cfg), Rng(31), 0
+    for _ in range(4000):
+        if state.current_player() == TERMINAL:
+            state = new_game(scenario, cfg)
+        offer = state.offer
+        if offer is not None:
+            assert offer.announced is (offer.target is not None)
+            if state.node == Ctx.OFFER_RESPONSE:
+                assert state.actor == offer.target
+                said = [e for e in state.log if e.kind == "offer"]
+                names = state.names
+                assert said and said[-1].seat == offer.proposer
+                assert said[-1].text.startswith(f"{names[offer.proposer]} offers {names[offer.target]}: ")
+                answered += 1
+            else:
+                assert state.node == Ctx.OFFER_TARGET and offer.target is None and state.actor == offer.proposer
+        random_step(state, rng, actions)
+    assert answered > 100
+
+
+def test_owe_check_reads_the_rolled_dice_as_the_lesser_dice_test_sees_them() -> None:
+    """Rule 18: without advantage dice counted (the default) the owe-list check reads each party's rolled dice as they
+    are (``roll_dice``), which is what ``dice_compared_for_owing`` makes of them."""
+    rnd = random.Random(13)
+    for _ in range(2000):
+        dice = tuple(rnd.choice((4, 6, 8, 10, 12)) for _ in range(rnd.randint(0, 3)))
+        assert dice_compared_for_owing(dice, rnd.randint(0, 3), 6, False) == dice
+
+
+def test_answer_order_is_the_named_answerers_in_turn_order() -> None:
+    """Rule 10 (one answerer without a comprehension) against the rule as written, for every order and naming."""
+    for n in range(2, 6):
+        for order in itertools.permutations(range(n)):
+            for k in range(1, n + 1):
+                for named in itertools.combinations(range(n + 1), k):  # seat n: a seat not in the order
+                    assert answer_order(list(order), list(named)) == [t for t in order if t in named]
