@@ -558,6 +558,9 @@ class DuelState(State):
         return acts
 
     def legal_actions(self) -> list[int]:
+        return list(self.legal_tuple())
+
+    def legal_tuple(self) -> tuple[int, ...]:
         """The legal ids, from ``_legal``: the node's legal tuple, worked out on the first ask at the node.
 
         ``apply_action`` and ``apply_chance`` clear it (``None``) before they move the game, so it never
@@ -576,7 +579,7 @@ class DuelState(State):
             else:
                 legal = ()
             self._legal = legal
-        return list(legal)
+        return legal  # the node's kept tuple itself
 
     def action_label(self, action: int) -> str:
         return maneuver_label(action)
@@ -593,9 +596,8 @@ class DuelState(State):
         """
         legal = self._legal
         if legal is None:
-            self.legal_actions()
-            legal = self._legal
-        if action not in legal:  # type: ignore[operator]
+            legal = self.legal_tuple()
+        if action not in legal:
             raise IllegalActionError(f"illegal action {action} ({self.action_label(action)}) in {self.phase.name}")
         self._legal = None
         ph = self.phase

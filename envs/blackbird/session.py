@@ -378,18 +378,22 @@ class SessionState(State):
         return SESSION_CONTEXTS.get(self.phase, CHANCE_CONTEXT)
 
     def legal_actions(self) -> list[int]:
+        return list(self.legal_tuple())
+
+    def legal_tuple(self) -> tuple[int, ...]:
+        """The phase's legal ids: kept tuples of the setup or the module (nobody can change them)."""
         if self._outcome is not None:
-            return []
+            return ()
         ph = self.phase
         if ph is SPEND:
-            return list(self._spend_actions())
+            return self._spend_actions()
         if ph is TRAIT:
-            return list(self._traits_that_apply())
+            return self._traits_that_apply()
         if ph is HELP:
-            return list(HELP_ACTIONS)
+            return HELP_ACTIONS
         if ph is RETRY:
-            return list(RETRY_ACTIONS)
-        return []
+            return RETRY_ACTIONS
+        return ()
 
     def _spend_actions(self) -> tuple[int, ...]:
         """Rule 5: the "spend k pool dice" ids open now, k = 0 up to the pool dice that can be spent."""

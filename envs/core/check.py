@@ -12,7 +12,8 @@ The checks, per scenario:
   observations and returns; two ``reset(seed=...)`` of the env give the same observation.
 - ``random_play``: ``steps`` random masked decisions (every seat random, chance drawn with
   ``sample_chance``); every episode ends within the scenario's ``max_episode_steps`` decisions; legal
-  actions are distinct ids in range and non-empty at a decision, empty elsewhere; observations have the
+  actions are distinct ids in range and non-empty at a decision, empty elsewhere, and ``legal_tuple()``
+  holds them as a tuple; observations have the
   declared length, are finite float32 inside ``observation_bounds`` (and fresh, writable arrays where the scenario
   declares ``observation_in_bounds``); returns are finite.
 - ``masks``: the env's ``action_masks()`` equals the mask of ``state.legal_actions()`` at every step.
@@ -293,6 +294,9 @@ def check_random_play(
         legal = state.legal_actions()
         if not legal:
             raise CheckFailure(f"no legal action for seat {player} at a decision ({state.decision_context()})")
+        kept = state.legal_tuple()
+        if type(kept) is not tuple or kept != tuple(legal):
+            raise CheckFailure(f"legal_tuple() {kept!r} is not legal_actions() {legal} as a tuple")
         if len(set(legal)) != len(legal):
             raise CheckFailure(f"legal_actions() repeats an id: {legal}")
         out = [a for a in legal if not 0 <= a < n_actions]

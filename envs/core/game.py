@@ -100,6 +100,14 @@ class State(ABC, Generic[ChanceT]):
     def legal_actions(self) -> list[int]:
         """Legal action ids for the seat to move (empty at chance and terminal nodes)."""
 
+    def legal_tuple(self) -> tuple[int, ...]:
+        """The ids of :meth:`legal_actions` in the same order, as a tuple (hashable, nobody can change it).
+
+        The adapter keys its masks by it and picks uniform opponents from it. An engine that keeps its legal ids
+        as a tuple returns that tuple itself (no copy); this default copies :meth:`legal_actions`.
+        """
+        return tuple(self.legal_actions())
+
     @abstractmethod
     def apply_action(self, action: int) -> None:
         """Apply a seat's action. Raises :class:`IllegalActionError` for an illegal one."""

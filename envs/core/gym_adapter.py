@@ -161,7 +161,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         state.apply_action(a)
         advance(state, self._rng, self._policies, self.num_actions, seat)
         if state.current_player() == seat:  # the common case, without _info's checks (_obs and legal_mask inlined)
-            legal = tuple(state.legal_actions())
+            legal = state.legal_tuple()
             mask = self._masks.get(legal)
             mask = self._mask = mask.copy() if mask is not None else new_mask(self.num_actions, legal)
             obs = state.observation(seat)

@@ -53,7 +53,7 @@ def advance(
         prng = policy_rngs[player] if policy_rngs else rng
         if type(policy) is UniformRandom:  # exactly it (a subclass may pick otherwise): no mask needed
             # UniformRandom.act_legal, inlined (one call less per opponent decision): the same draw from the same ids
-            ids = sorted(state.legal_actions())
+            ids = sorted(state.legal_tuple())
             action = ids[int(prng.random() * len(ids))]
         else:
             action = policy.act(state, legal_mask(state, num_actions), prng)

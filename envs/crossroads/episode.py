@@ -456,6 +456,12 @@ class CrossroadsState(State[Hashable]):
             cached = self._legal = _LEGAL_OF[self.phase](self)
         return [*cached]  # a fresh list (a display, not a call of ``list``)
 
+    def legal_tuple(self) -> tuple[int, ...]:
+        cached = self._legal
+        if cached is None:
+            cached = self._legal = _LEGAL_OF[self.phase](self)
+        return cached if type(cached) is tuple else tuple(cached)  # a kept tuple as it is: nobody can change it
+
     # -- legal actions per decision phase (the rules decide; these only list the ids) --------------
     # (a phase's list may be a shared tuple: legal_actions hands out copies)
     def _legal_none(self) -> Sequence[int]:

@@ -836,6 +836,12 @@ class DuelState(State[int]):
             legal = self._legal = self._turn_legal() if self.phase is TURN else self._compute_legal()
         return list(legal)
 
+    def legal_tuple(self) -> tuple[int, ...]:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._turn_legal() if self.phase is TURN else self._compute_legal()
+        return legal if type(legal) is tuple else tuple(legal)  # a kept tuple as it is: nobody can change it
+
     def _compute_legal(self) -> Sequence[int]:
         ph = self.phase
         if ph is TURN:

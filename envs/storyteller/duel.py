@@ -410,6 +410,9 @@ class DuelState(State[DuelChance]):
     def legal_actions(self) -> list[int]:
         return [*self._legal]  # set when the state entered this node (see __init__); [*t] skips list()'s call
 
+    def legal_tuple(self) -> tuple[int, ...]:
+        return self._legal  # the node's kept tuple itself
+
     def _compute_legal(self) -> tuple[int, ...]:
         """This node's legal actions worked out from the phase (the reference of the kept ``_legal``)."""
         if self._current_player() < 0:

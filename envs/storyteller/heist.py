@@ -527,6 +527,12 @@ class HeistState(State[HeistChance]):
             legal = self._legal = self._compute_legal()
         return [*legal]  # [*t] skips list()'s call
 
+    def legal_tuple(self) -> tuple[int, ...]:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return legal  # the node's kept tuple itself
+
     def _compute_legal(self) -> tuple[int, ...]:
         if self._player != 0:  # kept with every phase change (tests check it against _current_player)
             return ()

@@ -865,6 +865,9 @@ class WickedAgeState(State):
     def legal_actions(self) -> list[int]:
         return self._kept_legal.copy()  # found where the machine stopped (:meth:`_proceed`); a copy for the caller
 
+    def legal_tuple(self) -> tuple[int, ...]:
+        return tuple(self._kept_legal)  # the kept list's ids without the copy legal_actions makes
+
     def _legal(self) -> list[int]:
         """The legal actions of the seat to move: :data:`_LEGAL_AT` holds one function per decision kind."""
         return _LEGAL_AT[self.node](self, self.actor)

@@ -102,3 +102,44 @@ def test_observations_in_bounds_as_declared(rs, sc):
             steps += 1
     for obs, copy in kept:
         np.testing.assert_array_equal(obs, copy)
+
+
+LEGAL_TUPLE_STEPS = int(os.environ.get("RULEBREAKER_LEGAL_TUPLE_STEPS", "3000"))
+
+
+@pytest.mark.parametrize("rs, sc", _scenarios(), ids=lambda x: x.name)
+def test_legal_tuple_is_the_legal_list_as_a_tuple(rs, sc):
+    """``legal_tuple()`` (the adapter's mask key and uniform opponents' ids) holds ``legal_actions()``'s ids in order.
+
+    Random play with clones, at every node (chance and the end included), asking either one first (engines work
+    their legal ids out on the first ask); a list from ``legal_actions()`` changed by its caller changes neither.
+    """
+    from envs.core.dice import Rng
+
+    cfg = rs.default_config()
+    rng = Rng(5)
+    steps = 0
+    while steps < LEGAL_TUPLE_STEPS:
+        state = sc.new_game(cfg)
+        state.narrating = False
+        while steps < LEGAL_TUPLE_STEPS:
+            if steps % 7 == 0:
+                state = state.clone()
+            if steps % 2:
+                first = state.legal_tuple()
+                listed = state.legal_actions()
+            else:
+                listed = state.legal_actions()
+                first = state.legal_tuple()
+            assert type(first) is tuple and first == tuple(listed)
+            listed.append(-1)
+            assert state.legal_tuple() == first and state.legal_actions() == listed[:-1]
+            steps += 1
+            if state.is_terminal():
+                assert first == ()
+                break
+            if state.is_chance():
+                assert first == ()
+                state.apply_chance(state.sample_chance(rng))
+            else:
+                state.apply_action(first[int(rng.random() * len(first))])

@@ -139,6 +139,13 @@ class OutOfRange(PigState):
         return [*legal, 7] if legal else legal
 
 
+class ReversedLegalTuple(PigState):
+    """legal_tuple() lists the legal ids in another order than legal_actions()."""
+
+    def legal_tuple(self):
+        return tuple(reversed(self.legal_actions()))
+
+
 @pytest.mark.parametrize(
     ("state_cls", "check", "fragment"),
     [
@@ -149,6 +156,7 @@ class OutOfRange(PigState):
         (GlobalRandom, "determinism", "differ"),
         (FlickeringMask, "masks", "action_masks()"),
         (OutOfRange, "random_play", "outside range(2)"),
+        (ReversedLegalTuple, "random_play", "is not legal_actions()"),
     ],
 )
 def test_a_planted_fault_fails_its_check(state_cls: type[PigState], check: str, fragment: str) -> None:
