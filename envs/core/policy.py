@@ -68,7 +68,7 @@ def legal_mask(state: State, num_actions: int) -> np.ndarray:
     The vector is fresh (the caller may change it); it is copied from a cache of the masks already built
     for the same legal list, which costs a fraction of building it.
     """
-    legal = tuple(state.legal_actions())
+    legal = state.legal_tuple()  # the mask cache's key (an engine's kept tuple as it is)
     mask = mask_cache(num_actions).get(legal)
     return mask.copy() if mask is not None else new_mask(num_actions, legal)
 

@@ -708,14 +708,15 @@ def test_kept_conditions_piece_is_the_piece_of_the_bugs_conditions(
     assert changed == set(names) - unmet
 
 
-@pytest.mark.parametrize(
-    "arena",
-    [
-        {},
-        {"kind": "grid", "width": 5, "height": 4, "start": [[0, 3], [4, 0]]},
-        {"kind": "grid", "start": [[0, 0], [1, 1]]},
-    ],
-)
+MOVE_ARENAS: list[dict[str, object]] = [
+    {},
+    {"kind": "grid", "width": 5, "height": 4, "start": [[0, 3], [4, 0]]},
+    {"kind": "grid", "start": [[0, 0], [1, 1]]},
+]
+"""The arenas of the dash and retreat tests: the default, a 5×4 grid, a grid whose bugs start a diagonal step apart."""
+
+
+@pytest.mark.parametrize("arena", MOVE_ARENAS)
 def test_a_legal_dash_takes_the_path_the_plain_rule_finds(arena: dict[str, object]) -> None:
     """_dash reads its path from Arena.dash_paths without _dash_path's landing test: for every dash offered in the
     turns of seeded random duels the table's path is the one _dash_path finds (inside, landing free), and the bug
@@ -738,14 +739,7 @@ def test_a_legal_dash_takes_the_path_the_plain_rule_finds(arena: dict[str, objec
     assert checked > 300
 
 
-@pytest.mark.parametrize(
-    "arena",
-    [
-        {},
-        {"kind": "grid", "width": 5, "height": 4, "start": [[0, 3], [4, 0]]},
-        {"kind": "grid", "start": [[0, 0], [1, 1]]},
-    ],
-)
+@pytest.mark.parametrize("arena", MOVE_ARENAS)
 def test_a_retreat_stops_where_the_plain_rule_stops_it(arena: dict[str, object]) -> None:
     """_retreat counts the open cells of its line up to the foe's cell: for every retreat offered in the turns of
     seeded random duels the bug ends where Rule 15 puts it, the line's cells counted until one the living bugs hold
