@@ -383,54 +383,55 @@ def _party_sets(flags: tuple[bool, ...]) -> _PartySets:
     return hit
 
 
-_TARGET_MENUS: dict[tuple[int, ...], list[int]] = {}
-"""Rule 17: the offer-target menu by the proposer's opponents in the conflict (shared legal lists; at most 2^8 keys
+_TARGET_MENUS: dict[tuple[int, ...], tuple[int, ...]] = {}
+"""Rule 17: the offer-target menu by the proposer's opponents in the conflict (shared menus; at most 2^8 keys
 per party count, like :data:`_PARTY_SETS`)."""
 _NO_PICKS: tuple[tuple[tuple[()], ...], ...] = tuple(((),) * n for n in range(MAX_PARTIES + 1))
 """By party count, an empty pick per seat (``list(map(list, ...))`` makes the fresh lists of a conflict's start)."""
 _NO_ADVANTAGE: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(((False,) * n,) * n for n in range(MAX_PARTIES + 1))
 """By party count, a row of no advantage per seat (Rule 13: none is held at a conflict's start)."""
-_MENUS: dict[Hashable, list[int]] = {}
+_MENUS: dict[Hashable, tuple[int, ...]] = {}
 """Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
 kind and the filled forms, a negotiated loss by the loser's sheet (the picks of forms: :data:`_FIRST_PICK_MENUS`, of
 a strength: :data:`_USABLE`).
-The lists are shared: the state never changes one in place (``legal_actions`` hands out copies). The keys are
+The menus are tuples of plain ints, shared (``legal_tuple`` hands them out as they are, ``legal_actions`` as new
+lists). The keys are
 few (subsets of six forms, sheets of six dice); the cache is cleared at :data:`_MENUS_LIMIT`
 all the same."""
 _MENUS_LIMIT = 4096
-_NO_LEGAL: list[int] = []
-"""The legal list of a chance node and of the end (shared, never changed in place)."""
-_NPC_FORM_MENU: list[int] = list(NPC_FORM_ACTIONS)
-"""Rule 4: an NPC picks any one of its three forms (a shared legal list)."""
-_RESPONSE_MENU: list[int] = [Act.ACCEPT, Act.INSIST]
-"""Rule 17: accept an offer or insist on the whip (a shared legal list)."""
-_PRE_ROLL_MENU: list[int] = [Act.ROLL, Act.CASH_OWE]
-"""Rule 19: roll, or cash an owe-list entry first (a shared legal list)."""
-_TIE_AVOID_MENU: list[int] = [Act.AVOID, Act.FIGHT]
-"""Rule 8: avoid the conflict or fight on (a shared legal list)."""
-_DEFAULT_CHOICES: tuple[Act, Act] = (Act.EXHAUST, Act.INJURE)
+_NO_LEGAL: tuple[int, ...] = ()
+"""The legal ids of a chance node and of the end."""
+_NPC_FORM_MENU: tuple[int, ...] = NPC_FORM_ACTIONS
+"""Rule 4: an NPC picks any one of its three forms (a shared menu)."""
+_RESPONSE_MENU: tuple[int, ...] = (int(Act.ACCEPT), int(Act.INSIST))
+"""Rule 17: accept an offer or insist on the whip (a shared menu)."""
+_PRE_ROLL_MENU: tuple[int, ...] = (int(Act.ROLL), int(Act.CASH_OWE))
+"""Rule 19: roll, or cash an owe-list entry first (a shared menu)."""
+_TIE_AVOID_MENU: tuple[int, ...] = (int(Act.AVOID), int(Act.FIGHT))
+"""Rule 8: avoid the conflict or fight on (a shared menu)."""
+_DEFAULT_CHOICES: tuple[int, int] = (int(Act.EXHAUST), int(Act.INJURE))
 """Rule 15: the winner's default consequences (the members read once: see the ``_ACT_*`` names)."""
 
 
-def _first_pick_menu(available: tuple[int, ...]) -> list[int]:
+def _first_pick_menu(available: tuple[int, ...]) -> tuple[int, ...]:
     """Rule 4: a PC's first pick: any of the forms that fit its action."""
-    return [FORM_ACTIONS[f] for f in available]
+    return tuple([FORM_ACTIONS[f] for f in available])
 
 
-def _second_pick_menu(available: tuple[int, ...], first: int) -> list[int]:
+def _second_pick_menu(available: tuple[int, ...], first: int) -> tuple[int, ...]:
     """Rule 4: a PC's second pick: any other of the forms that fit its action."""
-    return [FORM_ACTIONS[f] for f in available if f != first]
+    return tuple([FORM_ACTIONS[f] for f in available if f != first])
 
 
-_FIRST_PICK_MENUS: dict[tuple[int, ...], list[int]] = {d: _first_pick_menu(d) for d in _DRAWS}
+_FIRST_PICK_MENUS: dict[tuple[int, ...], tuple[int, ...]] = {d: _first_pick_menu(d) for d in _DRAWS}
 """The first-pick menu of every sorted forms draw (shared legal lists, never changed in place)."""
-_SECOND_PICK_MENUS: dict[tuple[int, ...], dict[int, list[int]]] = {
+_SECOND_PICK_MENUS: dict[tuple[int, ...], dict[int, tuple[int, ...]]] = {
     d: {f: _second_pick_menu(d, f) for f in d} for d in _DRAWS
 }
 """By forms draw and first pick, the second-pick menu (shared in the same way)."""
 
 
-def _menu(key: Hashable, menu: list[int]) -> list[int]:
+def _menu(key: Hashable, menu: tuple[int, ...]) -> tuple[int, ...]:
     """Store ``menu`` in :data:`_MENUS` under ``key`` (bounded) and return it."""
     if len(_MENUS) >= _MENUS_LIMIT:
         _MENUS.clear()
@@ -487,9 +488,9 @@ class _Setup(NamedTuple):
     config: WickedAgeConfig
     rules: ResolvedRules
     offer_ids: tuple[int, ...]
-    window_menu: list[int]  # Rule 17: roll on or offer (a shared legal list, never changed in place)
-    conseq_offer_menu: list[int]  # Rule 17 after an absolute result (shared in the same way)
-    fixed_menus: tuple[list[int] | None, ...]  # by ``Ctx``: the legal lists fixed for a game (:func:`_fixed_menus`)
+    window_menu: tuple[int, ...]  # Rule 17: roll on or offer (a shared legal tuple)
+    conseq_offer_menu: tuple[int, ...]  # Rule 17 after an absolute result (shared in the same way)
+    fixed_menus: tuple[tuple[int, ...] | None, ...]  # by ``Ctx``: the menus fixed for a game (:func:`_fixed_menus`)
     round_stages: tuple[Stage, Stage]  # Rule 17: the stage a round starts in, by ``round_no == 1`` (window or rolls)
     ladder: tuple[int, ...]
     pc_build_dice: tuple[tuple[int, ...], ...]  # Rule 1: the PC dice, largest first, one per placement
@@ -516,9 +517,9 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     if setup is not None and setup.config is cfg:
         return setup
     rules = ResolvedRules.from_config(cfg)
-    offer_ids = tuple(offer_action(o) for o in offer_menu(rules.offers))
-    window_menu = [Act.ROLL, *offer_ids]
-    conseq_offer_menu = [*offer_ids, Act.TAKE_DEFAULT]
+    offer_ids = tuple(int(offer_action(o)) for o in offer_menu(rules.offers))
+    window_menu = (_ACT_ROLL, *offer_ids)
+    conseq_offer_menu = (*offer_ids, _ACT_TAKE_DEFAULT)
     setup = _Setup(
         cfg,
         rules,
@@ -537,7 +538,7 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     return setup
 
 
-_USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], list[int] | None]] = {}
+_USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], tuple[int, ...] | None]] = {}
 """Rules 4-5: the strength pick's legal list (None: no strength usable) by the identity of a sheet's strengths tuple
 (kept alive by the entry and checked, so a reused id cannot hit), its kind and its picks: a pick asks twice (whether
 to stop, then the menu), and the same few sheets recur. The lists are shared, like those of :data:`_MENUS`."""
@@ -785,7 +786,7 @@ class WickedAgeState(State):
         self.terms_by: int | None = None  # who proposed the pending or agreed offer
         self.winner_offered = False  # the winner has made its one offer for this consequence
         self.avoid_votes: list[bool] = []
-        self._kept_legal: list[int] = _NO_LEGAL  # the legal list of the node (see :meth:`_proceed`)
+        self._kept_legal: tuple[int, ...] = _NO_LEGAL  # the legal ids of the node (see :meth:`_proceed`)
         self._player = CHANCE  # ``current_player()``: node END without an outcome reads as chance until started
         # The observation's kept blocks (``observation.py``), None when stale: each is dropped wherever a value it
         # reads changes, and packed again by the next observation that needs it.
@@ -863,77 +864,78 @@ class WickedAgeState(State):
         return _CONTEXT_NAMES[self.node]
 
     def legal_actions(self) -> list[int]:
-        return self._kept_legal.copy()  # found where the machine stopped (:meth:`_proceed`); a copy for the caller
+        return list(self._kept_legal)  # found where the machine stopped (:meth:`_proceed`); a list for the caller
 
     def legal_tuple(self) -> tuple[int, ...]:
-        return tuple(self._kept_legal)  # the kept list's ids without the copy legal_actions makes
+        return self._kept_legal  # the kept tuple itself (immutable: no copy)
 
-    def _legal(self) -> list[int]:
+    def _legal(self) -> tuple[int, ...]:
         """The legal actions of the seat to move: :data:`_LEGAL_AT` holds one function per decision kind."""
         return _LEGAL_AT[self.node](self, self.actor)
 
-    # the legal actions of each decision kind (``s`` the seat to move), in the order of ``Ctx``; the lists may be
-    # shared menus (see :data:`_MENUS`): the state never changes a legal list in place, callers get copies
-    def _legal_build(self, s: int) -> list[int]:
+    # the legal actions of each decision kind (``s`` the seat to move), in the order of ``Ctx``: tuples of plain ints
+    # (shared menus, see :data:`_MENUS`), which ``legal_tuple`` hands out as they are; plain ints, not ``Act`` members,
+    # so an action picked from them needs no ``int()`` in :meth:`apply_action` and sorts by the exact-int fast path
+    def _legal_build(self, s: int) -> tuple[int, ...]:
         key = ("build", self.chars[s].npc, *self.build_filled)
         menu = _MENUS.get(key)
         if menu is None:
             acts = NPC_FORM_ACTIONS if self.chars[s].npc else FORM_ACTIONS
-            menu = _menu(key, [a for i, a in enumerate(acts) if not self.build_filled[i]])
+            menu = _menu(key, tuple([a for i, a in enumerate(acts) if not self.build_filled[i]]))
         return menu
 
-    def _legal_pick_form(self, s: int) -> list[int]:
+    def _legal_pick_form(self, s: int) -> tuple[int, ...]:
         if self.chars[s].npc:
             return _NPC_FORM_MENU
         available = self.available[s]
         menu = _FIRST_PICK_MENUS.get(available)  # every sorted draw (any other tuple: built as the table builds it)
         return menu if menu is not None else _first_pick_menu(available)
 
-    def _legal_pick_second_form(self, s: int) -> list[int]:
+    def _legal_pick_second_form(self, s: int) -> tuple[int, ...]:
         available, first = self.available[s], self.picks[s][0]
         menus = _SECOND_PICK_MENUS.get(available)
         return menus[first] if menus is not None and first in menus else _second_pick_menu(available, first)
 
-    def _legal_pick_strength(self, s: int) -> list[int]:
+    def _legal_pick_strength(self, s: int) -> tuple[int, ...]:
         menu = self._strength_menu(s)
         assert menu is not None  # the pick stops here only with a strength to use
         return menu
 
-    def _legal_window(self, s: int) -> list[int]:
+    def _legal_window(self, s: int) -> tuple[int, ...]:
         return self._window_menu
 
-    def _legal_offer_target(self, s: int) -> list[int]:
+    def _legal_offer_target(self, s: int) -> tuple[int, ...]:
         opponents = self._opponents_of[s]  # a kept tuple of :data:`_PARTY_SETS`: few distinct ones
         menu = _TARGET_MENUS.get(opponents)
         if menu is None:
-            menu = _TARGET_MENUS[opponents] = [_ACT_TARGET_0 + t for t in opponents]
+            menu = _TARGET_MENUS[opponents] = tuple([_ACT_TARGET_0 + t for t in opponents])
         return menu
 
-    def _legal_response(self, s: int) -> list[int]:
+    def _legal_response(self, s: int) -> tuple[int, ...]:
         return _RESPONSE_MENU
 
-    def _legal_offer_form(self, s: int) -> list[int]:
+    def _legal_offer_form(self, s: int) -> tuple[int, ...]:
         assert self.conseq is not None
         return self._form_loss_actions(self.conseq.loser)
 
-    def _legal_pre_roll(self, s: int) -> list[int]:
+    def _legal_pre_roll(self, s: int) -> tuple[int, ...]:
         return _PRE_ROLL_MENU
 
-    def _legal_tie_avoid(self, s: int) -> list[int]:
+    def _legal_tie_avoid(self, s: int) -> tuple[int, ...]:
         return _TIE_AVOID_MENU
 
-    def _legal_challenge(self, s: int) -> list[int]:
-        return list(_challenge_menu(self._opponents_of[s], self.num_players))
+    def _legal_challenge(self, s: int) -> tuple[int, ...]:
+        return _challenge_menu(self._opponents_of[s], self.num_players)
 
-    def _legal_conseq_offer(self, s: int) -> list[int]:
+    def _legal_conseq_offer(self, s: int) -> tuple[int, ...]:
         return self._conseq_offer_menu
 
-    def _legal_conseq_default(self, s: int) -> list[int]:
+    def _legal_conseq_default(self, s: int) -> tuple[int, ...]:
         r = self.rules
         may_offer = winner_may_offer(
             r.negotiation_enabled, r.offers_after_absolute, r.winner_offers, self.winner_offered
         )
-        return [*_DEFAULT_CHOICES, *(self._offer_ids if may_offer else ())]
+        return (*_DEFAULT_CHOICES, *(self._offer_ids if may_offer else ()))
 
     def _opponents(self, s: int) -> tuple[int, ...]:
         """The others still in the conflict, in seat order (kept by :meth:`_leave_conflict`)."""
@@ -1088,7 +1090,16 @@ class WickedAgeState(State):
         if self._player != CHANCE:
             raise ValueError("apply_chance at a decision node")
         # as for decisions (see :meth:`apply_action`): True when the outcome ran the next step and it stopped
-        self._proceed(_CHANCE_AT[self.node](self, self.actor, outcome))
+        if _CHANCE_AT[self.node](self, self.actor, outcome):
+            node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
+            if node >= _FIRST_CHANCE:
+                self._player = CHANCE
+                self._kept_legal = _NO_LEGAL
+            else:
+                self._player = s = self.actor
+                self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
+        else:
+            self._proceed()
 
     # the effect of each chance kind (``s`` the seat it is drawn for), by node id in :data:`_CHANCE_AT`; a roll is
     # :meth:`_apply_roll`
@@ -1155,13 +1166,22 @@ class WickedAgeState(State):
         a = action if type(action) is int else int(action)  # ``type(x) is int``: a specialised call, cheaper than int()
         if a not in self._kept_legal:  # empty at a chance node and at the end
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        self._proceed(_DECIDE_AT[self.node](self, self.actor, a))  # True: the decision ran the next step, it stopped
+        if _DECIDE_AT[self.node](self, self.actor, a):  # True: the decision ran the next step, and it stopped
+            node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
+            if node >= _FIRST_CHANCE:
+                self._player = CHANCE
+                self._kept_legal = _NO_LEGAL
+            else:
+                self._player = s = self.actor
+                self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
+        else:
+            self._proceed()
 
     # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
     # Each returns True when it ran the machine's next step itself and that step stopped (:meth:`apply_action` then
-    # skips :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may run that step only where it is
-    # the one :meth:`_proceed` would run first: no pending consequence or offer (they come first), or the offer step
-    # for a pending offer; the game is never over at a decision.
+    # reads the node it stopped at without :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may
+    # run that step only where it is the one :meth:`_proceed` would run first: no pending consequence or offer (they
+    # come first), or the offer step for a pending offer; the game is never over at a decision.
     # a build decision is :meth:`_build_step` itself (its entry in :data:`_DECIDE_AT`: no wrapper frame)
 
     def _on_pick_form(self, s: int, a: int) -> bool:
@@ -1267,39 +1287,44 @@ class WickedAgeState(State):
         return True
 
     def _enter(self, stage: Stage) -> None:
-        """Move the machine to ``stage``, its cursors at their start."""
+        """Move the machine to ``stage``, its cursors at their start.
+
+        The hot entries are written out where they happen (one call less at ~0.9 stage changes per env step), each
+        resetting only the cursors the stage being left moves: every other cursor is at its start already (the
+        cursors each stage moves: ``STAGE_CURSORS`` in the tests, checked at every node of random play).
+        """
         if (stage is _STAGE_TURN) is not (self.stage is _STAGE_TURN) and self.challenger is not None:
             self._rows[self.challenger] = None  # the challenger is flagged in the turns only
         self.stage = stage
         # every cursor at its start (0 each, asserted below the step enums)
         self.idx = self.pick_step = self.turn_step = self.tie_idx = self.open_step = self.tie_step = 0
 
-    def _proceed(self, stopped: bool = False) -> None:
+    def _proceed(self) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends; then read the new node.
 
-        ``stopped``: a decision or chance outcome already ran the machine's next step itself and it stopped
-        (see :meth:`apply_action`), so no step runs. Every change of ``node``, ``actor`` or the outcome ends here,
-        which keeps what the protocol reads at every transition: ``_player`` (``TERMINAL``, ``CHANCE`` at a chance
-        node, else the actor) and ``_kept_legal``, the decision's legal list (:data:`_LEGAL_AT`), found once per
-        node (every decision node is asked for it, by a policy or for the mask) and empty at chance and the end;
-        the kinds whose list never changes within a game are read from ``_fixed_menus`` (:func:`_fixed_menus`).
+        A decision or chance outcome that already ran the machine's next step itself, which stopped (see
+        :meth:`apply_action`), reads the node as this does at its end, without this call. Every change of ``node``,
+        ``actor`` or the outcome ends here or there, which keeps what the protocol reads at every transition:
+        ``_player`` (``TERMINAL``, ``CHANCE`` at a chance node, else the actor) and ``_kept_legal``, the decision's
+        legal ids (:data:`_LEGAL_AT`), found once per node (every decision node is asked for them, by a policy or for
+        the mask) and empty at chance and the end; the kinds whose menu never changes within a game are read from
+        ``_fixed_menus`` (:func:`_fixed_menus`).
         """
-        if not stopped:
-            steps = _STAGE_STEPS
-            while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
-                if self.conseq is not None:
-                    stopped = self._consequence_step()
-                elif self.offer is not None:
-                    stopped = self._offer_step()
-                else:
-                    stopped = steps[self.stage](self)
-                if stopped:
-                    break
-            else:  # the game is over (a step that stops never ends it: a stop is read below without this test)
-                self.node = _CTX_END
-                self._player = TERMINAL
-                self._kept_legal = _NO_LEGAL
-                return
+        steps = _STAGE_STEPS
+        while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
+            if self.conseq is not None:
+                stopped = self._consequence_step()
+            elif self.offer is not None:
+                stopped = self._offer_step()
+            else:
+                stopped = steps[self.stage](self)
+            if stopped:
+                break
+        else:  # the game is over (a step that stops never ends it: a stop is read below without this test)
+            self.node = _CTX_END
+            self._player = TERMINAL
+            self._kept_legal = _NO_LEGAL
+            return
         node = self.node
         if node >= _FIRST_CHANCE:
             self._player = CHANCE
@@ -1399,7 +1424,9 @@ class WickedAgeState(State):
         self.exchanged = set()
         self.adv_rolled = [0] * n
         self.settle = []
-        self._enter(_STAGE_DRAW)
+        # :meth:`_enter`, inlined (from any stage: every cursor reset; every row was dropped above, the challenger's)
+        self.stage = _STAGE_DRAW
+        self.idx = self.pick_step = self.turn_step = self.tie_idx = self.open_step = self.tie_step = 0
         if self.narrating:
             self.narrate(
                 "conflict",
@@ -1419,7 +1446,7 @@ class WickedAgeState(State):
                     self.node, self.actor = _CTX_FORMS_DRAW, s  # :meth:`_decide`, inlined
                     return True
                 self.idx = s + 1
-        self._enter(_STAGE_PICK)
+        self.stage, self.idx = _STAGE_PICK, 0  # :meth:`_enter`, inlined: the draw moves ``idx`` only
         return False
 
     def _pick_step(self) -> bool:
@@ -1461,7 +1488,7 @@ class WickedAgeState(State):
                 )
             self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
 
-    def _strength_menu(self, s: int) -> list[int] | None:
+    def _strength_menu(self, s: int) -> tuple[int, ...] | None:
         """Rules 4-5: the legal list of ``s``'s strength pick, None when no strength is usable (from :data:`_USABLE`).
 
         The pick uses one of the strengths its forms allow (``usable_strengths``) or none.
@@ -1475,7 +1502,7 @@ class WickedAgeState(State):
             usable = usable_strengths(strengths, [names[f] for f in self.picks[s]], MAX_STRENGTHS)
             if len(_USABLE) >= _SETUPS_LIMIT * 64:
                 _USABLE.clear()
-            menu = [_ACT_STRENGTH_0 + i for i in usable] + [Act.NO_STRENGTH] if usable else None
+            menu = (*[_ACT_STRENGTH_0 + i for i in usable], _ACT_NO_STRENGTH) if usable else None
             hit = _USABLE[key] = (strengths, menu)
         return hit[1]
 
@@ -1494,11 +1521,14 @@ class WickedAgeState(State):
         self.rolls = [None] * n
         self.moved = [False] * n
         self.challenged = [False] * n
-        self._rows = [None] * n
+        self._rows = [None] * n  # the challenger's row too (:meth:`_enter` drops it when the turns end)
         self.order = []
         if self.narrating:
             self.narrate("round", f"Round {self.round_no}.", round=self.round_no)
-        self._enter(self._round_stages[self.round_no == 1])  # the window, if offers may be made before this roll
+        # :meth:`_enter`, inlined: the window, if offers may be made before this roll; a round starts after the picks
+        # (their ``pick_step`` back at its start once the last party picked) or the turns (``turn_step`` back at its
+        # start once the last party moved): ``idx`` is the one cursor to reset
+        self.stage, self.idx = self._round_stages[self.round_no == 1], 0
         self.cash_done = False
 
     def _window_step(self) -> bool:
@@ -1510,7 +1540,7 @@ class WickedAgeState(State):
         if s < self.num_players:
             self.node, self.actor = _CTX_WINDOW, s  # :meth:`_decide`, inlined
             return True
-        self._enter(_STAGE_OPEN)
+        self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
         return False
 
     def _may_cash(self, s: int) -> bool:
@@ -1555,7 +1585,7 @@ class WickedAgeState(State):
             self.roll_purpose = _CTX_OPENING_ROLL
             self.node, self.actor = _CTX_OPENING_ROLL, s
             return True
-        self._enter(_STAGE_TIE)
+        self.stage, self.idx, self.open_step = _STAGE_TIE, 0, _OPEN_CASH  # :meth:`_enter`, inlined (what OPEN moves)
         self.tie_rerolls = 0
         self.tied, self.avoid_votes = self._find_ties(), []
         return False
@@ -1620,7 +1650,12 @@ class WickedAgeState(State):
         """Rule 8: exact ties on the opening roll — avoid by agreement, or reroll the low dice."""
         if not self.tied or self.tie_rerolls >= self.rules.max_tie_rerolls:
             self._establish_order()
-            self._enter(_STAGE_TURN)
+            # :meth:`_enter`, inlined: the turns flag the standing challenger (of an earlier round) again; every
+            # cursor is at its start (the ties move ``tie_idx`` and ``tie_step`` only and reset both before they look
+            # for ties again, and ``idx`` is still at its start from the opening rolls' end)
+            if self.challenger is not None:
+                self._rows[self.challenger] = None
+            self.stage = _STAGE_TURN
             return False
         may_avoid = may_avoid_tie(self.tied, self._parties_in, self.round_no, self.rules.tie_avoid_rounds)
         if may_avoid and len(self.avoid_votes) < len(self.tied) and all(self.avoid_votes):
@@ -2095,12 +2130,12 @@ class WickedAgeState(State):
                 self.narrate("insist", f"{self.names[loser]} breaks off: {self.names[w]} may do their worst.", loser)
             self.terms = _TERMS_DEFAULT
 
-    def _form_loss_actions(self, loser: int) -> list[int]:
+    def _form_loss_actions(self, loser: int) -> tuple[int, ...]:
         """Rule 17: the forms (NPC: dice) the loser may lose a size on, as actions (a shared menu by the sheet)."""
         key = ("loss", *self.chars[loser].dice)
         menu = _MENUS.get(key)
         if menu is None:
-            menu = _menu(key, [FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)])
+            menu = _menu(key, tuple([FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)]))
         return menu
 
     def _lose_size(self, s: int, slot: int) -> None:
@@ -2199,7 +2234,7 @@ class WickedAgeState(State):
     observation = encode_observation
 
 
-_LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
+_LEGAL_AT: tuple[Callable[[WickedAgeState, int], tuple[int, ...]], ...] = (
     WickedAgeState._legal_build,
     WickedAgeState._legal_pick_form,
     WickedAgeState._legal_pick_second_form,
@@ -2270,13 +2305,13 @@ assert len(_LEGAL_AT) == len(_DECIDE_AT) == len(DECISION_CONTEXTS) and len(_STAG
 assert all(int(c) == i for i, c in enumerate(DECISION_CONTEXTS)) and all(int(st) == i for i, st in enumerate(Stage))
 
 
-def _fixed_menus(window: list[int], conseq_offer: list[int]) -> tuple[list[int] | None, ...]:
+def _fixed_menus(window: tuple[int, ...], conseq_offer: tuple[int, ...]) -> tuple[tuple[int, ...] | None, ...]:
     """By ``Ctx``: the legal list of each decision kind that is fixed for the game, else None.
 
     These are the very lists the kinds' :data:`_LEGAL_AT` functions return (the state's window and consequence
     offer menus, the shared menus); the kinds whose list depends on the position map to None.
     """
-    fixed: dict[int, list[int]] = {
+    fixed: dict[int, tuple[int, ...]] = {
         _CTX_WINDOW: window,
         _CTX_OFFER_RESPONSE: _RESPONSE_MENU,
         _CTX_PRE_ROLL: _PRE_ROLL_MENU,

@@ -301,7 +301,8 @@ def check_fast_state(state: WickedAgeState) -> None:
     if menu is not None:
         assert legal == menu
     if state.current_player() >= 0:
-        assert legal == state._legal()  # the list kept where the machine stopped is the one found now
+        assert legal == list(state._legal())  # the ids kept where the machine stopped are the ones found now
+        assert state.legal_tuple() == tuple(legal) and all(type(a) is int for a in legal)  # plain ints
         legal.append(-1)  # the caller's copy: changing it changes nothing in the state
         assert -1 not in state.legal_actions()
     else:
@@ -320,9 +321,37 @@ def check_fast_state(state: WickedAgeState) -> None:
     assert state._chapter_sets is conflict._party_sets(tuple(state.in_chapter))
     for cursor in range(state.num_players + 1):  # the next party in the conflict from each cursor (n: none)
         assert state._next_in[cursor] == min([t for t in parties if t >= cursor], default=state.num_players)
+    check_stage_cursors(state)
     # seat 0 first and last: its kept rows carry over to the next node (as an env's seat's do), the others' not
     for seat in (*range(state.num_players), 0):
         assert state.observation(seat).tobytes() == plain_observation(state, seat).tobytes()
+
+
+CURSORS = ("idx", "pick_step", "turn_step", "tie_idx", "open_step", "tie_step")
+STAGE_CURSORS: dict[Stage, tuple[str, ...]] = {
+    Stage.BUILD: ("idx",),
+    Stage.DRAW: ("idx",),
+    Stage.PICK: ("idx", "pick_step"),
+    Stage.WINDOW: ("idx",),
+    Stage.OPEN: ("idx", "open_step"),
+    Stage.TIE: ("tie_idx", "tie_step"),
+    Stage.TURN: ("idx", "turn_step"),
+    Stage.SETTLE: (),
+}
+"""The cursors each stage moves: every other cursor is at its start (0) while the chapter is in that stage."""
+
+
+def check_stage_cursors(state: WickedAgeState) -> None:
+    """The machine enters a stage with every cursor at its start (``_enter``); where it enters one without resetting
+    every cursor, the cursors it leaves alone are those no stage before it moved: each stage's other cursors are 0."""
+    if state.current_player() == TERMINAL:
+        return
+    moved = STAGE_CURSORS[state.stage]
+    assert {c: getattr(state, c) for c in CURSORS if c not in moved} == {c: 0 for c in CURSORS if c not in moved}
+    if state.stage in (Stage.DRAW, Stage.PICK, Stage.WINDOW) and state.conseq is None and state.offer is None:
+        assert state.idx == state.actor  # the stage's cursor is the seat it stopped for (it started at seat 0)
+    if state.stage not in (Stage.BUILD, Stage.DRAW, Stage.PICK):  # the picks are done: every party in picked
+        assert all(state.picks[s] for s in state._parties())
 
 
 def random_step(state: WickedAgeState, rng: Rng, actions: int) -> None:
