@@ -1159,7 +1159,36 @@ class WickedAgeState(State):
         self._rows[s] = None
         self.adv_rolled[s] = k
         self.cash_done = False
-        return self._on_roll(s, roll)
+        # the roll is read: an opening roll or a mover's reroll runs the stage's next step (True: it stopped)
+        purpose = self.roll_purpose
+        if purpose == _CTX_OPENING_ROLL:
+            if self.narrating:
+                ch = self.chars[s]
+                self.narrate(
+                    "roll",
+                    f"{ch.name} rolls {dice_text(self.roll_dice[s])}{self._adv_text(s)}: {roll.text()}.",
+                    s,
+                    faces=roll.faces,
+                    advantage=roll.advantage,
+                    key=roll.key,
+                )
+            self.idx += 1
+            return self._open_step()  # the opening rolls go on (nothing is pending during them)
+        if purpose == _CTX_MOVER_ROLL:
+            if self.narrating:
+                self.narrate(
+                    "reroll",
+                    f"{self.chars[s].name} rerolls{self._adv_text(s)}: {roll.text()}.",
+                    s,
+                    faces=roll.faces,
+                    advantage=roll.advantage,
+                    key=roll.key,
+                )
+            self.turn_step = _TURN_CHALLENGE
+            return self._turn_step()  # the mover challenges (nothing is pending before an answer)
+        # ANSWER_ROLL
+        self._resolve_answer(s, roll)  # an absolute result: a consequence follows (:meth:`_proceed` runs it)
+        return False
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
@@ -1206,17 +1235,32 @@ class WickedAgeState(State):
 
     def _on_window(self, s: int, a: int) -> bool:
         if a == _ACT_ROLL:
-            self.idx += 1
-            return self._window_step()
+            # :meth:`_window_step` for the next party, inlined without its test for the conflict's end: a party
+            # rolling on leaves the parties in the conflict as they were when the window stopped for it (two or more)
+            t = self.idx = self._next_in[self.idx + 1]
+            if t < self.num_players:
+                self.node, self.actor = _CTX_WINDOW, t
+                return True
+            self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
+            return False
         opp = self._opponents_of[s]
-        self._make_offer(s, OFFER_BY_ACTION[a], opp[0] if len(opp) == 1 else None)
-        return self._offer_step()
+        # :meth:`_offer_step` for the offer made, inlined: it waits for its addressee's answer or for one to be named
+        if len(opp) == 1:
+            self._make_offer(s, OFFER_BY_ACTION[a], opp[0])
+            self.node, self.actor = _CTX_OFFER_RESPONSE, opp[0]
+        else:
+            self._make_offer(s, OFFER_BY_ACTION[a], None)
+            self.node, self.actor = _CTX_OFFER_TARGET, s
+        return True
 
     def _on_offer_target(self, s: int, a: int) -> bool:
         offer = self.offer
         assert offer is not None
-        self._make_offer(offer.proposer, offer.kind, a - _ACT_TARGET_0)
-        return self._offer_step()
+        t = a - _ACT_TARGET_0
+        self._make_offer(offer[0], offer[1], t)  # the proposer and the kind (read by index: a named tuple's fields
+        # are descriptors Python 3.11 does not specialise)
+        self.node, self.actor = _CTX_OFFER_RESPONSE, t  # :meth:`_offer_step`, inlined: the addressee answers
+        return True
 
     def _on_offer_response(self, s: int, a: int) -> bool:
         if a == _ACT_ACCEPT:
@@ -1601,38 +1645,6 @@ class WickedAgeState(State):
     def _adv_text(self, s: int) -> str:
         k = self.advantage_dice(s)
         return f" and {k} advantage {'die' if k == 1 else 'dice'}" if k else ""
-
-    def _on_roll(self, s: int, roll: Roll) -> bool:
-        """The roll is read: an opening roll or a mover's reroll runs the stage's next step (True: it stopped)."""
-        purpose = self.roll_purpose
-        if purpose == _CTX_OPENING_ROLL:
-            if self.narrating:
-                ch = self.chars[s]
-                self.narrate(
-                    "roll",
-                    f"{ch.name} rolls {dice_text(self.roll_dice[s])}{self._adv_text(s)}: {roll.text()}.",
-                    s,
-                    faces=roll.faces,
-                    advantage=roll.advantage,
-                    key=roll.key,
-                )
-            self.idx += 1
-            return self._open_step()  # the opening rolls go on (nothing is pending during them)
-        if purpose == _CTX_MOVER_ROLL:
-            if self.narrating:
-                self.narrate(
-                    "reroll",
-                    f"{self.chars[s].name} rerolls{self._adv_text(s)}: {roll.text()}.",
-                    s,
-                    faces=roll.faces,
-                    advantage=roll.advantage,
-                    key=roll.key,
-                )
-            self.turn_step = _TURN_CHALLENGE
-            return self._turn_step()  # the mover challenges (nothing is pending before an answer)
-        # ANSWER_ROLL
-        self._resolve_answer(s, roll)  # an absolute result: a consequence follows (:meth:`_proceed` runs it)
-        return False
 
     # -- opening ties ------------------------------------------------------------------------------
     def _parties(self) -> tuple[int, ...]:
@@ -2183,9 +2195,10 @@ class WickedAgeState(State):
         agreed = self.terms_offer if self.terms is _TERMS_AGREED else None
         self.conseq = None
         self.terms, self.terms_offer, self.terms_by, self.winner_offered = _TERMS_ASK, None, None, False
-        st = self.strength_of(w)
         ch = self.chars[loser]
-        slot = consequential_slot(st, ch.npc, ch.dice, agreed)
+        used = self.strength_used[w]  # :meth:`strength_of`, inlined: a winner without a strength has nothing to bite
+        st = None if used is None else self.chars[w].strengths[used]
+        slot = None if st is None else consequential_slot(st, ch.npc, ch.dice, agreed)  # (None without a strength)
         if st is not None and st.consequential is not None and slot is not None:
             self._lose_size(loser, slot)
             if self.narrating:

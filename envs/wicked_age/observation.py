@@ -140,8 +140,8 @@ def _rolled(dice: tuple[int, ...]) -> tuple[float, float, float]:
     return out
 
 
-def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | None = None, pending: int = 0) -> bytes:
-    """Party ``p``'s 22 features as ``seat`` sees them (see ``PARTY_FEATURES``).
+def party_row(state: WickedAgeState, p: int, seat: int) -> bytes:
+    """Party ``p``'s 22 features as ``seat`` sees them (see ``PARTY_FEATURES``), kept in ``_rows``.
 
     They read the party's sheet dice (during the build: a hidden sheet), chapter, conflict and NPC flags, rolled
     dice, advantage dice (its advantages, the conflict flags unless advantage is kept when an opponent is out, its
@@ -149,20 +149,22 @@ def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | N
     roll and whether it is the standing challenger (in the turns). The state keeps the row in ``_rows`` (for
     ``_rows_seat``) until one of those changes (the machine sets it to None there: see
     :meth:`WickedAgeState._sheet_changed`; the build's end starts a conflict, which drops them all); this stores it
-    there. With ``sheet`` (during the build: the seat's own draft) or ``pending`` (the seat's own undecided
-    cashing, shown to it alone) it is the seat's own view of itself, not kept.
+    there. The seat's own view of itself with its own draft or undecided cashing is :func:`own_row` (not kept):
+    this is that row without either, written out for the kept rows (no arguments or tests for them).
     """
     ch = state.chars[p]
-    s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
+    s0, s1, s2, s3, s4, s5 = _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
     rd = state.roll_dice[p]
     d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
     adv = state.adv
     holds, cash = adv[p], state.cashed[p]
-    k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) if cash or True in holds else 0
-    if pending:
-        k += pending * state.rules.dice_per_entry
-    a = k / ADVANTAGE_NORM
-    owed = (state.owe.count(p) - pending) / OWE_NORM
+    # no advantage held and nothing cashed: no advantage dice (``advantage_dice``'s 0, uncalled and undivided)
+    a = (
+        advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) / ADVANTAGE_NORM
+        if cash or True in holds
+        else 0.0
+    )
+    owed = state.owe.count(p) / OWE_NORM
     r = state.rolls[p]
     if r is None:
         k0 = k1 = 0.0
@@ -173,16 +175,40 @@ def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | N
     # one pack of every feature, the six sheet dice unpacked and read one by one and each clip written out: a ``map``
     # over the sheet or a comprehension costs several times more, and this runs for every party whose row changed.
     # The flags (bools) are packed as they are: ``struct`` packs True and False as 1.0 and 0.0, the values of ``_FLAG``.
-    row = _ROW_PACK(
+    row = state._rows[p] = _ROW_PACK(
         1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
         die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
         a if a < 1.0 else 1.0, holds[seat], adv[seat][p], owed if owed < 1.0 else 1.0,
         state.challenged[p], state.moved[p], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
         state.stage is _STAGE_TURN and state.challenger == p,
     )  # fmt: skip
-    if sheet is None and not pending:
-        state._rows[p] = row
     return row
+
+
+def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pending: int) -> bytes:
+    """The seat's own row as it alone sees it (not kept): :func:`party_row`'s features of ``seat``, but with ``sheet``.
+
+    ``sheet`` is its own draft during the build (None: the sheet as :func:`party_row` reads it); ``pending`` its
+    undecided cashing, counted in its advantage dice and out of its owe entries.
+    """
+    ch = state.chars[seat]
+    s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
+    rd = state.roll_dice[seat]
+    d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
+    holds, cash = state.adv[seat], state.cashed[seat]
+    k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) + pending * state.rules.dice_per_entry
+    a = k / ADVANTAGE_NORM
+    owed = (state.owe.count(seat) - pending) / OWE_NORM
+    r = state.rolls[seat]
+    k0, k1 = (0.0, 0.0) if r is None else (r.key[0] / ROLL_NORM, r.key[1] / ROLL_NORM)
+    die = _DIE_CLIPPED
+    return _ROW_PACK(
+        1.0, state.in_chapter[seat], state.in_conflict[seat], ch.npc,
+        die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
+        _clip(a), holds[seat], holds[seat], _clip(owed),
+        state.challenged[seat], state.moved[seat], _clip(k0), _clip(k1),
+        state.stage is _STAGE_TURN and state.challenger == seat,
+    )  # fmt: skip
 
 
 def progress_block(state: WickedAgeState) -> bytes:
@@ -261,7 +287,7 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     if pending or stage is _STAGE_BUILD:
         # the seat sees its own draft during the (simultaneous) build, the others none, and its own undecided
         # cashing only: its own row (the first) as it alone sees it
-        parts[0] = party_row(state, seat, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
+        parts[0] = own_row(state, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
     conseq = state.conseq
     offer = state.offer
     # outside the turns no challenge stands, and a consequence's terms are offered only while it is pending: without
