@@ -392,13 +392,17 @@ _NO_ADVANTAGE: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(((False,) * n,) 
 """By party count, a row of no advantage per seat (Rule 13: none is held at a conflict's start)."""
 _MENUS: dict[Hashable, tuple[int, ...]] = {}
 """Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
-kind and the filled forms, a negotiated loss by the loser's sheet (the picks of forms: :data:`_FIRST_PICK_MENUS`, of
+kind and the filled forms (a negotiated loss: :data:`_LOSS_MENUS`; the picks of forms: :data:`_FIRST_PICK_MENUS`, of
 a strength: :data:`_USABLE`).
 The menus are tuples of plain ints, shared (``legal_tuple`` hands them out as they are, ``legal_actions`` as new
 lists). The keys are
 few (subsets of six forms, sheets of six dice); the cache is cleared at :data:`_MENUS_LIMIT`
 all the same."""
 _MENUS_LIMIT = 4096
+_LOSS_MENUS: dict[tuple[bool, ...], tuple[int, ...]] = {}
+"""Rule 17: the negotiated-loss menu by which dice of the loser's sheet are live (see
+:meth:`WickedAgeState._form_loss_actions`; at most 2^6 keys: never cleared)."""
+_TRUTH = operator.truth
 _NO_LEGAL: tuple[int, ...] = ()
 """The legal ids of a chance node and of the end."""
 _NPC_FORM_MENU: tuple[int, ...] = NPC_FORM_ACTIONS
@@ -2143,11 +2147,17 @@ class WickedAgeState(State):
             self.terms = _TERMS_DEFAULT
 
     def _form_loss_actions(self, loser: int) -> tuple[int, ...]:
-        """Rule 17: the forms (NPC: dice) the loser may lose a size on, as actions (a shared menu by the sheet)."""
-        key = ("loss", *self.chars[loser].dice)
-        menu = _MENUS.get(key)
+        """Rule 17: the forms (NPC: dice) the loser may lose a size on, as actions (a shared menu).
+
+        The menu depends only on which of the sheet's dice are above 0 (sizes are never negative: ``truth`` of a die
+        is ``die > 0``), so it is kept by those six flags (at most 64 keys), not by the whole sheet, which nearly every
+        consequence changes.
+        """
+        dice = self.chars[loser].dice
+        key = tuple(map(_TRUTH, dice))
+        menu = _LOSS_MENUS.get(key)
         if menu is None:
-            menu = _menu(key, tuple([FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)]))
+            menu = _LOSS_MENUS[key] = tuple([FORM_ACTIONS[i] for i in form_loss_choices(dice)])
         return menu
 
     def _lose_size(self, s: int, slot: int) -> None:

@@ -202,11 +202,12 @@ def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pendi
     r = state.rolls[seat]
     k0, k1 = (0.0, 0.0) if r is None else (r.key[0] / ROLL_NORM, r.key[1] / ROLL_NORM)
     die = _DIE_CLIPPED
+    # each clipped as :func:`_clip` clips (written out: during the build this runs at every observation)
     return _ROW_PACK(
         1.0, state.in_chapter[seat], state.in_conflict[seat], ch.npc,
         die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
-        _clip(a), holds[seat], holds[seat], _clip(owed),
-        state.challenged[seat], state.moved[seat], _clip(k0), _clip(k1),
+        a if a < 1.0 else 1.0, holds[seat], holds[seat], owed if owed < 1.0 else 1.0,
+        state.challenged[seat], state.moved[seat], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
         state.stage is _STAGE_TURN and state.challenger == seat,
     )  # fmt: skip
 

@@ -585,3 +585,13 @@ def test_answer_order_is_the_named_answerers_in_turn_order() -> None:
             for k in range(1, n + 1):
                 for named in itertools.combinations(range(n + 1), k):  # seat n: a seat not in the order
                     assert answer_order(list(order), list(named)) == [t for t in order if t in named]
+
+
+def test_negotiated_loss_menu_is_the_live_dice_of_the_sheet() -> None:
+    """Rule 17: the loss menu kept by which dice are live equals the forms (NPC: dice) with a size to lose, for every
+    sheet of some sizes (menus kept for other sheets with the same live dice are the ones handed out)."""
+    state = new_game("melee", RULESET.default_config())
+    for sizes in ((0, 4, 12), (0, 6, 10)):
+        for sheet in itertools.product(sizes, repeat=len(state.chars[0].dice)):
+            state.chars[0].dice = list(sheet)
+            assert state._form_loss_actions(0) == tuple(FORM_ACTIONS[i] for i, d in enumerate(sheet) if d > 0)
