@@ -1080,8 +1080,16 @@ class WickedAgeState(State):
             # the same roll `odds wicked_age --simulate` samples; its advantage dice by :meth:`advantage_dice`, whose
             # no-advantage shortcut is inlined (most rolls hold none: no call)
             dice, holds, cashed = self.roll_dice[s], self.adv[s], self.cashed[s]
-            k = advantage_dice(holds, self.in_conflict, self._keep_advantage, cashed) if cashed or True in holds else 0
-            outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
+            if cashed or True in holds:
+                k = advantage_dice(holds, self.in_conflict, self._keep_advantage, cashed)
+                outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
+            elif len(dice) == 2:  # noqa: PLR2004  (the commonest roll: two dice, no advantage dice)
+                # ``roll_with_advantage``'s draws for it, inlined (no call): a face per die in order, no advantage sum
+                rnd = rng.random
+                d0, d1 = dice
+                k, outcome = 0, ((int(rnd() * d0) + 1, int(rnd() * d1) + 1), 0)
+            else:
+                k, outcome = 0, roll_with_advantage(rng, dice, 0, self.rules.advantage_sides)
             self._sampled, self._sampled_dice, self._sampled_adv = outcome, dice, k  # valid as drawn: see _apply_roll
             return outcome
         if node == _CTX_FORMS_DRAW:
@@ -1268,8 +1276,8 @@ class WickedAgeState(State):
 
     def _on_offer_response(self, s: int, a: int) -> bool:
         if a == _ACT_ACCEPT:
-            self._answer_offer(True)  # a consequence follows: :meth:`_proceed` runs it
-            return False
+            self._answer_offer(True)  # a consequence follows, run here as :meth:`_proceed` would run it first
+            return self._consequence_step() if self.conseq is not None else False
         self._answer_offer(False)
         return self._window_step()  # offers are made in the window (Rule 17): it goes on
 

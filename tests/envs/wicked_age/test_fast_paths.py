@@ -309,9 +309,12 @@ def check_fast_state(state: WickedAgeState) -> None:
         assert legal == []
     if state.node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
         twin = state.clone()
-        faces, adv = twin.sample_chance(Rng(len(state.log) + state.round_no))
+        seed = len(state.log) + state.round_no + 1000 * state.conflict_no
+        faces, adv = twin.sample_chance(Rng(seed))
         k = state.advantage_dice(state.actor)  # the advantage dice the sampled roll rolled (inlined shortcut)
         assert twin._sampled_adv == k and k <= adv <= 6 * k and len(faces) == len(state.roll_dice[state.actor])
+        # the draws of the plain roll (the inlined two-dice roll without advantage dice too)
+        assert (faces, adv) == roll_with_advantage(Rng(seed), state.roll_dice[state.actor], k, 6)
     parties = [s for s in range(state.num_players) if state.in_conflict[s]]
     assert list(state._parties()) == parties  # the kept party sets follow ``in_conflict``
     for s in range(state.num_players):
