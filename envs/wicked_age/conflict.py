@@ -45,7 +45,7 @@ from envs.wicked_age.actions import (
     offer_of,
     option_of,
 )
-from envs.wicked_age.config import MAX_PARTIES, ResolvedRules, WickedAgeConfig
+from envs.wicked_age.config import MAX_DIE, MAX_PARTIES, ResolvedRules, WickedAgeConfig
 from envs.wicked_age.dice import (
     Result,
     Roll,
@@ -497,6 +497,8 @@ class _Setup(NamedTuple):
     fixed_menus: tuple[tuple[int, ...] | None, ...]  # by ``Ctx``: the menus fixed for a game (:func:`_fixed_menus`)
     round_stages: tuple[Stage, Stage]  # Rule 17: the stage a round starts in, by ``round_no == 1`` (window or rolls)
     ladder: tuple[int, ...]
+    lose: dict[int, int]  # Rule 3 with the config's ladder and shield: each size up to MAX_DIE and the size it drops to
+    default_slots: tuple[tuple[tuple[int, ...], ...], ...]  # Rule 15's slots by ``[npc][exhausted]``
     pc_build_dice: tuple[tuple[int, ...], ...]  # Rule 1: the PC dice, largest first, one per placement
     npc_build_dice: tuple[tuple[int, int], ...]  # Rule 2: the NPC die pairs, largest first
 
@@ -533,6 +535,10 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
         _fixed_menus(window_menu, conseq_offer_menu),
         (_round_stage(rules, 2), _round_stage(rules, 1)),  # ``negotiation_open`` reads ``round_no == 1`` only
         tuple(cfg.forms.ladder),
+        {size: lose_size(size, cfg.forms.ladder, rules.min_die_hit) for size in range(MAX_DIE + 1)},
+        tuple(
+            tuple(default_consequence_slots(npc, ex, cfg.consequences) for ex in (False, True)) for npc in (False, True)
+        ),
         tuple((d,) for d in sorted(cfg.forms.pc_dice, reverse=True)),
         tuple(npc_pairs_largest_first(cfg.forms.npc_pairs)),
     )
@@ -602,9 +608,10 @@ CLONE_SHARED: tuple[str, ...] = (
     "_window_menu",
     "_conseq_offer_menu",
     "_fixed_menus",
+    "_lose",
 )
-"""Lists that are only ever replaced, never changed in place: clones share them (the legal list and the menus
-are shared legal lists, never changed in place either)."""
+"""Containers that are only ever replaced, never changed in place: clones share them (the legal ids and the menus
+are shared tuples, and ``_lose`` is the config's table of Rule 3)."""
 
 
 class WickedAgeState(State):
@@ -616,7 +623,9 @@ class WickedAgeState(State):
         "_fixed_menus",
         "_forms",
         "_keep_advantage",
+        "_default_slots",
         "_kept_legal",
+        "_lose",
         "_names",
         "_next_in",
         "_offer_ids",
@@ -734,6 +743,8 @@ class WickedAgeState(State):
         self.forms_available = forms_available
         self.conflict_win_bonus = conflict_win_bonus
         self.ladder = setup.ladder
+        self._lose = setup.lose  # Rule 3's sizes, read from a table (see :meth:`_lose_size`)
+        self._default_slots = setup.default_slots  # Rule 15 (``default_consequence_slots``) by kind and consequence
         self.in_chapter = [True] * n
         self.owe: list[int] = list(owe_list)
         self.put_out = [0] * n  # opponents this seat put out of the chapter
@@ -795,7 +806,7 @@ class WickedAgeState(State):
         # The observation's kept blocks (``observation.py``), None when stale: each is dropped wherever a value it
         # reads changes, and packed again by the next observation that needs it.
         self._rows: list[bytes | None] = [None] * n
-        """Each party's 22 features as seat ``_rows_seat`` sees them (``observation.party_row``): dropped wherever
+        """Each party's 22 features as seat ``_rows_seat`` sees them (``observation.party_rows``): dropped wherever
         one of them changes — a sheet die, a chapter or conflict flag or the rolled dice (:meth:`_sheet_changed`),
         an advantage passing, an entry cashed or listed, an opponent leaving when advantage is not kept, an answer,
         a move, a roll, a challenger named, a round's start, the turns begun or over (the challenger's flag); during
@@ -1269,8 +1280,7 @@ class WickedAgeState(State):
         offer = self.offer
         assert offer is not None
         t = a - _ACT_TARGET_0
-        self._make_offer(offer[0], offer[1], t)  # the proposer and the kind (read by index: a named tuple's fields
-        # are descriptors Python 3.11 does not specialise)
+        self._make_offer(offer.proposer, offer.kind, t)
         self.node, self.actor = _CTX_OFFER_RESPONSE, t  # :meth:`_offer_step`, inlined: the addressee answers
         return True
 
@@ -2169,9 +2179,15 @@ class WickedAgeState(State):
         return menu
 
     def _lose_size(self, s: int, slot: int) -> None:
-        ch = self.chars[s]
-        ch.dice[slot] = lose_size(ch.dice[slot], self.ladder, self.rules.min_die_hit)
-        self._sheet_changed(s)
+        """Rule 3: the die in ``slot`` of ``s``'s sheet loses a size.
+
+        ``lose_size`` read from the config's table of every size a config may name (any other size: the rule itself).
+        """
+        dice = self.chars[s].dice
+        size = dice[slot]
+        down = self._lose.get(size)
+        dice[slot] = down if down is not None else lose_size(size, self.ladder, self.rules.min_die_hit)
+        self._rows[s] = None  # :meth:`_sheet_changed`, inlined
 
     def _resolve_form_offer(self, a: int) -> None:
         assert self.conseq is not None
@@ -2189,10 +2205,10 @@ class WickedAgeState(State):
         assert self.conseq is not None
         w, loser = self.conseq
         ch = self.chars[loser]
-        cons = self.cfg.consequences
-        for i in default_consequence_slots(ch.npc, exhausted, cons):
+        for i in self._default_slots[ch.npc][exhausted]:  # ``default_consequence_slots``, read once per config
             self._lose_size(loser, i)
         if self.narrating:
+            cons = self.cfg.consequences
             word = "exhausted" if exhausted else "injured"
             if ch.npc:
                 form = cons.npc_exhausted_form if exhausted else cons.npc_injured_form

@@ -29,10 +29,12 @@ from envs.wicked_age.rules import (
     PcForm,
     Strength,
     answer_order,
+    default_consequence_slots,
     dice_compared_for_owing,
     dice_for_roll,
     form_dice,
     form_loss_choices,
+    lose_size,
     negotiation_open,
     opening_ties,
     stronger_opponents,
@@ -598,3 +600,52 @@ def test_negotiated_loss_menu_is_the_live_dice_of_the_sheet() -> None:
         for sheet in itertools.product(sizes, repeat=len(state.chars[0].dice)):
             state.chars[0].dice = list(sheet)
             assert state._form_loss_actions(0) == tuple(FORM_ACTIONS[i] for i, d in enumerate(sheet) if d > 0)
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {"consequences": {"min_die_hit": 8}},
+        {"forms": {"ladder": [20, 12, 8, 6]}, "consequences": {"min_die_hit": 7}},
+    ],
+)
+def test_a_lost_size_read_from_the_table_is_rule_3(sections: dict) -> None:
+    """Rule 3 as written (``lose_size`` with the config's ladder and shield) for every size the table holds and for
+    sizes beyond it (read by the rule itself)."""
+    cfg = config(**sections)
+    state = new_game("melee", cfg)
+    for size in range(0, 40):
+        state.chars[0].dice[0] = size
+        state._rows[0] = b""
+        state._lose_size(0, 0)
+        assert state.chars[0].dice[0] == lose_size(size, cfg.forms.ladder, cfg.consequences.min_die_hit)
+        assert state._rows[0] is None  # the sheet changed: its kept row is dropped
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {"consequences": {"exhausted_forms": ["with_love"], "injured_forms": ["for_myself", "covertly", "directly"]}},
+        {"consequences": {"npc_exhausted_form": "self_protection", "npc_injured_form": "action"}},
+    ],
+)
+def test_default_consequence_read_from_the_table_hits_rule_15s_slots(sections: dict) -> None:
+    """Rule 15 as written (``default_consequence_slots`` of the config): the slots the table of the config's setup
+    makes the default consequence hit, for a PC and an NPC loser, exhausted and injured."""
+    cfg = config(**sections)
+    for npc_loser in (False, True):
+        for exhausted in (False, True):
+            state = new_game("melee", cfg)
+            loser = next(s for s, ch in enumerate(state.chars) if ch.npc == npc_loser)
+            before = [12, 10, 8, 6, 6, 4]
+            state.chars[loser].dice = list(before)
+            state.conseq = conflict._new_decided(((loser + 1) % state.num_players, loser))
+            state._apply_default_consequence(exhausted)
+            hit = default_consequence_slots(npc_loser, exhausted, cfg.consequences)
+            expected = [
+                lose_size(d, cfg.forms.ladder, cfg.consequences.min_die_hit) if i in hit else d
+                for i, d in enumerate(before)
+            ]
+            assert state.chars[loser].dice == expected
