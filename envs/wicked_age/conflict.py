@@ -128,60 +128,41 @@ def _draw_table(available: int) -> tuple[tuple[int, ...], ...]:
     return _DRAW_TABLES.setdefault(available, tuple(table))
 
 
-_WALK_BITS = max(bits for _, bits in _SHUFFLE_DRAWS)
-"""The bits of every draw of the walk below: ``getrandbits(k)`` for ``k <= 32`` is the top ``k`` bits of one 32-bit
-output of the generator, so ``getrandbits(bits)`` is ``getrandbits(_WALK_BITS) >> (_WALK_BITS - bits)`` for the same
-output (each call takes one output, whatever ``k``)."""
-
-
-def _draw_walk() -> tuple[tuple[tuple[int, ...], ...], int]:
-    """Rule 4's shuffle draws as a walk over states: the place being drawn and the mixed-radix index so far.
-
-    The states of the first place come first (one), then those of the next (one per draw so far), and so on; from
-    each, a draw of ``_WALK_BITS`` bits leads to the next place's state (the draw below the place's bound ``n``) or
-    back to itself (``_randbelow`` draws again). The states after the last place, numbered from the second value
-    returned, are the end: ``state - end`` is the index of the whole sequence of draws (:data:`_DRAW_TABLES`).
-    """
-    firsts = [0]  # the first state of each place (then of the end)
-    count = 1
-    for n, _ in _SHUFFLE_DRAWS:
-        firsts.append(firsts[-1] + count)
-        count *= n
-    walk = []
-    count = 1
-    for place, (n, bits) in enumerate(_SHUFFLE_DRAWS):
-        for index in range(count):
-            here = firsts[place] + index
-            steps = [w >> (_WALK_BITS - bits) for w in range(1 << _WALK_BITS)]
-            walk.append(tuple(firsts[place + 1] + index * n + j if j < n else here for j in steps))
-        count *= n
-    return tuple(walk), firsts[-1]
-
-
-_DRAW_WALK, _DRAW_END = _draw_walk()
-"""The walk of :func:`_draw_walk`: the next state by state and draw, and the first end state."""
+assert _SHUFFLE_DRAWS == ((6, 3), (5, 3), (4, 3), (3, 2), (2, 2))  # the draws :func:`forms_draw` makes, written out
 
 
 def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
     """Rule 4: ``available`` of the six forms, sorted: the first ones of ``rng.shuffle`` of them, with its draws.
 
-    The shuffle's own draws are made here (one ``getrandbits`` call per draw ``random.Random.shuffle`` makes, on
-    the same outputs of the generator: see :data:`_WALK_BITS`), each moving along :data:`_DRAW_WALK`, and the draw
-    is read from a table of every outcome: no shuffle, slice and sort per conflict, no Python frame per draw, and no
-    arithmetic per draw either. An ``Rng`` of another kind (a subclass) shuffles as it would.
+    The shuffle's own draws are made here, written out: for each place from the last, ``random.Random._randbelow``
+    of its bound ``n`` (``getrandbits`` of ``n``'s bit length, drawn again while not below ``n``: the same calls on
+    the same outputs of the generator), and the draw is read from a table of every outcome by the mixed-radix index
+    of the five draws (:data:`_DRAW_TABLES`): no shuffle, slice and sort per conflict and no Python frame per draw.
+    An ``Rng`` of another kind (a subclass) shuffles as it would.
     """
     r = rng._r
     if type(rng) is not Rng or type(r) is not random.Random:
         forms = list(PC_FORM_IDS)
         rng.shuffle(forms)
         return tuple(sorted(forms[:available]))
-    getrandbits = r.getrandbits
-    walk, end, bits = _DRAW_WALK, _DRAW_END, _WALK_BITS
-    state = 0
-    while state < end:
-        state = walk[state][getrandbits(bits)]
+    g = r.getrandbits
+    j0 = g(3)
+    while j0 >= 6:  # noqa: PLR2004  (the bounds and bits of _SHUFFLE_DRAWS, asserted above)
+        j0 = g(3)
+    j1 = g(3)
+    while j1 >= 5:  # noqa: PLR2004
+        j1 = g(3)
+    j2 = g(3)
+    while j2 >= 4:  # noqa: PLR2004
+        j2 = g(3)
+    j3 = g(2)
+    while j3 >= 3:  # noqa: PLR2004
+        j3 = g(2)
+    j4 = g(2)
+    while j4 >= 2:  # noqa: PLR2004
+        j4 = g(2)
     table = _DRAW_TABLES.get(available) or _draw_table(available)
-    return table[state - end]
+    return table[(((j0 * 5 + j1) * 4 + j2) * 3 + j3) * 2 + j4]
 
 
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
