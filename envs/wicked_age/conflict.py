@@ -409,7 +409,7 @@ def _second_pick_menu(available: tuple[int, ...], first: int) -> tuple[int, ...]
 
 
 _FIRST_PICK_MENUS: dict[tuple[int, ...], tuple[int, ...]] = {d: _first_pick_menu(d) for d in _DRAWS}
-"""The first-pick menu of every sorted forms draw (shared legal lists, never changed in place)."""
+"""The first-pick menu of every sorted forms draw (shared menus)."""
 _SECOND_PICK_MENUS: dict[tuple[int, ...], dict[int, tuple[int, ...]]] = {
     d: {f: _second_pick_menu(d, f) for f in d} for d in _DRAWS
 }
@@ -530,7 +530,7 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
 
 
 _USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], tuple[int, ...] | None]] = {}
-"""Rules 4-5: the strength pick's legal list (None: no strength usable) by the identity of a sheet's strengths tuple
+"""Rules 4-5: the strength pick's menu (None: no strength usable) by the identity of a sheet's strengths tuple
 (kept alive by the entry and checked, so a reused id cannot hit), its kind and its picks: a pick asks twice (whether
 to stop, then the menu), and the same few sheets recur. The lists are shared, like those of :data:`_MENUS`."""
 
@@ -601,10 +601,10 @@ class WickedAgeState(State):
     FIELDS: ClassVar[tuple[str, ...]] = (
         "_chapter_sets",
         "_conseq_offer_menu",
+        "_default_slots",
         "_fixed_menus",
         "_forms",
         "_keep_advantage",
-        "_default_slots",
         "_kept_legal",
         "_lose",
         "_names",
@@ -714,7 +714,7 @@ class WickedAgeState(State):
         self._names: list[str] | None = None
         self._keep_advantage = rules.keep_advantage  # Rule 13, read at every observation
         self._offer_ids = setup.offer_ids  # Rule 17's menu
-        # the menus fixed for the game: shared legal lists, the same for every game of the config
+        # the menus fixed for the game: shared tuples, the same for every game of the config
         self._window_menu = setup.window_menu  # Rule 17: roll on or offer
         self._conseq_offer_menu = setup.conseq_offer_menu  # Rule 17 after an absolute result
         self._fixed_menus = setup.fixed_menus
@@ -1536,7 +1536,7 @@ class WickedAgeState(State):
             self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
 
     def _strength_menu(self, s: int) -> tuple[int, ...] | None:
-        """Rules 4-5: the legal list of ``s``'s strength pick, None when no strength is usable (from :data:`_USABLE`).
+        """Rules 4-5: the menu of ``s``'s strength pick, None when no strength is usable (from :data:`_USABLE`).
 
         The pick uses one of the strengths its forms allow (``usable_strengths``) or none.
         """
@@ -2334,10 +2334,10 @@ assert all(int(c) == i for i, c in enumerate(DECISION_CONTEXTS)) and all(int(st)
 
 
 def _fixed_menus(window: tuple[int, ...], conseq_offer: tuple[int, ...]) -> tuple[tuple[int, ...] | None, ...]:
-    """By ``Ctx``: the legal list of each decision kind that is fixed for the game, else None.
+    """By ``Ctx``: the menu of each decision kind that is fixed for the game, else None.
 
-    These are the very lists the kinds' :data:`_LEGAL_AT` functions return (the state's window and consequence
-    offer menus, the shared menus); the kinds whose list depends on the position map to None.
+    These are the very tuples the kinds' :data:`_LEGAL_AT` functions return (the state's window and consequence
+    offer menus, the shared menus); the kinds whose menu depends on the position map to None.
     """
     fixed: dict[int, tuple[int, ...]] = {
         _CTX_WINDOW: window,
