@@ -45,7 +45,7 @@ from envs.wicked_age.actions import (
     offer_of,
     option_of,
 )
-from envs.wicked_age.config import MAX_PARTIES, ResolvedRules, WickedAgeConfig
+from envs.wicked_age.config import MAX_DIE, MAX_PARTIES, ResolvedRules, WickedAgeConfig
 from envs.wicked_age.dice import (
     Result,
     Roll,
@@ -128,60 +128,41 @@ def _draw_table(available: int) -> tuple[tuple[int, ...], ...]:
     return _DRAW_TABLES.setdefault(available, tuple(table))
 
 
-_WALK_BITS = max(bits for _, bits in _SHUFFLE_DRAWS)
-"""The bits of every draw of the walk below: ``getrandbits(k)`` for ``k <= 32`` is the top ``k`` bits of one 32-bit
-output of the generator, so ``getrandbits(bits)`` is ``getrandbits(_WALK_BITS) >> (_WALK_BITS - bits)`` for the same
-output (each call takes one output, whatever ``k``)."""
-
-
-def _draw_walk() -> tuple[tuple[tuple[int, ...], ...], int]:
-    """Rule 4's shuffle draws as a walk over states: the place being drawn and the mixed-radix index so far.
-
-    The states of the first place come first (one), then those of the next (one per draw so far), and so on; from
-    each, a draw of ``_WALK_BITS`` bits leads to the next place's state (the draw below the place's bound ``n``) or
-    back to itself (``_randbelow`` draws again). The states after the last place, numbered from the second value
-    returned, are the end: ``state - end`` is the index of the whole sequence of draws (:data:`_DRAW_TABLES`).
-    """
-    firsts = [0]  # the first state of each place (then of the end)
-    count = 1
-    for n, _ in _SHUFFLE_DRAWS:
-        firsts.append(firsts[-1] + count)
-        count *= n
-    walk = []
-    count = 1
-    for place, (n, bits) in enumerate(_SHUFFLE_DRAWS):
-        for index in range(count):
-            here = firsts[place] + index
-            steps = [w >> (_WALK_BITS - bits) for w in range(1 << _WALK_BITS)]
-            walk.append(tuple(firsts[place + 1] + index * n + j if j < n else here for j in steps))
-        count *= n
-    return tuple(walk), firsts[-1]
-
-
-_DRAW_WALK, _DRAW_END = _draw_walk()
-"""The walk of :func:`_draw_walk`: the next state by state and draw, and the first end state."""
+assert _SHUFFLE_DRAWS == ((6, 3), (5, 3), (4, 3), (3, 2), (2, 2))  # the draws :func:`forms_draw` makes, written out
 
 
 def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
     """Rule 4: ``available`` of the six forms, sorted: the first ones of ``rng.shuffle`` of them, with its draws.
 
-    The shuffle's own draws are made here (one ``getrandbits`` call per draw ``random.Random.shuffle`` makes, on
-    the same outputs of the generator: see :data:`_WALK_BITS`), each moving along :data:`_DRAW_WALK`, and the draw
-    is read from a table of every outcome: no shuffle, slice and sort per conflict, no Python frame per draw, and no
-    arithmetic per draw either. An ``Rng`` of another kind (a subclass) shuffles as it would.
+    The shuffle's own draws are made here, written out: for each place from the last, ``random.Random._randbelow``
+    of its bound ``n`` (``getrandbits`` of ``n``'s bit length, drawn again while not below ``n``: the same calls on
+    the same outputs of the generator), and the draw is read from a table of every outcome by the mixed-radix index
+    of the five draws (:data:`_DRAW_TABLES`): no shuffle, slice and sort per conflict and no Python frame per draw.
+    An ``Rng`` of another kind (a subclass) shuffles as it would.
     """
     r = rng._r
     if type(rng) is not Rng or type(r) is not random.Random:
         forms = list(PC_FORM_IDS)
         rng.shuffle(forms)
         return tuple(sorted(forms[:available]))
-    getrandbits = r.getrandbits
-    walk, end, bits = _DRAW_WALK, _DRAW_END, _WALK_BITS
-    state = 0
-    while state < end:
-        state = walk[state][getrandbits(bits)]
+    g = r.getrandbits
+    j0 = g(3)
+    while j0 >= 6:  # noqa: PLR2004  (the bounds and bits of _SHUFFLE_DRAWS, asserted above)
+        j0 = g(3)
+    j1 = g(3)
+    while j1 >= 5:  # noqa: PLR2004
+        j1 = g(3)
+    j2 = g(3)
+    while j2 >= 4:  # noqa: PLR2004
+        j2 = g(3)
+    j3 = g(2)
+    while j3 >= 3:  # noqa: PLR2004
+        j3 = g(2)
+    j4 = g(2)
+    while j4 >= 2:  # noqa: PLR2004
+        j4 = g(2)
     table = _DRAW_TABLES.get(available) or _draw_table(available)
-    return table[state - end]
+    return table[(((j0 * 5 + j1) * 4 + j2) * 3 + j3) * 2 + j4]
 
 
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
@@ -383,54 +364,59 @@ def _party_sets(flags: tuple[bool, ...]) -> _PartySets:
     return hit
 
 
-_TARGET_MENUS: dict[tuple[int, ...], list[int]] = {}
-"""Rule 17: the offer-target menu by the proposer's opponents in the conflict (shared legal lists; at most 2^8 keys
+_TARGET_MENUS: dict[tuple[int, ...], tuple[int, ...]] = {}
+"""Rule 17: the offer-target menu by the proposer's opponents in the conflict (shared menus; at most 2^8 keys
 per party count, like :data:`_PARTY_SETS`)."""
 _NO_PICKS: tuple[tuple[tuple[()], ...], ...] = tuple(((),) * n for n in range(MAX_PARTIES + 1))
 """By party count, an empty pick per seat (``list(map(list, ...))`` makes the fresh lists of a conflict's start)."""
 _NO_ADVANTAGE: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(((False,) * n,) * n for n in range(MAX_PARTIES + 1))
 """By party count, a row of no advantage per seat (Rule 13: none is held at a conflict's start)."""
-_MENUS: dict[Hashable, list[int]] = {}
+_MENUS: dict[Hashable, tuple[int, ...]] = {}
 """Legal lists that depend on a few small values only, by the decision's name and those values: a build by the
-kind and the filled forms, a negotiated loss by the loser's sheet (the picks of forms: :data:`_FIRST_PICK_MENUS`, of
+kind and the filled forms (a negotiated loss: :data:`_LOSS_MENUS`; the picks of forms: :data:`_FIRST_PICK_MENUS`, of
 a strength: :data:`_USABLE`).
-The lists are shared: the state never changes one in place (``legal_actions`` hands out copies). The keys are
+The menus are tuples of plain ints, shared (``legal_tuple`` hands them out as they are, ``legal_actions`` as new
+lists). The keys are
 few (subsets of six forms, sheets of six dice); the cache is cleared at :data:`_MENUS_LIMIT`
 all the same."""
 _MENUS_LIMIT = 4096
-_NO_LEGAL: list[int] = []
-"""The legal list of a chance node and of the end (shared, never changed in place)."""
-_NPC_FORM_MENU: list[int] = list(NPC_FORM_ACTIONS)
-"""Rule 4: an NPC picks any one of its three forms (a shared legal list)."""
-_RESPONSE_MENU: list[int] = [Act.ACCEPT, Act.INSIST]
-"""Rule 17: accept an offer or insist on the whip (a shared legal list)."""
-_PRE_ROLL_MENU: list[int] = [Act.ROLL, Act.CASH_OWE]
-"""Rule 19: roll, or cash an owe-list entry first (a shared legal list)."""
-_TIE_AVOID_MENU: list[int] = [Act.AVOID, Act.FIGHT]
-"""Rule 8: avoid the conflict or fight on (a shared legal list)."""
-_DEFAULT_CHOICES: tuple[Act, Act] = (Act.EXHAUST, Act.INJURE)
+_LOSS_MENUS: dict[tuple[bool, ...], tuple[int, ...]] = {}
+"""Rule 17: the negotiated-loss menu by which dice of the loser's sheet are live (see
+:meth:`WickedAgeState._form_loss_actions`; at most 2^6 keys: never cleared)."""
+_TRUTH = operator.truth
+_NO_LEGAL: tuple[int, ...] = ()
+"""The legal ids of a chance node and of the end."""
+_NPC_FORM_MENU: tuple[int, ...] = NPC_FORM_ACTIONS
+"""Rule 4: an NPC picks any one of its three forms (a shared menu)."""
+_RESPONSE_MENU: tuple[int, ...] = (int(Act.ACCEPT), int(Act.INSIST))
+"""Rule 17: accept an offer or insist on the whip (a shared menu)."""
+_PRE_ROLL_MENU: tuple[int, ...] = (int(Act.ROLL), int(Act.CASH_OWE))
+"""Rule 19: roll, or cash an owe-list entry first (a shared menu)."""
+_TIE_AVOID_MENU: tuple[int, ...] = (int(Act.AVOID), int(Act.FIGHT))
+"""Rule 8: avoid the conflict or fight on (a shared menu)."""
+_DEFAULT_CHOICES: tuple[int, int] = (int(Act.EXHAUST), int(Act.INJURE))
 """Rule 15: the winner's default consequences (the members read once: see the ``_ACT_*`` names)."""
 
 
-def _first_pick_menu(available: tuple[int, ...]) -> list[int]:
+def _first_pick_menu(available: tuple[int, ...]) -> tuple[int, ...]:
     """Rule 4: a PC's first pick: any of the forms that fit its action."""
-    return [FORM_ACTIONS[f] for f in available]
+    return tuple([FORM_ACTIONS[f] for f in available])
 
 
-def _second_pick_menu(available: tuple[int, ...], first: int) -> list[int]:
+def _second_pick_menu(available: tuple[int, ...], first: int) -> tuple[int, ...]:
     """Rule 4: a PC's second pick: any other of the forms that fit its action."""
-    return [FORM_ACTIONS[f] for f in available if f != first]
+    return tuple([FORM_ACTIONS[f] for f in available if f != first])
 
 
-_FIRST_PICK_MENUS: dict[tuple[int, ...], list[int]] = {d: _first_pick_menu(d) for d in _DRAWS}
-"""The first-pick menu of every sorted forms draw (shared legal lists, never changed in place)."""
-_SECOND_PICK_MENUS: dict[tuple[int, ...], dict[int, list[int]]] = {
+_FIRST_PICK_MENUS: dict[tuple[int, ...], tuple[int, ...]] = {d: _first_pick_menu(d) for d in _DRAWS}
+"""The first-pick menu of every sorted forms draw (shared menus)."""
+_SECOND_PICK_MENUS: dict[tuple[int, ...], dict[int, tuple[int, ...]]] = {
     d: {f: _second_pick_menu(d, f) for f in d} for d in _DRAWS
 }
 """By forms draw and first pick, the second-pick menu (shared in the same way)."""
 
 
-def _menu(key: Hashable, menu: list[int]) -> list[int]:
+def _menu(key: Hashable, menu: tuple[int, ...]) -> tuple[int, ...]:
     """Store ``menu`` in :data:`_MENUS` under ``key`` (bounded) and return it."""
     if len(_MENUS) >= _MENUS_LIMIT:
         _MENUS.clear()
@@ -487,11 +473,13 @@ class _Setup(NamedTuple):
     config: WickedAgeConfig
     rules: ResolvedRules
     offer_ids: tuple[int, ...]
-    window_menu: list[int]  # Rule 17: roll on or offer (a shared legal list, never changed in place)
-    conseq_offer_menu: list[int]  # Rule 17 after an absolute result (shared in the same way)
-    fixed_menus: tuple[list[int] | None, ...]  # by ``Ctx``: the legal lists fixed for a game (:func:`_fixed_menus`)
+    window_menu: tuple[int, ...]  # Rule 17: roll on or offer (a shared legal tuple)
+    conseq_offer_menu: tuple[int, ...]  # Rule 17 after an absolute result (shared in the same way)
+    fixed_menus: tuple[tuple[int, ...] | None, ...]  # by ``Ctx``: the menus fixed for a game (:func:`_fixed_menus`)
     round_stages: tuple[Stage, Stage]  # Rule 17: the stage a round starts in, by ``round_no == 1`` (window or rolls)
     ladder: tuple[int, ...]
+    lose: dict[int, int]  # Rule 3 with the config's ladder and shield: each size up to MAX_DIE and the size it drops to
+    default_slots: tuple[tuple[tuple[int, ...], ...], ...]  # Rule 15's slots by ``[npc][exhausted]``
     pc_build_dice: tuple[tuple[int, ...], ...]  # Rule 1: the PC dice, largest first, one per placement
     npc_build_dice: tuple[tuple[int, int], ...]  # Rule 2: the NPC die pairs, largest first
 
@@ -516,9 +504,9 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     if setup is not None and setup.config is cfg:
         return setup
     rules = ResolvedRules.from_config(cfg)
-    offer_ids = tuple(offer_action(o) for o in offer_menu(rules.offers))
-    window_menu = [Act.ROLL, *offer_ids]
-    conseq_offer_menu = [*offer_ids, Act.TAKE_DEFAULT]
+    offer_ids = tuple(int(offer_action(o)) for o in offer_menu(rules.offers))
+    window_menu = (_ACT_ROLL, *offer_ids)
+    conseq_offer_menu = (*offer_ids, _ACT_TAKE_DEFAULT)
     setup = _Setup(
         cfg,
         rules,
@@ -528,6 +516,10 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
         _fixed_menus(window_menu, conseq_offer_menu),
         (_round_stage(rules, 2), _round_stage(rules, 1)),  # ``negotiation_open`` reads ``round_no == 1`` only
         tuple(cfg.forms.ladder),
+        {size: lose_size(size, cfg.forms.ladder, rules.min_die_hit) for size in range(MAX_DIE + 1)},
+        tuple(
+            tuple(default_consequence_slots(npc, ex, cfg.consequences) for ex in (False, True)) for npc in (False, True)
+        ),
         tuple((d,) for d in sorted(cfg.forms.pc_dice, reverse=True)),
         tuple(npc_pairs_largest_first(cfg.forms.npc_pairs)),
     )
@@ -537,8 +529,8 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     return setup
 
 
-_USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], list[int] | None]] = {}
-"""Rules 4-5: the strength pick's legal list (None: no strength usable) by the identity of a sheet's strengths tuple
+_USABLE: dict[tuple[int | bool, ...], tuple[tuple[Strength, ...], tuple[int, ...] | None]] = {}
+"""Rules 4-5: the strength pick's menu (None: no strength usable) by the identity of a sheet's strengths tuple
 (kept alive by the entry and checked, so a reused id cannot hit), its kind and its picks: a pick asks twice (whether
 to stop, then the menu), and the same few sheets recur. The lists are shared, like those of :data:`_MENUS`."""
 
@@ -597,9 +589,10 @@ CLONE_SHARED: tuple[str, ...] = (
     "_window_menu",
     "_conseq_offer_menu",
     "_fixed_menus",
+    "_lose",
 )
-"""Lists that are only ever replaced, never changed in place: clones share them (the legal list and the menus
-are shared legal lists, never changed in place either)."""
+"""Containers that are only ever replaced, never changed in place: clones share them (the legal ids and the menus
+are shared tuples, and ``_lose`` is the config's table of Rule 3)."""
 
 
 class WickedAgeState(State):
@@ -608,10 +601,12 @@ class WickedAgeState(State):
     FIELDS: ClassVar[tuple[str, ...]] = (
         "_chapter_sets",
         "_conseq_offer_menu",
+        "_default_slots",
         "_fixed_menus",
         "_forms",
         "_keep_advantage",
         "_kept_legal",
+        "_lose",
         "_names",
         "_next_in",
         "_offer_ids",
@@ -719,7 +714,7 @@ class WickedAgeState(State):
         self._names: list[str] | None = None
         self._keep_advantage = rules.keep_advantage  # Rule 13, read at every observation
         self._offer_ids = setup.offer_ids  # Rule 17's menu
-        # the menus fixed for the game: shared legal lists, the same for every game of the config
+        # the menus fixed for the game: shared tuples, the same for every game of the config
         self._window_menu = setup.window_menu  # Rule 17: roll on or offer
         self._conseq_offer_menu = setup.conseq_offer_menu  # Rule 17 after an absolute result
         self._fixed_menus = setup.fixed_menus
@@ -729,6 +724,8 @@ class WickedAgeState(State):
         self.forms_available = forms_available
         self.conflict_win_bonus = conflict_win_bonus
         self.ladder = setup.ladder
+        self._lose = setup.lose  # Rule 3's sizes, read from a table (see :meth:`_lose_size`)
+        self._default_slots = setup.default_slots  # Rule 15 (``default_consequence_slots``) by kind and consequence
         self.in_chapter = [True] * n
         self.owe: list[int] = list(owe_list)
         self.put_out = [0] * n  # opponents this seat put out of the chapter
@@ -785,12 +782,12 @@ class WickedAgeState(State):
         self.terms_by: int | None = None  # who proposed the pending or agreed offer
         self.winner_offered = False  # the winner has made its one offer for this consequence
         self.avoid_votes: list[bool] = []
-        self._kept_legal: list[int] = _NO_LEGAL  # the legal list of the node (see :meth:`_proceed`)
+        self._kept_legal: tuple[int, ...] = _NO_LEGAL  # the legal ids of the node (see :meth:`_proceed`)
         self._player = CHANCE  # ``current_player()``: node END without an outcome reads as chance until started
         # The observation's kept blocks (``observation.py``), None when stale: each is dropped wherever a value it
         # reads changes, and packed again by the next observation that needs it.
         self._rows: list[bytes | None] = [None] * n
-        """Each party's 22 features as seat ``_rows_seat`` sees them (``observation.party_row``): dropped wherever
+        """Each party's 22 features as seat ``_rows_seat`` sees them (``observation.party_rows``): dropped wherever
         one of them changes — a sheet die, a chapter or conflict flag or the rolled dice (:meth:`_sheet_changed`),
         an advantage passing, an entry cashed or listed, an opponent leaving when advantage is not kept, an answer,
         a move, a roll, a challenger named, a round's start, the turns begun or over (the challenger's flag); during
@@ -863,77 +860,78 @@ class WickedAgeState(State):
         return _CONTEXT_NAMES[self.node]
 
     def legal_actions(self) -> list[int]:
-        return self._kept_legal.copy()  # found where the machine stopped (:meth:`_proceed`); a copy for the caller
+        return list(self._kept_legal)  # found where the machine stopped (:meth:`_proceed`); a list for the caller
 
     def legal_tuple(self) -> tuple[int, ...]:
-        return tuple(self._kept_legal)  # the kept list's ids without the copy legal_actions makes
+        return self._kept_legal  # the kept tuple itself (immutable: no copy)
 
-    def _legal(self) -> list[int]:
+    def _legal(self) -> tuple[int, ...]:
         """The legal actions of the seat to move: :data:`_LEGAL_AT` holds one function per decision kind."""
         return _LEGAL_AT[self.node](self, self.actor)
 
-    # the legal actions of each decision kind (``s`` the seat to move), in the order of ``Ctx``; the lists may be
-    # shared menus (see :data:`_MENUS`): the state never changes a legal list in place, callers get copies
-    def _legal_build(self, s: int) -> list[int]:
+    # the legal actions of each decision kind (``s`` the seat to move), in the order of ``Ctx``: tuples of plain ints
+    # (shared menus, see :data:`_MENUS`), which ``legal_tuple`` hands out as they are; plain ints, not ``Act`` members,
+    # so an action picked from them needs no ``int()`` in :meth:`apply_action` and sorts by the exact-int fast path
+    def _legal_build(self, s: int) -> tuple[int, ...]:
         key = ("build", self.chars[s].npc, *self.build_filled)
         menu = _MENUS.get(key)
         if menu is None:
             acts = NPC_FORM_ACTIONS if self.chars[s].npc else FORM_ACTIONS
-            menu = _menu(key, [a for i, a in enumerate(acts) if not self.build_filled[i]])
+            menu = _menu(key, tuple([a for i, a in enumerate(acts) if not self.build_filled[i]]))
         return menu
 
-    def _legal_pick_form(self, s: int) -> list[int]:
+    def _legal_pick_form(self, s: int) -> tuple[int, ...]:
         if self.chars[s].npc:
             return _NPC_FORM_MENU
         available = self.available[s]
         menu = _FIRST_PICK_MENUS.get(available)  # every sorted draw (any other tuple: built as the table builds it)
         return menu if menu is not None else _first_pick_menu(available)
 
-    def _legal_pick_second_form(self, s: int) -> list[int]:
+    def _legal_pick_second_form(self, s: int) -> tuple[int, ...]:
         available, first = self.available[s], self.picks[s][0]
         menus = _SECOND_PICK_MENUS.get(available)
         return menus[first] if menus is not None and first in menus else _second_pick_menu(available, first)
 
-    def _legal_pick_strength(self, s: int) -> list[int]:
+    def _legal_pick_strength(self, s: int) -> tuple[int, ...]:
         menu = self._strength_menu(s)
         assert menu is not None  # the pick stops here only with a strength to use
         return menu
 
-    def _legal_window(self, s: int) -> list[int]:
+    def _legal_window(self, s: int) -> tuple[int, ...]:
         return self._window_menu
 
-    def _legal_offer_target(self, s: int) -> list[int]:
+    def _legal_offer_target(self, s: int) -> tuple[int, ...]:
         opponents = self._opponents_of[s]  # a kept tuple of :data:`_PARTY_SETS`: few distinct ones
         menu = _TARGET_MENUS.get(opponents)
         if menu is None:
-            menu = _TARGET_MENUS[opponents] = [_ACT_TARGET_0 + t for t in opponents]
+            menu = _TARGET_MENUS[opponents] = tuple([_ACT_TARGET_0 + t for t in opponents])
         return menu
 
-    def _legal_response(self, s: int) -> list[int]:
+    def _legal_response(self, s: int) -> tuple[int, ...]:
         return _RESPONSE_MENU
 
-    def _legal_offer_form(self, s: int) -> list[int]:
+    def _legal_offer_form(self, s: int) -> tuple[int, ...]:
         assert self.conseq is not None
         return self._form_loss_actions(self.conseq.loser)
 
-    def _legal_pre_roll(self, s: int) -> list[int]:
+    def _legal_pre_roll(self, s: int) -> tuple[int, ...]:
         return _PRE_ROLL_MENU
 
-    def _legal_tie_avoid(self, s: int) -> list[int]:
+    def _legal_tie_avoid(self, s: int) -> tuple[int, ...]:
         return _TIE_AVOID_MENU
 
-    def _legal_challenge(self, s: int) -> list[int]:
-        return list(_challenge_menu(self._opponents_of[s], self.num_players))
+    def _legal_challenge(self, s: int) -> tuple[int, ...]:
+        return _challenge_menu(self._opponents_of[s], self.num_players)
 
-    def _legal_conseq_offer(self, s: int) -> list[int]:
+    def _legal_conseq_offer(self, s: int) -> tuple[int, ...]:
         return self._conseq_offer_menu
 
-    def _legal_conseq_default(self, s: int) -> list[int]:
+    def _legal_conseq_default(self, s: int) -> tuple[int, ...]:
         r = self.rules
         may_offer = winner_may_offer(
             r.negotiation_enabled, r.offers_after_absolute, r.winner_offers, self.winner_offered
         )
-        return [*_DEFAULT_CHOICES, *(self._offer_ids if may_offer else ())]
+        return (*_DEFAULT_CHOICES, *(self._offer_ids if may_offer else ()))
 
     def _opponents(self, s: int) -> tuple[int, ...]:
         """The others still in the conflict, in seat order (kept by :meth:`_leave_conflict`)."""
@@ -1074,8 +1072,16 @@ class WickedAgeState(State):
             # the same roll `odds wicked_age --simulate` samples; its advantage dice by :meth:`advantage_dice`, whose
             # no-advantage shortcut is inlined (most rolls hold none: no call)
             dice, holds, cashed = self.roll_dice[s], self.adv[s], self.cashed[s]
-            k = advantage_dice(holds, self.in_conflict, self._keep_advantage, cashed) if cashed or True in holds else 0
-            outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
+            if cashed or True in holds:
+                k = advantage_dice(holds, self.in_conflict, self._keep_advantage, cashed)
+                outcome = roll_with_advantage(rng, dice, k, self.rules.advantage_sides)
+            elif len(dice) == 2:  # noqa: PLR2004  (the commonest roll: two dice, no advantage dice)
+                # ``roll_with_advantage``'s draws for it, inlined (no call): a face per die in order, no advantage sum
+                rnd = rng.random
+                d0, d1 = dice
+                k, outcome = 0, ((int(rnd() * d0) + 1, int(rnd() * d1) + 1), 0)
+            else:
+                k, outcome = 0, roll_with_advantage(rng, dice, 0, self.rules.advantage_sides)
             self._sampled, self._sampled_dice, self._sampled_adv = outcome, dice, k  # valid as drawn: see _apply_roll
             return outcome
         if node == _CTX_FORMS_DRAW:
@@ -1088,7 +1094,16 @@ class WickedAgeState(State):
         if self._player != CHANCE:
             raise ValueError("apply_chance at a decision node")
         # as for decisions (see :meth:`apply_action`): True when the outcome ran the next step and it stopped
-        self._proceed(_CHANCE_AT[self.node](self, self.actor, outcome))
+        if _CHANCE_AT[self.node](self, self.actor, outcome):
+            node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
+            if node >= _FIRST_CHANCE:
+                self._player = CHANCE
+                self._kept_legal = _NO_LEGAL
+            else:
+                self._player = s = self.actor
+                self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
+        else:
+            self._proceed()
 
     # the effect of each chance kind (``s`` the seat it is drawn for), by node id in :data:`_CHANCE_AT`; a roll is
     # :meth:`_apply_roll`
@@ -1148,20 +1163,58 @@ class WickedAgeState(State):
         self._rows[s] = None
         self.adv_rolled[s] = k
         self.cash_done = False
-        return self._on_roll(s, roll)
+        # the roll is read: an opening roll or a mover's reroll runs the stage's next step (True: it stopped)
+        purpose = self.roll_purpose
+        if purpose == _CTX_OPENING_ROLL:
+            if self.narrating:
+                ch = self.chars[s]
+                self.narrate(
+                    "roll",
+                    f"{ch.name} rolls {dice_text(self.roll_dice[s])}{self._adv_text(s)}: {roll.text()}.",
+                    s,
+                    faces=roll.faces,
+                    advantage=roll.advantage,
+                    key=roll.key,
+                )
+            self.idx += 1
+            return self._open_step()  # the opening rolls go on (nothing is pending during them)
+        if purpose == _CTX_MOVER_ROLL:
+            if self.narrating:
+                self.narrate(
+                    "reroll",
+                    f"{self.chars[s].name} rerolls{self._adv_text(s)}: {roll.text()}.",
+                    s,
+                    faces=roll.faces,
+                    advantage=roll.advantage,
+                    key=roll.key,
+                )
+            self.turn_step = _TURN_CHALLENGE
+            return self._turn_step()  # the mover challenges (nothing is pending before an answer)
+        # ANSWER_ROLL
+        self._resolve_answer(s, roll)  # an absolute result: a consequence follows (:meth:`_proceed` runs it)
+        return False
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
         a = action if type(action) is int else int(action)  # ``type(x) is int``: a specialised call, cheaper than int()
         if a not in self._kept_legal:  # empty at a chance node and at the end
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        self._proceed(_DECIDE_AT[self.node](self, self.actor, a))  # True: the decision ran the next step, it stopped
+        if _DECIDE_AT[self.node](self, self.actor, a):  # True: the decision ran the next step, and it stopped
+            node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
+            if node >= _FIRST_CHANCE:
+                self._player = CHANCE
+                self._kept_legal = _NO_LEGAL
+            else:
+                self._player = s = self.actor
+                self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
+        else:
+            self._proceed()
 
     # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
     # Each returns True when it ran the machine's next step itself and that step stopped (:meth:`apply_action` then
-    # skips :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may run that step only where it is
-    # the one :meth:`_proceed` would run first: no pending consequence or offer (they come first), or the offer step
-    # for a pending offer; the game is never over at a decision.
+    # reads the node it stopped at without :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may
+    # run that step only where it is the one :meth:`_proceed` would run first: no pending consequence or offer (they
+    # come first), or the offer step for a pending offer; the game is never over at a decision.
     # a build decision is :meth:`_build_step` itself (its entry in :data:`_DECIDE_AT`: no wrapper frame)
 
     def _on_pick_form(self, s: int, a: int) -> bool:
@@ -1186,22 +1239,36 @@ class WickedAgeState(State):
 
     def _on_window(self, s: int, a: int) -> bool:
         if a == _ACT_ROLL:
-            self.idx += 1
-            return self._window_step()
+            # :meth:`_window_step` for the next party, inlined without its test for the conflict's end: a party
+            # rolling on leaves the parties in the conflict as they were when the window stopped for it (two or more)
+            t = self.idx = self._next_in[self.idx + 1]
+            if t < self.num_players:
+                self.node, self.actor = _CTX_WINDOW, t
+                return True
+            self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
+            return False
         opp = self._opponents_of[s]
-        self._make_offer(s, OFFER_BY_ACTION[a], opp[0] if len(opp) == 1 else None)
-        return self._offer_step()
+        # :meth:`_offer_step` for the offer made, inlined: it waits for its addressee's answer or for one to be named
+        if len(opp) == 1:
+            self._make_offer(s, OFFER_BY_ACTION[a], opp[0])
+            self.node, self.actor = _CTX_OFFER_RESPONSE, opp[0]
+        else:
+            self._make_offer(s, OFFER_BY_ACTION[a], None)
+            self.node, self.actor = _CTX_OFFER_TARGET, s
+        return True
 
     def _on_offer_target(self, s: int, a: int) -> bool:
         offer = self.offer
         assert offer is not None
-        self._make_offer(offer.proposer, offer.kind, a - _ACT_TARGET_0)
-        return self._offer_step()
+        t = a - _ACT_TARGET_0
+        self._make_offer(offer.proposer, offer.kind, t)
+        self.node, self.actor = _CTX_OFFER_RESPONSE, t  # :meth:`_offer_step`, inlined: the addressee answers
+        return True
 
     def _on_offer_response(self, s: int, a: int) -> bool:
         if a == _ACT_ACCEPT:
-            self._answer_offer(True)  # a consequence follows: :meth:`_proceed` runs it
-            return False
+            self._answer_offer(True)  # a consequence follows, run here as :meth:`_proceed` would run it first
+            return self._consequence_step() if self.conseq is not None else False
         self._answer_offer(False)
         return self._window_step()  # offers are made in the window (Rule 17): it goes on
 
@@ -1267,39 +1334,44 @@ class WickedAgeState(State):
         return True
 
     def _enter(self, stage: Stage) -> None:
-        """Move the machine to ``stage``, its cursors at their start."""
+        """Move the machine to ``stage``, its cursors at their start.
+
+        The hot entries are written out where they happen (one call less at ~0.9 stage changes per env step), each
+        resetting only the cursors the stage being left moves: every other cursor is at its start already (the
+        cursors each stage moves: ``STAGE_CURSORS`` in the tests, checked at every node of random play).
+        """
         if (stage is _STAGE_TURN) is not (self.stage is _STAGE_TURN) and self.challenger is not None:
             self._rows[self.challenger] = None  # the challenger is flagged in the turns only
         self.stage = stage
         # every cursor at its start (0 each, asserted below the step enums)
         self.idx = self.pick_step = self.turn_step = self.tie_idx = self.open_step = self.tie_step = 0
 
-    def _proceed(self, stopped: bool = False) -> None:
+    def _proceed(self) -> None:
         """Run rules until a seat must decide, dice must be rolled, or the game ends; then read the new node.
 
-        ``stopped``: a decision or chance outcome already ran the machine's next step itself and it stopped
-        (see :meth:`apply_action`), so no step runs. Every change of ``node``, ``actor`` or the outcome ends here,
-        which keeps what the protocol reads at every transition: ``_player`` (``TERMINAL``, ``CHANCE`` at a chance
-        node, else the actor) and ``_kept_legal``, the decision's legal list (:data:`_LEGAL_AT`), found once per
-        node (every decision node is asked for it, by a policy or for the mask) and empty at chance and the end;
-        the kinds whose list never changes within a game are read from ``_fixed_menus`` (:func:`_fixed_menus`).
+        A decision or chance outcome that already ran the machine's next step itself, which stopped (see
+        :meth:`apply_action`), reads the node as this does at its end, without this call. Every change of ``node``,
+        ``actor`` or the outcome ends here or there, which keeps what the protocol reads at every transition:
+        ``_player`` (``TERMINAL``, ``CHANCE`` at a chance node, else the actor) and ``_kept_legal``, the decision's
+        legal ids (:data:`_LEGAL_AT`), found once per node (every decision node is asked for them, by a policy or for
+        the mask) and empty at chance and the end; the kinds whose menu never changes within a game are read from
+        ``_fixed_menus`` (:func:`_fixed_menus`).
         """
-        if not stopped:
-            steps = _STAGE_STEPS
-            while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
-                if self.conseq is not None:
-                    stopped = self._consequence_step()
-                elif self.offer is not None:
-                    stopped = self._offer_step()
-                else:
-                    stopped = steps[self.stage](self)
-                if stopped:
-                    break
-            else:  # the game is over (a step that stops never ends it: a stop is read below without this test)
-                self.node = _CTX_END
-                self._player = TERMINAL
-                self._kept_legal = _NO_LEGAL
-                return
+        steps = _STAGE_STEPS
+        while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
+            if self.conseq is not None:
+                stopped = self._consequence_step()
+            elif self.offer is not None:
+                stopped = self._offer_step()
+            else:
+                stopped = steps[self.stage](self)
+            if stopped:
+                break
+        else:  # the game is over (a step that stops never ends it: a stop is read below without this test)
+            self.node = _CTX_END
+            self._player = TERMINAL
+            self._kept_legal = _NO_LEGAL
+            return
         node = self.node
         if node >= _FIRST_CHANCE:
             self._player = CHANCE
@@ -1399,7 +1471,9 @@ class WickedAgeState(State):
         self.exchanged = set()
         self.adv_rolled = [0] * n
         self.settle = []
-        self._enter(_STAGE_DRAW)
+        # :meth:`_enter`, inlined (from any stage: every cursor reset; every row was dropped above, the challenger's)
+        self.stage = _STAGE_DRAW
+        self.idx = self.pick_step = self.turn_step = self.tie_idx = self.open_step = self.tie_step = 0
         if self.narrating:
             self.narrate(
                 "conflict",
@@ -1419,7 +1493,7 @@ class WickedAgeState(State):
                     self.node, self.actor = _CTX_FORMS_DRAW, s  # :meth:`_decide`, inlined
                     return True
                 self.idx = s + 1
-        self._enter(_STAGE_PICK)
+        self.stage, self.idx = _STAGE_PICK, 0  # :meth:`_enter`, inlined: the draw moves ``idx`` only
         return False
 
     def _pick_step(self) -> bool:
@@ -1461,8 +1535,8 @@ class WickedAgeState(State):
                 )
             self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
 
-    def _strength_menu(self, s: int) -> list[int] | None:
-        """Rules 4-5: the legal list of ``s``'s strength pick, None when no strength is usable (from :data:`_USABLE`).
+    def _strength_menu(self, s: int) -> tuple[int, ...] | None:
+        """Rules 4-5: the menu of ``s``'s strength pick, None when no strength is usable (from :data:`_USABLE`).
 
         The pick uses one of the strengths its forms allow (``usable_strengths``) or none.
         """
@@ -1475,7 +1549,7 @@ class WickedAgeState(State):
             usable = usable_strengths(strengths, [names[f] for f in self.picks[s]], MAX_STRENGTHS)
             if len(_USABLE) >= _SETUPS_LIMIT * 64:
                 _USABLE.clear()
-            menu = [_ACT_STRENGTH_0 + i for i in usable] + [Act.NO_STRENGTH] if usable else None
+            menu = (*[_ACT_STRENGTH_0 + i for i in usable], _ACT_NO_STRENGTH) if usable else None
             hit = _USABLE[key] = (strengths, menu)
         return hit[1]
 
@@ -1494,11 +1568,14 @@ class WickedAgeState(State):
         self.rolls = [None] * n
         self.moved = [False] * n
         self.challenged = [False] * n
-        self._rows = [None] * n
+        self._rows = [None] * n  # the challenger's row too (:meth:`_enter` drops it when the turns end)
         self.order = []
         if self.narrating:
             self.narrate("round", f"Round {self.round_no}.", round=self.round_no)
-        self._enter(self._round_stages[self.round_no == 1])  # the window, if offers may be made before this roll
+        # :meth:`_enter`, inlined: the window, if offers may be made before this roll; a round starts after the picks
+        # (their ``pick_step`` back at its start once the last party picked) or the turns (``turn_step`` back at its
+        # start once the last party moved): ``idx`` is the one cursor to reset
+        self.stage, self.idx = self._round_stages[self.round_no == 1], 0
         self.cash_done = False
 
     def _window_step(self) -> bool:
@@ -1510,7 +1587,7 @@ class WickedAgeState(State):
         if s < self.num_players:
             self.node, self.actor = _CTX_WINDOW, s  # :meth:`_decide`, inlined
             return True
-        self._enter(_STAGE_OPEN)
+        self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
         return False
 
     def _may_cash(self, s: int) -> bool:
@@ -1555,7 +1632,7 @@ class WickedAgeState(State):
             self.roll_purpose = _CTX_OPENING_ROLL
             self.node, self.actor = _CTX_OPENING_ROLL, s
             return True
-        self._enter(_STAGE_TIE)
+        self.stage, self.idx, self.open_step = _STAGE_TIE, 0, _OPEN_CASH  # :meth:`_enter`, inlined (what OPEN moves)
         self.tie_rerolls = 0
         self.tied, self.avoid_votes = self._find_ties(), []
         return False
@@ -1571,38 +1648,6 @@ class WickedAgeState(State):
     def _adv_text(self, s: int) -> str:
         k = self.advantage_dice(s)
         return f" and {k} advantage {'die' if k == 1 else 'dice'}" if k else ""
-
-    def _on_roll(self, s: int, roll: Roll) -> bool:
-        """The roll is read: an opening roll or a mover's reroll runs the stage's next step (True: it stopped)."""
-        purpose = self.roll_purpose
-        if purpose == _CTX_OPENING_ROLL:
-            if self.narrating:
-                ch = self.chars[s]
-                self.narrate(
-                    "roll",
-                    f"{ch.name} rolls {dice_text(self.roll_dice[s])}{self._adv_text(s)}: {roll.text()}.",
-                    s,
-                    faces=roll.faces,
-                    advantage=roll.advantage,
-                    key=roll.key,
-                )
-            self.idx += 1
-            return self._open_step()  # the opening rolls go on (nothing is pending during them)
-        if purpose == _CTX_MOVER_ROLL:
-            if self.narrating:
-                self.narrate(
-                    "reroll",
-                    f"{self.chars[s].name} rerolls{self._adv_text(s)}: {roll.text()}.",
-                    s,
-                    faces=roll.faces,
-                    advantage=roll.advantage,
-                    key=roll.key,
-                )
-            self.turn_step = _TURN_CHALLENGE
-            return self._turn_step()  # the mover challenges (nothing is pending before an answer)
-        # ANSWER_ROLL
-        self._resolve_answer(s, roll)  # an absolute result: a consequence follows (:meth:`_proceed` runs it)
-        return False
 
     # -- opening ties ------------------------------------------------------------------------------
     def _parties(self) -> tuple[int, ...]:
@@ -1620,7 +1665,12 @@ class WickedAgeState(State):
         """Rule 8: exact ties on the opening roll — avoid by agreement, or reroll the low dice."""
         if not self.tied or self.tie_rerolls >= self.rules.max_tie_rerolls:
             self._establish_order()
-            self._enter(_STAGE_TURN)
+            # :meth:`_enter`, inlined: the turns flag the standing challenger (of an earlier round) again; every
+            # cursor is at its start (the ties move ``tie_idx`` and ``tie_step`` only and reset both before they look
+            # for ties again, and ``idx`` is still at its start from the opening rolls' end)
+            if self.challenger is not None:
+                self._rows[self.challenger] = None
+            self.stage = _STAGE_TURN
             return False
         may_avoid = may_avoid_tie(self.tied, self._parties_in, self.round_no, self.rules.tie_avoid_rounds)
         if may_avoid and len(self.avoid_votes) < len(self.tied) and all(self.avoid_votes):
@@ -2095,18 +2145,30 @@ class WickedAgeState(State):
                 self.narrate("insist", f"{self.names[loser]} breaks off: {self.names[w]} may do their worst.", loser)
             self.terms = _TERMS_DEFAULT
 
-    def _form_loss_actions(self, loser: int) -> list[int]:
-        """Rule 17: the forms (NPC: dice) the loser may lose a size on, as actions (a shared menu by the sheet)."""
-        key = ("loss", *self.chars[loser].dice)
-        menu = _MENUS.get(key)
+    def _form_loss_actions(self, loser: int) -> tuple[int, ...]:
+        """Rule 17: the forms (NPC: dice) the loser may lose a size on, as actions (a shared menu).
+
+        The menu depends only on which of the sheet's dice are above 0 (sizes are never negative: ``truth`` of a die
+        is ``die > 0``), so it is kept by those six flags (at most 64 keys), not by the whole sheet, which nearly every
+        consequence changes.
+        """
+        dice = self.chars[loser].dice
+        key = tuple(map(_TRUTH, dice))
+        menu = _LOSS_MENUS.get(key)
         if menu is None:
-            menu = _menu(key, [FORM_ACTIONS[i] for i in form_loss_choices(self.chars[loser].dice)])
+            menu = _LOSS_MENUS[key] = tuple([FORM_ACTIONS[i] for i in form_loss_choices(dice)])
         return menu
 
     def _lose_size(self, s: int, slot: int) -> None:
-        ch = self.chars[s]
-        ch.dice[slot] = lose_size(ch.dice[slot], self.ladder, self.rules.min_die_hit)
-        self._sheet_changed(s)
+        """Rule 3: the die in ``slot`` of ``s``'s sheet loses a size.
+
+        ``lose_size`` read from the config's table of every size a config may name (any other size: the rule itself).
+        """
+        dice = self.chars[s].dice
+        size = dice[slot]
+        down = self._lose.get(size)
+        dice[slot] = down if down is not None else lose_size(size, self.ladder, self.rules.min_die_hit)
+        self._rows[s] = None  # :meth:`_sheet_changed`, inlined
 
     def _resolve_form_offer(self, a: int) -> None:
         assert self.conseq is not None
@@ -2124,10 +2186,10 @@ class WickedAgeState(State):
         assert self.conseq is not None
         w, loser = self.conseq
         ch = self.chars[loser]
-        cons = self.cfg.consequences
-        for i in default_consequence_slots(ch.npc, exhausted, cons):
+        for i in self._default_slots[ch.npc][exhausted]:  # ``default_consequence_slots``, read once per config
             self._lose_size(loser, i)
         if self.narrating:
+            cons = self.cfg.consequences
             word = "exhausted" if exhausted else "injured"
             if ch.npc:
                 form = cons.npc_exhausted_form if exhausted else cons.npc_injured_form
@@ -2148,9 +2210,10 @@ class WickedAgeState(State):
         agreed = self.terms_offer if self.terms is _TERMS_AGREED else None
         self.conseq = None
         self.terms, self.terms_offer, self.terms_by, self.winner_offered = _TERMS_ASK, None, None, False
-        st = self.strength_of(w)
         ch = self.chars[loser]
-        slot = consequential_slot(st, ch.npc, ch.dice, agreed)
+        used = self.strength_used[w]  # :meth:`strength_of`, inlined: a winner without a strength has nothing to bite
+        st = None if used is None else self.chars[w].strengths[used]
+        slot = None if st is None else consequential_slot(st, ch.npc, ch.dice, agreed)  # (None without a strength)
         if st is not None and st.consequential is not None and slot is not None:
             self._lose_size(loser, slot)
             if self.narrating:
@@ -2199,7 +2262,7 @@ class WickedAgeState(State):
     observation = encode_observation
 
 
-_LEGAL_AT: tuple[Callable[[WickedAgeState, int], list[int]], ...] = (
+_LEGAL_AT: tuple[Callable[[WickedAgeState, int], tuple[int, ...]], ...] = (
     WickedAgeState._legal_build,
     WickedAgeState._legal_pick_form,
     WickedAgeState._legal_pick_second_form,
@@ -2270,13 +2333,13 @@ assert len(_LEGAL_AT) == len(_DECIDE_AT) == len(DECISION_CONTEXTS) and len(_STAG
 assert all(int(c) == i for i, c in enumerate(DECISION_CONTEXTS)) and all(int(st) == i for i, st in enumerate(Stage))
 
 
-def _fixed_menus(window: list[int], conseq_offer: list[int]) -> tuple[list[int] | None, ...]:
-    """By ``Ctx``: the legal list of each decision kind that is fixed for the game, else None.
+def _fixed_menus(window: tuple[int, ...], conseq_offer: tuple[int, ...]) -> tuple[tuple[int, ...] | None, ...]:
+    """By ``Ctx``: the menu of each decision kind that is fixed for the game, else None.
 
-    These are the very lists the kinds' :data:`_LEGAL_AT` functions return (the state's window and consequence
-    offer menus, the shared menus); the kinds whose list depends on the position map to None.
+    These are the very tuples the kinds' :data:`_LEGAL_AT` functions return (the state's window and consequence
+    offer menus, the shared menus); the kinds whose menu depends on the position map to None.
     """
-    fixed: dict[int, list[int]] = {
+    fixed: dict[int, tuple[int, ...]] = {
         _CTX_WINDOW: window,
         _CTX_OFFER_RESPONSE: _RESPONSE_MENU,
         _CTX_PRE_ROLL: _PRE_ROLL_MENU,

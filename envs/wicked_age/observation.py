@@ -90,7 +90,7 @@ _ABSENT_BYTES: tuple[bytes, ...] = tuple(
 """The float32 bytes of the absent party slots of a conflict of ``n`` parties, by ``n``."""
 
 # The blocks of an observation as float32 bytes. Each party's 22 features, as the observing seat sees them, are a row
-# kept on the state (``_rows``, see :func:`party_row`); the global features are the kept progress and forms blocks
+# kept on the state (``_rows``, see :func:`party_rows`); the global features are the kept progress and forms blocks
 # (:func:`progress_block`, :func:`forms_block`), the decision kind's bytes by node and the pending block, cached by its
 # values. The machine drops a kept row or block (sets it to None) wherever a value it reads changes, and the next
 # observation that needs it packs it again: an encoding joins kept bytes instead of gathering every block's values
@@ -140,49 +140,83 @@ def _rolled(dice: tuple[int, ...]) -> tuple[float, float, float]:
     return out
 
 
-def party_row(state: WickedAgeState, p: int, seat: int, sheet: Sequence[int] | None = None, pending: int = 0) -> bytes:
-    """Party ``p``'s 22 features as ``seat`` sees them (see ``PARTY_FEATURES``).
+def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> None:
+    """Each party row ``rows`` (the state's kept ``_rows``) lacks, packed and stored there.
 
+    A row is the party's 22 features as ``seat`` sees them (see ``PARTY_FEATURES``).
     They read the party's sheet dice (during the build: a hidden sheet), chapter, conflict and NPC flags, rolled
     dice, advantage dice (its advantages, the conflict flags unless advantage is kept when an opponent is out, its
     cashed entries), the advantages between it and ``seat``, its owe entries, challenged and moved flags, opening
     roll and whether it is the standing challenger (in the turns). The state keeps the row in ``_rows`` (for
     ``_rows_seat``) until one of those changes (the machine sets it to None there: see
-    :meth:`WickedAgeState._sheet_changed`; the build's end starts a conflict, which drops them all); this stores it
-    there. With ``sheet`` (during the build: the seat's own draft) or ``pending`` (the seat's own undecided
-    cashing, shown to it alone) it is the seat's own view of itself, not kept.
+    :meth:`WickedAgeState._sheet_changed`; the build's end starts a conflict, which drops them all). The seat's own
+    view of itself with its own draft or undecided cashing is :func:`own_row` (not kept). Every missing row is packed
+    in this one call (a round's or a conflict's start drops them all), the values every row reads read once.
     """
-    ch = state.chars[p]
-    s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
-    rd = state.roll_dice[p]
-    d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
-    adv = state.adv
-    holds, cash = adv[p], state.cashed[p]
-    k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) if cash or True in holds else 0
-    if pending:
-        k += pending * state.rules.dice_per_entry
-    a = k / ADVANTAGE_NORM
-    owed = (state.owe.count(p) - pending) / OWE_NORM
-    r = state.rolls[p]
-    if r is None:
-        k0 = k1 = 0.0
-    else:
-        key = r.key
-        k0, k1 = key[0] / ROLL_NORM, key[1] / ROLL_NORM
+    hidden = state.stage is _STAGE_BUILD
+    challenger = state.challenger if state.stage is _STAGE_TURN else None  # flagged in the turns only
+    adv, cashed, rolls = state.adv, state.cashed, state.rolls
+    mine = adv[seat]
     die = _DIE_CLIPPED
-    # one pack of every feature, the six sheet dice unpacked and read one by one and each clip written out: a ``map``
-    # over the sheet or a comprehension costs several times more, and this runs for every party whose row changed.
-    # The flags (bools) are packed as they are: ``struct`` packs True and False as 1.0 and 0.0, the values of ``_FLAG``.
-    row = _ROW_PACK(
-        1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
+    for p, row in enumerate(rows):
+        if row is not None:
+            continue
+        ch = state.chars[p]
+        s0, s1, s2, s3, s4, s5 = _HIDDEN_SHEET if hidden else ch.dice
+        rd = state.roll_dice[p]
+        d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
+        holds, cash = adv[p], cashed[p]
+        # no advantage held and nothing cashed: no advantage dice (``advantage_dice``'s 0, uncalled and undivided)
+        a = (
+            advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) / ADVANTAGE_NORM
+            if cash or True in holds
+            else 0.0
+        )
+        owed = state.owe.count(p) / OWE_NORM
+        r = rolls[p]
+        if r is None:
+            k0 = k1 = 0.0
+        else:
+            key = r.key
+            k0, k1 = key[0] / ROLL_NORM, key[1] / ROLL_NORM
+        # one pack of every feature, the six sheet dice unpacked and read one by one and each clip written out: a
+        # ``map`` over the sheet or a comprehension costs several times more, and this runs for every party whose row
+        # changed. The flags (bools) are packed as they are: ``struct`` packs True and False as 1.0 and 0.0, the
+        # values of ``_FLAG``.
+        rows[p] = _ROW_PACK(
+            1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
+            die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
+            a if a < 1.0 else 1.0, holds[seat], mine[p], owed if owed < 1.0 else 1.0,
+            state.challenged[p], state.moved[p], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
+            challenger == p,
+        )  # fmt: skip
+
+
+def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pending: int) -> bytes:
+    """The seat's own row as it alone sees it (not kept): :func:`party_rows`'s features of ``seat``, but with ``sheet``.
+
+    ``sheet`` is its own draft during the build (None: the sheet as :func:`party_rows` reads it); ``pending`` its
+    undecided cashing, counted in its advantage dice and out of its owe entries.
+    """
+    ch = state.chars[seat]
+    s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
+    rd = state.roll_dice[seat]
+    d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
+    holds, cash = state.adv[seat], state.cashed[seat]
+    k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) + pending * state.rules.dice_per_entry
+    a = k / ADVANTAGE_NORM
+    owed = (state.owe.count(seat) - pending) / OWE_NORM
+    r = state.rolls[seat]
+    k0, k1 = (0.0, 0.0) if r is None else (r.key[0] / ROLL_NORM, r.key[1] / ROLL_NORM)
+    die = _DIE_CLIPPED
+    # each clipped as :func:`_clip` clips (written out: during the build this runs at every observation)
+    return _ROW_PACK(
+        1.0, state.in_chapter[seat], state.in_conflict[seat], ch.npc,
         die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
-        a if a < 1.0 else 1.0, holds[seat], adv[seat][p], owed if owed < 1.0 else 1.0,
-        state.challenged[p], state.moved[p], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
-        state.stage is _STAGE_TURN and state.challenger == p,
+        a if a < 1.0 else 1.0, holds[seat], holds[seat], owed if owed < 1.0 else 1.0,
+        state.challenged[seat], state.moved[seat], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
+        state.stage is _STAGE_TURN and state.challenger == seat,
     )  # fmt: skip
-    if sheet is None and not pending:
-        state._rows[p] = row
-    return row
 
 
 def progress_block(state: WickedAgeState) -> bytes:
@@ -251,9 +285,7 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         rows = state._rows = [None] * state.num_players
         state._rows_seat = seat
     if None in rows:
-        for p, row in enumerate(rows):
-            if row is None:
-                party_row(state, p, seat)
+        party_rows(state, rows, seat)
     # the seat first, then the others in seat order (its rotation of the rows; a kept row is never empty)
     parts = rows[seat:] + rows[:seat] if seat else rows.copy()
     stage = state.stage
@@ -261,7 +293,7 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
     if pending or stage is _STAGE_BUILD:
         # the seat sees its own draft during the (simultaneous) build, the others none, and its own undecided
         # cashing only: its own row (the first) as it alone sees it
-        parts[0] = party_row(state, seat, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
+        parts[0] = own_row(state, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
     conseq = state.conseq
     offer = state.offer
     # outside the turns no challenge stands, and a consequence's terms are offered only while it is pending: without

@@ -29,10 +29,12 @@ from envs.wicked_age.rules import (
     PcForm,
     Strength,
     answer_order,
+    default_consequence_slots,
     dice_compared_for_owing,
     dice_for_roll,
     form_dice,
     form_loss_choices,
+    lose_size,
     negotiation_open,
     opening_ties,
     stronger_opponents,
@@ -301,16 +303,20 @@ def check_fast_state(state: WickedAgeState) -> None:
     if menu is not None:
         assert legal == menu
     if state.current_player() >= 0:
-        assert legal == state._legal()  # the list kept where the machine stopped is the one found now
+        assert legal == list(state._legal())  # the ids kept where the machine stopped are the ones found now
+        assert state.legal_tuple() == tuple(legal) and all(type(a) is int for a in legal)  # plain ints
         legal.append(-1)  # the caller's copy: changing it changes nothing in the state
         assert -1 not in state.legal_actions()
     else:
         assert legal == []
     if state.node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
         twin = state.clone()
-        faces, adv = twin.sample_chance(Rng(len(state.log) + state.round_no))
+        seed = len(state.log) + state.round_no + 1000 * state.conflict_no
+        faces, adv = twin.sample_chance(Rng(seed))
         k = state.advantage_dice(state.actor)  # the advantage dice the sampled roll rolled (inlined shortcut)
         assert twin._sampled_adv == k and k <= adv <= 6 * k and len(faces) == len(state.roll_dice[state.actor])
+        # the draws of the plain roll (the inlined two-dice roll without advantage dice too)
+        assert (faces, adv) == roll_with_advantage(Rng(seed), state.roll_dice[state.actor], k, 6)
     parties = [s for s in range(state.num_players) if state.in_conflict[s]]
     assert list(state._parties()) == parties  # the kept party sets follow ``in_conflict``
     for s in range(state.num_players):
@@ -320,9 +326,37 @@ def check_fast_state(state: WickedAgeState) -> None:
     assert state._chapter_sets is conflict._party_sets(tuple(state.in_chapter))
     for cursor in range(state.num_players + 1):  # the next party in the conflict from each cursor (n: none)
         assert state._next_in[cursor] == min([t for t in parties if t >= cursor], default=state.num_players)
+    check_stage_cursors(state)
     # seat 0 first and last: its kept rows carry over to the next node (as an env's seat's do), the others' not
     for seat in (*range(state.num_players), 0):
         assert state.observation(seat).tobytes() == plain_observation(state, seat).tobytes()
+
+
+CURSORS = ("idx", "pick_step", "turn_step", "tie_idx", "open_step", "tie_step")
+STAGE_CURSORS: dict[Stage, tuple[str, ...]] = {
+    Stage.BUILD: ("idx",),
+    Stage.DRAW: ("idx",),
+    Stage.PICK: ("idx", "pick_step"),
+    Stage.WINDOW: ("idx",),
+    Stage.OPEN: ("idx", "open_step"),
+    Stage.TIE: ("tie_idx", "tie_step"),
+    Stage.TURN: ("idx", "turn_step"),
+    Stage.SETTLE: (),
+}
+"""The cursors each stage moves: every other cursor is at its start (0) while the chapter is in that stage."""
+
+
+def check_stage_cursors(state: WickedAgeState) -> None:
+    """The machine enters a stage with every cursor at its start (``_enter``); where it enters one without resetting
+    every cursor, the cursors it leaves alone are those no stage before it moved: each stage's other cursors are 0."""
+    if state.current_player() == TERMINAL:
+        return
+    moved = STAGE_CURSORS[state.stage]
+    assert {c: getattr(state, c) for c in CURSORS if c not in moved} == {c: 0 for c in CURSORS if c not in moved}
+    if state.stage in (Stage.DRAW, Stage.PICK, Stage.WINDOW) and state.conseq is None and state.offer is None:
+        assert state.idx == state.actor  # the stage's cursor is the seat it stopped for (it started at seat 0)
+    if state.stage not in (Stage.BUILD, Stage.DRAW, Stage.PICK):  # the picks are done: every party in picked
+        assert all(state.picks[s] for s in state._parties())
 
 
 def random_step(state: WickedAgeState, rng: Rng, actions: int) -> None:
@@ -486,31 +520,30 @@ def test_rolls_read_from_the_kept_readings_equal_fresh_readings(scenario: str) -
     actions = RULESET.scenario(scenario).action_count(cfg)
     state, rng = new_game(scenario, cfg), Rng(23)
     read: list[Roll] = []
-    on_roll = WickedAgeState._on_roll
 
-    def recorded(st: WickedAgeState, s: int, roll: Roll) -> bool:
-        read.append(roll)
-        return on_roll(st, s, roll)
+    class Recorded(list):  # the state's rolls, recording the reading stored (the machine goes on with it)
+        def __setitem__(self, i, roll):  # type: ignore[no-untyped-def]
+            read.append(roll)
+            super().__setitem__(i, roll)
 
     rolls = 0
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(WickedAgeState, "_on_roll", recorded)
-        for step in range(4000):
-            if state.current_player() == TERMINAL:
-                state = new_game(scenario, cfg)
-            if state.current_player() == CHANCE and state.node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
-                faces, adv = cast(RollOutcome, state.sample_chance(rng))
-                if step % 3 == 0:
-                    state._sampled = None  # as if given from outside: checked, then read
-                if step % 500 == 0:
-                    conflict._ROLLS.clear()
-                read.clear()
-                state.apply_chance((faces, adv))
-                fresh = Roll(faces, adv)
-                assert read == [fresh] and read[0].key == fresh.key and read[0].faces == faces
-                rolls += 1
-                continue
-            random_step(state, rng, actions)
+    for step in range(4000):
+        if state.current_player() == TERMINAL:
+            state = new_game(scenario, cfg)
+        if state.current_player() == CHANCE and state.node in (Ctx.OPENING_ROLL, Ctx.MOVER_ROLL, Ctx.ANSWER_ROLL):
+            faces, adv = cast(RollOutcome, state.sample_chance(rng))
+            if step % 3 == 0:
+                state._sampled = None  # as if given from outside: checked, then read
+            if step % 500 == 0:
+                conflict._ROLLS.clear()
+            read.clear()
+            state.rolls = Recorded(state.rolls)
+            state.apply_chance((faces, adv))
+            fresh = Roll(faces, adv)
+            assert read == [fresh] and read[0].key == fresh.key and read[0].faces == faces
+            rolls += 1
+            continue
+        random_step(state, rng, actions)
     assert rolls > 300
 
 
@@ -557,3 +590,62 @@ def test_answer_order_is_the_named_answerers_in_turn_order() -> None:
             for k in range(1, n + 1):
                 for named in itertools.combinations(range(n + 1), k):  # seat n: a seat not in the order
                     assert answer_order(list(order), list(named)) == [t for t in order if t in named]
+
+
+def test_negotiated_loss_menu_is_the_live_dice_of_the_sheet() -> None:
+    """Rule 17: the loss menu kept by which dice are live equals the forms (NPC: dice) with a size to lose, for every
+    sheet of some sizes (menus kept for other sheets with the same live dice are the ones handed out)."""
+    state = new_game("melee", RULESET.default_config())
+    for sizes in ((0, 4, 12), (0, 6, 10)):
+        for sheet in itertools.product(sizes, repeat=len(state.chars[0].dice)):
+            state.chars[0].dice = list(sheet)
+            assert state._form_loss_actions(0) == tuple(FORM_ACTIONS[i] for i, d in enumerate(sheet) if d > 0)
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {"consequences": {"min_die_hit": 8}},
+        {"forms": {"ladder": [20, 12, 8, 6]}, "consequences": {"min_die_hit": 7}},
+    ],
+)
+def test_a_lost_size_read_from_the_table_is_rule_3(sections: dict) -> None:
+    """Rule 3 as written (``lose_size`` with the config's ladder and shield) for every size the table holds and for
+    sizes beyond it (read by the rule itself)."""
+    cfg = config(**sections)
+    state = new_game("melee", cfg)
+    for size in range(0, 40):
+        state.chars[0].dice[0] = size
+        state._rows[0] = b""
+        state._lose_size(0, 0)
+        assert state.chars[0].dice[0] == lose_size(size, cfg.forms.ladder, cfg.consequences.min_die_hit)
+        assert state._rows[0] is None  # the sheet changed: its kept row is dropped
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {},
+        {"consequences": {"exhausted_forms": ["with_love"], "injured_forms": ["for_myself", "covertly", "directly"]}},
+        {"consequences": {"npc_exhausted_form": "self_protection", "npc_injured_form": "action"}},
+    ],
+)
+def test_default_consequence_read_from_the_table_hits_rule_15s_slots(sections: dict) -> None:
+    """Rule 15 as written (``default_consequence_slots`` of the config): the slots the table of the config's setup
+    makes the default consequence hit, for a PC and an NPC loser, exhausted and injured."""
+    cfg = config(**sections)
+    for npc_loser in (False, True):
+        for exhausted in (False, True):
+            state = new_game("melee", cfg)
+            loser = next(s for s, ch in enumerate(state.chars) if ch.npc == npc_loser)
+            before = [12, 10, 8, 6, 6, 4]
+            state.chars[loser].dice = list(before)
+            state.conseq = conflict._new_decided(((loser + 1) % state.num_players, loser))
+            state._apply_default_consequence(exhausted)
+            hit = default_consequence_slots(npc_loser, exhausted, cfg.consequences)
+            expected = [
+                lose_size(d, cfg.forms.ladder, cfg.consequences.min_die_hit) if i in hit else d
+                for i, d in enumerate(before)
+            ]
+            assert state.chars[loser].dice == expected
