@@ -490,8 +490,18 @@ class CrossroadsState(State[Hashable]):
         return list(range(_VALUE_1 + values.start - 1, _VALUE_1 + values.stop - 1))
 
     def _legal_spend(self) -> Sequence[int]:
-        """Rule 6: a spend on the roller itself."""
-        return self._own_options(self.ents[self.chk_eid], None, True)  # positional: a keyword call is not specialised
+        """Rule 6: a spend on the roller itself (``_own_options(e, None, True)`` inlined: the same key, memo, menu)."""
+        e = self.ents[self.chk_eid]
+        if e.is_char:
+            g, kh, m = e.stats  # type: ignore[union-attr]
+            room = self._stat_room
+            key: Hashable = (room[g], room[kh], room[m], e.plus, e.minus, None, None)
+        else:
+            key = (e.plus, e.minus, True)
+        out = self._own_menus.get(key)
+        if out is None:
+            return self._own_options(e, None, True)  # positional: a keyword call is not specialised
+        return out
 
     def _legal_outcome(self) -> Sequence[int]:
         """Rules 11.2/11.7: an outcome on oneself or against the other side."""
@@ -1019,12 +1029,14 @@ class CrossroadsState(State[Hashable]):
     # Rule 6: spending successes (and the outcomes of Rule 11.7 on oneself)
     # ------------------------------------------------------------------------------------------
     def _next_spend(self) -> None:
-        e = self.ents[self.chk_eid]
-        if self.left > 0 and e.alive:
-            self.phase = _Phase.SPEND
+        if self.left > 0 and self.ents[self.chk_eid].alive:
+            self.phase = _SPEND
             self.actor = self.chk_seat
             return
-        self._check_done()
+        if self.scene == _SETUP:  # _check_done inlined
+            self._next_setup()
+        else:
+            self._end_scene()
 
     def apply_self_op(self, e: Entity, a: int) -> None:
         """Rules 6 and 11.7: a spend or outcome on the roller itself."""
@@ -1182,13 +1194,15 @@ class CrossroadsState(State[Hashable]):
     def _start_scene(self) -> None:
         """Rules 8 and 13: the Admin picks a scene, unless three exits happened or the scene limit is hit."""
         ep = self.settings
-        end = rules.episode_end(self.exits, ep.exits_to_end, self.scene_no, ep.max_scenes)
-        if end is _EndReason.COMPLETED:
-            self._finish(end, f"{self.exits} exits")
-            return
-        if end is _EndReason.TIME_LIMIT:
-            self._finish(end, f"scene limit {ep.max_scenes}")
-            return
+        # rules.episode_end is None exactly below both limits: the call is made only when the episode may end
+        if self.exits >= ep.exits_to_end or self.scene_no >= ep.max_scenes:
+            end = rules.episode_end(self.exits, ep.exits_to_end, self.scene_no, ep.max_scenes)
+            if end is _EndReason.COMPLETED:
+                self._finish(end, f"{self.exits} exits")
+                return
+            if end is _EndReason.TIME_LIMIT:
+                self._finish(end, f"scene limit {ep.max_scenes}")
+                return
         self.scene_no += 1
         self.obs_progress = None
         self.phase = _Phase.ADMIN_SCENE
@@ -1211,22 +1225,22 @@ class CrossroadsState(State[Hashable]):
     def choose_scene(self, a: int) -> None:
         """Rule 8: the Admin chooses introduction, deal or confrontation."""
         admin = self.admin
-        if a == _Act.SCENE_INTRO_CHARACTER:
+        if a == _SCENE_INTRO_CHARACTER:
             self.scene = _Scene.INTRO_CHARACTER
             if self.narrating:
                 self.narrate("scene", f"Admin (player {admin + 1}): introduction of a new character.", admin)
             self.introduce_character()
-        elif a == _Act.SCENE_INTRO_FACTION:
+        elif a == _SCENE_INTRO_FACTION:
             self.scene = _Scene.INTRO_FACTION
             if self.narrating:
                 self.narrate("scene", f"Admin (player {admin + 1}): introduction of a new faction.", admin)
             self.create_faction(admin)
-        elif a == _Act.SCENE_DEAL:
+        elif a == _SCENE_DEAL:
             self.scene = _Scene.DEAL
             if self.narrating:
                 self.narrate("scene", f"Admin (player {admin + 1}): a deal with a faction.", admin)
             self.phase = _Phase.DEAL_FACTION
-        elif a == _Act.SCENE_CONFRONT:
+        elif a == _SCENE_CONFRONT:
             self.scene = _Scene.CONFRONT
             if self.narrating:
                 self.narrate("scene", f"Admin (player {admin + 1}): a confrontation.", admin)
@@ -1593,7 +1607,14 @@ class CrossroadsState(State[Hashable]):
         else:
             self.apply_self_op(self.ents[self.chk_eid], a)
             self.left -= 1
-        self._next_spend()
+            if self.left > 0 and self.ents[self.chk_eid].alive:  # _next_spend inlined: another spend
+                self.phase = _SPEND
+                self.actor = self.chk_seat
+                return
+        if self.scene == _SETUP:  # _check_done inlined
+            self._next_setup()
+        else:
+            self._end_scene()
 
     def _do_target(self, a: int) -> None:
         self.sides[1].eid = a - _TARGET_0
@@ -2076,6 +2097,8 @@ class _OppositionMenus(dict[int, tuple[int, ...]]):
 
 _ENTITY_MENUS = _EntityMenus()
 _ROLL = int(Phase.ROLL)
+_SPEND = int(Phase.SPEND)
+_SETUP = int(Scene.SETUP)
 _OVER = int(Phase.OVER)
 _FIRST_PLAYER = int(Phase.FIRST_PLAYER)
 _CONFRONT = int(Purpose.CONFRONT)

@@ -392,8 +392,9 @@ class Encoder:
         else:
             char_slots, spans = self.char_slots, self.spans
             mark = marks[seat]
-            # each changed entity once (the slots are disjoint); one change, the most common case, needs no set
-            for eid in (changes[mark],) if n - mark == 1 else set(changes[mark:]):
+            # each changed entity once (the slots are disjoint); one change, the most common case, needs no set, and
+            # none (only the markers changed) no slice
+            for eid in (changes[mark],) if n - mark == 1 else set(changes[mark:]) if n != mark else ():
                 start, end = spans[eid]
                 if eid < char_slots:
                     block[start:end] = self.char_row(st.chars[eid], seat)
