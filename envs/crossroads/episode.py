@@ -1030,7 +1030,7 @@ class CrossroadsState(State[Hashable]):
     # ------------------------------------------------------------------------------------------
     def _next_spend(self) -> None:
         if self.left > 0 and self.ents[self.chk_eid].alive:
-            self.phase = _SPEND
+            self.phase = _Phase.SPEND
             self.actor = self.chk_seat
             return
         if self.scene == _SETUP:  # _check_done inlined
@@ -1608,7 +1608,7 @@ class CrossroadsState(State[Hashable]):
             self.apply_self_op(self.ents[self.chk_eid], a)
             self.left -= 1
             if self.left > 0 and self.ents[self.chk_eid].alive:  # _next_spend inlined: another spend
-                self.phase = _SPEND
+                self.phase = _Phase.SPEND
                 self.actor = self.chk_seat
                 return
         if self.scene == _SETUP:  # _check_done inlined
