@@ -763,13 +763,13 @@ class CrossroadsState(State[Hashable]):
         return eid < self.faction_base
 
     def apply_chance(self, outcome: Hashable) -> None:
+        self._legal = None  # cleared first: a transition may set the next node's menu (see _rolled)
         if outcome is self._sampled and outcome is not None:  # the roll just drawn here: already valid
             self._sampled = None
             self._rolled(outcome)
         else:
             self._sampled = None
             self._apply_chance(outcome)
-        self._legal = None
 
     def _apply_chance(self, outcome: Hashable) -> None:
         if self.phase == _FIRST_PLAYER:
@@ -882,14 +882,23 @@ class CrossroadsState(State[Hashable]):
         self.phase = _Phase.ROLL
 
     def _rolled(self, dice: Dice) -> None:
-        if self.purpose == _Purpose.CONFRONT:
-            s = self.sides[self.side_i]
+        if self.purpose == _CONFRONT:
+            i = self.side_i
+            s = self.sides[i]
             s.dice = dice
             s.obs = None
-            e = self.ents[s.eid]
             if self.narrating:
+                e = self.ents[s.eid]
                 self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", s.seat, dice=dice)
-            self._confront_next_roll()
+            if self.initial_rolls:  # _confront_next_roll inlined (Rule 11.3: all roll, then burns to reroll)
+                if i == 0:
+                    self.side_i = 1
+                    return
+                self.initial_rolls = False
+                self.side_i = i = 0
+                s = self.sides[0]
+            self.phase = _Phase.BURN_AFTER
+            self.actor = s.seat
             return
         self.dice = dice
         e = self.ents[self.chk_eid]
@@ -898,6 +907,7 @@ class CrossroadsState(State[Hashable]):
         if e.is_char and self.settings.one_each:
             self.phase = _Phase.ASSIGN
             self.actor = self.chk_seat
+            self._legal = ASSIGN_ACTIONS  # _legal_assign's menu, kept at once (no call when it is asked)
         else:
             self._assigned(0)
 
@@ -1419,6 +1429,7 @@ class CrossroadsState(State[Hashable]):
             if eid < self.faction_base and self.settings.one_each:
                 self.phase = _Phase.ASSIGN
                 self.actor = s.seat
+                self._legal = ASSIGN_ACTIONS  # _legal_assign's menu, kept at once (no call when it is asked)
                 return
             self._side_assigned(s, 0)
         self.resolve_confrontation()
@@ -1586,8 +1597,8 @@ class CrossroadsState(State[Hashable]):
             legal = self._legal = _LEGAL_OF[self.phase](self)
         if a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) in {self.decision_context()}")
+        self._legal = None  # the next node's legal ids are listed when asked (or kept by the move, see _rolled)
         _APPLY_OF[self.phase](self, a)
-        self._legal = None  # the move made: the next node's legal ids are listed when asked
 
     # -- one method per decision phase --------------------------------------------------------------
     def _do_build(self, a: int) -> None:
