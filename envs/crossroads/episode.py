@@ -490,8 +490,18 @@ class CrossroadsState(State[Hashable]):
         return list(range(_VALUE_1 + values.start - 1, _VALUE_1 + values.stop - 1))
 
     def _legal_spend(self) -> Sequence[int]:
-        """Rule 6: a spend on the roller itself."""
-        return self._own_options(self.ents[self.chk_eid], None, True)  # positional: a keyword call is not specialised
+        """Rule 6: a spend on the roller itself (``_own_options(e, None, True)`` inlined: the same key, memo, menu)."""
+        e = self.ents[self.chk_eid]
+        if e.is_char:
+            g, kh, m = e.stats  # type: ignore[union-attr]
+            room = self._stat_room
+            key: Hashable = (room[g], room[kh], room[m], e.plus, e.minus, None, None)
+        else:
+            key = (e.plus, e.minus, True)
+        out = self._own_menus.get(key)
+        if out is None:
+            return self._own_options(e, None, True)  # positional: a keyword call is not specialised
+        return out
 
     def _legal_outcome(self) -> Sequence[int]:
         """Rules 11.2/11.7: an outcome on oneself or against the other side."""
@@ -753,13 +763,13 @@ class CrossroadsState(State[Hashable]):
         return eid < self.faction_base
 
     def apply_chance(self, outcome: Hashable) -> None:
+        self._legal = None  # cleared first: a transition may set the next node's menu (see _rolled)
         if outcome is self._sampled and outcome is not None:  # the roll just drawn here: already valid
             self._sampled = None
             self._rolled(outcome)
         else:
             self._sampled = None
             self._apply_chance(outcome)
-        self._legal = None
 
     def _apply_chance(self, outcome: Hashable) -> None:
         if self.phase == _FIRST_PLAYER:
@@ -872,14 +882,23 @@ class CrossroadsState(State[Hashable]):
         self.phase = _Phase.ROLL
 
     def _rolled(self, dice: Dice) -> None:
-        if self.purpose == _Purpose.CONFRONT:
-            s = self.sides[self.side_i]
+        if self.purpose == _CONFRONT:
+            i = self.side_i
+            s = self.sides[i]
             s.dice = dice
             s.obs = None
-            e = self.ents[s.eid]
             if self.narrating:
+                e = self.ents[s.eid]
                 self.narrate("roll", f"{e.name} rolls 3d10: {', '.join(map(str, dice))}.", s.seat, dice=dice)
-            self._confront_next_roll()
+            if self.initial_rolls:  # _confront_next_roll inlined (Rule 11.3: all roll, then burns to reroll)
+                if i == 0:
+                    self.side_i = 1
+                    return
+                self.initial_rolls = False
+                self.side_i = i = 0
+                s = self.sides[0]
+            self.phase = _Phase.BURN_AFTER
+            self.actor = s.seat
             return
         self.dice = dice
         e = self.ents[self.chk_eid]
@@ -888,6 +907,7 @@ class CrossroadsState(State[Hashable]):
         if e.is_char and self.settings.one_each:
             self.phase = _Phase.ASSIGN
             self.actor = self.chk_seat
+            self._legal = ASSIGN_ACTIONS  # _legal_assign's menu, kept at once (no call when it is asked)
         else:
             self._assigned(0)
 
@@ -1019,12 +1039,14 @@ class CrossroadsState(State[Hashable]):
     # Rule 6: spending successes (and the outcomes of Rule 11.7 on oneself)
     # ------------------------------------------------------------------------------------------
     def _next_spend(self) -> None:
-        e = self.ents[self.chk_eid]
-        if self.left > 0 and e.alive:
+        if self.left > 0 and self.ents[self.chk_eid].alive:
             self.phase = _Phase.SPEND
             self.actor = self.chk_seat
             return
-        self._check_done()
+        if self.scene == _SETUP:  # _check_done inlined
+            self._next_setup()
+        else:
+            self._end_scene()
 
     def apply_self_op(self, e: Entity, a: int) -> None:
         """Rules 6 and 11.7: a spend or outcome on the roller itself."""
@@ -1182,13 +1204,15 @@ class CrossroadsState(State[Hashable]):
     def _start_scene(self) -> None:
         """Rules 8 and 13: the Admin picks a scene, unless three exits happened or the scene limit is hit."""
         ep = self.settings
-        end = rules.episode_end(self.exits, ep.exits_to_end, self.scene_no, ep.max_scenes)
-        if end is _EndReason.COMPLETED:
-            self._finish(end, f"{self.exits} exits")
-            return
-        if end is _EndReason.TIME_LIMIT:
-            self._finish(end, f"scene limit {ep.max_scenes}")
-            return
+        # rules.episode_end is None exactly below both limits: the call is made only when the episode may end
+        if self.exits >= ep.exits_to_end or self.scene_no >= ep.max_scenes:
+            end = rules.episode_end(self.exits, ep.exits_to_end, self.scene_no, ep.max_scenes)
+            if end is _EndReason.COMPLETED:
+                self._finish(end, f"{self.exits} exits")
+                return
+            if end is _EndReason.TIME_LIMIT:
+                self._finish(end, f"scene limit {ep.max_scenes}")
+                return
         self.scene_no += 1
         self.obs_progress = None
         self.phase = _Phase.ADMIN_SCENE
@@ -1211,22 +1235,22 @@ class CrossroadsState(State[Hashable]):
     def choose_scene(self, a: int) -> None:
         """Rule 8: the Admin chooses introduction, deal or confrontation."""
         admin = self.admin
-        if a == _Act.SCENE_INTRO_CHARACTER:
+        if a == _SCENE_INTRO_CHARACTER:
             self.scene = _Scene.INTRO_CHARACTER
             if self.narrating:
                 self.narrate("scene", f"Admin (player {admin + 1}): introduction of a new character.", admin)
             self.introduce_character()
-        elif a == _Act.SCENE_INTRO_FACTION:
+        elif a == _SCENE_INTRO_FACTION:
             self.scene = _Scene.INTRO_FACTION
             if self.narrating:
                 self.narrate("scene", f"Admin (player {admin + 1}): introduction of a new faction.", admin)
             self.create_faction(admin)
-        elif a == _Act.SCENE_DEAL:
+        elif a == _SCENE_DEAL:
             self.scene = _Scene.DEAL
             if self.narrating:
                 self.narrate("scene", f"Admin (player {admin + 1}): a deal with a faction.", admin)
             self.phase = _Phase.DEAL_FACTION
-        elif a == _Act.SCENE_CONFRONT:
+        elif a == _SCENE_CONFRONT:
             self.scene = _Scene.CONFRONT
             if self.narrating:
                 self.narrate("scene", f"Admin (player {admin + 1}): a confrontation.", admin)
@@ -1405,6 +1429,7 @@ class CrossroadsState(State[Hashable]):
             if eid < self.faction_base and self.settings.one_each:
                 self.phase = _Phase.ASSIGN
                 self.actor = s.seat
+                self._legal = ASSIGN_ACTIONS  # _legal_assign's menu, kept at once (no call when it is asked)
                 return
             self._side_assigned(s, 0)
         self.resolve_confrontation()
@@ -1572,8 +1597,8 @@ class CrossroadsState(State[Hashable]):
             legal = self._legal = _LEGAL_OF[self.phase](self)
         if a not in legal:
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) in {self.decision_context()}")
+        self._legal = None  # the next node's legal ids are listed when asked (or kept by the move, see _rolled)
         _APPLY_OF[self.phase](self, a)
-        self._legal = None  # the move made: the next node's legal ids are listed when asked
 
     # -- one method per decision phase --------------------------------------------------------------
     def _do_build(self, a: int) -> None:
@@ -1593,7 +1618,14 @@ class CrossroadsState(State[Hashable]):
         else:
             self.apply_self_op(self.ents[self.chk_eid], a)
             self.left -= 1
-        self._next_spend()
+            if self.left > 0 and self.ents[self.chk_eid].alive:  # _next_spend inlined: another spend
+                self.phase = _Phase.SPEND
+                self.actor = self.chk_seat
+                return
+        if self.scene == _SETUP:  # _check_done inlined
+            self._next_setup()
+        else:
+            self._end_scene()
 
     def _do_target(self, a: int) -> None:
         self.sides[1].eid = a - _TARGET_0
@@ -2076,6 +2108,8 @@ class _OppositionMenus(dict[int, tuple[int, ...]]):
 
 _ENTITY_MENUS = _EntityMenus()
 _ROLL = int(Phase.ROLL)
+_SPEND = int(Phase.SPEND)
+_SETUP = int(Scene.SETUP)
 _OVER = int(Phase.OVER)
 _FIRST_PLAYER = int(Phase.FIRST_PLAYER)
 _CONFRONT = int(Purpose.CONFRONT)

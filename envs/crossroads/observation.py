@@ -392,11 +392,22 @@ class Encoder:
         else:
             char_slots, spans = self.char_slots, self.spans
             mark = marks[seat]
-            # each changed entity once (the slots are disjoint); one change, the most common case, needs no set
-            for eid in (changes[mark],) if n - mark == 1 else set(changes[mark:]):
+            # each changed entity once (the slots are disjoint); one change, the most common case, needs no set, and
+            # none (only the markers changed) no slice
+            for eid in (changes[mark],) if n - mark == 1 else set(changes[mark:]) if n != mark else ():
                 start, end = spans[eid]
-                if eid < char_slots:
-                    block[start:end] = self.char_row(st.chars[eid], seat)
+                if eid < char_slots:  # char_row inlined (the same four table pieces)
+                    c = st.chars[eid]
+                    g0, g1, g2 = c.goals
+                    s0, s1, s2 = c.stats
+                    block[start:end] = _JOIN(
+                        (
+                            self.char_idents[c.alive][(c.owner - seat) % self.players if c.personal else self.players],
+                            self.stat_rows[s0][s1][s2],
+                            self.condition_rows[c.plus][c.minus],
+                            self.char_flag_rows[c.wounded, c.dying, g0, g1, g2, c.advantage],
+                        )
+                    )
                 else:
                     block[start:end] = self.faction_row(st.factions[eid - char_slots], seat)
             old = st.obs_marked[seat]
