@@ -515,9 +515,12 @@ class CrossroadsState(State[Hashable]):
         return _BURN_OR_PASS if self.ents[self.sides[self.side_i].eid].plus > 0 else _PASS_ONLY
 
     def _legal_burn_after(self) -> Sequence[int]:
-        """Rule 11.3: a side with a +C may burn it to reroll."""
+        """Rule 11.3: a side with a +C may burn it to reroll (``rules.may_reroll`` inlined).
+
+        A +C, and a first reroll or ``confrontation.reroll_repeatable``.
+        """
         s = self.sides[self.side_i]
-        ok = rules.may_reroll(self.ents[s.eid].plus, self.settings.reroll_repeatable, s.rerolls)
+        ok = self.ents[s.eid].plus > 0 and (self.settings.reroll_repeatable or s.rerolls == 0)
         return _BURN_OR_PASS if ok else _PASS_ONLY
 
     # The menus that list entities in play (targets, oppositions, deal partners, factions) are the bit sets of who
@@ -1229,8 +1232,17 @@ class CrossroadsState(State[Hashable]):
                 self.narrate("goal_check", f"{c.name} achieved its goal: a check to lower factions' Influence.", seat)
             self.begin_check(c.idx, seat, _Purpose.GOAL)
             return
-        self.admin = self._next_admins[self.admin]
-        self._start_scene()
+        self.admin = admin = self._next_admins[self.admin]
+        ep = self.settings  # _start_scene inlined (a scene ends about every other step)
+        if self.exits >= ep.exits_to_end or self.scene_no >= ep.max_scenes:  # the episode may end (Rule 13)
+            self._start_scene()
+            return
+        self.scene_no += 1
+        self.obs_progress = None
+        self.phase = _Phase.ADMIN_SCENE
+        self.actor = admin
+        self.sides = []
+        self.obs_markers = None
 
     def choose_scene(self, a: int) -> None:
         """Rule 8: the Admin chooses introduction, deal or confrontation."""
@@ -1659,6 +1671,9 @@ class CrossroadsState(State[Hashable]):
     def _do_burn_before(self, a: int) -> None:
         if a == _BURN:
             self.burn_before(self.sides[self.side_i])
+        elif self.side_i == 0:  # _next_burn_before inlined: the second side's turn to burn
+            self.side_i = 1
+            self.actor = self.sides[1].seat
         else:
             self._next_burn_before()
 

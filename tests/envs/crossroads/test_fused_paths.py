@@ -24,6 +24,7 @@ VARIANTS = [
     {"episode__players": 2},
     {"episode__players": 5, "episode__exits_to_end": 5},
     {"episode__max_scenes": 6},
+    {"confrontation__reroll_repeatable": False},
     {"crossroads__effect": "gain_minus_c"},
     {"crossroads__effect": "goal_box_on_miss"},
     {"spend__double_step": "opposite_sign", "spend__outcomes_per_success": 2},
