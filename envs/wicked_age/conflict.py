@@ -128,10 +128,13 @@ def _draw_table(available: int) -> tuple[tuple[int, ...], ...]:
     return _DRAW_TABLES.setdefault(available, tuple(table))
 
 
+assert _SHUFFLE_DRAWS == ((6, 3), (5, 3), (4, 3), (3, 2), (2, 2))  # the draws :func:`forms_draw` makes, written out
+
+
 def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
     """Rule 4: ``available`` of the six forms, sorted: the first ones of ``rng.shuffle`` of them, with its draws.
 
-    The shuffle's own draws are made here: for each place from the last, ``random.Random._randbelow``
+    The shuffle's own draws are made here, written out: for each place from the last, ``random.Random._randbelow``
     of its bound ``n`` (``getrandbits`` of ``n``'s bit length, drawn again while not below ``n``: the same calls on
     the same outputs of the generator), and the draw is read from a table of every outcome by the mixed-radix index
     of the five draws (:data:`_DRAW_TABLES`): no shuffle, slice and sort per conflict and no Python frame per draw.
@@ -143,14 +146,23 @@ def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
         rng.shuffle(forms)
         return tuple(sorted(forms[:available]))
     g = r.getrandbits
-    index = 0
-    for n, bits in _SHUFFLE_DRAWS:  # ``_randbelow(n)``: getrandbits of n's bit length, redrawn while not below n
-        j = g(bits)
-        while j >= n:
-            j = g(bits)
-        index = index * n + j  # the mixed-radix index of the draws so far (itertools.product's order)
+    j0 = g(3)
+    while j0 >= 6:  # noqa: PLR2004  (the bounds and bits of _SHUFFLE_DRAWS, asserted above)
+        j0 = g(3)
+    j1 = g(3)
+    while j1 >= 5:  # noqa: PLR2004
+        j1 = g(3)
+    j2 = g(3)
+    while j2 >= 4:  # noqa: PLR2004
+        j2 = g(3)
+    j3 = g(2)
+    while j3 >= 3:  # noqa: PLR2004
+        j3 = g(2)
+    j4 = g(2)
+    while j4 >= 2:  # noqa: PLR2004
+        j4 = g(2)
     table = _DRAW_TABLES.get(available) or _draw_table(available)
-    return table[index]
+    return table[(((j0 * 5 + j1) * 4 + j2) * 3 + j3) * 2 + j4]
 
 
 EMPTY_SHEET: tuple[int, ...] = tuple(0 for _ in SHEET_SLOTS)
