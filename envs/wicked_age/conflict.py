@@ -145,6 +145,8 @@ def forms_draw(rng: Rng, available: int) -> tuple[int, ...]:
         forms = list(PC_FORM_IDS)
         rng.shuffle(forms)
         return tuple(sorted(forms[:available]))
+    # written out, not a loop over _SHUFFLE_DRAWS: the loop measured 0.4k instructions a melee step more (99.2k
+    # against 98.8k, `python -m training.bench.instructions`)
     g = r.getrandbits
     j0 = g(3)
     while j0 >= 6:  # noqa: PLR2004  (the bounds and bits of _SHUFFLE_DRAWS, asserted above)
