@@ -104,7 +104,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         self._mask = np.ones(n, dtype=bool)
         self._masks = mask_cache(n)  # kept read-only masks by legal ids, shared with every env of n actions
         self.state: State | None = None
-        self._ended_by_illegal = False
+        self._to_move = False  # the seat is to move: False before reset(), after the end and after an illegal action
         self._rng = Rng(0)
         self._rendered = 0
 
@@ -139,7 +139,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         else:
             raise RuntimeError(f"seat {self.seat} never got a decision in {MAX_DEALS} deals")
         self._rendered = 0
-        self._ended_by_illegal = False
+        self._to_move = True
         return self._obs(), self._info()
 
     def step(self, action):
@@ -147,7 +147,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         if state is None:
             raise RuntimeError("call reset() before step()")
         seat = self.seat
-        if self._ended_by_illegal or state.current_player() != seat:
+        if not self._to_move:  # kept by reset() and step() (one test instead of a current_player() call per step)
             raise RuntimeError("step() called after the episode ended; call reset()")
         kind = type(action)
         a = action if kind is int else int(action) if kind is np.int64 else action_id(action)
@@ -156,7 +156,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             info["action_mask"] = self._mask.copy()  # the last info holds this decision's mask: a fresh one here
             info["illegal_action"] = True
             info["illegal_action_id"] = a if a is not None else repr(action)
-            self._ended_by_illegal = True
+            self._to_move = False
             return self._obs(), self.illegal_action_penalty, True, False, info
         state.apply_action(a)
         advance(state, self._rng, self._policies, self.num_actions, seat)
@@ -169,6 +169,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
                 obs = self._clip(obs)  # an observation the scenario does not promise fresh, float32, in bounds
             return obs, 0.0, False, False, {"illegal_action": False, "action_mask": mask}
         self._mask = np.ones(self.num_actions, dtype=bool)
+        self._to_move = False  # advance stops at the seat or at the end
         terminated = state.current_player() == TERMINAL
         reward = state.returns()[seat] if terminated else 0.0
         return self._obs(), float(reward), terminated, False, self._info()

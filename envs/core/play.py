@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from envs.core.dice import Rng
-from envs.core.game import CHANCE, TERMINAL, State
+from envs.core.game import CHANCE, State
 from envs.core.policy import Policy, UniformRandom, legal_mask
 
 StepHook = Callable[[State, int, int], None]
@@ -36,25 +36,27 @@ def advance(
     where the loop stops. Returns the number of seat decisions made.
     """
     decisions = 0
+    any_seat = stop_at == ANY_SEAT
+    uniform = UniformRandom
     while True:
         player = state.current_player()
-        if player == TERMINAL:
-            return decisions
-        if player == CHANCE:
+        if player < 0:  # CHANCE or TERMINAL, the two players that are not seats (one test for both on a seat's turn)
+            if player != CHANCE:
+                return decisions
             state.apply_chance(state.sample_chance(rng))
             continue
-        if player == stop_at or stop_at == ANY_SEAT:
+        if player == stop_at or any_seat:
             return decisions
         if decisions >= max_steps:
             raise RuntimeError(f"game did not end within {max_steps} decisions")
         policy = policies[player]
-        if policy is None:
-            raise ValueError(f"no policy for seat {player}")
         prng = policy_rngs[player] if policy_rngs else rng
-        if type(policy) is UniformRandom:  # exactly it (a subclass may pick otherwise): no mask needed
+        if type(policy) is uniform:  # exactly it (a subclass may pick otherwise): no mask needed
             # UniformRandom.act_legal, inlined (one call less per opponent decision): the same draw from the same ids
             ids = sorted(state.legal_tuple())
             action = ids[int(prng.random() * len(ids))]
+        elif policy is None:
+            raise ValueError(f"no policy for seat {player}")
         else:
             action = policy.act(state, legal_mask(state, num_actions), prng)
         if hook is not None:
