@@ -408,6 +408,8 @@ MANEUVERS = tuple(Maneuver)
 class DuelState(State):
     """Two Blackbird combatants in a melee (or, with ``duel.ranged``, a firefight with cover)."""
 
+    legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
+
     def __init__(self, cfg: BlackbirdConfig) -> None:
         super().__init__(2)
         self.cfg = cfg

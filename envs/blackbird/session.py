@@ -241,6 +241,8 @@ def _readings(setup: _SessionSetup, obstacle: int | None, conditions: tuple[str,
 class SessionState(State):
     """A Blackbird character meeting a run of obstacles over ``session.sessions`` sessions."""
 
+    legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
+
     def __init__(self, cfg: BlackbirdConfig) -> None:
         super().__init__(1)
         self.cfg = cfg

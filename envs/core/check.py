@@ -13,7 +13,7 @@ The checks, per scenario:
 - ``random_play``: ``steps`` random masked decisions (every seat random, chance drawn with
   ``sample_chance``); every episode ends within the scenario's ``max_episode_steps`` decisions; legal
   actions are distinct ids in range and non-empty at a decision, empty elsewhere, and ``legal_tuple()``
-  holds them as a tuple; observations have the
+  holds them as a tuple (in increasing order where the state sets ``legal_sorted``); observations have the
   declared length, are finite float32 inside ``observation_bounds`` (and fresh, writable arrays where the scenario
   declares ``observation_in_bounds``); returns are finite.
 - ``masks``: the env's ``action_masks()`` equals the mask of ``state.legal_actions()`` at every step.
@@ -297,6 +297,8 @@ def check_random_play(
         kept = state.legal_tuple()
         if type(kept) is not tuple or kept != tuple(legal):
             raise CheckFailure(f"legal_tuple() {kept!r} is not legal_actions() {legal} as a tuple")
+        if state.legal_sorted and list(kept) != sorted(kept):
+            raise CheckFailure(f"legal_tuple() {kept!r} is not in increasing order, but the state sets legal_sorted")
         if len(set(legal)) != len(legal):
             raise CheckFailure(f"legal_actions() repeats an id: {legal}")
         out = [a for a in legal if not 0 <= a < n_actions]

@@ -75,6 +75,10 @@ class State(ABC, Generic[ChanceT]):
     """
 
     num_players: int
+    legal_sorted: ClassVar[bool] = False
+    """True when :meth:`legal_tuple` is always in increasing order (the engine promises it; ``rulebreaker check``
+    and the check tests verify it at every decision). :func:`~envs.core.play.advance` then picks a uniform
+    opponent's move from the tuple as it is, without sorting a copy first (the same pick)."""
     narrating: bool = True
     """False in simulations (and wherever nobody reads the log): :meth:`narrate` then records nothing, and an
     engine may test it before building an expensive line. No rule may read the log."""

@@ -38,6 +38,7 @@ def advance(
     decisions = 0
     any_seat = stop_at == ANY_SEAT
     uniform = UniformRandom
+    presorted = state.legal_sorted  # the engine's legal tuples are in increasing order: a uniform pick needs no sort
     while True:
         player = state.current_player()
         if player < 0:  # CHANCE or TERMINAL, the two players that are not seats (one test for both on a seat's turn)
@@ -53,7 +54,7 @@ def advance(
         prng = policy_rngs[player] if policy_rngs else rng
         if type(policy) is uniform:  # exactly it (a subclass may pick otherwise): no mask needed
             # UniformRandom.act_legal, inlined (one call less per opponent decision): the same draw from the same ids
-            ids = sorted(state.legal_tuple())
+            ids = state.legal_tuple() if presorted else sorted(state.legal_tuple())
             action = ids[int(prng.random() * len(ids))]
         elif policy is None:
             raise ValueError(f"no policy for seat {player}")

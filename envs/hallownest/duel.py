@@ -664,6 +664,8 @@ _ATTACK_ALL = attrgetter(*Attack.FIELDS)
 class DuelState(State[int]):
     """A Hallownest duel; the module docstring is its rules card."""
 
+    legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
+
     FIELDS = (
         "cfg",
         "k",

@@ -235,6 +235,8 @@ def _setup(cfg: StorytellerConfig) -> _DuelSetup:
 class DuelState(State[DuelChance]):
     """A duel in progress (the module docstring is its rules card)."""
 
+    legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
+
     FIELDS: ClassVar[tuple[str, ...]] = (
         "num_players",
         "log",

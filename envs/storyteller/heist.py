@@ -363,6 +363,8 @@ class Task:
 class HeistState(State[HeistChance]):
     """A heist in progress (the module docstring is its rules card)."""
 
+    legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
+
     FIELDS: ClassVar[tuple[str, ...]] = (
         "num_players",
         "log",

@@ -146,6 +146,15 @@ class ReversedLegalTuple(PigState):
         return tuple(reversed(self.legal_actions()))
 
 
+class UnsortedButPromised(PigState):
+    """Sets legal_sorted but lists its legal ids in decreasing order."""
+
+    legal_sorted = True
+
+    def legal_actions(self):
+        return super().legal_actions()[::-1]
+
+
 @pytest.mark.parametrize(
     ("state_cls", "check", "fragment"),
     [
@@ -157,6 +166,7 @@ class ReversedLegalTuple(PigState):
         (FlickeringMask, "masks", "action_masks()"),
         (OutOfRange, "random_play", "outside range(2)"),
         (ReversedLegalTuple, "random_play", "is not legal_actions()"),
+        (UnsortedButPromised, "random_play", "not in increasing order"),
     ],
 )
 def test_a_planted_fault_fails_its_check(state_cls: type[PigState], check: str, fragment: str) -> None:
