@@ -409,6 +409,7 @@ class DuelState(State):
     """Two Blackbird combatants in a melee (or, with ``duel.ranged``, a firefight with cover)."""
 
     legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
+    player_kept = True  # current_player() is the kept _player (``rulebreaker check`` verifies it at every node)
 
     def __init__(self, cfg: BlackbirdConfig) -> None:
         super().__init__(2)
@@ -420,7 +421,7 @@ class DuelState(State):
         self.distance = cfg.duel.start_distance
         self.turn = 0
         self.active = 0
-        self._cp = 0  # current_player(), set with every change of phase
+        self._player = 0  # current_player(), set with every change of phase
         self._legal: tuple[int, ...] | None = None  # this node's legal ids once asked (legal_actions)
         self.ex: Exchange | None = None
         self.checker: int | None = None  # who is rolling to stay conscious
@@ -435,7 +436,7 @@ class DuelState(State):
             self.log.append(setup.start_event)  # narrate("start", ...), the config's one event
         # the first turn (seat 0's): fresh fighters hold no effects to end and are not stunned (Rule 14)
         self.phase = MANEUVER
-        self._cp = 0
+        self._player = 0
 
     # -- the position, read through the rules -----------------------------------------------------------
     def name(self, seat: int) -> str:
@@ -527,13 +528,13 @@ class DuelState(State):
 
     # -- protocol -------------------------------------------------------------------------------------
     def current_player(self) -> int:
-        """The seat to move, ``CHANCE`` or ``TERMINAL``: ``_cp``, which every change of phase sets.
+        """The seat to move, ``CHANCE`` or ``TERMINAL``: ``_player``, which every change of phase sets.
 
         The adapter and the playouts ask it several times a step, so it is kept up to date by the code that
         moves the phase (``_end_turn``, ``_open_attack``, the spends, the resolutions and ``finish``) rather
         than re-derived; :meth:`decider` derives it from the phase (the fast-path test compares the two).
         """
-        return self._cp
+        return self._player
 
     def decision_context(self) -> str:
         return DUEL_CONTEXTS.get(self.phase, CHANCE_CONTEXT)
@@ -576,7 +577,7 @@ class DuelState(State):
                 legal = ()
             elif self.phase is MANEUVER:  # (a kept tuple is never empty: Aim is always open, a spend of 0 too)
                 legal = self._maneuvers.get(self.distance) or self._maneuvers_here()
-            elif (seat := self._cp) >= 0:
+            elif (seat := self._player) >= 0:
                 legal = self.setup.spend_actions.get(self.f[seat].pool) or self._spend_actions(seat)
             else:
                 legal = ()
@@ -616,26 +617,26 @@ class DuelState(State):
             ex.can_defend = open_to_defence = can_defend(self.f[defender].all_out_attack)
             if open_to_defence:
                 self.phase = DEFENSE_SPEND
-                self._cp = defender
+                self._player = defender
             else:
                 if self.narrating:
                     self.narrate("open", f"{self.name(defender)} attacked all-out and cannot defend.", defender)
                 self.phase = ATTACK_ROLL
-                self._cp = CHANCE
+                self._player = CHANCE
         elif ph is DEFENSE_SPEND:  # Rules 2, 5, 13/14: the defender's dice with k pool dice
             ex = self.ex
             assert ex is not None
             k = ex.def_spent = action - DUEL_SPEND_0
             ex.def_dice = self.defense_pool(1 - ex.attacker, ex.maneuver is CALLED_SHOT, k)
             self.phase = ATTACK_ROLL
-            self._cp = CHANCE
+            self._player = CHANCE
         else:  # CHECK_SPEND: the only other phase with legal actions
             self._check_spend(action - DUEL_SPEND_0)
 
     def finish(self, winner: int | None, reason: EndReason, returns: Sequence[float], detail: str = "") -> None:
         """The game ends (:meth:`State.finish`); nobody moves any more."""
         super().finish(winner, reason, returns, detail)
-        self._cp = TERMINAL
+        self._player = TERMINAL
 
     # -- turns ------------------------------------------------------------------------------------------
     def _end_turn(self) -> None:
@@ -657,7 +658,7 @@ class DuelState(State):
             fi.all_out_attack = fi.all_out_defense = fi.ready = fi.cover = False
             if not fi.stunned:
                 self.phase = MANEUVER
-                self._cp = me
+                self._player = me
                 return
             fi.stunned = False
             if self.narrating:
@@ -722,7 +723,7 @@ class DuelState(State):
         if self.narrating:
             self.narrate("attack", f"{self.name(attacker)} {ATTACK_VERBS[m]}.", attacker, maneuver=m.name.lower())
         self.phase = ATTACK_SPEND
-        self._cp = attacker
+        self._player = attacker
 
     def _check_spend(self, k: int) -> None:
         """Rule 17: the stay-up roll, built as in Rule 2, with k pool dice."""
@@ -730,7 +731,7 @@ class DuelState(State):
         assert self.checker is not None
         self.check_dice = self._roll_pool(self.checker, self.setup.stay_up_use, STAY_UP, k, 0)
         self.phase = CHECK_ROLL
-        self._cp = CHANCE
+        self._player = CHANCE
 
     # -- chance ---------------------------------------------------------------------------------------
     def _dice_now(self) -> int:
@@ -907,7 +908,7 @@ class DuelState(State):
             self.narrate("check", f"{self.name(seat)} is below zero and rolls to stay conscious.", seat)
         if self.setup.check_pool_dice:
             self.phase = CHECK_SPEND
-            self._cp = seat
+            self._player = seat
         else:
             self._check_spend(0)
 

@@ -13,7 +13,8 @@ The checks, per scenario:
 - ``random_play``: ``steps`` random masked decisions (every seat random, chance drawn with
   ``sample_chance``); every episode ends within the scenario's ``max_episode_steps`` decisions; legal
   actions are distinct ids in range and non-empty at a decision, empty elsewhere, and ``legal_tuple()``
-  holds them as a tuple (in increasing order where the state sets ``legal_sorted``); observations have the
+  holds them as a tuple (in increasing order where the state sets ``legal_sorted``); a state that sets
+  ``player_kept`` holds ``current_player()`` in ``_player`` at every node; observations have the
   declared length, are finite float32 inside ``observation_bounds`` (and fresh, writable arrays where the scenario
   declares ``observation_in_bounds``); returns are finite.
 - ``masks``: the env's ``action_masks()`` equals the mask of ``state.legal_actions()`` at every step.
@@ -272,6 +273,9 @@ def check_random_play(
     episode_steps = 0
     while decisions < steps or episode_steps:
         player = state.current_player()
+        if state.player_kept and getattr(state, "_player", None) != player:
+            raise CheckFailure(f"_player is {getattr(state, '_player', None)} but current_player() is {player}, and the "
+                               "state sets player_kept")  # fmt: skip
         if player == TERMINAL:
             if state.legal_actions():
                 raise CheckFailure("legal_actions() is not empty at a terminal state")

@@ -75,6 +75,12 @@ class State(ABC, Generic[ChanceT]):
     """
 
     num_players: int
+    player_kept: ClassVar[bool] = False
+    """True when the engine keeps :meth:`current_player`'s value in ``self._player`` at every node (it promises it;
+    ``rulebreaker check`` and the check tests verify it at every node). :func:`~envs.core.play.advance` and the
+    Gymnasium adapter then read the attribute instead of calling the method, several times a step."""
+    _player: int
+    """The kept :meth:`current_player` of a state that sets ``player_kept``."""
     legal_sorted: ClassVar[bool] = False
     """True when :meth:`legal_tuple` is always in increasing order (the engine promises it; ``rulebreaker check``
     and the check tests verify it at every decision). :func:`~envs.core.play.advance` then picks a uniform

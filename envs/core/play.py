@@ -38,9 +38,10 @@ def advance(
     decisions = 0
     any_seat = stop_at == ANY_SEAT
     uniform = UniformRandom
+    kept = state.player_kept  # the engine keeps current_player() in _player: read it, no method call per loop
     presorted = state.legal_sorted  # the engine's legal tuples are in increasing order: a uniform pick needs no sort
     while True:
-        player = state.current_player()
+        player = state._player if kept else state.current_player()
         if player < 0:  # CHANCE or TERMINAL, the two players that are not seats (one test for both on a seat's turn)
             if player != CHANCE:
                 return decisions

@@ -665,6 +665,7 @@ class DuelState(State[int]):
     """A Hallownest duel; the module docstring is its rules card."""
 
     legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
+    player_kept = True  # current_player() is the kept _player (``rulebreaker check`` verifies it at every node)
 
     FIELDS = (
         "cfg",
@@ -698,7 +699,7 @@ class DuelState(State[int]):
         "_soak_mod",
         "_focus_auto",
         "_legal",
-        "to_move",
+        "_player",
         "grapple_on",
         "obs_encoder",
         "_defense_options",
@@ -732,7 +733,7 @@ class DuelState(State[int]):
         self.maneuverability = setup.maneuverability
         self.bugs = [Bug(profile, x, y) for profile, (x, y) in zip(setup.profiles, setup.starts, strict=True)]
         self.phase = INITIATIVE
-        self.to_move = CHANCE  # current_player(), kept with the phase (an initiative roll comes first)
+        self._player = CHANCE  # current_player(), kept with the phase (an initiative roll comes first)
         self.init_seat = 0
         self.order: list[int] = [0, 1]
         self.turn_idx = 0
@@ -773,10 +774,10 @@ class DuelState(State[int]):
     def current_player(self) -> int:
         """The seat to move (the active bug in a turn, the deciding one in a reaction), ``CHANCE`` or ``TERMINAL``.
 
-        Kept in ``to_move`` where the phase changes, as each phase says: the adapter asks it about five times per
+        Kept in ``_player`` where the phase changes, as each phase says: the adapter asks it about five times per
         step, and a slot read is a third of the phase tests (test_fast_paths checks it after every transition).
         """
-        return self.to_move
+        return self._player
 
     def clone(self) -> DuelState:
         new = DuelState.__new__(DuelState)
@@ -1137,7 +1138,7 @@ class DuelState(State[int]):
 
     # -- helpers ---------------------------------------------------------------------------------
     def _set_roll(self, phase: Phase, dice: int, rerolls: int) -> None:
-        self.phase, self.to_move = phase, CHANCE
+        self.phase, self._player = phase, CHANCE
         # tuple.__new__ builds the same PendingRoll without the NamedTuple's Python-level __new__
         # (comparisons in place of max(0, ...): the same ints without two builtin calls)
         self.roll = _new_tuple(
@@ -1188,7 +1189,7 @@ class DuelState(State[int]):
         winner = 1 - seat
         if self.narrating:
             self.narrate("death", f"{b.name} dies ({why}).", seat)
-        self.phase, self.to_move = OVER, TERMINAL
+        self.phase, self._player = OVER, TERMINAL
         self.finish(
             winner,
             EndReason.KNOCKOUT,
@@ -1292,7 +1293,7 @@ class DuelState(State[int]):
             )
         if self.grapple_on:
             self._check_grapple()
-        self.phase, self.to_move = TURN, self.active
+        self.phase, self._player = TURN, self.active
 
     def _end_turn(self) -> None:
         """Rules 11, 18, 22: the tax resets; status pools drop; the next bug acts; the round limit ends the duel."""
@@ -1311,7 +1312,7 @@ class DuelState(State[int]):
             for x in self.bugs:
                 x.provoked_used = False
             if R.time_limit_reached(self.round, self.k.duel_max_rounds):
-                self.phase, self.to_move = OVER, TERMINAL
+                self.phase, self._player = OVER, TERMINAL
                 self.finish(None, EndReason.TIME_LIMIT, [0.0, 0.0], f"{self.k.duel_max_rounds} rounds")
                 return
         self._begin_turn(self.order[self.turn_idx])
@@ -1405,7 +1406,7 @@ class DuelState(State[int]):
         if not atk.defense_decided:
             if R.defense_offered(atk.att_succ, atk.att_rolled) and self._can_defend(atk.target):
                 self.phase, self.decider = DEFENSE, atk.target
-                self.to_move = atk.target
+                self._player = atk.target
                 return
             atk.defense_decided = True
         if not atk.att_rolled:
@@ -1573,7 +1574,7 @@ class DuelState(State[int]):
             self._kill(seat, "Heart 0")
             return True
         self.phase, self.decider, self.resume = HEART_ZERO, seat, resume
-        self.to_move = seat
+        self._player = seat
         return True
 
     # -- Rule 14: Heart 0 ------------------------------------------------------------------------
@@ -1618,7 +1619,7 @@ class DuelState(State[int]):
             can_act, grappled = not (tgt.dead or tgt.unconscious), tgt.grappled_by != NOBODY  # Bug.can_act, .grappled
             if R.dodge_move_offered(True, self.k.dodge_move_cells, can_act, grappled, room):
                 self.phase, self.decider = DODGE_MOVE, atk.target
-                self.to_move = atk.target
+                self._player = atk.target
                 return
         self._back_to_turn()
 
@@ -1629,7 +1630,7 @@ class DuelState(State[int]):
             self._check_grapple()
         b = self.bugs[self.active]
         if not (b.dead or b.unconscious):  # Bug.can_act
-            self.phase, self.to_move = TURN, self.active
+            self.phase, self._player = TURN, self.active
         else:
             self._end_turn()
 
@@ -1672,7 +1673,7 @@ class DuelState(State[int]):
             if self.narrating:
                 self.narrate("provoke", f"{me.name} moves past {foe.name} and provokes an attack.", seat)
             self.phase, self.decider = PROVOKED, 1 - seat
-            self.to_move = self.decider
+            self._player = self.decider
 
     def _step(self, d: Direction) -> None:
         me = self.bugs[self.active]
@@ -1786,7 +1787,7 @@ class DuelState(State[int]):
         if self.narrating:
             self.narrate("escape", f"{me.name} struggles to break free ({dice} dice).", self.active)
         self.phase, self.decider = RESIST, me.grappled_by
-        self.to_move = self.decider
+        self._player = self.decider
         self._escape_rerolls = rr
 
     def _resist_escape(self, invested: int) -> None:

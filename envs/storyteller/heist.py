@@ -364,6 +364,7 @@ class HeistState(State[HeistChance]):
     """A heist in progress (the module docstring is its rules card)."""
 
     legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
+    player_kept = True  # current_player() is the kept _player (``rulebreaker check`` verifies it at every node)
 
     FIELDS: ClassVar[tuple[str, ...]] = (
         "num_players",

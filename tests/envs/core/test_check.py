@@ -155,6 +155,13 @@ class UnsortedButPromised(PigState):
         return super().legal_actions()[::-1]
 
 
+class StaleKeptPlayer(PigState):
+    """Sets player_kept but never updates ``_player`` after the first seat."""
+
+    player_kept = True
+    _player = 0
+
+
 @pytest.mark.parametrize(
     ("state_cls", "check", "fragment"),
     [
@@ -167,6 +174,7 @@ class UnsortedButPromised(PigState):
         (OutOfRange, "random_play", "outside range(2)"),
         (ReversedLegalTuple, "random_play", "is not legal_actions()"),
         (UnsortedButPromised, "random_play", "not in increasing order"),
+        (StaleKeptPlayer, "random_play", "sets player_kept"),
     ],
 )
 def test_a_planted_fault_fails_its_check(state_cls: type[PigState], check: str, fragment: str) -> None:

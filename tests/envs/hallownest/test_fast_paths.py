@@ -638,7 +638,7 @@ def _plain_player(st: DuelState) -> int:
     ],
 )
 def test_kept_player_to_move_equals_the_phase_rule(sections: dict[str, object]) -> None:
-    """DuelState.to_move (what current_player() returns) is kept where the phase changes: after every transition of
+    """DuelState._player (what current_player() returns) is kept where the phase changes: after every transition of
     many random duels it is the seat the phase says, in clones that go their own way too, and every phase is met."""
     cfg = config(**sections)
     met: set[Phase] = set()
