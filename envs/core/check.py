@@ -274,8 +274,8 @@ def check_random_play(
     while decisions < steps or episode_steps:
         player = state.current_player()
         if state.player_kept and getattr(state, "_player", None) != player:
-            raise CheckFailure(f"_player is {getattr(state, '_player', None)} but current_player() is {player}, and the "
-                               "state sets player_kept")  # fmt: skip
+            kept_player = getattr(state, "_player", None)
+            raise CheckFailure(f"_player is {kept_player} but current_player() is {player}, and the state sets player_kept")
         if player == TERMINAL:
             if state.legal_actions():
                 raise CheckFailure("legal_actions() is not empty at a terminal state")

@@ -160,7 +160,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             return self._obs(), self.illegal_action_penalty, True, False, info
         state.apply_action(a)
         advance(state, self._rng, self._policies, self.num_actions, seat)
-        if (state._player if state.player_kept else state.current_player()) == seat:  # the common case, without _info's checks (_obs and legal_mask inlined)
+        # the common case, without _info's checks (_obs and legal_mask inlined); a kept player read, not asked
+        if (state._player if state.player_kept else state.current_player()) == seat:
             legal = state.legal_tuple()
             mask = self._masks.get(legal)
             mask = self._mask = mask.copy() if mask is not None else new_mask(self.num_actions, legal)
