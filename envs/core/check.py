@@ -275,7 +275,7 @@ def check_random_play(
         player = state.current_player()
         if state.player_kept and getattr(state, "_player", None) != player:
             kept_player = getattr(state, "_player", None)
-            raise CheckFailure(f"_player is {kept_player} but current_player() is {player}, and the state sets player_kept")
+            raise CheckFailure(f"_player is {kept_player}, current_player() is {player} (the state sets player_kept)")
         if player == TERMINAL:
             if state.legal_actions():
                 raise CheckFailure("legal_actions() is not empty at a terminal state")

@@ -174,7 +174,7 @@ class StaleKeptPlayer(PigState):
         (OutOfRange, "random_play", "outside range(2)"),
         (ReversedLegalTuple, "random_play", "is not legal_actions()"),
         (UnsortedButPromised, "random_play", "not in increasing order"),
-        (StaleKeptPlayer, "random_play", "sets player_kept"),
+        (StaleKeptPlayer, "random_play", "(the state sets player_kept)"),
     ],
 )
 def test_a_planted_fault_fails_its_check(state_cls: type[PigState], check: str, fragment: str) -> None:
