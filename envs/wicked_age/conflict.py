@@ -398,6 +398,15 @@ _TIE_AVOID_MENU: tuple[int, ...] = (int(Act.AVOID), int(Act.FIGHT))
 """Rule 8: avoid the conflict or fight on (a shared menu)."""
 _DEFAULT_CHOICES: tuple[int, int] = (int(Act.EXHAUST), int(Act.INJURE))
 """Rule 15: the winner's default consequences (the members read once: see the ``_ACT_*`` names)."""
+_LANDED = None
+"""What a decision's or chance outcome's effect returns when it ran the machine on to the next node and set that
+node's protocol fields itself (``node``, ``actor``, ``_player``, ``_kept_legal``, each only where it changes): the
+busiest transitions, whose next node and legal menu are known where they happen, land there without the generic
+reading of the node in :meth:`WickedAgeState.apply_action` (its ``_LEGAL_AT`` call) or a :meth:`_proceed` call
+(see :data:`_DECIDE_AT`)."""
+_BUILD_NEXT: dict[tuple[int, ...], dict[int, tuple[int, ...]]] = {}
+"""Rules 1-2: by a build menu (the forms still empty, as actions) and the form filled, the next menu: the same ids
+without that one (at most 2^6 + 2^3 menus: never cleared)."""
 
 
 def _first_pick_menu(available: tuple[int, ...]) -> tuple[int, ...]:
@@ -1096,7 +1105,8 @@ class WickedAgeState(State):
         if self._player != CHANCE:
             raise ValueError("apply_chance at a decision node")
         # as for decisions (see :meth:`apply_action`): True when the outcome ran the next step and it stopped
-        if _CHANCE_AT[self.node](self, self.actor, outcome):
+        stopped = _CHANCE_AT[self.node](self, self.actor, outcome)
+        if stopped:
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
                 self._player = CHANCE
@@ -1104,12 +1114,12 @@ class WickedAgeState(State):
             else:
                 self._player = s = self.actor
                 self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
-        else:
+        elif stopped is not _LANDED:
             self._proceed()
 
     # the effect of each chance kind (``s`` the seat it is drawn for), by node id in :data:`_CHANCE_AT`; a roll is
     # :meth:`_apply_roll`
-    def _on_forms_draw(self, s: int, outcome: Any) -> bool:
+    def _on_forms_draw(self, s: int, outcome: Any) -> bool | None:
         """Rule 4: the forms that fit ``s``'s action are drawn; the draw stage goes on (nothing is pending)."""
         # a sorted draw as sampled is found as itself; anything else is rebuilt and checked
         forms = _DRAWS.get(outcome) if type(outcome) is tuple else None
@@ -1128,8 +1138,20 @@ class WickedAgeState(State):
                 s,
                 forms=forms,
             )
-        self.idx += 1
-        return self._draw_step()
+        # :meth:`_draw_step` for the next PC in the conflict, written out and landed when it is one (the same chance
+        # node, another actor)
+        n = self.num_players
+        next_in, chars = self._next_in, self.chars
+        t = next_in[s + 1]
+        while t < n:
+            if not chars[t].npc:
+                self.idx = self.actor = t
+                return _LANDED
+            t = next_in[t + 1]
+        # no PC left to draw for: the picks begin (:meth:`_draw_step`'s end, inlined, and the first pick step, which
+        # :meth:`_proceed` would run next: nothing is pending during the draws)
+        self.stage, self.idx = _STAGE_PICK, 0
+        return self._pick_step()
 
     def _on_tie_reroll(self, s: int, outcome: Any) -> bool:
         """Rule 8: ``s`` rerolls its lowest die."""
@@ -1142,7 +1164,7 @@ class WickedAgeState(State):
         self._roll_fresh_advantage(s, int(outcome))
         return False
 
-    def _apply_roll(self, s: int, outcome: Any) -> bool:
+    def _apply_roll(self, s: int, outcome: Any) -> bool | None:
         """Rules 6-7 and 10: ``s``'s roll ``(faces, advantage_sum)`` is read and stands, or answers."""
         dice = self.roll_dice[s]
         if outcome is self._sampled and dice is self._sampled_dice:
@@ -1178,8 +1200,14 @@ class WickedAgeState(State):
                     advantage=roll.advantage,
                     key=roll.key,
                 )
-            self.idx += 1
-            return self._open_step()  # the opening rolls go on (nothing is pending during them)
+            # :meth:`_open_step`'s roll step for the next party, written out and landed when there is one (the same
+            # chance node and purpose, another actor); else the step runs on (nothing is pending during the rolls)
+            t = self._next_in[self.idx + 1]
+            if t < self.num_players:
+                self.idx = self.actor = t
+                return _LANDED
+            self.idx = t
+            return self._open_step()
         if purpose == _CTX_MOVER_ROLL:
             if self.narrating:
                 self.narrate(
@@ -1201,7 +1229,8 @@ class WickedAgeState(State):
         a = action if type(action) is int else int(action)  # ``type(x) is int``: a specialised call, cheaper than int()
         if a not in self._kept_legal:  # empty at a chance node and at the end
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        if _DECIDE_AT[self.node](self, self.actor, a):  # True: the decision ran the next step, and it stopped
+        stopped = _DECIDE_AT[self.node](self, self.actor, a)
+        if stopped:  # True: the decision ran the next step, and it stopped
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
                 self._player = CHANCE
@@ -1209,70 +1238,133 @@ class WickedAgeState(State):
             else:
                 self._player = s = self.actor
                 self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
-        else:
+        elif stopped is not _LANDED:  # False: the machine runs on
             self._proceed()
 
     # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
     # Each returns True when it ran the machine's next step itself and that step stopped (:meth:`apply_action` then
-    # reads the node it stopped at without :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may
+    # reads the node it stopped at without :meth:`_proceed`), False to let :meth:`_proceed` run on, or
+    # :data:`_LANDED` when it also set the new node's ``_player`` and ``_kept_legal`` (nothing left to read). A decision may
     # run that step only where it is the one :meth:`_proceed` would run first: no pending consequence or offer (they
     # come first), or the offer step for a pending offer; the game is never over at a decision.
     # a build decision is :meth:`_build_step` itself (its entry in :data:`_DECIDE_AT`: no wrapper frame)
 
-    def _on_pick_form(self, s: int, a: int) -> bool:
-        npc = self.chars[s].npc
-        self.picks[s] = [a - _ACT_NPC_FORM_0 if npc else a]
+    def _on_pick_form(self, s: int, a: int) -> bool | None:
         self._forms[s] = None
         self.pick_step = _PICK_SECOND_FORM
-        if npc:
+        if self.chars[s].npc:
+            self.picks[s] = [a - _ACT_NPC_FORM_0]
             return self._pick_step()
-        self.node = _CTX_PICK_SECOND_FORM  # :meth:`_pick_step` for the same PC: its second form (same actor)
-        return True
+        self.picks[s] = [a]  # a PC's form id is its action id
+        # :meth:`_pick_step` for the same PC, landed: its second form (same actor and player), the menu of
+        # :meth:`_legal_pick_second_form` read here
+        self.node = _CTX_PICK_SECOND_FORM
+        available = self.available[s]
+        menus = _SECOND_PICK_MENUS.get(available)
+        self._kept_legal = menus[a] if menus is not None and a in menus else _second_pick_menu(available, a)
+        return _LANDED
 
-    def _on_pick_second_form(self, s: int, a: int) -> bool:
-        self.picks[s].append(a)
-        self.pick_step = _PICK_STRENGTH
-        return self._pick_step()
+    def _on_pick_second_form(self, s: int, a: int) -> bool | None:
+        picks = self.picks[s]
+        picks.append(a)
+        ch = self.chars[s]
+        if ch.strengths and self._strength_menu(s) is not None:
+            self.pick_step = _PICK_STRENGTH
+            return self._pick_step()  # the strength pick
+        # :meth:`_pick_step` for this PC without a strength to pick, written out: its dice, then the next party's
+        # first pick, landed there (the commonest pick transition)
+        self.strength_used[s] = None
+        self.roll_dice[s] = dice_for_roll(ch.dice, False, picks, None)
+        self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+        if self.narrating:
+            self.narrate(
+                "forms",
+                f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
+                s,
+                dice=self.roll_dice[s],
+            )
+        self.pick_step = _PICK_FIRST_FORM
+        t = self.idx = self._next_in[s + 1]  # the next party in the conflict
+        if t >= self.num_players:  # every party picked: round 1 starts (as :meth:`_pick_step` starts it)
+            self.round_no = 1
+            self._progress = None
+            self._start_round()
+            return False
+        self.node = _CTX_PICK_FORM
+        self.actor = self._player = t
+        if self.chars[t].npc:  # :meth:`_legal_pick_form`, inlined
+            self._kept_legal = _NPC_FORM_MENU
+        else:
+            available = self.available[t]
+            menu = _FIRST_PICK_MENUS.get(available)
+            self._kept_legal = menu if menu is not None else _first_pick_menu(available)
+        return _LANDED
 
     def _on_pick_strength(self, s: int, a: int) -> bool:
         self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - _ACT_STRENGTH_0
         self.pick_step = _PICK_DONE
         return self._pick_step()
 
-    def _on_window(self, s: int, a: int) -> bool:
+    def _on_window(self, s: int, a: int) -> bool | None:
         if a == _ACT_ROLL:
             # :meth:`_window_step` for the next party, inlined without its test for the conflict's end: a party
-            # rolling on leaves the parties in the conflict as they were when the window stopped for it (two or more)
+            # rolling on leaves the parties in the conflict as they were when the window stopped for it (two or more);
+            # landed: the same node and menu, another actor
             t = self.idx = self._next_in[self.idx + 1]
             if t < self.num_players:
-                self.node, self.actor = _CTX_WINDOW, t
-                return True
+                self.actor = self._player = t
+                return _LANDED
             self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
             return False
         opp = self._opponents_of[s]
-        # :meth:`_offer_step` for the offer made, inlined: it waits for its addressee's answer or for one to be named
+        # :meth:`_offer_step` for the offer made, inlined and landed: it waits for its addressee's answer (a fixed
+        # menu) or for one to be named (:meth:`_legal_offer_target`'s menu, read here)
         if len(opp) == 1:
-            self._make_offer(s, OFFER_BY_ACTION[a], opp[0])
-            self.node, self.actor = _CTX_OFFER_RESPONSE, opp[0]
-        else:
-            self._make_offer(s, OFFER_BY_ACTION[a], None)
-            self.node, self.actor = _CTX_OFFER_TARGET, s
-        return True
+            t = opp[0]
+            self._make_offer(s, OFFER_BY_ACTION[a], t)
+            self.node = _CTX_OFFER_RESPONSE
+            self.actor = self._player = t
+            self._kept_legal = _RESPONSE_MENU
+            return _LANDED
+        self._make_offer(s, OFFER_BY_ACTION[a], None)
+        self.node = _CTX_OFFER_TARGET  # the same actor and player
+        menu = _TARGET_MENUS.get(opp)
+        if menu is None:
+            menu = _TARGET_MENUS[opp] = tuple([_ACT_TARGET_0 + t for t in opp])
+        self._kept_legal = menu
+        return _LANDED
 
-    def _on_offer_target(self, s: int, a: int) -> bool:
+    def _on_offer_target(self, s: int, a: int) -> bool | None:
         offer = self.offer
         assert offer is not None
         t = a - _ACT_TARGET_0
         self._make_offer(offer.proposer, offer.kind, t)
-        self.node, self.actor = _CTX_OFFER_RESPONSE, t  # :meth:`_offer_step`, inlined: the addressee answers
-        return True
+        # :meth:`_offer_step`, inlined and landed: the addressee answers (a fixed menu)
+        self.node = _CTX_OFFER_RESPONSE
+        self.actor = self._player = t
+        self._kept_legal = _RESPONSE_MENU
+        return _LANDED
 
-    def _on_offer_response(self, s: int, a: int) -> bool:
+    def _on_offer_response(self, s: int, a: int) -> bool | None:
         if a == _ACT_ACCEPT:
             self._answer_offer(True)  # a consequence follows, run here as :meth:`_proceed` would run it first
             return self._consequence_step() if self.conseq is not None else False
-        self._answer_offer(False)
-        return self._window_step()  # offers are made in the window (Rule 17): it goes on
+        # :meth:`_answer_offer` refused, written out: the window goes on (offers are made in the window, Rule 17)
+        offer = self.offer
+        assert offer is not None
+        self.offer = None
+        if self.narrating:
+            self.narrate("insist", f"{self.names[s]} insists: forget it, we roll.", s)
+        # :meth:`_window_step` for the next party, inlined without its test for the conflict's end (a refusal leaves
+        # the parties in the conflict as they were when the window stopped for the proposer) and landed
+        t = self.idx = self._next_in[self.idx + 1]
+        if t < self.num_players:
+            self.node = _CTX_WINDOW
+            self.actor = self._player = t
+            self._kept_legal = self._window_menu
+            return _LANDED
+        self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
+        return False
 
     def _on_offer_form(self, s: int, a: int) -> bool:
         self._resolve_form_offer(a)
@@ -1414,13 +1506,14 @@ class WickedAgeState(State):
             self.build_filled = [False] * _PC_FORM_COUNT
         self.idx = seat
 
-    def _build_step(self, s: int, a: int) -> bool:
+    def _build_step(self, s: int, a: int) -> bool | None:
         """Rules 1-2: assign the next (largest remaining) die or die pair to a form of the seat's draft.
 
         Builds are simultaneous: the drafts are revealed only when every seat has completed its own.
         """
         draft = self.drafts[s]
-        placed = self.build_dice[sum(self.build_filled)]
+        menu = self._kept_legal  # the build menu (``a`` is legal here): the forms still empty, one per die left
+        placed = self.build_dice[len(self.build_dice) - len(menu)]  # the dice placed: ``sum(self.build_filled)``
         if self.chars[s].npc:
             form = a - _ACT_NPC_FORM_0  # an NpcForm id: its two dice go to its two slots
             for slot, size in zip(NPC_FORM_SLOTS[form], placed, strict=True):
@@ -1429,9 +1522,14 @@ class WickedAgeState(State):
         else:  # a PcForm id: the form's slot
             draft[a] = placed[0]
             self.build_filled[a] = True
-
-        if not all(self.build_filled):
-            return True  # :meth:`_build_turn`: the same seat places its next die (the same node and actor)
+        # the next menu is this one without ``a`` (:meth:`_legal_build` of the filled forms), from a table
+        nxt = _BUILD_NEXT.get(menu)
+        if nxt is None:
+            nxt = _BUILD_NEXT[menu] = {x: tuple([y for y in menu if y != x]) for x in menu}
+        menu = nxt[a]
+        if menu:  # not ``all(self.build_filled)``: the same seat places its next die (:meth:`_build_turn`)
+            self._kept_legal = menu  # landed: the same node, actor and player
+            return _LANDED
         if self.narrating:
             self.narrate("build_done", f"{self.names[s]} has assigned their dice.", s)
         if s + 1 < self.num_players:
@@ -2282,7 +2380,7 @@ _LEGAL_AT: tuple[Callable[[WickedAgeState, int], tuple[int, ...]], ...] = (
 )
 """The legal actions of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one of these
 methods must extend the table)."""
-_DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool], ...] = (
+_DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool | None], ...] = (
     WickedAgeState._build_step,
     WickedAgeState._on_pick_form,
     WickedAgeState._on_pick_second_form,
@@ -2306,7 +2404,7 @@ def _not_chance(state: WickedAgeState, s: int, outcome: Any) -> bool:  # pragma:
     raise AssertionError(f"node {state.node} is not a chance node")
 
 
-_CHANCE_AT: tuple[Callable[[WickedAgeState, int, Any], bool], ...] = tuple(
+_CHANCE_AT: tuple[Callable[[WickedAgeState, int, Any], bool | None], ...] = tuple(
     {
         _CTX_FORMS_DRAW: WickedAgeState._on_forms_draw,
         _CTX_OPENING_ROLL: WickedAgeState._apply_roll,

@@ -1,0 +1,61 @@
+"""The conflict machine's landed transitions against the machine run on from where they stop (issue 16).
+
+The busiest decisions and chance outcomes run the machine on to the next node and set that node's protocol fields
+themselves (``conflict._LANDED``: no ``_proceed`` call, no ``_LEGAL_AT`` call). A stop of the machine is a fixed
+point of it: run on from there, :meth:`WickedAgeState._proceed` stops at the same node, for the same seat, with the
+same menu, and changes nothing. So at every node of seeded random play the state as the transition left it must
+equal a clone that ran ``_proceed`` again — a landed transition that left a cursor, the node, the actor or the menu
+other than the machine's own steps leave them fails here (as do the kept-menu checks of ``check_fast_state``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envs.core.dice import Rng
+from envs.core.game import TERMINAL
+from envs.wicked_age import RULESET
+from envs.wicked_age.conflict import WickedAgeState
+from tests.envs.wicked_age.helpers import config
+from tests.envs.wicked_age.test_fast_paths import check_fast_state, new_game, random_step
+
+CONFIGS = [
+    ("duel", {}),
+    ("melee", {}),
+    ("duel", {"duel": {"build_phase": True, "opponent": "npc"}}),
+    ("melee", {"melee": {"parties": 5, "build_phase": True}, "owe_list": {"dice_per_entry": 2}}),
+    ("melee", {"melee": {"parties": 4, "forms_available": 2}}),
+    ("melee", {"advantage": {"tracking": "single", "keep_when_opponent_out": False}}),
+    ("melee", {"negotiation": {"enabled": False}}),
+]
+
+
+def machine_fields(state: WickedAgeState) -> tuple:
+    """Everything a stop fixes: the position (``key``), the protocol fields and the narration so far."""
+    return (state.key(), state.node, state.actor, state.current_player(), state.legal_tuple(), len(state.log))
+
+
+def check_fixed_point(state: WickedAgeState) -> None:
+    """Run on from this stop, the machine stops here again and changes nothing."""
+    if state.current_player() == TERMINAL:
+        return
+    twin = state.clone()
+    twin._proceed()
+    assert machine_fields(twin) == machine_fields(state), state.decision_context()
+
+
+@pytest.mark.parametrize(("scenario", "sections"), CONFIGS)
+def test_every_stop_is_where_the_machine_run_on_stops(scenario: str, sections: dict) -> None:
+    cfg = config(**sections)
+    actions = RULESET.scenario(scenario).action_count(cfg)
+    state, rng = new_game(scenario, cfg), Rng(16)
+    seen: set[int] = set()
+    for step in range(3000):
+        if state.current_player() == TERMINAL:
+            state = new_game(scenario, cfg)
+        check_fixed_point(state)
+        if step % 5 == 0:
+            check_fast_state(state)
+        seen.add(state.node)
+        random_step(state, rng, actions)
+    assert len(seen) >= 10  # the walk reached most kinds of node  # noqa: PLR2004
