@@ -1206,8 +1206,20 @@ class WickedAgeState(State):
             if t < self.num_players:
                 self.idx = self.actor = t
                 return _LANDED
-            self.idx = t
-            return self._open_step()
+            # the rolls are done: the ties are found (:meth:`_open_step`'s end, written out); without one the turn
+            # order follows and the turns begin here (:meth:`_tie_step`'s first branch and the turns' first step, as
+            # :meth:`_proceed` would run them: nothing is pending during the opening rolls)
+            self.stage, self.idx, self.open_step = _STAGE_TIE, 0, _OPEN_CASH
+            self.tie_rerolls = 0
+            tied = self.tied = self._find_ties()
+            self.avoid_votes = []
+            if tied:
+                return False  # Rule 8: the tie step
+            self._establish_order()
+            if self.challenger is not None:
+                self._rows[self.challenger] = None  # the turns flag the standing challenger again (:meth:`_enter`)
+            self.stage = _STAGE_TURN
+            return self._turn_step()
         if purpose == _CTX_MOVER_ROLL:
             if self.narrating:
                 self.narrate(
@@ -1220,9 +1232,11 @@ class WickedAgeState(State):
                 )
             self.turn_step = _TURN_CHALLENGE
             return self._turn_step()  # the mover challenges (nothing is pending before an answer)
-        # ANSWER_ROLL
-        self._resolve_answer(s, roll)  # an absolute result: a consequence follows (:meth:`_proceed` runs it)
-        return False
+        # ANSWER_ROLL: an absolute result leaves a consequence pending, else the turns go on; either step runs here, as
+        # :meth:`_proceed` would run it first (the game is never over after an answer, and no offer is pending in the
+        # turns)
+        self._resolve_answer(s, roll)
+        return self._consequence_step() if self.conseq is not None else self._turn_step()
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
@@ -1243,9 +1257,9 @@ class WickedAgeState(State):
 
     # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
     # Each returns True when it ran the machine's next step itself and that step stopped (:meth:`apply_action` then
-    # reads the node it stopped at without :meth:`_proceed`), False to let :meth:`_proceed` run on, or
-    # :data:`_LANDED` when it also set the new node's ``_player`` and ``_kept_legal`` (nothing left to read). A decision may
-    # run that step only where it is the one :meth:`_proceed` would run first: no pending consequence or offer (they
+    # reads the node it stopped at without :meth:`_proceed`), False to let :meth:`_proceed` run on, or :data:`_LANDED`
+    # when it also set the new node's ``_player`` and ``_kept_legal`` (nothing left to read). A decision may run that
+    # step only where it is the one :meth:`_proceed` would run first: no pending consequence or offer (they
     # come first), or the offer step for a pending offer; the game is never over at a decision.
     # a build decision is :meth:`_build_step` itself (its entry in :data:`_DECIDE_AT`: no wrapper frame)
 
@@ -1288,8 +1302,7 @@ class WickedAgeState(State):
         if t >= self.num_players:  # every party picked: round 1 starts (as :meth:`_pick_step` starts it)
             self.round_no = 1
             self._progress = None
-            self._start_round()
-            return False
+            return self._start_round()
         self.node = _CTX_PICK_FORM
         self.actor = self._player = t
         if self.chars[t].npc:  # :meth:`_legal_pick_form`, inlined
@@ -1300,7 +1313,7 @@ class WickedAgeState(State):
             self._kept_legal = menu if menu is not None else _first_pick_menu(available)
         return _LANDED
 
-    def _on_pick_strength(self, s: int, a: int) -> bool:
+    def _on_pick_strength(self, s: int, a: int) -> bool | None:
         self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - _ACT_STRENGTH_0
         self.pick_step = _PICK_DONE
         return self._pick_step()
@@ -1453,6 +1466,7 @@ class WickedAgeState(State):
         """
         steps = _STAGE_STEPS
         while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
+            stopped: bool | None
             if self.conseq is not None:
                 stopped = self._consequence_step()
             elif self.offer is not None:
@@ -1461,6 +1475,8 @@ class WickedAgeState(State):
                 stopped = steps[self.stage](self)
             if stopped:
                 break
+            if stopped is _LANDED:  # the step set the node's player and menu itself
+                return
         else:  # the game is over (a step that stops never ends it: a stop is read below without this test)
             self.node = _CTX_END
             self._player = TERMINAL
@@ -1474,7 +1490,7 @@ class WickedAgeState(State):
             self._player = s = self.actor
             self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)  # a fixed menu without a call
 
-    def _step(self) -> bool:
+    def _step(self) -> bool | None:
         """One step of the machine; True when it stopped at a decision or chance node.
 
         A pending consequence or offer comes first; otherwise :data:`_STAGE_STEPS` holds the step of each stage.
@@ -1596,7 +1612,7 @@ class WickedAgeState(State):
         self.stage, self.idx = _STAGE_PICK, 0  # :meth:`_enter`, inlined: the draw moves ``idx`` only
         return False
 
-    def _pick_step(self) -> bool:
+    def _pick_step(self) -> bool | None:
         """Rule 4: each party picks two forms (an NPC one form) and whether its strength is used.
 
         A party's pick done, the next party's begins here, in this call (nothing is pending during the picks:
@@ -1607,8 +1623,7 @@ class WickedAgeState(State):
             if s >= self.num_players:
                 self.round_no = 1
                 self._progress = None
-                self._start_round()
-                return False
+                return self._start_round()
             ch = self.chars[s]
             if self.pick_step == _PICK_FIRST_FORM:  # (:meth:`_decide`, inlined)
                 self.node, self.actor = _CTX_PICK_FORM, s
@@ -1663,7 +1678,8 @@ class WickedAgeState(State):
         return txt
 
     # -- rounds ----------------------------------------------------------------------------------
-    def _start_round(self) -> None:
+    def _start_round(self) -> bool | None:
+        """A round starts (its rolls, its turns' flags); landed at the window's first party, else False (the rolls)."""
         n = self.num_players
         self.rolls = [None] * n
         self.moved = [False] * n
@@ -1675,8 +1691,18 @@ class WickedAgeState(State):
         # :meth:`_enter`, inlined: the window, if offers may be made before this roll; a round starts after the picks
         # (their ``pick_step`` back at its start once the last party picked) or the turns (``turn_step`` back at its
         # start once the last party moved): ``idx`` is the one cursor to reset
-        self.stage, self.idx = self._round_stages[self.round_no == 1], 0
         self.cash_done = False
+        stage = self.stage = self._round_stages[self.round_no == 1]
+        if stage is _STAGE_WINDOW:
+            # :meth:`_window_step` for the first party, landed there, without its test for the conflict's end: a round
+            # starts with two or more parties in (after the picks, or after turns that found the conflict not over)
+            t = self.idx = self._next_in[0]
+            self.node = _CTX_WINDOW
+            self.actor = self._player = t
+            self._kept_legal = self._window_menu
+            return _LANDED
+        self.idx = 0
+        return False
 
     def _window_step(self) -> bool:
         """Rule 17: before the round's roll each party may offer to concede instead of rolling on."""
@@ -1861,7 +1887,7 @@ class WickedAgeState(State):
             )
 
     # -- turns -------------------------------------------------------------------------------------
-    def _turn_step(self) -> bool:
+    def _turn_step(self) -> bool | None:
         """Rules 9-10: in turn order, each party not yet challenged moves; answerers answer.
 
         The steps that stop nowhere and leave nothing pending (a party skipped, a turn's start, a challenge of the
@@ -2025,7 +2051,7 @@ class WickedAgeState(State):
         self.conseq = decided
         self.terms, self.terms_offer, self.terms_by, self.winner_offered = _TERMS_ASK, None, None, False
 
-    def _end_round(self) -> bool:
+    def _end_round(self) -> bool | None:
         """Rules 12 and 18: the owe list after round 1; no round after the last."""
         r = self.rules
         if r.owe_enabled and owe_check_due(self.round_no, r.owe_check_rounds):
@@ -2041,8 +2067,7 @@ class WickedAgeState(State):
             return False
         self.round_no += 1
         self._progress = None
-        self._start_round()
-        return False
+        return self._start_round()
 
     def _settle_step(self) -> bool:
         """Rule 12 ("advantage_wins"): after the last round each advantage over a party still in wins absolutely."""
@@ -2184,31 +2209,48 @@ class WickedAgeState(State):
                 self.narrate("concede", f"{self.names[p]} concedes the stake and loses no dice.", p)
             self._finish_consequence()
 
-    def _consequence_step(self) -> bool:
+    def _consequence_step(self) -> bool | None:
+        """Rules 14-17: the pending consequence's next decision, landed there, or False once it is settled.
+
+        Each branch sets the node's player and menu (:meth:`_decide` and the node's reading written out).
+        """
         assert self.conseq is not None
         w, loser = self.conseq
         r = self.rules
-        if self.terms is _TERMS_ASK:
+        terms = self.terms
+        if terms is _TERMS_ASK:
             if r.negotiation_enabled and r.offers_after_absolute and r.offers:
-                self.node, self.actor = _CTX_CONSEQ_OFFER, loser  # :meth:`_decide`, inlined
-                return True
-            self.terms = _TERMS_DEFAULT
-        if self.terms is _TERMS_DEFAULT:
-            self.node, self.actor = _CTX_CONSEQ_DEFAULT, w  # :meth:`_decide`, inlined
-            return True
-        if self.terms is _TERMS_OFFERED:
-            self.node, self.actor = _CTX_CONSEQ_RESPONSE, loser if self.terms_by == w else w  # :meth:`_decide`, inlined
-            return True
+                self.node = _CTX_CONSEQ_OFFER
+                self.actor = self._player = loser
+                self._kept_legal = self._conseq_offer_menu
+                return _LANDED
+            terms = self.terms = _TERMS_DEFAULT
+        if terms is _TERMS_DEFAULT:
+            self.node = _CTX_CONSEQ_DEFAULT
+            self.actor = self._player = w
+            self._kept_legal = self._legal_conseq_default(w)
+            return _LANDED
+        if terms is _TERMS_OFFERED:
+            self.node = _CTX_CONSEQ_RESPONSE
+            self.actor = self._player = loser if self.terms_by == w else w
+            self._kept_legal = _RESPONSE_MENU
+            return _LANDED
         kind = self.terms_offer
         assert kind is not None
         if kind is _OFFER_CONCEDE_STAKE:  # pragma: no cover - resolved on acceptance
             self._finish_consequence()
             return False
-        if not any(self.chars[loser].dice):  # no form with a size to lose (``form_loss_choices`` empty)
+        # the negotiated loss: :meth:`_form_loss_actions`'s menu read here; empty when no form has a size to lose
+        menu = _LOSS_MENUS.get(tuple(map(_TRUTH, self.chars[loser].dice)))
+        if menu is None:
+            menu = self._form_loss_actions(loser)
+        if not menu:  # ``form_loss_choices`` empty: nothing to lose
             self._finish_consequence()
             return False
-        self.node, self.actor = _CTX_OFFER_FORM, offer_chooser(kind, w, loser)  # :meth:`_decide`, inlined
-        return True
+        self.node = _CTX_OFFER_FORM
+        self.actor = self._player = offer_chooser(kind, w, loser)
+        self._kept_legal = menu
+        return _LANDED
 
     def _propose_terms(self, proposer: int, kind: Offer) -> None:
         """Rule 17: after an absolute result either side may propose a negotiated outcome instead of the default."""
@@ -2417,7 +2459,7 @@ _CHANCE_AT: tuple[Callable[[WickedAgeState, int, Any], bool | None], ...] = tupl
 )
 """The effect of each chance kind's outcome, by node id (none at the decisions and the end); True when it ran the
 machine's next step itself and that step stopped (see :data:`_DECIDE_AT`)."""
-_STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
+_STAGE_STEPS: tuple[Callable[[WickedAgeState], bool | None], ...] = (
     WickedAgeState._build_turn,
     WickedAgeState._draw_step,
     WickedAgeState._pick_step,

@@ -13,9 +13,12 @@ from __future__ import annotations
 import pytest
 
 from envs.core.dice import Rng
-from envs.core.game import TERMINAL
+from envs.core.game import CHANCE, TERMINAL
 from envs.wicked_age import RULESET
+from envs.wicked_age.actions import Ctx
 from envs.wicked_age.conflict import WickedAgeState
+from envs.wicked_age.dice import Roll
+from envs.wicked_age.stages import Stage
 from tests.envs.wicked_age.helpers import config
 from tests.envs.wicked_age.test_fast_paths import check_fast_state, new_game, random_step
 
@@ -59,3 +62,43 @@ def test_every_stop_is_where_the_machine_run_on_stops(scenario: str, sections: d
         seen.add(state.node)
         random_step(state, rng, actions)
     assert len(seen) >= 10  # the walk reached most kinds of node  # noqa: PLR2004
+
+
+def plain_roll(state: WickedAgeState, outcome: tuple[tuple[int, ...], int]) -> WickedAgeState:
+    """A twin that reads an opening or answer roll and then runs the machine's plain steps (``_proceed``: the
+    opening rolls' step, the tie step, the turns' steps, the consequence step) instead of the landed shortcuts."""
+    twin = state.clone()
+    s = twin.actor
+    roll = Roll(*outcome)
+    twin.rolls[s] = roll
+    twin._rows[s] = None
+    twin.adv_rolled[s] = twin.advantage_dice(s)
+    twin.cash_done = False
+    if twin.roll_purpose == Ctx.OPENING_ROLL:
+        twin.idx += 1  # the opening rolls go on from the next party
+    else:
+        twin._resolve_answer(s, roll)
+    twin._proceed()
+    return twin
+
+
+@pytest.mark.parametrize(("scenario", "sections"), CONFIGS)
+def test_a_roll_lands_where_the_plain_steps_run_to(scenario: str, sections: dict) -> None:
+    """Opening and answer rolls: the landed transition (the next roll, the ties, the turn order and the turns' first
+    stop, or the consequence) against the plain steps run from the roll."""
+    cfg = config(**sections)
+    actions = RULESET.scenario(scenario).action_count(cfg)
+    state, rng, checked, tied = new_game(scenario, cfg), Rng(7), 0, 0
+    for _ in range(4000):
+        if state.current_player() == TERMINAL:
+            state = new_game(scenario, cfg)
+        if state.current_player() == CHANCE and state.node in (Ctx.OPENING_ROLL, Ctx.ANSWER_ROLL):
+            outcome = state.sample_chance(rng)
+            twin = plain_roll(state, outcome)
+            state.apply_chance(outcome)
+            assert machine_fields(state)[:5] == machine_fields(twin)[:5]
+            checked += 1
+            tied += state.stage == Stage.TIE
+            continue
+        random_step(state, rng, actions)
+    assert checked > 200 and tied > 0  # noqa: PLR2004
