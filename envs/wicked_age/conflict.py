@@ -1148,10 +1148,20 @@ class WickedAgeState(State):
                 self.idx = self.actor = t
                 return _LANDED
             t = next_in[t + 1]
-        # no PC left to draw for: the picks begin (:meth:`_draw_step`'s end, inlined, and the first pick step, which
-        # :meth:`_proceed` would run next: nothing is pending during the draws)
-        self.stage, self.idx = _STAGE_PICK, 0
-        return self._pick_step()
+        # no PC left to draw for: the picks begin (:meth:`_draw_step`'s end, inlined), landed at the first party's
+        # first pick (:meth:`_pick_step`'s first stop, which :meth:`_proceed` would run next: nothing is pending during
+        # the draws; a conflict has two or more parties, and ``pick_step`` is at its start)
+        self.stage = _STAGE_PICK
+        t = self.idx = next_in[0]
+        self.node = _CTX_PICK_FORM
+        self.actor = self._player = t
+        if chars[t].npc:  # :meth:`_legal_pick_form`, inlined
+            self._kept_legal = _NPC_FORM_MENU
+        else:
+            available = self.available[t]
+            menu = _FIRST_PICK_MENUS.get(available)
+            self._kept_legal = menu if menu is not None else _first_pick_menu(available)
+        return _LANDED
 
     def _on_tie_reroll(self, s: int, outcome: Any) -> bool:
         """Rule 8: ``s`` rerolls its lowest die."""
@@ -1266,9 +1276,38 @@ class WickedAgeState(State):
     def _on_pick_form(self, s: int, a: int) -> bool | None:
         self._forms[s] = None
         self.pick_step = _PICK_SECOND_FORM
-        if self.chars[s].npc:
-            self.picks[s] = [a - _ACT_NPC_FORM_0]
-            return self._pick_step()
+        ch = self.chars[s]
+        if ch.npc:
+            picks = self.picks[s] = [a - _ACT_NPC_FORM_0]
+            if ch.strengths and self._strength_menu(s) is not None:
+                return self._pick_step()  # the strength pick
+            # :meth:`_pick_step` for this NPC without a strength to pick, written out as for a PC's second form (see
+            # :meth:`_on_pick_second_form`): its dice, then the next party's first pick or the round's start
+            self.strength_used[s] = None
+            self.roll_dice[s] = dice_for_roll(ch.dice, True, picks, None)
+            self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+            if self.narrating:
+                self.narrate(
+                    "forms",
+                    f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
+                    s,
+                    dice=self.roll_dice[s],
+                )
+            self.pick_step = _PICK_FIRST_FORM
+            t = self.idx = self._next_in[s + 1]
+            if t >= self.num_players:
+                self.round_no = 1
+                self._progress = None
+                return self._start_round()
+            self.node = _CTX_PICK_FORM
+            self.actor = self._player = t
+            if self.chars[t].npc:
+                self._kept_legal = _NPC_FORM_MENU
+            else:
+                available = self.available[t]
+                menu = _FIRST_PICK_MENUS.get(available)
+                self._kept_legal = menu if menu is not None else _first_pick_menu(available)
+            return _LANDED
         self.picks[s] = [a]  # a PC's form id is its action id
         # :meth:`_pick_step` for the same PC, landed: its second form (same actor and player), the menu of
         # :meth:`_legal_pick_second_form` read here

@@ -15,11 +15,11 @@ import pytest
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
 from envs.wicked_age import RULESET
-from envs.wicked_age.actions import Ctx
-from envs.wicked_age.conflict import WickedAgeState
+from envs.wicked_age.actions import Ctx, action_count
+from envs.wicked_age.conflict import WickedAgeState, npc
 from envs.wicked_age.dice import Roll
 from envs.wicked_age.stages import Stage
-from tests.envs.wicked_age.helpers import config
+from tests.envs.wicked_age.helpers import config, seed_four
 from tests.envs.wicked_age.test_fast_paths import check_fast_state, new_game, random_step
 
 CONFIGS = [
@@ -102,3 +102,23 @@ def test_a_roll_lands_where_the_plain_steps_run_to(scenario: str, sections: dict
             continue
         random_step(state, rng, actions)
     assert checked > 200 and tied > 0  # noqa: PLR2004
+
+
+def test_an_npc_seated_first_picks_and_lands_like_the_machine() -> None:
+    """The scenarios seat their NPC last; a chapter built directly with the NPC first (and a PC after it) reaches the
+    picks' landings after an NPC's pick too: every stop there is a fixed point as well."""
+    chars = [
+        npc("Esan", action=(12, 8), maneuvering=(10, 6), self_protection=(6, 4)),
+        *(c.copy() for c in seed_four()[:2]),
+    ]
+    cfg = config()
+    state = WickedAgeState(cfg, [c.copy() for c in chars], max_conflicts=3, forms_available=3)
+    rng, picks_after_npc = Rng(3), 0
+    for _ in range(2000):
+        if state.current_player() == TERMINAL:
+            state = WickedAgeState(cfg, [c.copy() for c in chars], max_conflicts=3, forms_available=3)
+        check_fixed_point(state)
+        check_fast_state(state)
+        picks_after_npc += state.node == Ctx.PICK_FORM and state.actor == 1
+        random_step(state, rng, action_count(3))
+    assert picks_after_npc > 20  # noqa: PLR2004
