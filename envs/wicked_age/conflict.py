@@ -1452,26 +1452,28 @@ class WickedAgeState(State):
         self._name_answerers(s, [t for t in self.order if t in named])
         return False
 
-    def _on_conseq_offer(self, s: int, a: int) -> bool:
+    # while a consequence stays pending, its step is the one :meth:`_proceed` would run first (the game is not over
+    # with a consequence pending): the consequence decisions run it here, and it lands at its next decision
+    def _on_conseq_offer(self, s: int, a: int) -> bool | None:
         if a == _ACT_TAKE_DEFAULT:
             self.terms = _TERMS_DEFAULT
         else:
             self._propose_terms(s, offer_of(a))
-        return False
+        return self._consequence_step()
 
-    def _on_conseq_response(self, s: int, a: int) -> bool:
+    def _on_conseq_response(self, s: int, a: int) -> bool | None:
         self._answer_conseq_offer(a == _ACT_ACCEPT)
-        return False
+        return self._consequence_step() if self.conseq is not None else False
 
-    def _on_conseq_default(self, s: int, a: int) -> bool:
+    def _on_conseq_default(self, s: int, a: int) -> bool | None:
         assert self.conseq is not None
         if a in (_ACT_EXHAUST, _ACT_INJURE):
             self._apply_default_consequence(exhausted=(a == _ACT_EXHAUST))
             self._finish_consequence()
-        else:
-            self.winner_offered = True
-            self._propose_terms(s, offer_of(a))
-        return False
+            return False
+        self.winner_offered = True
+        self._propose_terms(s, offer_of(a))
+        return self._consequence_step()
 
     # == The machine ==============================================================================
     def _decide(self, ctx: int, seat: int) -> bool:
