@@ -1367,7 +1367,7 @@ class WickedAgeState(State):
                 self.actor = self._player = t
                 return _LANDED
             self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
-            return False
+            return self._open_step()  # the step :meth:`_proceed` would run next (nothing is pending)
         opp = self._opponents_of[s]
         # :meth:`_offer_step` for the offer made, inlined and landed: it waits for its addressee's answer (a fixed
         # menu) or for one to be named (:meth:`_legal_offer_target`'s menu, read here)
@@ -1416,7 +1416,7 @@ class WickedAgeState(State):
             self._kept_legal = self._window_menu
             return _LANDED
         self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
-        return False
+        return self._open_step()  # the step :meth:`_proceed` would run next (nothing is pending)
 
     def _on_offer_form(self, s: int, a: int) -> bool:
         self._resolve_form_offer(a)
@@ -1447,10 +1447,10 @@ class WickedAgeState(State):
             )
         return False
 
-    def _on_challenge(self, s: int, a: int) -> bool:
+    def _on_challenge(self, s: int, a: int) -> bool | None:
         named = _named_answerers(a, self.num_players)
         self._name_answerers(s, [t for t in self.order if t in named])
-        return False
+        return self._turn_step()  # the answers: the step :meth:`_proceed` would run next (nothing is pending)
 
     # while a consequence stays pending, its step is the one :meth:`_proceed` would run first (the game is not over
     # with a consequence pending): the consequence decisions run it here, and it lands at its next decision
