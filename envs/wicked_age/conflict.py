@@ -398,6 +398,15 @@ _TIE_AVOID_MENU: tuple[int, ...] = (int(Act.AVOID), int(Act.FIGHT))
 """Rule 8: avoid the conflict or fight on (a shared menu)."""
 _DEFAULT_CHOICES: tuple[int, int] = (int(Act.EXHAUST), int(Act.INJURE))
 """Rule 15: the winner's default consequences (the members read once: see the ``_ACT_*`` names)."""
+_LANDED = None
+"""What a decision's or chance outcome's effect returns when it ran the machine on to the next node and set that
+node's protocol fields itself (``node``, ``actor``, ``_player``, ``_kept_legal``, each only where it changes): the
+busiest transitions, whose next node and legal menu are known where they happen, land there without the generic
+reading of the node in :meth:`WickedAgeState.apply_action` (its ``_LEGAL_AT`` call) or a :meth:`_proceed` call
+(see :data:`_DECIDE_AT`)."""
+_BUILD_NEXT: dict[tuple[int, ...], dict[int, tuple[int, ...]]] = {}
+"""Rules 1-2: by a build menu (the forms still empty, as actions) and the form filled, the next menu: the same ids
+without that one (at most 2^6 + 2^3 menus: never cleared)."""
 
 
 def _first_pick_menu(available: tuple[int, ...]) -> tuple[int, ...]:
@@ -1096,7 +1105,8 @@ class WickedAgeState(State):
         if self._player != CHANCE:
             raise ValueError("apply_chance at a decision node")
         # as for decisions (see :meth:`apply_action`): True when the outcome ran the next step and it stopped
-        if _CHANCE_AT[self.node](self, self.actor, outcome):
+        stopped = _CHANCE_AT[self.node](self, self.actor, outcome)
+        if stopped:
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
                 self._player = CHANCE
@@ -1104,12 +1114,12 @@ class WickedAgeState(State):
             else:
                 self._player = s = self.actor
                 self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
-        else:
+        elif stopped is not _LANDED:
             self._proceed()
 
     # the effect of each chance kind (``s`` the seat it is drawn for), by node id in :data:`_CHANCE_AT`; a roll is
     # :meth:`_apply_roll`
-    def _on_forms_draw(self, s: int, outcome: Any) -> bool:
+    def _on_forms_draw(self, s: int, outcome: Any) -> bool | None:
         """Rule 4: the forms that fit ``s``'s action are drawn; the draw stage goes on (nothing is pending)."""
         # a sorted draw as sampled is found as itself; anything else is rebuilt and checked
         forms = _DRAWS.get(outcome) if type(outcome) is tuple else None
@@ -1128,8 +1138,30 @@ class WickedAgeState(State):
                 s,
                 forms=forms,
             )
-        self.idx += 1
-        return self._draw_step()
+        # :meth:`_draw_step` for the next PC in the conflict, written out and landed when it is one (the same chance
+        # node, another actor)
+        n = self.num_players
+        next_in, chars = self._next_in, self.chars
+        t = next_in[s + 1]
+        while t < n:
+            if not chars[t].npc:
+                self.idx = self.actor = t
+                return _LANDED
+            t = next_in[t + 1]
+        # no PC left to draw for: the picks begin (:meth:`_draw_step`'s end, inlined), landed at the first party's
+        # first pick (:meth:`_pick_step`'s first stop, which :meth:`_proceed` would run next: nothing is pending during
+        # the draws; a conflict has two or more parties, and ``pick_step`` is at its start)
+        self.stage = _STAGE_PICK
+        t = self.idx = next_in[0]
+        self.node = _CTX_PICK_FORM
+        self.actor = self._player = t
+        if chars[t].npc:  # :meth:`_legal_pick_form`, inlined
+            self._kept_legal = _NPC_FORM_MENU
+        else:
+            available = self.available[t]
+            menu = _FIRST_PICK_MENUS.get(available)
+            self._kept_legal = menu if menu is not None else _first_pick_menu(available)
+        return _LANDED
 
     def _on_tie_reroll(self, s: int, outcome: Any) -> bool:
         """Rule 8: ``s`` rerolls its lowest die."""
@@ -1142,7 +1174,7 @@ class WickedAgeState(State):
         self._roll_fresh_advantage(s, int(outcome))
         return False
 
-    def _apply_roll(self, s: int, outcome: Any) -> bool:
+    def _apply_roll(self, s: int, outcome: Any) -> bool | None:
         """Rules 6-7 and 10: ``s``'s roll ``(faces, advantage_sum)`` is read and stands, or answers."""
         dice = self.roll_dice[s]
         if outcome is self._sampled and dice is self._sampled_dice:
@@ -1178,8 +1210,26 @@ class WickedAgeState(State):
                     advantage=roll.advantage,
                     key=roll.key,
                 )
-            self.idx += 1
-            return self._open_step()  # the opening rolls go on (nothing is pending during them)
+            # :meth:`_open_step`'s roll step for the next party, written out and landed when there is one (the same
+            # chance node and purpose, another actor); else the step runs on (nothing is pending during the rolls)
+            t = self._next_in[self.idx + 1]
+            if t < self.num_players:
+                self.idx = self.actor = t
+                return _LANDED
+            # the rolls are done: the ties are found (:meth:`_open_step`'s end, written out); without one the turn
+            # order follows and the turns begin here (:meth:`_tie_step`'s first branch and the turns' first step, as
+            # :meth:`_proceed` would run them: nothing is pending during the opening rolls)
+            self.stage, self.idx, self.open_step = _STAGE_TIE, 0, _OPEN_CASH
+            self.tie_rerolls = 0
+            tied = self.tied = self._find_ties()
+            self.avoid_votes = []
+            if tied:
+                return False  # Rule 8: the tie step
+            self._establish_order()
+            if self.challenger is not None:
+                self._rows[self.challenger] = None  # the turns flag the standing challenger again (:meth:`_enter`)
+            self.stage = _STAGE_TURN
+            return self._turn_step()
         if purpose == _CTX_MOVER_ROLL:
             if self.narrating:
                 self.narrate(
@@ -1192,16 +1242,19 @@ class WickedAgeState(State):
                 )
             self.turn_step = _TURN_CHALLENGE
             return self._turn_step()  # the mover challenges (nothing is pending before an answer)
-        # ANSWER_ROLL
-        self._resolve_answer(s, roll)  # an absolute result: a consequence follows (:meth:`_proceed` runs it)
-        return False
+        # ANSWER_ROLL: an absolute result leaves a consequence pending, else the turns go on; either step runs here, as
+        # :meth:`_proceed` would run it first (the game is never over after an answer, and no offer is pending in the
+        # turns)
+        self._resolve_answer(s, roll)
+        return self._consequence_step() if self.conseq is not None else self._turn_step()
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
         a = action if type(action) is int else int(action)  # ``type(x) is int``: a specialised call, cheaper than int()
         if a not in self._kept_legal:  # empty at a chance node and at the end
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        if _DECIDE_AT[self.node](self, self.actor, a):  # True: the decision ran the next step, and it stopped
+        stopped = _DECIDE_AT[self.node](self, self.actor, a)
+        if stopped:  # True: the decision ran the next step, and it stopped
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
                 self._player = CHANCE
@@ -1209,70 +1262,161 @@ class WickedAgeState(State):
             else:
                 self._player = s = self.actor
                 self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
-        else:
+        elif stopped is not _LANDED:  # False: the machine runs on
             self._proceed()
 
     # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
     # Each returns True when it ran the machine's next step itself and that step stopped (:meth:`apply_action` then
-    # reads the node it stopped at without :meth:`_proceed`), False to let :meth:`_proceed` run on. A decision may
-    # run that step only where it is the one :meth:`_proceed` would run first: no pending consequence or offer (they
+    # reads the node it stopped at without :meth:`_proceed`), False to let :meth:`_proceed` run on, or :data:`_LANDED`
+    # when it also set the new node's ``_player`` and ``_kept_legal`` (nothing left to read). A decision may run that
+    # step only where it is the one :meth:`_proceed` would run first: no pending consequence or offer (they
     # come first), or the offer step for a pending offer; the game is never over at a decision.
     # a build decision is :meth:`_build_step` itself (its entry in :data:`_DECIDE_AT`: no wrapper frame)
 
-    def _on_pick_form(self, s: int, a: int) -> bool:
-        npc = self.chars[s].npc
-        self.picks[s] = [a - _ACT_NPC_FORM_0 if npc else a]
+    def _on_pick_form(self, s: int, a: int) -> bool | None:
         self._forms[s] = None
         self.pick_step = _PICK_SECOND_FORM
-        if npc:
-            return self._pick_step()
-        self.node = _CTX_PICK_SECOND_FORM  # :meth:`_pick_step` for the same PC: its second form (same actor)
-        return True
+        ch = self.chars[s]
+        if ch.npc:
+            picks = self.picks[s] = [a - _ACT_NPC_FORM_0]
+            if ch.strengths and self._strength_menu(s) is not None:
+                return self._pick_step()  # the strength pick
+            # :meth:`_pick_step` for this NPC without a strength to pick, written out as for a PC's second form (see
+            # :meth:`_on_pick_second_form`): its dice, then the next party's first pick or the round's start
+            self.strength_used[s] = None
+            self.roll_dice[s] = dice_for_roll(ch.dice, True, picks, None)
+            self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+            if self.narrating:
+                self.narrate(
+                    "forms",
+                    f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
+                    s,
+                    dice=self.roll_dice[s],
+                )
+            self.pick_step = _PICK_FIRST_FORM
+            t = self.idx = self._next_in[s + 1]
+            if t >= self.num_players:
+                self.round_no = 1
+                self._progress = None
+                return self._start_round()
+            self.node = _CTX_PICK_FORM
+            self.actor = self._player = t
+            if self.chars[t].npc:
+                self._kept_legal = _NPC_FORM_MENU
+            else:
+                available = self.available[t]
+                menu = _FIRST_PICK_MENUS.get(available)
+                self._kept_legal = menu if menu is not None else _first_pick_menu(available)
+            return _LANDED
+        self.picks[s] = [a]  # a PC's form id is its action id
+        # :meth:`_pick_step` for the same PC, landed: its second form (same actor and player), the menu of
+        # :meth:`_legal_pick_second_form` read here
+        self.node = _CTX_PICK_SECOND_FORM
+        available = self.available[s]
+        menus = _SECOND_PICK_MENUS.get(available)
+        self._kept_legal = menus[a] if menus is not None and a in menus else _second_pick_menu(available, a)
+        return _LANDED
 
-    def _on_pick_second_form(self, s: int, a: int) -> bool:
-        self.picks[s].append(a)
-        self.pick_step = _PICK_STRENGTH
-        return self._pick_step()
+    def _on_pick_second_form(self, s: int, a: int) -> bool | None:
+        picks = self.picks[s]
+        picks.append(a)
+        ch = self.chars[s]
+        if ch.strengths and self._strength_menu(s) is not None:
+            self.pick_step = _PICK_STRENGTH
+            return self._pick_step()  # the strength pick
+        # :meth:`_pick_step` for this PC without a strength to pick, written out: its dice, then the next party's
+        # first pick, landed there (the commonest pick transition)
+        self.strength_used[s] = None
+        self.roll_dice[s] = dice_for_roll(ch.dice, False, picks, None)
+        self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+        if self.narrating:
+            self.narrate(
+                "forms",
+                f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
+                s,
+                dice=self.roll_dice[s],
+            )
+        self.pick_step = _PICK_FIRST_FORM
+        t = self.idx = self._next_in[s + 1]  # the next party in the conflict
+        if t >= self.num_players:  # every party picked: round 1 starts (as :meth:`_pick_step` starts it)
+            self.round_no = 1
+            self._progress = None
+            return self._start_round()
+        self.node = _CTX_PICK_FORM
+        self.actor = self._player = t
+        if self.chars[t].npc:  # :meth:`_legal_pick_form`, inlined
+            self._kept_legal = _NPC_FORM_MENU
+        else:
+            available = self.available[t]
+            menu = _FIRST_PICK_MENUS.get(available)
+            self._kept_legal = menu if menu is not None else _first_pick_menu(available)
+        return _LANDED
 
-    def _on_pick_strength(self, s: int, a: int) -> bool:
+    def _on_pick_strength(self, s: int, a: int) -> bool | None:
         self.strength_used[s] = None if a == _ACT_NO_STRENGTH else a - _ACT_STRENGTH_0
         self.pick_step = _PICK_DONE
         return self._pick_step()
 
-    def _on_window(self, s: int, a: int) -> bool:
+    def _on_window(self, s: int, a: int) -> bool | None:
         if a == _ACT_ROLL:
             # :meth:`_window_step` for the next party, inlined without its test for the conflict's end: a party
-            # rolling on leaves the parties in the conflict as they were when the window stopped for it (two or more)
+            # rolling on leaves the parties in the conflict as they were when the window stopped for it (two or more);
+            # landed: the same node and menu, another actor
             t = self.idx = self._next_in[self.idx + 1]
             if t < self.num_players:
-                self.node, self.actor = _CTX_WINDOW, t
-                return True
+                self.actor = self._player = t
+                return _LANDED
             self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
-            return False
+            return self._open_step()  # the step :meth:`_proceed` would run next (nothing is pending)
         opp = self._opponents_of[s]
-        # :meth:`_offer_step` for the offer made, inlined: it waits for its addressee's answer or for one to be named
+        # :meth:`_offer_step` for the offer made, inlined and landed: it waits for its addressee's answer (a fixed
+        # menu) or for one to be named (:meth:`_legal_offer_target`'s menu, read here)
         if len(opp) == 1:
-            self._make_offer(s, OFFER_BY_ACTION[a], opp[0])
-            self.node, self.actor = _CTX_OFFER_RESPONSE, opp[0]
-        else:
-            self._make_offer(s, OFFER_BY_ACTION[a], None)
-            self.node, self.actor = _CTX_OFFER_TARGET, s
-        return True
+            t = opp[0]
+            self._make_offer(s, OFFER_BY_ACTION[a], t)
+            self.node = _CTX_OFFER_RESPONSE
+            self.actor = self._player = t
+            self._kept_legal = _RESPONSE_MENU
+            return _LANDED
+        self._make_offer(s, OFFER_BY_ACTION[a], None)
+        self.node = _CTX_OFFER_TARGET  # the same actor and player
+        menu = _TARGET_MENUS.get(opp)
+        if menu is None:
+            menu = _TARGET_MENUS[opp] = tuple([_ACT_TARGET_0 + t for t in opp])
+        self._kept_legal = menu
+        return _LANDED
 
-    def _on_offer_target(self, s: int, a: int) -> bool:
+    def _on_offer_target(self, s: int, a: int) -> bool | None:
         offer = self.offer
         assert offer is not None
         t = a - _ACT_TARGET_0
         self._make_offer(offer.proposer, offer.kind, t)
-        self.node, self.actor = _CTX_OFFER_RESPONSE, t  # :meth:`_offer_step`, inlined: the addressee answers
-        return True
+        # :meth:`_offer_step`, inlined and landed: the addressee answers (a fixed menu)
+        self.node = _CTX_OFFER_RESPONSE
+        self.actor = self._player = t
+        self._kept_legal = _RESPONSE_MENU
+        return _LANDED
 
-    def _on_offer_response(self, s: int, a: int) -> bool:
+    def _on_offer_response(self, s: int, a: int) -> bool | None:
         if a == _ACT_ACCEPT:
             self._answer_offer(True)  # a consequence follows, run here as :meth:`_proceed` would run it first
             return self._consequence_step() if self.conseq is not None else False
-        self._answer_offer(False)
-        return self._window_step()  # offers are made in the window (Rule 17): it goes on
+        # :meth:`_answer_offer` refused, written out: the window goes on (offers are made in the window, Rule 17)
+        offer = self.offer
+        assert offer is not None
+        self.offer = None
+        if self.narrating:
+            self.narrate("insist", f"{self.names[s]} insists: forget it, we roll.", s)
+        # :meth:`_window_step` for the next party, inlined without its test for the conflict's end (a refusal leaves
+        # the parties in the conflict as they were when the window stopped for the proposer) and landed
+        t = self.idx = self._next_in[self.idx + 1]
+        if t < self.num_players:
+            self.node = _CTX_WINDOW
+            self.actor = self._player = t
+            self._kept_legal = self._window_menu
+            return _LANDED
+        self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
+        return self._open_step()  # the step :meth:`_proceed` would run next (nothing is pending)
 
     def _on_offer_form(self, s: int, a: int) -> bool:
         self._resolve_form_offer(a)
@@ -1303,31 +1447,33 @@ class WickedAgeState(State):
             )
         return False
 
-    def _on_challenge(self, s: int, a: int) -> bool:
+    def _on_challenge(self, s: int, a: int) -> bool | None:
         named = _named_answerers(a, self.num_players)
         self._name_answerers(s, [t for t in self.order if t in named])
-        return False
+        return self._turn_step()  # the answers: the step :meth:`_proceed` would run next (nothing is pending)
 
-    def _on_conseq_offer(self, s: int, a: int) -> bool:
+    # while a consequence stays pending, its step is the one :meth:`_proceed` would run first (the game is not over
+    # with a consequence pending): the consequence decisions run it here, and it lands at its next decision
+    def _on_conseq_offer(self, s: int, a: int) -> bool | None:
         if a == _ACT_TAKE_DEFAULT:
             self.terms = _TERMS_DEFAULT
         else:
             self._propose_terms(s, offer_of(a))
-        return False
+        return self._consequence_step()
 
-    def _on_conseq_response(self, s: int, a: int) -> bool:
+    def _on_conseq_response(self, s: int, a: int) -> bool | None:
         self._answer_conseq_offer(a == _ACT_ACCEPT)
-        return False
+        return self._consequence_step() if self.conseq is not None else False
 
-    def _on_conseq_default(self, s: int, a: int) -> bool:
+    def _on_conseq_default(self, s: int, a: int) -> bool | None:
         assert self.conseq is not None
         if a in (_ACT_EXHAUST, _ACT_INJURE):
             self._apply_default_consequence(exhausted=(a == _ACT_EXHAUST))
             self._finish_consequence()
-        else:
-            self.winner_offered = True
-            self._propose_terms(s, offer_of(a))
-        return False
+            return False
+        self.winner_offered = True
+        self._propose_terms(s, offer_of(a))
+        return self._consequence_step()
 
     # == The machine ==============================================================================
     def _decide(self, ctx: int, seat: int) -> bool:
@@ -1361,6 +1507,7 @@ class WickedAgeState(State):
         """
         steps = _STAGE_STEPS
         while self._outcome is None:  # the body is :meth:`_step`, inlined (one call less per machine step)
+            stopped: bool | None
             if self.conseq is not None:
                 stopped = self._consequence_step()
             elif self.offer is not None:
@@ -1369,6 +1516,8 @@ class WickedAgeState(State):
                 stopped = steps[self.stage](self)
             if stopped:
                 break
+            if stopped is _LANDED:  # the step set the node's player and menu itself
+                return
         else:  # the game is over (a step that stops never ends it: a stop is read below without this test)
             self.node = _CTX_END
             self._player = TERMINAL
@@ -1382,7 +1531,7 @@ class WickedAgeState(State):
             self._player = s = self.actor
             self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)  # a fixed menu without a call
 
-    def _step(self) -> bool:
+    def _step(self) -> bool | None:
         """One step of the machine; True when it stopped at a decision or chance node.
 
         A pending consequence or offer comes first; otherwise :data:`_STAGE_STEPS` holds the step of each stage.
@@ -1414,13 +1563,14 @@ class WickedAgeState(State):
             self.build_filled = [False] * _PC_FORM_COUNT
         self.idx = seat
 
-    def _build_step(self, s: int, a: int) -> bool:
+    def _build_step(self, s: int, a: int) -> bool | None:
         """Rules 1-2: assign the next (largest remaining) die or die pair to a form of the seat's draft.
 
         Builds are simultaneous: the drafts are revealed only when every seat has completed its own.
         """
         draft = self.drafts[s]
-        placed = self.build_dice[sum(self.build_filled)]
+        menu = self._kept_legal  # the build menu (``a`` is legal here): the forms still empty, one per die left
+        placed = self.build_dice[len(self.build_dice) - len(menu)]  # the dice placed: ``sum(self.build_filled)``
         if self.chars[s].npc:
             form = a - _ACT_NPC_FORM_0  # an NpcForm id: its two dice go to its two slots
             for slot, size in zip(NPC_FORM_SLOTS[form], placed, strict=True):
@@ -1429,9 +1579,14 @@ class WickedAgeState(State):
         else:  # a PcForm id: the form's slot
             draft[a] = placed[0]
             self.build_filled[a] = True
-
-        if not all(self.build_filled):
-            return True  # :meth:`_build_turn`: the same seat places its next die (the same node and actor)
+        # the next menu is this one without ``a`` (:meth:`_legal_build` of the filled forms), from a table
+        nxt = _BUILD_NEXT.get(menu)
+        if nxt is None:
+            nxt = _BUILD_NEXT[menu] = {x: tuple([y for y in menu if y != x]) for x in menu}
+        menu = nxt[a]
+        if menu:  # not ``all(self.build_filled)``: the same seat places its next die (:meth:`_build_turn`)
+            self._kept_legal = menu  # landed: the same node, actor and player
+            return _LANDED
         if self.narrating:
             self.narrate("build_done", f"{self.names[s]} has assigned their dice.", s)
         if s + 1 < self.num_players:
@@ -1498,7 +1653,7 @@ class WickedAgeState(State):
         self.stage, self.idx = _STAGE_PICK, 0  # :meth:`_enter`, inlined: the draw moves ``idx`` only
         return False
 
-    def _pick_step(self) -> bool:
+    def _pick_step(self) -> bool | None:
         """Rule 4: each party picks two forms (an NPC one form) and whether its strength is used.
 
         A party's pick done, the next party's begins here, in this call (nothing is pending during the picks:
@@ -1509,8 +1664,7 @@ class WickedAgeState(State):
             if s >= self.num_players:
                 self.round_no = 1
                 self._progress = None
-                self._start_round()
-                return False
+                return self._start_round()
             ch = self.chars[s]
             if self.pick_step == _PICK_FIRST_FORM:  # (:meth:`_decide`, inlined)
                 self.node, self.actor = _CTX_PICK_FORM, s
@@ -1565,7 +1719,8 @@ class WickedAgeState(State):
         return txt
 
     # -- rounds ----------------------------------------------------------------------------------
-    def _start_round(self) -> None:
+    def _start_round(self) -> bool | None:
+        """A round starts (its rolls, its turns' flags); landed at the window's first party, else False (the rolls)."""
         n = self.num_players
         self.rolls = [None] * n
         self.moved = [False] * n
@@ -1577,8 +1732,18 @@ class WickedAgeState(State):
         # :meth:`_enter`, inlined: the window, if offers may be made before this roll; a round starts after the picks
         # (their ``pick_step`` back at its start once the last party picked) or the turns (``turn_step`` back at its
         # start once the last party moved): ``idx`` is the one cursor to reset
-        self.stage, self.idx = self._round_stages[self.round_no == 1], 0
         self.cash_done = False
+        stage = self.stage = self._round_stages[self.round_no == 1]
+        if stage is _STAGE_WINDOW:
+            # :meth:`_window_step` for the first party, landed there, without its test for the conflict's end: a round
+            # starts with two or more parties in (after the picks, or after turns that found the conflict not over)
+            t = self.idx = self._next_in[0]
+            self.node = _CTX_WINDOW
+            self.actor = self._player = t
+            self._kept_legal = self._window_menu
+            return _LANDED
+        self.idx = 0
+        return False
 
     def _window_step(self) -> bool:
         """Rule 17: before the round's roll each party may offer to concede instead of rolling on."""
@@ -1763,7 +1928,7 @@ class WickedAgeState(State):
             )
 
     # -- turns -------------------------------------------------------------------------------------
-    def _turn_step(self) -> bool:
+    def _turn_step(self) -> bool | None:
         """Rules 9-10: in turn order, each party not yet challenged moves; answerers answer.
 
         The steps that stop nowhere and leave nothing pending (a party skipped, a turn's start, a challenge of the
@@ -1927,7 +2092,7 @@ class WickedAgeState(State):
         self.conseq = decided
         self.terms, self.terms_offer, self.terms_by, self.winner_offered = _TERMS_ASK, None, None, False
 
-    def _end_round(self) -> bool:
+    def _end_round(self) -> bool | None:
         """Rules 12 and 18: the owe list after round 1; no round after the last."""
         r = self.rules
         if r.owe_enabled and owe_check_due(self.round_no, r.owe_check_rounds):
@@ -1943,8 +2108,7 @@ class WickedAgeState(State):
             return False
         self.round_no += 1
         self._progress = None
-        self._start_round()
-        return False
+        return self._start_round()
 
     def _settle_step(self) -> bool:
         """Rule 12 ("advantage_wins"): after the last round each advantage over a party still in wins absolutely."""
@@ -2086,31 +2250,48 @@ class WickedAgeState(State):
                 self.narrate("concede", f"{self.names[p]} concedes the stake and loses no dice.", p)
             self._finish_consequence()
 
-    def _consequence_step(self) -> bool:
+    def _consequence_step(self) -> bool | None:
+        """Rules 14-17: the pending consequence's next decision, landed there, or False once it is settled.
+
+        Each branch sets the node's player and menu (:meth:`_decide` and the node's reading written out).
+        """
         assert self.conseq is not None
         w, loser = self.conseq
         r = self.rules
-        if self.terms is _TERMS_ASK:
+        terms = self.terms
+        if terms is _TERMS_ASK:
             if r.negotiation_enabled and r.offers_after_absolute and r.offers:
-                self.node, self.actor = _CTX_CONSEQ_OFFER, loser  # :meth:`_decide`, inlined
-                return True
-            self.terms = _TERMS_DEFAULT
-        if self.terms is _TERMS_DEFAULT:
-            self.node, self.actor = _CTX_CONSEQ_DEFAULT, w  # :meth:`_decide`, inlined
-            return True
-        if self.terms is _TERMS_OFFERED:
-            self.node, self.actor = _CTX_CONSEQ_RESPONSE, loser if self.terms_by == w else w  # :meth:`_decide`, inlined
-            return True
+                self.node = _CTX_CONSEQ_OFFER
+                self.actor = self._player = loser
+                self._kept_legal = self._conseq_offer_menu
+                return _LANDED
+            terms = self.terms = _TERMS_DEFAULT
+        if terms is _TERMS_DEFAULT:
+            self.node = _CTX_CONSEQ_DEFAULT
+            self.actor = self._player = w
+            self._kept_legal = self._legal_conseq_default(w)
+            return _LANDED
+        if terms is _TERMS_OFFERED:
+            self.node = _CTX_CONSEQ_RESPONSE
+            self.actor = self._player = loser if self.terms_by == w else w
+            self._kept_legal = _RESPONSE_MENU
+            return _LANDED
         kind = self.terms_offer
         assert kind is not None
         if kind is _OFFER_CONCEDE_STAKE:  # pragma: no cover - resolved on acceptance
             self._finish_consequence()
             return False
-        if not any(self.chars[loser].dice):  # no form with a size to lose (``form_loss_choices`` empty)
+        # the negotiated loss: :meth:`_form_loss_actions`'s menu read here; empty when no form has a size to lose
+        menu = _LOSS_MENUS.get(tuple(map(_TRUTH, self.chars[loser].dice)))
+        if menu is None:
+            menu = self._form_loss_actions(loser)
+        if not menu:  # ``form_loss_choices`` empty: nothing to lose
             self._finish_consequence()
             return False
-        self.node, self.actor = _CTX_OFFER_FORM, offer_chooser(kind, w, loser)  # :meth:`_decide`, inlined
-        return True
+        self.node = _CTX_OFFER_FORM
+        self.actor = self._player = offer_chooser(kind, w, loser)
+        self._kept_legal = menu
+        return _LANDED
 
     def _propose_terms(self, proposer: int, kind: Offer) -> None:
         """Rule 17: after an absolute result either side may propose a negotiated outcome instead of the default."""
@@ -2282,7 +2463,7 @@ _LEGAL_AT: tuple[Callable[[WickedAgeState, int], tuple[int, ...]], ...] = (
 )
 """The legal actions of each decision kind, indexed by ``Ctx`` (a scenario state that overrides one of these
 methods must extend the table)."""
-_DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool], ...] = (
+_DECIDE_AT: tuple[Callable[[WickedAgeState, int, int], bool | None], ...] = (
     WickedAgeState._build_step,
     WickedAgeState._on_pick_form,
     WickedAgeState._on_pick_second_form,
@@ -2306,7 +2487,7 @@ def _not_chance(state: WickedAgeState, s: int, outcome: Any) -> bool:  # pragma:
     raise AssertionError(f"node {state.node} is not a chance node")
 
 
-_CHANCE_AT: tuple[Callable[[WickedAgeState, int, Any], bool], ...] = tuple(
+_CHANCE_AT: tuple[Callable[[WickedAgeState, int, Any], bool | None], ...] = tuple(
     {
         _CTX_FORMS_DRAW: WickedAgeState._on_forms_draw,
         _CTX_OPENING_ROLL: WickedAgeState._apply_roll,
@@ -2319,7 +2500,7 @@ _CHANCE_AT: tuple[Callable[[WickedAgeState, int, Any], bool], ...] = tuple(
 )
 """The effect of each chance kind's outcome, by node id (none at the decisions and the end); True when it ran the
 machine's next step itself and that step stopped (see :data:`_DECIDE_AT`)."""
-_STAGE_STEPS: tuple[Callable[[WickedAgeState], bool], ...] = (
+_STAGE_STEPS: tuple[Callable[[WickedAgeState], bool | None], ...] = (
     WickedAgeState._build_turn,
     WickedAgeState._draw_step,
     WickedAgeState._pick_step,

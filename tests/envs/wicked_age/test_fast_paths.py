@@ -492,14 +492,15 @@ def test_kept_round_stages_open_the_window_where_negotiation_is_open(negotiation
     starts, rng = 0, Rng(3)
     start_round = WickedAgeState._start_round
 
-    def checked(st: WickedAgeState) -> None:
+    def checked(st: WickedAgeState) -> bool | None:
         nonlocal starts
-        start_round(st)
+        landed = start_round(st)  # the window's first party (``_LANDED``), or False: the machine runs on
         is_open = negotiation_open(
             r.negotiation_enabled, r.offers, st.round_no, r.offers_before_rolls, r.offers_between_rounds
         )
         assert st.stage is (Stage.WINDOW if is_open else Stage.OPEN)
         starts += 1
+        return landed
 
     actions = RULESET.scenario("melee").action_count(cfg)
     with pytest.MonkeyPatch.context() as mp:
