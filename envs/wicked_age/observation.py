@@ -98,11 +98,14 @@ _ABSENT_BYTES: tuple[bytes, ...] = tuple(
 # into keys and looking each block up (a melee's observation read ~14 dictionary keys per call that way).
 _CACHE_LIMIT = 1 << 15
 _Key = tuple[Any, ...]
-_ROLLED: dict[tuple[int, ...], tuple[float, float, float]] = {}
-"""A party's rolled-dice features (the first ``ROLLED_DICE_SHOWN`` dice, zeros after, clipped), by its dice tuple."""
+_ROLLED: dict[tuple[int, ...], bytes] = {}
+"""A party's rolled-dice features (the first ``ROLLED_DICE_SHOWN`` dice, zeros after, clipped), packed, by its dice
+tuple."""
+_ROLL_KEYS: dict[tuple[int, ...], bytes] = {}
+"""A roll's two features (its key's first two values over ``ROLL_NORM``, clipped), packed, by the key."""
 _PENDING: dict[_Key, bytes] = {}
 """The standing challenge's roll, the pending offer's kind and the seat's part in a consequence, by those values."""
-_CACHES = (_ROLLED, _PENDING)
+_CACHES = (_ROLLED, _ROLL_KEYS, _PENDING)
 
 
 def _clip(x: float) -> float:
@@ -118,7 +121,13 @@ def _pack(n: int) -> Callable[..., bytes]:
     return struct.Struct(f"{n}f").pack
 
 
-_ROW_PACK = _pack(PARTY_FEATURES)
+_ROW_PACK = struct.Struct(f"=10f{4 * ROLLED_DICE_SHOWN}s6f8sf").pack
+"""A party row: the present, chapter, conflict and NPC flags and the six sheet dice, the rolled dice's features as
+packed bytes (``s``: copied as they are, from :data:`_ROLLED`), advantage dice, the two advantages, owe entries, the
+challenged and moved flags, the opening roll's features as packed bytes (from :data:`_ROLL_KEYS`) and the challenger
+flag. ``=``: native byte order without padding, the bytes of ``_pack``'s native ``f``s (and of numpy's float32)."""
+_ROLL_PACK = _pack(2)
+_ROLLED_PACK = _pack(ROLLED_DICE_SHOWN)
 _PROGRESS_PACK = _pack(2)
 _FORMS_PACK = _pack(2 * _FORMS)
 _DIE_CLIPPED = tuple(_clip(x) for x in _DIE)
@@ -129,16 +138,26 @@ _NOTHING_PENDING = struct.pack(f"{2 + _OFFERS + 2}f", *(0.0,) * (2 + _OFFERS + 2
 """The pending block when no challenge stands, no offer is pending and no consequence is being settled."""
 
 
-def _rolled(dice: tuple[int, ...]) -> tuple[float, float, float]:
+def _rolled(dice: tuple[int, ...]) -> bytes:
     n = len(dice)
     if len(_ROLLED) >= _CACHE_LIMIT:
         _ROLLED.clear()
-    out = _ROLLED[dice] = (
+    out = _ROLLED[dice] = _ROLLED_PACK(
         _DIE_CLIPPED[dice[0]] if n else 0.0,
         _DIE_CLIPPED[dice[1]] if n > 1 else 0.0,
         _DIE_CLIPPED[dice[2]] if n > 2 else 0.0,  # ROLLED_DICE_SHOWN
     )
     return out
+
+
+def _roll_key(key: tuple[int, ...]) -> bytes:
+    if len(_ROLL_KEYS) >= _CACHE_LIMIT:
+        _ROLL_KEYS.clear()
+    out = _ROLL_KEYS[key] = _ROLL_PACK(_clip(key[0] / ROLL_NORM), _clip(key[1] / ROLL_NORM))
+    return out
+
+
+_NO_ROLL = _ROLL_PACK(0.0, 0.0)
 
 
 def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> None:
@@ -158,6 +177,7 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
     challenger = state.challenger if state.stage is _STAGE_TURN else None  # flagged in the turns only
     adv, cashed, rolls = state.adv, state.cashed, state.rolls
     mine = adv[seat]
+    owe = state.owe
     die = _DIE_CLIPPED
     for p, row in enumerate(rows):
         if row is not None:
@@ -165,31 +185,31 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
         ch = state.chars[p]
         s0, s1, s2, s3, s4, s5 = _HIDDEN_SHEET if hidden else ch.dice
         rd = state.roll_dice[p]
-        d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
         holds, cash = adv[p], cashed[p]
-        # no advantage held and nothing cashed: no advantage dice (``advantage_dice``'s 0, uncalled and undivided)
-        a = (
-            advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) / ADVANTAGE_NORM
-            if cash or True in holds
-            else 0.0
-        )
-        owed = state.owe.count(p) / OWE_NORM
+        # the advantage dice and the owe entries clipped where they are computed, and their commonest values (no
+        # advantage or cashing, an empty owe list) set without a call, a division or a clip
+        if cash or True in holds:
+            a = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) / ADVANTAGE_NORM
+            if a > 1.0:  # clipped as :func:`_clip` clips
+                a = 1.0
+        else:  # no advantage held and nothing cashed: no advantage dice (``advantage_dice``'s 0, uncalled, undivided)
+            a = 0.0
+        if owe:
+            owed = owe.count(p) / OWE_NORM
+            if owed > 1.0:
+                owed = 1.0
+        else:  # an empty owe list (most rows): no entries, uncounted
+            owed = 0.0
         r = rolls[p]
-        if r is None:
-            k0 = k1 = 0.0
-        else:
-            key = r.key
-            k0, k1 = key[0] / ROLL_NORM, key[1] / ROLL_NORM
-        # one pack of every feature, the six sheet dice unpacked and read one by one and each clip written out: a
-        # ``map`` over the sheet or a comprehension costs several times more, and this runs for every party whose row
-        # changed. The flags (bools) are packed as they are: ``struct`` packs True and False as 1.0 and 0.0, the
-        # values of ``_FLAG``.
+        key = _NO_ROLL if r is None else _ROLL_KEYS.get(r.key) or _roll_key(r.key)
+        # one pack of every feature, the six sheet dice unpacked and read one by one, each clip written out and the
+        # rolled dice and opening roll as packed pieces: a ``map`` over the sheet or a comprehension costs several
+        # times more, and this runs for every party whose row changed. The flags (bools) are packed as they are:
+        # ``struct`` packs True and False as 1.0 and 0.0, the values of ``_FLAG``.
         rows[p] = _ROW_PACK(
             1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
-            die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
-            a if a < 1.0 else 1.0, holds[seat], mine[p], owed if owed < 1.0 else 1.0,
-            state.challenged[p], state.moved[p], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
-            challenger == p,
+            die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], _ROLLED.get(rd) or _rolled(rd),
+            a, holds[seat], mine[p], owed, state.challenged[p], state.moved[p], key, challenger == p,
         )  # fmt: skip
 
 
@@ -202,21 +222,19 @@ def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pendi
     ch = state.chars[seat]
     s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
     rd = state.roll_dice[seat]
-    d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
     holds, cash = state.adv[seat], state.cashed[seat]
     k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) + pending * state.rules.dice_per_entry
     a = k / ADVANTAGE_NORM
     owed = (state.owe.count(seat) - pending) / OWE_NORM
     r = state.rolls[seat]
-    k0, k1 = (0.0, 0.0) if r is None else (r.key[0] / ROLL_NORM, r.key[1] / ROLL_NORM)
+    key = _NO_ROLL if r is None else _ROLL_KEYS.get(r.key) or _roll_key(r.key)
     die = _DIE_CLIPPED
     # each clipped as :func:`_clip` clips (written out: during the build this runs at every observation)
     return _ROW_PACK(
         1.0, state.in_chapter[seat], state.in_conflict[seat], ch.npc,
-        die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
+        die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], _ROLLED.get(rd) or _rolled(rd),
         a if a < 1.0 else 1.0, holds[seat], holds[seat], owed if owed < 1.0 else 1.0,
-        state.challenged[seat], state.moved[seat], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
-        state.stage is _STAGE_TURN and state.challenger == seat,
+        state.challenged[seat], state.moved[seat], key, state.stage is _STAGE_TURN and state.challenger == seat,
     )  # fmt: skip
 
 

@@ -187,3 +187,24 @@ def test_value_caches_emptied_or_overflowing_encode_the_same(monkeypatch: pytest
             assert state.observation(seat).tobytes() == plain_encoding(state, seat)
         random_step(state, rng, actions)
     assert all(len(cache) <= 2 for cache in obs._CACHES)
+
+
+def test_many_owe_entries_and_cashed_dice_are_clipped_as_the_plain_encoding() -> None:
+    """Owe entries and advantage dice above their norms (more than five entries, more than six dice) clip to 1: clones
+    of random positions given long owe lists and large cashings (their rows dropped) encode as the plain encoding."""
+    cfg = config(melee={"parties": 5})
+    actions = RULESET.scenario("melee").action_count(cfg)
+    state, rng, clipped = new_game("melee", cfg), Rng(8), 0
+    for step in range(400):
+        if state.current_player() == TERMINAL:
+            state = new_game("melee", cfg)
+        twin = state.clone()
+        n = twin.num_players
+        twin.owe = [p for p in range(n) for _ in range(step % 9)]
+        twin.cashed = [(step + p) % 11 for p in range(n)]
+        twin._rows = [None] * n
+        for seat in range(n):
+            assert twin.observation(seat).tobytes() == plain_encoding(twin, seat)
+        clipped += step % 9 > 5
+        random_step(state, rng, actions)
+    assert clipped > 100
