@@ -173,8 +173,9 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
     view of itself with its own draft or undecided cashing is :func:`own_row` (not kept). Every missing row is packed
     in this one call (a round's or a conflict's start drops them all), the values every row reads read once.
     """
-    hidden = state.stage is _STAGE_BUILD
-    challenger = state.challenger if state.stage is _STAGE_TURN else None  # flagged in the turns only
+    stage = state.stage
+    hidden = stage is _STAGE_BUILD
+    challenger = state.challenger if stage is _STAGE_TURN else None  # flagged in the turns only
     adv, cashed, rolls = state.adv, state.cashed, state.rolls
     mine = adv[seat]
     owe = state.owe
@@ -223,7 +224,10 @@ def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pendi
     s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
     rd = state.roll_dice[seat]
     holds, cash = state.adv[seat], state.cashed[seat]
-    k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) + pending * state.rules.dice_per_entry
+    # nothing held or cashed (the whole build): ``advantage_dice``'s 0, uncalled; an undecided cashing counts
+    k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) if cash or True in holds else 0
+    if pending:
+        k += pending * state.rules.dice_per_entry
     a = k / ADVANTAGE_NORM
     owed = (state.owe.count(seat) - pending) / OWE_NORM
     r = state.rolls[seat]
