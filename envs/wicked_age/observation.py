@@ -61,7 +61,6 @@ _OFFERS = len(Offer)
 _FLAG = (0.0, 1.0)
 _DIE = tuple(d / DIE_NORM for d in range(MAX_DIE + 1))
 """``d / DIE_NORM`` for every die size a config may name (the same doubles the division gives)."""
-_ABSENT = (0.0,) * PARTY_FEATURES
 _HIDDEN_SHEET = (0,) * len(SHEET_SLOTS)
 """Another seat's sheet during the build: nothing shown."""
 
@@ -85,10 +84,11 @@ by ``n`` and ``seat``."""
 _SIZES: tuple[int, ...] = tuple(observation_size(n) for n in range(MAX_PARTIES + 1))
 """The observation's length by party count (an int shape: ``np.ndarray`` reads it for ~200 instructions less than a
 tuple)."""
-_ABSENT_BYTES: tuple[bytes, ...] = tuple(
-    struct.pack(f"{len(_ABSENT)}f", *_ABSENT) * (party_slots(n) - n) for n in range(MAX_PARTIES + 1)
+_PROGRESS_PACKS: tuple[Callable[..., bytes], ...] = tuple(
+    struct.Struct(f"={4 * PARTY_FEATURES * (party_slots(n) - n)}x2f").pack for n in range(MAX_PARTIES + 1)
 )
-"""The float32 bytes of the absent party slots of a conflict of ``n`` parties, by ``n``."""
+"""By party count ``n``: the absent party slots' features (pad bytes, ``x``: zeros, the bytes of 0.0 in float32) and
+the two progress features, packed in one call (no concatenation); ``=`` as in ``_ROW_PACK``."""
 
 # The blocks of an observation as float32 bytes. Each party's 22 features, as the observing seat sees them, are a row
 # kept on the state (``_rows``, see :func:`party_rows`); the global features are the kept progress and forms blocks
@@ -128,7 +128,6 @@ challenged and moved flags, the opening roll's features as packed bytes (from :d
 flag. ``=``: native byte order without padding, the bytes of ``_pack``'s native ``f``s (and of numpy's float32)."""
 _ROLL_PACK = _pack(2)
 _ROLLED_PACK = _pack(ROLLED_DICE_SHOWN)
-_PROGRESS_PACK = _pack(2)
 _FORMS_PACK = _pack(2 * _FORMS)
 _DIE_CLIPPED = tuple(_clip(x) for x in _DIE)
 """``_DIE`` clipped to 1 (a config's dice above d12 read as 1)."""
@@ -247,8 +246,7 @@ def progress_block(state: WickedAgeState) -> bytes:
     r = state.round_no / state.rules.max_rounds
     c = state.conflict_no / state.max_conflicts
     # each clipped as :func:`_clip` clips (written out: no call per value)
-    progress = _PROGRESS_PACK(r if r < 1.0 else 1.0, c if c < 1.0 else 1.0)
-    block = state._progress = _ABSENT_BYTES[state.num_players] + progress
+    block = state._progress = _PROGRESS_PACKS[state.num_players](r if r < 1.0 else 1.0, c if c < 1.0 else 1.0)
     return block
 
 
