@@ -61,7 +61,6 @@ _OFFERS = len(Offer)
 _FLAG = (0.0, 1.0)
 _DIE = tuple(d / DIE_NORM for d in range(MAX_DIE + 1))
 """``d / DIE_NORM`` for every die size a config may name (the same doubles the division gives)."""
-_ABSENT = (0.0,) * PARTY_FEATURES
 _HIDDEN_SHEET = (0,) * len(SHEET_SLOTS)
 """Another seat's sheet during the build: nothing shown."""
 
@@ -82,12 +81,14 @@ _ROTATIONS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
 )
 """The party slots' seats as ``seat`` sees a conflict of ``n`` parties (itself first, then the others in seat order),
 by ``n`` and ``seat``."""
-_SHAPES: tuple[tuple[int], ...] = tuple((observation_size(n),) for n in range(MAX_PARTIES + 1))
-"""The observation's shape by party count."""
-_ABSENT_BYTES: tuple[bytes, ...] = tuple(
-    struct.pack(f"{len(_ABSENT)}f", *_ABSENT) * (party_slots(n) - n) for n in range(MAX_PARTIES + 1)
+_SIZES: tuple[int, ...] = tuple(observation_size(n) for n in range(MAX_PARTIES + 1))
+"""The observation's length by party count (an int shape: ``np.ndarray`` reads it for ~200 instructions less than a
+tuple)."""
+_PROGRESS_PACKS: tuple[Callable[..., bytes], ...] = tuple(
+    struct.Struct(f"={4 * PARTY_FEATURES * (party_slots(n) - n)}x2f").pack for n in range(MAX_PARTIES + 1)
 )
-"""The float32 bytes of the absent party slots of a conflict of ``n`` parties, by ``n``."""
+"""By party count ``n``: the absent party slots' features (pad bytes, ``x``: zeros, the bytes of 0.0 in float32) and
+the two progress features, packed in one call (no concatenation); ``=`` as in ``_ROW_PACK``."""
 
 # The blocks of an observation as float32 bytes. Each party's 22 features, as the observing seat sees them, are a row
 # kept on the state (``_rows``, see :func:`party_rows`); the global features are the kept progress and forms blocks
@@ -97,11 +98,14 @@ _ABSENT_BYTES: tuple[bytes, ...] = tuple(
 # into keys and looking each block up (a melee's observation read ~14 dictionary keys per call that way).
 _CACHE_LIMIT = 1 << 15
 _Key = tuple[Any, ...]
-_ROLLED: dict[tuple[int, ...], tuple[float, float, float]] = {}
-"""A party's rolled-dice features (the first ``ROLLED_DICE_SHOWN`` dice, zeros after, clipped), by its dice tuple."""
+_ROLLED: dict[tuple[int, ...], bytes] = {}
+"""A party's rolled-dice features (the first ``ROLLED_DICE_SHOWN`` dice, zeros after, clipped), packed, by its dice
+tuple."""
+_ROLL_KEYS: dict[tuple[int, ...], bytes] = {}
+"""A roll's two features (its key's first two values over ``ROLL_NORM``, clipped), packed, by the key."""
 _PENDING: dict[_Key, bytes] = {}
 """The standing challenge's roll, the pending offer's kind and the seat's part in a consequence, by those values."""
-_CACHES = (_ROLLED, _PENDING)
+_CACHES = (_ROLLED, _ROLL_KEYS, _PENDING)
 
 
 def _clip(x: float) -> float:
@@ -117,8 +121,13 @@ def _pack(n: int) -> Callable[..., bytes]:
     return struct.Struct(f"{n}f").pack
 
 
-_ROW_PACK = _pack(PARTY_FEATURES)
-_PROGRESS_PACK = _pack(2)
+_ROW_PACK = struct.Struct(f"=10f{4 * ROLLED_DICE_SHOWN}s6f8sf").pack
+"""A party row: the present, chapter, conflict and NPC flags and the six sheet dice, the rolled dice's features as
+packed bytes (``s``: copied as they are, from :data:`_ROLLED`), advantage dice, the two advantages, owe entries, the
+challenged and moved flags, the opening roll's features as packed bytes (from :data:`_ROLL_KEYS`) and the challenger
+flag. ``=``: native byte order without padding, the bytes of ``_pack``'s native ``f``s (and of numpy's float32)."""
+_ROLL_PACK = _pack(2)
+_ROLLED_PACK = _pack(ROLLED_DICE_SHOWN)
 _FORMS_PACK = _pack(2 * _FORMS)
 _DIE_CLIPPED = tuple(_clip(x) for x in _DIE)
 """``_DIE`` clipped to 1 (a config's dice above d12 read as 1)."""
@@ -128,16 +137,26 @@ _NOTHING_PENDING = struct.pack(f"{2 + _OFFERS + 2}f", *(0.0,) * (2 + _OFFERS + 2
 """The pending block when no challenge stands, no offer is pending and no consequence is being settled."""
 
 
-def _rolled(dice: tuple[int, ...]) -> tuple[float, float, float]:
+def _rolled(dice: tuple[int, ...]) -> bytes:
     n = len(dice)
     if len(_ROLLED) >= _CACHE_LIMIT:
         _ROLLED.clear()
-    out = _ROLLED[dice] = (
+    out = _ROLLED[dice] = _ROLLED_PACK(
         _DIE_CLIPPED[dice[0]] if n else 0.0,
         _DIE_CLIPPED[dice[1]] if n > 1 else 0.0,
         _DIE_CLIPPED[dice[2]] if n > 2 else 0.0,  # ROLLED_DICE_SHOWN
     )
     return out
+
+
+def _roll_key(key: tuple[int, ...]) -> bytes:
+    if len(_ROLL_KEYS) >= _CACHE_LIMIT:
+        _ROLL_KEYS.clear()
+    out = _ROLL_KEYS[key] = _ROLL_PACK(_clip(key[0] / ROLL_NORM), _clip(key[1] / ROLL_NORM))
+    return out
+
+
+_NO_ROLL = _ROLL_PACK(0.0, 0.0)
 
 
 def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> None:
@@ -153,10 +172,12 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
     view of itself with its own draft or undecided cashing is :func:`own_row` (not kept). Every missing row is packed
     in this one call (a round's or a conflict's start drops them all), the values every row reads read once.
     """
-    hidden = state.stage is _STAGE_BUILD
-    challenger = state.challenger if state.stage is _STAGE_TURN else None  # flagged in the turns only
+    stage = state.stage
+    hidden = stage is _STAGE_BUILD
+    challenger = state.challenger if stage is _STAGE_TURN else None  # flagged in the turns only
     adv, cashed, rolls = state.adv, state.cashed, state.rolls
     mine = adv[seat]
+    owe = state.owe
     die = _DIE_CLIPPED
     for p, row in enumerate(rows):
         if row is not None:
@@ -164,31 +185,31 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
         ch = state.chars[p]
         s0, s1, s2, s3, s4, s5 = _HIDDEN_SHEET if hidden else ch.dice
         rd = state.roll_dice[p]
-        d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
         holds, cash = adv[p], cashed[p]
-        # no advantage held and nothing cashed: no advantage dice (``advantage_dice``'s 0, uncalled and undivided)
-        a = (
-            advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) / ADVANTAGE_NORM
-            if cash or True in holds
-            else 0.0
-        )
-        owed = state.owe.count(p) / OWE_NORM
+        # the advantage dice and the owe entries clipped where they are computed, and their commonest values (no
+        # advantage or cashing, an empty owe list) set without a call, a division or a clip
+        if cash or True in holds:
+            a = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) / ADVANTAGE_NORM
+            if a > 1.0:  # clipped as :func:`_clip` clips
+                a = 1.0
+        else:  # no advantage held and nothing cashed: no advantage dice (``advantage_dice``'s 0, uncalled, undivided)
+            a = 0.0
+        if owe:
+            owed = owe.count(p) / OWE_NORM
+            if owed > 1.0:
+                owed = 1.0
+        else:  # an empty owe list (most rows): no entries, uncounted
+            owed = 0.0
         r = rolls[p]
-        if r is None:
-            k0 = k1 = 0.0
-        else:
-            key = r.key
-            k0, k1 = key[0] / ROLL_NORM, key[1] / ROLL_NORM
-        # one pack of every feature, the six sheet dice unpacked and read one by one and each clip written out: a
-        # ``map`` over the sheet or a comprehension costs several times more, and this runs for every party whose row
-        # changed. The flags (bools) are packed as they are: ``struct`` packs True and False as 1.0 and 0.0, the
-        # values of ``_FLAG``.
+        key = _NO_ROLL if r is None else _ROLL_KEYS.get(r.key) or _roll_key(r.key)
+        # one pack of every feature, the six sheet dice unpacked and read one by one, each clip written out and the
+        # rolled dice and opening roll as packed pieces: a ``map`` over the sheet or a comprehension costs several
+        # times more, and this runs for every party whose row changed. The flags (bools) are packed as they are:
+        # ``struct`` packs True and False as 1.0 and 0.0, the values of ``_FLAG``.
         rows[p] = _ROW_PACK(
             1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
-            die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
-            a if a < 1.0 else 1.0, holds[seat], mine[p], owed if owed < 1.0 else 1.0,
-            state.challenged[p], state.moved[p], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
-            challenger == p,
+            die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], _ROLLED.get(rd) or _rolled(rd),
+            a, holds[seat], mine[p], owed, state.challenged[p], state.moved[p], key, challenger == p,
         )  # fmt: skip
 
 
@@ -201,21 +222,22 @@ def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pendi
     ch = state.chars[seat]
     s0, s1, s2, s3, s4, s5 = sheet if sheet is not None else _HIDDEN_SHEET if state.stage is _STAGE_BUILD else ch.dice
     rd = state.roll_dice[seat]
-    d0, d1, d2 = _ROLLED.get(rd) or _rolled(rd)
     holds, cash = state.adv[seat], state.cashed[seat]
-    k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) + pending * state.rules.dice_per_entry
+    # nothing held or cashed (the whole build): ``advantage_dice``'s 0, uncalled; an undecided cashing counts
+    k = advantage_dice(holds, state.in_conflict, state._keep_advantage, cash) if cash or True in holds else 0
+    if pending:
+        k += pending * state.rules.dice_per_entry
     a = k / ADVANTAGE_NORM
     owed = (state.owe.count(seat) - pending) / OWE_NORM
     r = state.rolls[seat]
-    k0, k1 = (0.0, 0.0) if r is None else (r.key[0] / ROLL_NORM, r.key[1] / ROLL_NORM)
+    key = _NO_ROLL if r is None else _ROLL_KEYS.get(r.key) or _roll_key(r.key)
     die = _DIE_CLIPPED
     # each clipped as :func:`_clip` clips (written out: during the build this runs at every observation)
     return _ROW_PACK(
         1.0, state.in_chapter[seat], state.in_conflict[seat], ch.npc,
-        die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], d0, d1, d2,
+        die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], _ROLLED.get(rd) or _rolled(rd),
         a if a < 1.0 else 1.0, holds[seat], holds[seat], owed if owed < 1.0 else 1.0,
-        state.challenged[seat], state.moved[seat], k0 if k0 < 1.0 else 1.0, k1 if k1 < 1.0 else 1.0,
-        state.stage is _STAGE_TURN and state.challenger == seat,
+        state.challenged[seat], state.moved[seat], key, state.stage is _STAGE_TURN and state.challenger == seat,
     )  # fmt: skip
 
 
@@ -224,8 +246,7 @@ def progress_block(state: WickedAgeState) -> bytes:
     r = state.round_no / state.rules.max_rounds
     c = state.conflict_no / state.max_conflicts
     # each clipped as :func:`_clip` clips (written out: no call per value)
-    progress = _PROGRESS_PACK(r if r < 1.0 else 1.0, c if c < 1.0 else 1.0)
-    block = state._progress = _ABSENT_BYTES[state.num_players] + progress
+    block = state._progress = _PROGRESS_PACKS[state.num_players](r if r < 1.0 else 1.0, c if c < 1.0 else 1.0)
     return block
 
 
@@ -286,21 +307,22 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         state._rows_seat = seat
     if None in rows:
         party_rows(state, rows, seat)
-    # the seat first, then the others in seat order (its rotation of the rows; a kept row is never empty)
-    parts = rows[seat:] + rows[:seat] if seat else rows.copy()
+    if seat:  # the seat first, then the others in seat order (its rotation of the rows; a kept row is never empty)
+        rows = rows[seat:] + rows[:seat]
     stage = state.stage
     pending = state.pending_cash[seat]
     if pending or stage is _STAGE_BUILD:
         # the seat sees its own draft during the (simultaneous) build, the others none, and its own undecided
-        # cashing only: its own row (the first) as it alone sees it
-        parts[0] = own_row(state, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
-    conseq = state.conseq
+        # cashing only: its own row (the first) as it alone sees it, in a copy (``rows`` may be the kept list)
+        rows = rows.copy()
+        rows[0] = own_row(state, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
     offer = state.offer
     # outside the turns no challenge stands, and a consequence's terms are offered only while it is pending: without
     # an offer or a consequence there nothing is pending (the commonest case, tested first)
-    if offer is None and conseq is None and stage is not _STAGE_TURN:
+    if offer is None and state.conseq is None and stage is not _STAGE_TURN:
         pend = _NOTHING_PENDING
     else:
+        conseq = state.conseq
         challenger = state.challenger
         cr = state.rolls[challenger] if stage is _STAGE_TURN and challenger is not None else None
         # the pending offer's kind (:meth:`WickedAgeState.pending_offer_kind`, inlined)
@@ -315,11 +337,18 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
                 conseq is not None and conseq.loser == seat,
             )
             pend = _PENDING.get(pkey) or _pending(pkey)
-    parts += (
-        state._progress or progress_block(state),
-        _CONTEXT_BYTES[state.node],
-        state._forms[seat] or forms_block(state, seat),
-        pend,
+    # the rows and the global blocks joined straight into a fresh, writable bytearray (``rows + [...]``: one new list,
+    # never the kept one; every row was filled above, no None is left)
+    return _ARRAY(
+        _SIZES[state.num_players],
+        _FLOAT32,
+        _JOIN(
+            rows  # type: ignore[arg-type]
+            + [
+                state._progress or progress_block(state),
+                _CONTEXT_BYTES[state.node],
+                state._forms[seat] or forms_block(state, seat),
+                pend,
+            ]
+        ),
     )
-    # joined straight into a fresh, writable bytearray (every row was filled above: no None is left)
-    return _ARRAY(_SHAPES[state.num_players], _FLOAT32, _JOIN(parts))  # type: ignore[arg-type]
