@@ -515,7 +515,8 @@ def _setup_of(cfg: WickedAgeConfig) -> _Setup:
     if setup is not None and setup.config is cfg:
         return setup
     rules = ResolvedRules.from_config(cfg)
-    offer_ids = tuple(int(offer_action(o)) for o in offer_menu(rules.offers))
+    # in increasing id order, as every legal tuple of this engine is (``legal_sorted``); the menu is a set of offers
+    offer_ids = tuple(sorted(int(offer_action(o)) for o in offer_menu(rules.offers)))
     window_menu = (_ACT_ROLL, *offer_ids)
     conseq_offer_menu = (*offer_ids, _ACT_TAKE_DEFAULT)
     setup = _Setup(
@@ -608,6 +609,9 @@ are shared tuples, and ``_lose`` is the config's table of Rule 3)."""
 
 class WickedAgeState(State):
     """A chapter of In a Wicked Age conflicts (see the module docstring)."""
+
+    legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
+    player_kept = True  # current_player() is the kept _player (``rulebreaker check`` verifies it at every node)
 
     FIELDS: ClassVar[tuple[str, ...]] = (
         "_chapter_sets",
@@ -942,7 +946,8 @@ class WickedAgeState(State):
         may_offer = winner_may_offer(
             r.negotiation_enabled, r.offers_after_absolute, r.winner_offers, self.winner_offered
         )
-        return (*_DEFAULT_CHOICES, *(self._offer_ids if may_offer else ()))
+        # the offers (Rule 17, ids below EXHAUST's) first: the tuple in increasing order (``legal_sorted``)
+        return (*self._offer_ids, *_DEFAULT_CHOICES) if may_offer else _DEFAULT_CHOICES
 
     def _opponents(self, s: int) -> tuple[int, ...]:
         """The others still in the conflict, in seat order (kept by :meth:`_leave_conflict`)."""
