@@ -65,7 +65,9 @@ def _torch_threads(n: int) -> Iterator[None]:
 
 
 def _scenario_model(ruleset: str, scenario: str, n_envs: int, vec: str, seed: int) -> Any:
-    from sb3_contrib import MaskablePPO  # lazy: torch and SB3 load only when a benchmark runs
+    # the class `rulebreaker train` trains with: sb3-contrib's, its masked distributions built without a
+    # discarded step (training.train.masked; bit-identical training)
+    from training.train.masked import MaskablePPO  # lazy: torch and SB3 load only when a benchmark runs
 
     rs = get_ruleset(ruleset)
     cfg = rs.default_config()

@@ -300,6 +300,10 @@ def train(cfg: TrainConfig) -> TrainResult:
         rs.name, sc_name, config, int(settings.get("eval_episodes", 40)), cfg.seed + 12345, masked
     )
     cls = algo_class(cfg.algo)
+    if cfg.algo == "maskable-ppo":  # sb3-contrib's, its masked distributions built without a discarded step
+        from training.train.masked import MaskablePPO  # lazy: SB3 (and torch) load only to train
+
+        cls = MaskablePPO
     set_torch_threads(int(settings.get("torch_threads", DEFAULT_TORCH_THREADS)))
     tb = str(run_dir / "tb")
     try:
