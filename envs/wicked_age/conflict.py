@@ -1160,12 +1160,7 @@ class WickedAgeState(State):
         t = self.idx = next_in[0]
         self.node = _CTX_PICK_FORM
         self.actor = self._player = t
-        if chars[t].npc:  # :meth:`_legal_pick_form`, inlined
-            self._kept_legal = _NPC_FORM_MENU
-        else:
-            available = self.available[t]
-            menu = _FIRST_PICK_MENUS.get(available)
-            self._kept_legal = menu if menu is not None else _first_pick_menu(available)
+        self._kept_legal = self._legal_pick_form(t)
         return _LANDED
 
     def _on_tie_reroll(self, s: int, outcome: Any) -> bool:
@@ -1286,33 +1281,7 @@ class WickedAgeState(State):
             picks = self.picks[s] = [a - _ACT_NPC_FORM_0]
             if ch.strengths and self._strength_menu(s) is not None:
                 return self._pick_step()  # the strength pick
-            # :meth:`_pick_step` for this NPC without a strength to pick, written out as for a PC's second form (see
-            # :meth:`_on_pick_second_form`): its dice, then the next party's first pick or the round's start
-            self.strength_used[s] = None
-            self.roll_dice[s] = dice_for_roll(ch.dice, True, picks, None)
-            self._rows[s] = None  # :meth:`_sheet_changed`, inlined
-            if self.narrating:
-                self.narrate(
-                    "forms",
-                    f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
-                    s,
-                    dice=self.roll_dice[s],
-                )
-            self.pick_step = _PICK_FIRST_FORM
-            t = self.idx = self._next_in[s + 1]
-            if t >= self.num_players:
-                self.round_no = 1
-                self._progress = None
-                return self._start_round()
-            self.node = _CTX_PICK_FORM
-            self.actor = self._player = t
-            if self.chars[t].npc:
-                self._kept_legal = _NPC_FORM_MENU
-            else:
-                available = self.available[t]
-                menu = _FIRST_PICK_MENUS.get(available)
-                self._kept_legal = menu if menu is not None else _first_pick_menu(available)
-            return _LANDED
+            return self._roll_picked(s, ch, True, picks)  # no strength to pick
         self.picks[s] = [a]  # a PC's form id is its action id
         # :meth:`_pick_step` for the same PC, landed: its second form (same actor and player), the menu of
         # :meth:`_legal_pick_second_form` read here
@@ -1329,10 +1298,16 @@ class WickedAgeState(State):
         if ch.strengths and self._strength_menu(s) is not None:
             self.pick_step = _PICK_STRENGTH
             return self._pick_step()  # the strength pick
-        # :meth:`_pick_step` for this PC without a strength to pick, written out: its dice, then the next party's
-        # first pick, landed there (the commonest pick transition)
+        return self._roll_picked(s, ch, False, picks)  # no strength to pick
+
+    def _roll_picked(self, s: int, ch: Character, npc: bool, picks: list[int]) -> bool | None:
+        """:meth:`_pick_step` for ``s``, whose forms are picked and who has no strength to pick, written out.
+
+        The commonest pick transition (a PC's second form, an NPC's form): its dice, then the next party's first pick
+        (landed there) or round 1's start.
+        """
         self.strength_used[s] = None
-        self.roll_dice[s] = dice_for_roll(ch.dice, False, picks, None)
+        self.roll_dice[s] = dice_for_roll(ch.dice, npc, picks, None)
         self._rows[s] = None  # :meth:`_sheet_changed`, inlined
         if self.narrating:
             self.narrate(
@@ -1349,12 +1324,7 @@ class WickedAgeState(State):
             return self._start_round()
         self.node = _CTX_PICK_FORM
         self.actor = self._player = t
-        if self.chars[t].npc:  # :meth:`_legal_pick_form`, inlined
-            self._kept_legal = _NPC_FORM_MENU
-        else:
-            available = self.available[t]
-            menu = _FIRST_PICK_MENUS.get(available)
-            self._kept_legal = menu if menu is not None else _first_pick_menu(available)
+        self._kept_legal = self._legal_pick_form(t)
         return _LANDED
 
     def _on_pick_strength(self, s: int, a: int) -> bool | None:
