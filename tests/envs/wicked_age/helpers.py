@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
+from envs.core.dice import Rng
 from envs.core.game import CHANCE
+from envs.core.policy import UniformRandom, legal_mask
+from envs.wicked_age import RULESET
 from envs.wicked_age.actions import Act, Ctx
 from envs.wicked_age.config import WickedAgeConfig
 from envs.wicked_age.conflict import WickedAgeState, npc, pc
@@ -63,3 +68,17 @@ def config(**sections) -> WickedAgeConfig:
     for sec, vals in sections.items():
         data[sec].update(vals)
     return WickedAgeConfig.model_validate(data)
+
+
+def new_game(scenario: str, cfg: BaseModel) -> WickedAgeState:
+    state = RULESET.scenario(scenario).new_game(cfg)
+    assert isinstance(state, WickedAgeState)
+    return state
+
+
+def random_step(state: WickedAgeState, rng: Rng, actions: int) -> None:
+    """One step of random play: a chance outcome sampled, or a uniformly random legal action."""
+    if state.current_player() == CHANCE:
+        state.apply_chance(state.sample_chance(rng))
+    else:
+        state.apply_action(UniformRandom().act(state, legal_mask(state, actions), rng))

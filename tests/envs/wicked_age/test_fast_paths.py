@@ -12,7 +12,6 @@ from typing import cast
 
 import numpy as np
 import pytest
-from pydantic import BaseModel
 
 from envs.core.dice import Rng
 from envs.core.game import CHANCE, TERMINAL
@@ -42,7 +41,7 @@ from envs.wicked_age.rules import (
     usable_strengths,
 )
 from envs.wicked_age.stages import Stage
-from tests.envs.wicked_age.helpers import config
+from tests.envs.wicked_age.helpers import config, new_game, random_step
 
 
 def plain_reading(faces: tuple[int, ...], advantage: int) -> tuple[int, ...]:
@@ -119,12 +118,6 @@ def test_turn_order_is_highest_first_then_seat_order() -> None:
 def test_stronger_opponents_compare_sizes_largest_first() -> None:
     rolled = [(10, 8), (12, 4), (10, 8), (8, 6, 6)]
     assert stronger_opponents(rolled[0], [1, 2, 3], rolled) == [1]  # (10,8) is lesser than (12,4) only
-
-
-def new_game(scenario: str, cfg: BaseModel) -> WickedAgeState:
-    state = RULESET.scenario(scenario).new_game(cfg)
-    assert isinstance(state, WickedAgeState)
-    return state
 
 
 def at_node(node: Ctx, scenario: str = "melee", seed: int = 0) -> WickedAgeState:
@@ -357,13 +350,6 @@ def check_stage_cursors(state: WickedAgeState) -> None:
         assert state.idx == state.actor  # the stage's cursor is the seat it stopped for (it started at seat 0)
     if state.stage not in (Stage.BUILD, Stage.DRAW, Stage.PICK):  # the picks are done: every party in picked
         assert all(state.picks[s] for s in state._parties())
-
-
-def random_step(state: WickedAgeState, rng: Rng, actions: int) -> None:
-    if state.current_player() == CHANCE:
-        state.apply_chance(state.sample_chance(rng))
-    else:
-        state.apply_action(UniformRandom().act(state, legal_mask(state, actions), rng))
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ from envs.wicked_age.actions import Ctx, action_count
 from envs.wicked_age.conflict import WickedAgeState, npc
 from envs.wicked_age.dice import Roll
 from envs.wicked_age.stages import Stage
-from tests.envs.wicked_age.helpers import config, seed_four
-from tests.envs.wicked_age.test_fast_paths import check_fast_state, new_game, random_step
+from tests.envs.wicked_age.helpers import config, new_game, random_step, seed_four
+from tests.envs.wicked_age.test_fast_paths import check_fast_state
 
 CONFIGS = [
     ("duel", {}),

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pydantic import BaseModel
 
 from envs.core.dice import Rng
-from envs.core.game import CHANCE, TERMINAL
-from envs.core.policy import UniformRandom, legal_mask
+from envs.core.game import TERMINAL
 from envs.wicked_age import RULESET
 from envs.wicked_age import observation as obs
 from envs.wicked_age.actions import DECISION_CONTEXTS, party_slots
 from envs.wicked_age.conflict import WickedAgeState
 from envs.wicked_age.rules import Offer, PcForm, advantage_dice
 from envs.wicked_age.stages import Stage
-from tests.envs.wicked_age.helpers import config
+from tests.envs.wicked_age.helpers import config, new_game, random_step
 
 
 def plain_encoding(state: WickedAgeState, seat: int) -> bytes:
@@ -73,19 +71,6 @@ def plain_encoding(state: WickedAgeState, seat: int) -> bytes:
     v += [0.0, 0.0] if conseq is None else [float(conseq.winner == seat), float(conseq.loser == seat)]
     assert len(v) == obs.observation_size(n)
     return np.minimum(np.array(v, dtype=np.float32), np.float32(1.0)).tobytes()
-
-
-def new_game(scenario: str, cfg: BaseModel) -> WickedAgeState:
-    state = RULESET.scenario(scenario).new_game(cfg)
-    assert isinstance(state, WickedAgeState)
-    return state
-
-
-def random_step(state: WickedAgeState, rng: Rng, actions: int) -> None:
-    if state.current_player() == CHANCE:
-        state.apply_chance(state.sample_chance(rng))
-    else:
-        state.apply_action(UniformRandom().act(state, legal_mask(state, actions), rng))
 
 
 def check(state: WickedAgeState, seat: int) -> None:
