@@ -14,7 +14,8 @@ The checks, per scenario:
   ``sample_chance``); every episode ends within the scenario's ``max_episode_steps`` decisions; legal
   actions are distinct ids in range and non-empty at a decision, empty elsewhere, and ``legal_tuple()``
   holds them as a tuple (in increasing order where the state sets ``legal_sorted``); a state that sets
-  ``player_kept`` holds ``current_player()`` in ``_player`` at every node; observations have the
+  ``player_kept`` holds ``current_player()`` in ``_player`` at every node, and one that sets ``legal_kept`` holds
+  ``legal_actions()`` as a tuple in ``_legal`` (empty at chance and terminal nodes); observations have the
   declared length, are finite float32 inside ``observation_bounds`` (and fresh, writable arrays where the scenario
   declares ``observation_in_bounds``); returns are finite.
 - ``masks``: the env's ``action_masks()`` equals the mask of ``state.legal_actions()`` at every step.
@@ -276,6 +277,11 @@ def check_random_play(
         if state.player_kept and getattr(state, "_player", None) != player:
             kept_player = getattr(state, "_player", None)
             raise CheckFailure(f"_player is {kept_player}, current_player() is {player} (the state sets player_kept)")
+        if state.legal_kept and getattr(state, "_legal", None) != tuple(state.legal_actions()):
+            kept_legal = getattr(state, "_legal", None)
+            raise CheckFailure(
+                f"_legal is {kept_legal!r}, legal_actions() is {state.legal_actions()} (the state sets legal_kept)"
+            )
         if player == TERMINAL:
             if state.legal_actions():
                 raise CheckFailure("legal_actions() is not empty at a terminal state")

@@ -81,6 +81,11 @@ class State(ABC, Generic[ChanceT]):
     Gymnasium adapter then read the attribute instead of calling the method, several times a step."""
     _player: int
     """The kept :meth:`current_player` of a state that sets ``player_kept``."""
+    legal_kept: ClassVar[bool] = False
+    """True when the engine keeps :meth:`legal_tuple`'s value in ``self._legal`` at every node (the empty tuple at
+    chance and terminal nodes; it promises it; ``rulebreaker check`` and the check tests verify it at every node).
+    :func:`~envs.core.play.advance` and the Gymnasium adapter then read the attribute instead of calling the method,
+    once per decision."""
     legal_sorted: ClassVar[bool] = False
     """True when :meth:`legal_tuple` is always in increasing order (the engine promises it; ``rulebreaker check``
     and the check tests verify it at every decision). :func:`~envs.core.play.advance` then picks a uniform

@@ -105,6 +105,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         self._masks = mask_cache(n)  # kept read-only masks by legal ids, shared with every env of n actions
         self.state: State | None = None
         self._to_move = False  # the seat is to move: False before reset(), after the end and after an illegal action
+        self._player_kept = self._legal_kept = False
         self._rng = Rng(0)
         self._rendered = 0
 
@@ -140,6 +141,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError(f"seat {self.seat} never got a decision in {MAX_DEALS} deals")
         self._rendered = 0
         self._to_move = True
+        # the state's promises (class flags), read per step from the env's own attributes (cheaper than the class's)
+        self._player_kept, self._legal_kept = self.state.player_kept, self.state.legal_kept
         return self._obs(), self._info()
 
     def step(self, action):
@@ -161,8 +164,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         state.apply_action(a)
         advance(state, self._rng, self._policies, self.num_actions, seat)
         # the common case, without _info's checks (_obs and legal_mask inlined); a kept player read, not asked
-        if (state._player if state.player_kept else state.current_player()) == seat:
-            legal = state.legal_tuple()
+        if (state._player if self._player_kept else state.current_player()) == seat:
+            legal = state._legal if self._legal_kept else state.legal_tuple()
             mask = self._masks.get(legal)
             mask = self._mask = mask.copy() if mask is not None else new_mask(self.num_actions, legal)
             obs = state.observation(seat)

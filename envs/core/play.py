@@ -19,6 +19,15 @@ ANY_SEAT = -3
 """``stop_at=ANY_SEAT``: stop at the first decision of any seat (only chance is played)."""
 
 
+_PROMISES: dict[type[State], tuple[bool, bool, bool]] = {}
+"""By state class: (player_kept, legal_sorted, legal_sorted and legal_kept), as :func:`advance` reads them."""
+
+
+def _promises(cls: type[State]) -> tuple[bool, bool, bool]:
+    out = _PROMISES[cls] = (bool(cls.player_kept), bool(cls.legal_sorted), bool(cls.legal_sorted and cls.legal_kept))
+    return out
+
+
 def advance(
     state: State,
     rng: Rng,
@@ -38,8 +47,12 @@ def advance(
     decisions = 0
     any_seat = stop_at == ANY_SEAT
     uniform = UniformRandom
-    kept = state.player_kept  # the engine keeps current_player() in _player: read it, no method call per loop
-    presorted = state.legal_sorted  # the engine's legal tuples are in increasing order: a uniform pick needs no sort
+    # the state class's promises, read once per class (three class-attribute reads through the instance cost more):
+    # kept, its current_player() in _player (read, no method call per loop); presorted, its legal tuples in increasing
+    # order (a uniform pick needs no sort); read, both that and its legal tuple kept in _legal (read, no call, no sort)
+    cls = type(state)
+    promises = _PROMISES.get(cls) or _promises(cls)
+    kept, presorted, read = promises
     while True:
         player = state._player if kept else state.current_player()
         if player < 0:  # CHANCE or TERMINAL, the two players that are not seats (one test for both on a seat's turn)
@@ -55,7 +68,7 @@ def advance(
         prng = policy_rngs[player] if policy_rngs else rng
         if type(policy) is uniform:  # exactly it (a subclass may pick otherwise): no mask needed
             # UniformRandom.act_legal, inlined (one call less per opponent decision): the same draw from the same ids
-            ids = state.legal_tuple() if presorted else sorted(state.legal_tuple())
+            ids = state._legal if read else state.legal_tuple() if presorted else sorted(state.legal_tuple())  # type: ignore[attr-defined]  # kept where legal_kept promises it
             action = ids[int(prng.random() * len(ids))]
         elif policy is None:
             raise ValueError(f"no policy for seat {player}")

@@ -237,6 +237,7 @@ class DuelState(State[DuelChance]):
 
     legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
     player_kept = True  # current_player() is the kept _player (``rulebreaker check`` verifies it at every node)
+    legal_kept = True  # legal_tuple() is the kept _legal (``rulebreaker check`` verifies it at every node)
 
     FIELDS: ClassVar[tuple[str, ...]] = (
         "num_players",

@@ -400,7 +400,7 @@ _DEFAULT_CHOICES: tuple[int, int] = (int(Act.EXHAUST), int(Act.INJURE))
 """Rule 15: the winner's default consequences (the members read once: see the ``_ACT_*`` names)."""
 _LANDED = None
 """What a decision's or chance outcome's effect returns when it ran the machine on to the next node and set that
-node's protocol fields itself (``node``, ``actor``, ``_player``, ``_kept_legal``, each only where it changes): the
+node's protocol fields itself (``node``, ``actor``, ``_player``, ``_legal``, each only where it changes): the
 busiest transitions, whose next node and legal menu are known where they happen, land there without the generic
 reading of the node in :meth:`WickedAgeState.apply_action` (its ``_LEGAL_AT`` call) or a :meth:`_proceed` call
 (see :data:`_DECIDE_AT`)."""
@@ -597,7 +597,7 @@ CLONE_NESTED: tuple[str, ...] = ("picks", "adv", "drafts", "chars")
 CLONE_SHARED: tuple[str, ...] = (
     "build_dice",
     "_names",
-    "_kept_legal",
+    "_legal",
     "_window_menu",
     "_conseq_offer_menu",
     "_fixed_menus",
@@ -612,6 +612,7 @@ class WickedAgeState(State):
 
     legal_sorted = True  # every legal tuple lists its ids in increasing order (``rulebreaker check`` verifies it)
     player_kept = True  # current_player() is the kept _player (``rulebreaker check`` verifies it at every node)
+    legal_kept = True  # legal_tuple() is the kept _legal (``rulebreaker check`` verifies it at every node)
 
     FIELDS: ClassVar[tuple[str, ...]] = (
         "_chapter_sets",
@@ -620,7 +621,7 @@ class WickedAgeState(State):
         "_fixed_menus",
         "_forms",
         "_keep_advantage",
-        "_kept_legal",
+        "_legal",
         "_lose",
         "_names",
         "_next_in",
@@ -797,7 +798,7 @@ class WickedAgeState(State):
         self.terms_by: int | None = None  # who proposed the pending or agreed offer
         self.winner_offered = False  # the winner has made its one offer for this consequence
         self.avoid_votes: list[bool] = []
-        self._kept_legal: tuple[int, ...] = _NO_LEGAL  # the legal ids of the node (see :meth:`_proceed`)
+        self._legal: tuple[int, ...] = _NO_LEGAL  # the legal ids of the node (see :meth:`_proceed`)
         self._player = CHANCE  # ``current_player()``: node END without an outcome reads as chance until started
         # The observation's kept blocks (``observation.py``), None when stale: each is dropped wherever a value it
         # reads changes, and packed again by the next observation that needs it.
@@ -875,12 +876,12 @@ class WickedAgeState(State):
         return _CONTEXT_NAMES[self.node]
 
     def legal_actions(self) -> list[int]:
-        return list(self._kept_legal)  # found where the machine stopped (:meth:`_proceed`); a list for the caller
+        return list(self._legal)  # found where the machine stopped (:meth:`_proceed`); a list for the caller
 
     def legal_tuple(self) -> tuple[int, ...]:
-        return self._kept_legal  # the kept tuple itself (immutable: no copy)
+        return self._legal  # the kept tuple itself (immutable: no copy)
 
-    def _legal(self) -> tuple[int, ...]:
+    def _legal_here(self) -> tuple[int, ...]:
         """The legal actions of the seat to move: :data:`_LEGAL_AT` holds one function per decision kind."""
         return _LEGAL_AT[self.node](self, self.actor)
 
@@ -1115,10 +1116,10 @@ class WickedAgeState(State):
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
                 self._player = CHANCE
-                self._kept_legal = _NO_LEGAL
+                self._legal = _NO_LEGAL
             else:
                 self._player = s = self.actor
-                self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
+                self._legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
         elif stopped is not _LANDED:
             self._proceed()
 
@@ -1160,7 +1161,7 @@ class WickedAgeState(State):
         t = self.idx = next_in[0]
         self.node = _CTX_PICK_FORM
         self.actor = self._player = t
-        self._kept_legal = self._legal_pick_form(t)
+        self._legal = self._legal_pick_form(t)
         return _LANDED
 
     def _on_tie_reroll(self, s: int, outcome: Any) -> bool:
@@ -1251,24 +1252,24 @@ class WickedAgeState(State):
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
         a = action if type(action) is int else int(action)  # ``type(x) is int``: a specialised call, cheaper than int()
-        if a not in self._kept_legal:  # empty at a chance node and at the end
+        if a not in self._legal:  # empty at a chance node and at the end
             raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
         stopped = _DECIDE_AT[self.node](self, self.actor, a)
         if stopped:  # True: the decision ran the next step, and it stopped
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
                 self._player = CHANCE
-                self._kept_legal = _NO_LEGAL
+                self._legal = _NO_LEGAL
             else:
                 self._player = s = self.actor
-                self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
+                self._legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
         elif stopped is not _LANDED:  # False: the machine runs on
             self._proceed()
 
     # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
     # Each returns True when it ran the machine's next step itself and that step stopped (:meth:`apply_action` then
     # reads the node it stopped at without :meth:`_proceed`), False to let :meth:`_proceed` run on, or :data:`_LANDED`
-    # when it also set the new node's ``_player`` and ``_kept_legal`` (nothing left to read). A decision may run that
+    # when it also set the new node's ``_player`` and ``_legal`` (nothing left to read). A decision may run that
     # step only where it is the one :meth:`_proceed` would run first: no pending consequence or offer (they
     # come first), or the offer step for a pending offer; the game is never over at a decision.
     # a build decision is :meth:`_build_step` itself (its entry in :data:`_DECIDE_AT`: no wrapper frame)
@@ -1288,7 +1289,7 @@ class WickedAgeState(State):
         self.node = _CTX_PICK_SECOND_FORM
         available = self.available[s]
         menus = _SECOND_PICK_MENUS.get(available)
-        self._kept_legal = menus[a] if menus is not None and a in menus else _second_pick_menu(available, a)
+        self._legal = menus[a] if menus is not None and a in menus else _second_pick_menu(available, a)
         return _LANDED
 
     def _on_pick_second_form(self, s: int, a: int) -> bool | None:
@@ -1324,7 +1325,7 @@ class WickedAgeState(State):
             return self._start_round()
         self.node = _CTX_PICK_FORM
         self.actor = self._player = t
-        self._kept_legal = self._legal_pick_form(t)
+        self._legal = self._legal_pick_form(t)
         return _LANDED
 
     def _on_pick_strength(self, s: int, a: int) -> bool | None:
@@ -1351,14 +1352,14 @@ class WickedAgeState(State):
             self._make_offer(s, OFFER_BY_ACTION[a], t)
             self.node = _CTX_OFFER_RESPONSE
             self.actor = self._player = t
-            self._kept_legal = _RESPONSE_MENU
+            self._legal = _RESPONSE_MENU
             return _LANDED
         self._make_offer(s, OFFER_BY_ACTION[a], None)
         self.node = _CTX_OFFER_TARGET  # the same actor and player
         menu = _TARGET_MENUS.get(opp)
         if menu is None:
             menu = _TARGET_MENUS[opp] = tuple([_ACT_TARGET_0 + t for t in opp])
-        self._kept_legal = menu
+        self._legal = menu
         return _LANDED
 
     def _on_offer_target(self, s: int, a: int) -> bool | None:
@@ -1369,7 +1370,7 @@ class WickedAgeState(State):
         # :meth:`_offer_step`, inlined and landed: the addressee answers (a fixed menu)
         self.node = _CTX_OFFER_RESPONSE
         self.actor = self._player = t
-        self._kept_legal = _RESPONSE_MENU
+        self._legal = _RESPONSE_MENU
         return _LANDED
 
     def _on_offer_response(self, s: int, a: int) -> bool | None:
@@ -1388,7 +1389,7 @@ class WickedAgeState(State):
         if t < self.num_players:
             self.node = _CTX_WINDOW
             self.actor = self._player = t
-            self._kept_legal = self._window_menu
+            self._legal = self._window_menu
             return _LANDED
         self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
         return self._open_step()  # the step :meth:`_proceed` would run next (nothing is pending)
@@ -1475,7 +1476,7 @@ class WickedAgeState(State):
         A decision or chance outcome that already ran the machine's next step itself, which stopped (see
         :meth:`apply_action`), reads the node as this does at its end, without this call. Every change of ``node``,
         ``actor`` or the outcome ends here or there, which keeps what the protocol reads at every transition:
-        ``_player`` (``TERMINAL``, ``CHANCE`` at a chance node, else the actor) and ``_kept_legal``, the decision's
+        ``_player`` (``TERMINAL``, ``CHANCE`` at a chance node, else the actor) and ``_legal``, the decision's
         legal ids (:data:`_LEGAL_AT`), found once per node (every decision node is asked for them, by a policy or for
         the mask) and empty at chance and the end; the kinds whose menu never changes within a game are read from
         ``_fixed_menus`` (:func:`_fixed_menus`).
@@ -1496,15 +1497,15 @@ class WickedAgeState(State):
         else:  # the game is over (a step that stops never ends it: a stop is read below without this test)
             self.node = _CTX_END
             self._player = TERMINAL
-            self._kept_legal = _NO_LEGAL
+            self._legal = _NO_LEGAL
             return
         node = self.node
         if node >= _FIRST_CHANCE:
             self._player = CHANCE
-            self._kept_legal = _NO_LEGAL
+            self._legal = _NO_LEGAL
         else:
             self._player = s = self.actor
-            self._kept_legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)  # a fixed menu without a call
+            self._legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)  # a fixed menu without a call
 
     def _step(self) -> bool | None:
         """One step of the machine; True when it stopped at a decision or chance node.
@@ -1544,7 +1545,7 @@ class WickedAgeState(State):
         Builds are simultaneous: the drafts are revealed only when every seat has completed its own.
         """
         draft = self.drafts[s]
-        menu = self._kept_legal  # the build menu (``a`` is legal here): the forms still empty, one per die left
+        menu = self._legal  # the build menu (``a`` is legal here): the forms still empty, one per die left
         placed = self.build_dice[len(self.build_dice) - len(menu)]  # the dice placed: ``sum(self.build_filled)``
         if self.chars[s].npc:
             form = a - _ACT_NPC_FORM_0  # an NpcForm id: its two dice go to its two slots
@@ -1560,7 +1561,7 @@ class WickedAgeState(State):
             nxt = _BUILD_NEXT[menu] = {x: tuple([y for y in menu if y != x]) for x in menu}
         menu = nxt[a]
         if menu:  # not ``all(self.build_filled)``: the same seat places its next die (:meth:`_build_turn`)
-            self._kept_legal = menu  # landed: the same node, actor and player
+            self._legal = menu  # landed: the same node, actor and player
             return _LANDED
         if self.narrating:
             self.narrate("build_done", f"{self.names[s]} has assigned their dice.", s)
@@ -1715,7 +1716,7 @@ class WickedAgeState(State):
             t = self.idx = self._next_in[0]
             self.node = _CTX_WINDOW
             self.actor = self._player = t
-            self._kept_legal = self._window_menu
+            self._legal = self._window_menu
             return _LANDED
         self.idx = 0
         return False
@@ -2238,18 +2239,18 @@ class WickedAgeState(State):
             if r.negotiation_enabled and r.offers_after_absolute and r.offers:
                 self.node = _CTX_CONSEQ_OFFER
                 self.actor = self._player = loser
-                self._kept_legal = self._conseq_offer_menu
+                self._legal = self._conseq_offer_menu
                 return _LANDED
             terms = self.terms = _TERMS_DEFAULT
         if terms is _TERMS_DEFAULT:
             self.node = _CTX_CONSEQ_DEFAULT
             self.actor = self._player = w
-            self._kept_legal = self._legal_conseq_default(w)
+            self._legal = self._legal_conseq_default(w)
             return _LANDED
         if terms is _TERMS_OFFERED:
             self.node = _CTX_CONSEQ_RESPONSE
             self.actor = self._player = loser if self.terms_by == w else w
-            self._kept_legal = _RESPONSE_MENU
+            self._legal = _RESPONSE_MENU
             return _LANDED
         kind = self.terms_offer
         assert kind is not None
@@ -2265,7 +2266,7 @@ class WickedAgeState(State):
             return False
         self.node = _CTX_OFFER_FORM
         self.actor = self._player = offer_chooser(kind, w, loser)
-        self._kept_legal = menu
+        self._legal = menu
         return _LANDED
 
     def _propose_terms(self, proposer: int, kind: Offer) -> None:

@@ -162,6 +162,13 @@ class StaleKeptPlayer(PigState):
     _player = 0
 
 
+class StaleKeptLegal(PigState):
+    """Sets legal_kept but keeps a decision's legal ids in ``_legal`` at the chance nodes too."""
+
+    legal_kept = True
+    _legal = (0, 1)
+
+
 @pytest.mark.parametrize(
     ("state_cls", "check", "fragment"),
     [
@@ -175,6 +182,7 @@ class StaleKeptPlayer(PigState):
         (ReversedLegalTuple, "random_play", "is not legal_actions()"),
         (UnsortedButPromised, "random_play", "not in increasing order"),
         (StaleKeptPlayer, "random_play", "(the state sets player_kept)"),
+        (StaleKeptLegal, "random_play", "(the state sets legal_kept)"),
     ],
 )
 def test_a_planted_fault_fails_its_check(state_cls: type[PigState], check: str, fragment: str) -> None:

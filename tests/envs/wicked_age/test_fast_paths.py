@@ -296,7 +296,7 @@ def check_fast_state(state: WickedAgeState) -> None:
     if menu is not None:
         assert legal == menu
     if state.current_player() >= 0:
-        assert legal == list(state._legal())  # the ids kept where the machine stopped are the ones found now
+        assert legal == list(state._legal_here())  # the ids kept where the machine stopped are the ones found now
         assert state.legal_tuple() == tuple(legal) and all(type(a) is int for a in legal)  # plain ints
         legal.append(-1)  # the caller's copy: changing it changes nothing in the state
         assert -1 not in state.legal_actions()
