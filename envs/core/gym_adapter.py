@@ -17,6 +17,15 @@ from envs.core.game import CHANCE, TERMINAL, Ruleset, State
 from envs.core.play import advance
 from envs.core.policy import Policy, UniformRandom, legal_mask, mask_cache, new_mask
 
+
+class ResetNeeded(gym.error.ResetNeeded, RuntimeError):
+    """``step()`` or ``action_masks()`` before ``reset()``, or ``step()`` after the episode ended.
+
+    Gymnasium's ``ResetNeeded`` (what its ``OrderEnforcing`` wrapper raises; the ids register without that wrapper,
+    whose check this is) and a ``RuntimeError``.
+    """
+
+
 ILLEGAL_ACTION_PENALTY = -1.0
 MAX_DEALS = 100
 _FLOAT32 = np.dtype(np.float32)
@@ -47,8 +56,9 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Episode End
     Terminated when the game ends (``info["outcome"]`` holds winner, reason and returns) or on an
-    illegal action; truncated by the registered ``max_episode_steps``. ``step()`` after either end
-    raises until ``reset()``.
+    illegal action; truncated by the registered ``max_episode_steps``. ``step()`` before ``reset()`` and after either
+    end raises :class:`ResetNeeded` until ``reset()``. The registered ids come without gymnasium's ``OrderEnforcing``
+    (this is its check) and ``PassiveEnvChecker`` (gymnasium's full ``check_env`` passes on every scenario).
     If a deal ends before the seat ever moves, the env re-deals (at most 100 times).
 
     ## Arguments
@@ -148,10 +158,10 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     def step(self, action):
         state = self.state
         if state is None:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("call reset() before step()")
         seat = self.seat
         if not self._to_move:  # kept by reset() and step() (one test instead of a current_player() call per step)
-            raise RuntimeError("step() called after the episode ended; call reset()")
+            raise ResetNeeded("step() called after the episode ended; call reset()")
         kind = type(action)
         a = action if kind is int else int(action) if kind is np.int64 else action_id(action)
         if a is None or not (0 <= a < self.num_actions) or not self._mask[a]:
@@ -181,7 +191,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     def action_masks(self) -> np.ndarray:
         """The legal actions of the seat (all True once the episode is over)."""
         if self.state is None:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("call reset() before step()")
         return self._mask
 
     def render(self) -> str | None:
@@ -198,7 +208,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     # -- internals -------------------------------------------------------------------------------
     def _require_state(self) -> State:
         if self.state is None:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("call reset() before step()")
         return self.state
 
     def _advance(self) -> None:

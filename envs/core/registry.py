@@ -46,6 +46,12 @@ def register_ruleset(ruleset: Ruleset) -> None:
             entry_point="envs.core.gym_adapter:make_env",
             kwargs={"ruleset": ruleset.name, "scenario": name},
             max_episode_steps=scenario.max_episode_steps,
+            # GameEnv does what these two wrappers of gym.make's would: it raises ResetNeeded on a step before
+            # reset() (OrderEnforcing's check) and after the end, and its outputs are one adapter's for every ruleset,
+            # which gymnasium's full check_env passes on every scenario (the tests and `rulebreaker check`): the
+            # passive checker's first-step checks would repeat it. Each wrapper is a pass-through frame per step.
+            disable_env_checker=True,
+            order_enforce=False,
         )
 
 

@@ -171,15 +171,16 @@ class _TrivialRules(RulesModel):
 
 
 def trivial_env() -> gym.Env[Any, Any]:
-    """The trivial game as an env, wrapped as ``gymnasium.make`` wraps the registered ones."""
-    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
+    """The trivial game as an env, wrapped as ``gymnasium.make`` wraps the registered ones (``TimeLimit`` only: they
+    register without ``OrderEnforcing`` and ``PassiveEnvChecker``, see :func:`envs.core.registry.register_ruleset`)."""
+    from gymnasium.wrappers import TimeLimit
 
     from envs.core.gym_adapter import GameEnv
 
     sc = Scenario("trivial", "Trivial", "bench only", 2, 3, 8, lambda _cfg: _TrivialState(), max_episode_steps=1000)
     rs = Ruleset("bench_trivial", "BenchTrivial", "bench only", _TrivialRules, Path("/dev/null"), {"trivial": sc})
     env = GameEnv(rs, "trivial", config=_TrivialRules())
-    return TimeLimit(OrderEnforcing(PassiveEnvChecker(env)), sc.max_episode_steps)
+    return TimeLimit(env, sc.max_episode_steps)
 
 
 def clone_pool(ruleset: str, scenario: str, size: int = CLONE_POOL, seed: int = 0) -> list[State]:

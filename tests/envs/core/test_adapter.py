@@ -119,6 +119,24 @@ def test_step_after_illegal_action_raises_until_reset(toy):
     env.step(int(np.flatnonzero(env.action_masks())[0]))  # playable again after reset
 
 
+def test_registered_ids_check_the_order_themselves():
+    """The ids register without gymnasium's OrderEnforcing and PassiveEnvChecker: GameEnv's own check raises what
+    OrderEnforcing would (gymnasium's ResetNeeded), and the wrapper stack is TimeLimit around the env alone."""
+    import envs  # noqa: F401  (registers the ids)
+    from envs.core.registry import all_rulesets
+
+    for rs in all_rulesets().values():
+        for name in rs.scenarios:
+            env = gym.make(rs.env_id(name))
+            assert isinstance(env, gym.wrappers.TimeLimit) and env.env is env.unwrapped, env
+            with pytest.raises(gym.error.ResetNeeded, match="reset"):
+                env.step(0)
+            with pytest.raises(gym.error.ResetNeeded, match="reset"):
+                env.unwrapped.action_masks()
+            assert env.render() is None  # nothing to narrate before reset(): no error either
+            env.close()
+
+
 def test_step_after_the_game_ended_raises_until_reset(toy):
     """A game that reached its end by the rules (not by an illegal action) takes no more steps either."""
     env = GameEnv(toy, "race")
