@@ -69,7 +69,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
     without it the engine narrates nothing (``State.narrating = False``), which changes no game).
 
     Observations and info dicts are fresh on every call (users keep them); ``info["action_mask"]`` is the
-    array :meth:`action_masks` returns until the next ``step``/``reset`` (one fresh array per decision).
+    array :meth:`action_masks` returns until the next ``step``/``reset`` (one fresh array per decision, the caller's:
+    changing it changes no legality, which ``step`` tests against the engine's legal ids).
     """
 
     metadata = {"render_modes": ["ansi", "human"]}
@@ -112,6 +113,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         self._low, self._high = self.observation_space.low, self.observation_space.high  # float32 bound vectors
         self._in_bounds = self.scenario.observation_in_bounds  # the engine's observations need no clipping
         self._mask = np.ones(n, dtype=bool)
+        self._legal: tuple[int, ...] = ()  # the legal ids of the seat's decision (the mask's True ids), kept with it
         self._masks = mask_cache(n)  # kept read-only masks by legal ids, shared with every env of n actions
         self.state: State | None = None
         self._to_move = False  # the seat is to move: False before reset(), after the end and after an illegal action
@@ -164,7 +166,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             raise ResetNeeded("step() called after the episode ended; call reset()")
         kind = type(action)
         a = action if kind is int else int(action) if kind is np.int64 else action_id(action)
-        if a is None or not (0 <= a < self.num_actions) or not self._mask[a]:
+        # legal: one of the decision's ids (a tuple test: no numpy indexing; None and ids out of range are not in it)
+        if a not in self._legal:
             info = self._info()
             info["action_mask"] = self._mask.copy()  # the last info holds this decision's mask: a fresh one here
             info["illegal_action"] = True
@@ -178,6 +181,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
             legal = state._legal if self._legal_kept else state.legal_tuple()
             mask = self._masks.get(legal)
             mask = self._mask = mask.copy() if mask is not None else new_mask(self.num_actions, legal)
+            self._legal = legal
             obs = state.observation(seat)
             if not self._in_bounds or type(obs) is not np.ndarray or obs.dtype is not _FLOAT32:
                 obs = self._clip(obs)  # an observation the scenario does not promise fresh, float32, in bounds
@@ -217,6 +221,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         advance(state, self._rng, self._policies, self.num_actions, stop_at=self.seat)
         if state.current_player() == self.seat:
             self._mask = legal_mask(state, self.num_actions)
+            self._legal = state.legal_tuple()
         else:
             self._mask = np.ones(self.num_actions, dtype=bool)
 

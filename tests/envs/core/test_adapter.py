@@ -137,6 +137,38 @@ def test_registered_ids_check_the_order_themselves():
             env.close()
 
 
+@pytest.mark.parametrize("env_id", ["rulebreaker/WickedAgeMelee-v0", "rulebreaker/HallownestDuel-v0"])
+def test_legality_is_the_engines_not_the_users_copy_of_the_mask(env_id):
+    """The mask handed out is the caller's: changing it changes nothing. A legal id it clears stays legal, and an id
+    it sets stays illegal."""
+    import envs  # noqa: F401  (registers the ids)
+
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    for _ in range(50):
+        mask = env.unwrapped.action_masks()
+        legal = np.flatnonzero(mask)
+        illegal = np.flatnonzero(~mask)
+        mask[:] = ~mask  # the caller's own array
+        if len(illegal):
+            assert len(illegal) < env.action_space.n
+            break
+        _, _, terminated, truncated, info = env.step(int(legal[0]))
+        assert not info["illegal_action"]
+        if terminated or truncated:
+            env.reset()
+    else:
+        pytest.fail("no decision with an illegal id in 50 steps")
+    _, _, terminated, _, info = env.step(int(legal[0]))  # the one the caller's mask now forbids
+    assert not info["illegal_action"]
+    if not terminated:
+        mask = env.unwrapped.action_masks()
+        forbidden = int(np.flatnonzero(~mask)[0])
+        mask[:] = True
+        _, _, terminated, _, info = env.step(forbidden)
+        assert terminated and info["illegal_action"] and info["illegal_action_id"] == forbidden
+
+
 def test_step_after_the_game_ended_raises_until_reset(toy):
     """A game that reached its end by the rules (not by an illegal action) takes no more steps either."""
     env = GameEnv(toy, "race")
