@@ -9,7 +9,8 @@ The checks, per scenario:
 - ``env_checkers``: gymnasium's ``check_env`` and stable-baselines3's ``check_env`` on the single-seat
   adapter, with every warning turned into an error.
 - ``determinism``: two random games from the same seed give the same actions, chance outcomes,
-  observations and returns; two ``reset(seed=...)`` of the env give the same observation.
+  observations and returns; two ``reset(seed=...)`` of the env give the same observation; where the scenario sets
+  ``clone_start``, 2,000 random env steps play the same with the start cloned per reset as with new games.
 - ``random_play``: ``steps`` random masked decisions (every seat random, chance drawn with
   ``sample_chance``); every episode ends within the scenario's ``max_episode_steps`` decisions; legal
   actions are distinct ids in range and non-empty at a decision, empty elsewhere, and ``legal_tuple()``
@@ -41,7 +42,7 @@ import math
 import warnings
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -231,7 +232,26 @@ def check_determinism(ruleset: Ruleset, scenario: str, config: Any, seed: int = 
     second = GameEnv(ruleset, scenario, config=config).reset(seed=seed)[0]
     if not np.array_equal(first, second):
         raise CheckFailure(f"env.reset(seed={seed}) gives different observations")
+    if sc.clone_start and _env_trace(ruleset, sc, config, seed, True) != _env_trace(ruleset, sc, config, seed, False):
+        raise CheckFailure("with clone_start the env plays otherwise than with new games (clone() shares mutable data)")
     return ""
+
+
+def _env_trace(ruleset: Ruleset, sc: Scenario, config: Any, seed: int, clone_start: bool, steps: int = 2000) -> list:
+    """Observations, masks and rewards of ``steps`` random legal env steps, the start built or cloned per reset."""
+    from envs.core.gym_adapter import GameEnv
+
+    env = GameEnv(ruleset, sc.name, config=config)
+    env.scenario = replace(sc, clone_start=clone_start)
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    out: list = [obs.tobytes()]
+    for _ in range(steps):
+        obs, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        out += [obs.tobytes(), env.action_masks().tobytes(), reward]
+        if terminated or truncated:
+            out.append(env.reset()[0].tobytes())
+    return out
 
 
 def _check_observation(state: State, scenario: Scenario, n_obs: int, seat: int) -> None:

@@ -230,6 +230,10 @@ class Scenario:
     observation_in_bounds: bool = False
     """The engine's observations are already float32 arrays within ``observation_bounds``, fresh on every call:
     the Gymnasium adapter passes them on without clipping (a test plays every such built-in scenario to check)."""
+    clone_start: bool = False
+    """``new_game(config)`` depends on the config alone (as the protocol asks: setup randomness comes through chance
+    nodes) and ``clone()`` of its state costs less than building it: the Gymnasium adapter builds the start once per
+    config and hands each ``reset()`` a clone (a test plays every such built-in scenario both ways, step for step)."""
     option_groups: tuple[str, ...] = ()  # option groups restricted play may forbid (see State.option_of)
     progress_resources: tuple[str, ...] = ()  # name prefixes of progress counters and clocks: never runaways
     time_limit_is_rule: bool = False  # the scenario's time limit is part of the game (a timed job), not a stall

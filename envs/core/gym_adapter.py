@@ -116,6 +116,8 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         self._legal: tuple[int, ...] = ()  # the legal ids of the seat's decision (the mask's True ids), kept with it
         self._masks = mask_cache(n)  # kept read-only masks by legal ids, shared with every env of n actions
         self.state: State | None = None
+        self._start: State | None = None  # the scenario's start under _start_config, cloned per reset (clone_start)
+        self._start_config: BaseModel | None = None
         self._to_move = False  # the seat is to move: False before reset(), after the end and after an illegal action
         self._player_kept = self._legal_kept = False
         self._rng = Rng(0)
@@ -143,7 +145,7 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         super().reset(seed=seed)
         self._rng = Rng.from_numpy(self.np_random)
         for _ in range(MAX_DEALS):
-            self.state = self.scenario.new_game(self.config)
+            self.state = self._new_game()
             if not self.narrate:
                 self.state.narrating = False  # nobody reads the log: the engine need not build it
             self._advance()
@@ -210,6 +212,21 @@ class GameEnv(gym.Env[np.ndarray, np.int64]):
         return text
 
     # -- internals -------------------------------------------------------------------------------
+    def _new_game(self) -> State:
+        """A new game under ``self.config``: a clone of the start built once, where the scenario sets ``clone_start``.
+
+        The start is built again when ``self.config`` is another object. Its observation for the seat is asked once
+        when it is built: what an engine keeps of it (packed rows, blocks) the clones inherit.
+        """
+        if not self.scenario.clone_start:
+            return self.scenario.new_game(self.config)
+        start = self._start
+        if start is None or self._start_config is not self.config:
+            start = self._start = self.scenario.new_game(self.config)
+            self._start_config = self.config
+            start.observation(self.seat)
+        return start.clone()
+
     def _require_state(self) -> State:
         if self.state is None:
             raise ResetNeeded("call reset() before step()")

@@ -105,6 +105,7 @@ EPISODE = Scenario(
     player_names=tuple(f"Player {i + 1}" for i in range(MAX_PLAYERS)),
     observation_bounds=(0.0, 1.0),
     observation_in_bounds=True,
+    clone_start=True,
     option_groups=OPTION_GROUPS,
     progress_resources=("goal_boxes",),
     option_rules={  # the rule of docs/rules/crossroads.md each option plays (named by the report)

@@ -74,6 +74,7 @@ DUEL = Scenario(
     player_names=DUEL_NAMES,
     observation_bounds=(0.0, 1.0),
     observation_in_bounds=True,
+    clone_start=True,
     option_groups=OPTION_GROUPS,
     option_rules=OPTION_RULES,
 )
@@ -90,6 +91,7 @@ MELEE = Scenario(
     player_names=(*MELEE_PC_NAMES, MELEE_NPC_NAME),
     observation_bounds=(0.0, 1.0),
     observation_in_bounds=True,
+    clone_start=True,
     option_groups=MELEE_GROUPS,
     option_rules=OPTION_RULES,
 )

@@ -3,6 +3,7 @@ fault in the toy game, and every shipped ruleset passing it (reduced step count)
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import random
@@ -238,3 +239,22 @@ def test_check_cli_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
         assert "toy_leaky_cli: 1 of 7 checks failed" in r.out
     finally:
         registry._RULESETS.pop("toy_leaky_cli", None)
+
+
+class SharedScoresClone(PigState):
+    """A clone that shares the banked scores with its original (the ``clone`` check's states are mid-game)."""
+
+    def clone(self):
+        twin = copy.copy(self)
+        twin.log = list(self.log)
+        return twin
+
+
+def test_a_start_spoiled_by_its_clones_fails_determinism() -> None:
+    """With ``clone_start`` the env's start is cloned per reset: a clone sharing mutable data spoils it."""
+    toy = _toy_with(SharedScoresClone, "toy_shared_start")
+    toy.scenarios["race"] = dataclasses.replace(toy.scenarios["race"], clone_start=True)
+    failed = _failed(toy)
+    assert "determinism" in failed and "clone_start" in failed["determinism"], failed
+    toy.scenarios["race"] = dataclasses.replace(toy.scenarios["race"], clone_start=False)
+    assert "determinism" not in _failed(toy)  # the same engine passes it with new games per reset
