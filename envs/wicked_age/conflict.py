@@ -589,6 +589,7 @@ CLONE_COPIED: tuple[str, ...] = (
     "answerers",
     "avoid_votes",
     "_rows",
+    "_heads",
     "_forms",
 )
 """The flat lists of the state that :meth:`WickedAgeState.clone` copies (the machine changes them in place)."""
@@ -620,6 +621,7 @@ class WickedAgeState(State):
         "_default_slots",
         "_fixed_menus",
         "_forms",
+        "_heads",
         "_keep_advantage",
         "_legal",
         "_lose",
@@ -810,6 +812,11 @@ class WickedAgeState(State):
         the build they show hidden sheets, and the conflict the build ends in drops them all."""
         self._rows_seat = 0
         """The seat ``_rows`` are seen by (an observation of another seat drops them all and keeps its own)."""
+        self._heads: list[bytes | None] = [None] * n
+        """Each party's first ten row features, the same for every observer (``observation.party_rows``): dropped
+        with its row where its sheet dice or its chapter or conflict flag change (:meth:`_sheet_changed`, a lost
+        size, leaving the conflict, a conflict's start, which ends the build's hidden sheets), and kept where only
+        the rest of its row changes (a roll, a move, an answer, an advantage, the owe list, a round's start)."""
         self._forms: list[bytes | None] = [None] * n
         """Each seat's fitting-forms and first-pick block (``observation.forms_block``): dropped at a forms draw, a
         first pick and a conflict's start."""
@@ -852,8 +859,9 @@ class WickedAgeState(State):
         return self.stage is _STAGE_BUILD
 
     def _sheet_changed(self, s: int) -> None:
-        """``s``'s sheet dice, chapter or conflict flag or rolled dice changed: its kept observation row is stale."""
+        """``s``'s sheet dice, chapter or conflict flag or rolled dice changed: its kept row and head are stale."""
         self._rows[s] = None
+        self._heads[s] = None
 
     def strength_of(self, s: int) -> Strength | None:
         """The particular strength seat ``s`` rolls in this conflict, if any."""
@@ -963,8 +971,9 @@ class WickedAgeState(State):
         (its last item, by seat): found there, the flags are neither copied nor hashed.
         """
         self.in_conflict[s] = False
+        self._heads[s] = None  # its conflict flag
         if self._keep_advantage:
-            self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+            self._rows[s] = None
         else:  # the advantage dice of whoever held an advantage over ``s`` change too
             self._rows = [None] * self.num_players
         after = self._sets[3]
@@ -1309,7 +1318,7 @@ class WickedAgeState(State):
         """
         self.strength_used[s] = None
         self.roll_dice[s] = dice_for_roll(ch.dice, npc, picks, None)
-        self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+        self._rows[s] = None  # its rolled dice (not in its kept head: see ``_heads``)
         if self.narrating:
             self.narrate(
                 "forms",
@@ -1595,6 +1604,7 @@ class WickedAgeState(State):
         self.strength_used = [None] * n
         self.roll_dice = [()] * n
         self._rows = [None] * n  # every conflict flag and rolled die changed
+        self._heads = [None] * n  # every conflict flag, and the build's hidden sheets shown
         self._forms = [None] * n  # every forms draw and pick
         self._progress = None
         self.cashed = [0] * n
@@ -1657,7 +1667,7 @@ class WickedAgeState(State):
                 used = self.strength_used[s]  # :meth:`strength_of`, inlined
                 st = None if used is None else ch.strengths[used]
             self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], st)
-            self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+            self._rows[s] = None  # its rolled dice (not in its kept head: see ``_heads``)
             if self.narrating:
                 self.narrate(
                     "forms",
@@ -2327,7 +2337,7 @@ class WickedAgeState(State):
         size = dice[slot]
         down = self._lose.get(size)
         dice[slot] = down if down is not None else lose_size(size, self.ladder, self.rules.min_die_hit)
-        self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+        self._rows[s] = self._heads[s] = None  # :meth:`_sheet_changed`, inlined
 
     def _resolve_form_offer(self, a: int) -> None:
         assert self.conseq is not None

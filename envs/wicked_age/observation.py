@@ -121,11 +121,17 @@ def _pack(n: int) -> Callable[..., bytes]:
     return struct.Struct(f"{n}f").pack
 
 
-_ROW_PACK = struct.Struct(f"=10f{4 * ROLLED_DICE_SHOWN}s6f8sf").pack
+_FULL_ROW_PACK = struct.Struct(f"=10f{4 * ROLLED_DICE_SHOWN}s6f8sf").pack
 """A party row: the present, chapter, conflict and NPC flags and the six sheet dice, the rolled dice's features as
 packed bytes (``s``: copied as they are, from :data:`_ROLLED`), advantage dice, the two advantages, owe entries, the
 challenged and moved flags, the opening roll's features as packed bytes (from :data:`_ROLL_KEYS`) and the challenger
 flag. ``=``: native byte order without padding, the bytes of ``_pack``'s native ``f``s (and of numpy's float32)."""
+_HEAD_PACK = struct.Struct("=10f").pack
+"""A row's head: its first ten features (the present, chapter, conflict and NPC flags and the six sheet dice), as
+:data:`_FULL_ROW_PACK` packs them."""
+_ROW_PACK = struct.Struct(f"=40s{4 * ROLLED_DICE_SHOWN}s6f8sf").pack
+"""A party row from its head's packed bytes (:data:`_HEAD_PACK`) and the rest as :data:`_FULL_ROW_PACK` packs it: the
+same bytes."""
 _ROLL_PACK = _pack(2)
 _ROLLED_PACK = _pack(ROLLED_DICE_SHOWN)
 _FORMS_PACK = _pack(2 * _FORMS)
@@ -166,7 +172,9 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
     They read the party's sheet dice (during the build: a hidden sheet), chapter, conflict and NPC flags, rolled
     dice, advantage dice (its advantages, the conflict flags unless advantage is kept when an opponent is out, its
     cashed entries), the advantages between it and ``seat``, its owe entries, challenged and moved flags, opening
-    roll and whether it is the standing challenger (in the turns). The state keeps the row in ``_rows`` (for
+    roll and whether it is the standing challenger (in the turns). The first ten (flags and sheet, the same for
+    every observer) are packed apart and kept in ``_heads`` until one of them changes. The state keeps the row in
+    ``_rows`` (for
     ``_rows_seat``) until one of those changes (the machine sets it to None there: see
     :meth:`WickedAgeState._sheet_changed`; the build's end starts a conflict, which drops them all). The seat's own
     view of itself with its own draft or undecided cashing is :func:`own_row` (not kept). Every missing row is packed
@@ -178,12 +186,22 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
     adv, cashed, rolls = state.adv, state.cashed, state.rolls
     mine = adv[seat]
     owe = state.owe
-    die = _DIE_CLIPPED
+    heads = state._heads
     for p, row in enumerate(rows):
         if row is not None:
             continue
-        ch = state.chars[p]
-        s0, s1, s2, s3, s4, s5 = _HIDDEN_SHEET if hidden else ch.dice
+        # the head (the flags and the sheet, the same for every observer) is kept apart: most rows are repacked for
+        # a roll, a move or a round's start, which leave it as it was (two struct calls instead of one when it
+        # changed, ten fewer arguments when it did not)
+        head = heads[p]
+        if head is None:
+            ch = state.chars[p]
+            s0, s1, s2, s3, s4, s5 = _HIDDEN_SHEET if hidden else ch.dice
+            die = _DIE_CLIPPED
+            head = heads[p] = _HEAD_PACK(
+                1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
+                die[s0], die[s1], die[s2], die[s3], die[s4], die[s5],
+            )  # fmt: skip
         rd = state.roll_dice[p]
         holds, cash = adv[p], cashed[p]
         # the advantage dice and the owe entries clipped where they are computed, and their commonest values (no
@@ -207,8 +225,7 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
         # times more, and this runs for every party whose row changed. The flags (bools) are packed as they are:
         # ``struct`` packs True and False as 1.0 and 0.0, the values of ``_FLAG``.
         rows[p] = _ROW_PACK(
-            1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
-            die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], _ROLLED.get(rd) or _rolled(rd),
+            head, _ROLLED.get(rd) or _rolled(rd),
             a, holds[seat], mine[p], owed, state.challenged[p], state.moved[p], key, challenger == p,
         )  # fmt: skip
 
@@ -233,7 +250,7 @@ def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pendi
     key = _NO_ROLL if r is None else _ROLL_KEYS.get(r.key) or _roll_key(r.key)
     die = _DIE_CLIPPED
     # each clipped as :func:`_clip` clips (written out: during the build this runs at every observation)
-    return _ROW_PACK(
+    return _FULL_ROW_PACK(
         1.0, state.in_chapter[seat], state.in_conflict[seat], ch.npc,
         die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], _ROLLED.get(rd) or _rolled(rd),
         a if a < 1.0 else 1.0, holds[seat], holds[seat], owed if owed < 1.0 else 1.0,
