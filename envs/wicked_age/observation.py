@@ -199,7 +199,8 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
             s0, s1, s2, s3, s4, s5 = _HIDDEN_SHEET if hidden else ch.dice
             die = _DIE_CLIPPED
             head = heads[p] = _HEAD_PACK(
-                1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
+                1.0,
+                1.0 if state.in_chapter[p] else 0.0, 1.0 if state.in_conflict[p] else 0.0, 1.0 if ch.npc else 0.0,
                 die[s0], die[s1], die[s2], die[s3], die[s4], die[s5],
             )  # fmt: skip
         rd = state.roll_dice[p]
@@ -220,13 +221,14 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
             owed = 0.0
         r = rolls[p]
         key = _NO_ROLL if r is None else _ROLL_KEYS.get(r.key) or _roll_key(r.key)
-        # one pack of every feature, the six sheet dice unpacked and read one by one, each clip written out and the
-        # rolled dice and opening roll as packed pieces: a ``map`` over the sheet or a comprehension costs several
-        # times more, and this runs for every party whose row changed. The flags (bools) are packed as they are:
-        # ``struct`` packs True and False as 1.0 and 0.0, the values of ``_FLAG``.
+        # one pack of every feature, each clip written out and the rolled dice and opening roll as packed pieces: a
+        # comprehension costs several times more, and this runs for every party whose row changed. The flags (bools)
+        # are passed as the floats ``struct`` would make of them (1.0 and 0.0, the values of ``_FLAG``): a bool costs
+        # ``struct`` a float conversion through ``int.__float__`` (a new float object), dearer than the test here
         rows[p] = _ROW_PACK(
             head, _ROLLED.get(rd) or _rolled(rd),
-            a, holds[seat], mine[p], owed, state.challenged[p], state.moved[p], key, challenger == p,
+            a, 1.0 if holds[seat] else 0.0, 1.0 if mine[p] else 0.0, owed,
+            1.0 if state.challenged[p] else 0.0, 1.0 if state.moved[p] else 0.0, key, 1.0 if challenger == p else 0.0,
         )  # fmt: skip
 
 
