@@ -251,12 +251,15 @@ def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pendi
     r = state.rolls[seat]
     key = _NO_ROLL if r is None else _ROLL_KEYS.get(r.key) or _roll_key(r.key)
     die = _DIE_CLIPPED
-    # each clipped as :func:`_clip` clips (written out: during the build this runs at every observation)
+    # each clipped as :func:`_clip` clips (written out: during the build this runs at every observation), the flags
+    # as the floats ``struct`` would make of them (as in :func:`party_rows`)
+    own = 1.0 if holds[seat] else 0.0
     return _FULL_ROW_PACK(
-        1.0, state.in_chapter[seat], state.in_conflict[seat], ch.npc,
+        1.0, 1.0 if state.in_chapter[seat] else 0.0, 1.0 if state.in_conflict[seat] else 0.0, 1.0 if ch.npc else 0.0,
         die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], _ROLLED.get(rd) or _rolled(rd),
-        a if a < 1.0 else 1.0, holds[seat], holds[seat], owed if owed < 1.0 else 1.0,
-        state.challenged[seat], state.moved[seat], key, state.stage is _STAGE_TURN and state.challenger == seat,
+        a if a < 1.0 else 1.0, own, own, owed if owed < 1.0 else 1.0,
+        1.0 if state.challenged[seat] else 0.0, 1.0 if state.moved[seat] else 0.0, key,
+        1.0 if state.stage is _STAGE_TURN and state.challenger == seat else 0.0,
     )  # fmt: skip
 
 
