@@ -54,7 +54,7 @@ from envs.wicked_age.dice import (
     roll_outcomes,
     roll_with_advantage,
 )
-from envs.wicked_age.observation import encode_observation
+from envs.wicked_age.observation import encode_observation, progress_table
 from envs.wicked_age.rules import (
     FORM_TITLES,
     NPC_FORM_SLOTS,
@@ -633,6 +633,7 @@ class WickedAgeState(State):
         "_parties_in",
         "_player",
         "_progress",
+        "_progress_table",
         "_round_stages",
         "_rows",
         "_rows_seat",
@@ -822,6 +823,7 @@ class WickedAgeState(State):
         first pick and a conflict's start."""
         self._progress: bytes | None = None
         """The round and conflict progress block (``observation.progress_block``): dropped where either changes."""
+        self._progress_table = progress_table(n, rules.max_rounds, max_conflicts)  # every block of the game, shared
         self._sampled: Any = None  # the roll sample_chance last drew, its dice and advantage dice (see _apply_roll)
         self._sampled_dice: tuple[int, ...] = ()
         self._sampled_adv = 0

@@ -263,12 +263,45 @@ def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pendi
     )  # fmt: skip
 
 
+def _progress_bytes(parties: int, round_no: int, max_rounds: int, conflict_no: int, max_conflicts: int) -> bytes:
+    """The absent party slots' zeros, then round and conflict progress, packed."""
+    r = round_no / max_rounds
+    c = conflict_no / max_conflicts
+    # each clipped as :func:`_clip` clips
+    return _PROGRESS_PACKS[parties](r if r < 1.0 else 1.0, c if c < 1.0 else 1.0)
+
+
+_PROGRESS_TABLES: dict[tuple[int, int, int], tuple[tuple[bytes, ...], ...]] = {}
+
+
+def progress_table(parties: int, max_rounds: int, max_conflicts: int) -> tuple[tuple[bytes, ...], ...]:
+    """Every progress block of a game, by round (0 to ``max_rounds``) and conflict (0 to ``max_conflicts``).
+
+    Built once per shape; a state keeps its game's (``_progress_table``) for :func:`progress_block`.
+    """
+    key = (parties, max_rounds, max_conflicts)
+    table = _PROGRESS_TABLES.get(key)
+    if table is None:
+        table = _PROGRESS_TABLES[key] = tuple(
+            tuple(_progress_bytes(parties, r, max_rounds, c, max_conflicts) for c in range(max_conflicts + 1))
+            for r in range(max_rounds + 1)
+        )
+    return table
+
+
 def progress_block(state: WickedAgeState) -> bytes:
-    """The absent party slots' zeros, then round and conflict progress; kept in ``_progress`` until either changes."""
-    r = state.round_no / state.rules.max_rounds
-    c = state.conflict_no / state.max_conflicts
-    # each clipped as :func:`_clip` clips (written out: no call per value)
-    block = state._progress = _PROGRESS_PACKS[state.num_players](r if r < 1.0 else 1.0, c if c < 1.0 else 1.0)
+    """The absent party slots' zeros, then round and conflict progress; kept in ``_progress`` until either changes.
+
+    Read from the game's table of every block (:func:`progress_table`: no division and no pack per round); a round or
+    conflict outside it (none in play) is packed as the table packs it.
+    """
+    try:
+        block = state._progress_table[state.round_no][state.conflict_no]
+    except IndexError:
+        block = _progress_bytes(
+            state.num_players, state.round_no, state.rules.max_rounds, state.conflict_no, state.max_conflicts
+        )
+    state._progress = block
     return block
 
 

@@ -112,3 +112,31 @@ def test_a_packed_row_is_its_head_then_the_full_rows_other_features() -> None:
         tail = (0.5, flags[0], flags[1], 0.2, flags[2], True, key, flags[1])
         full = obs._FULL_ROW_PACK(1.0, *flags, 1.0, 0.5, 1 / 3, 0.0, 0.25, 2 / 3, rolled, *tail)
         assert obs._ROW_PACK(head, rolled, *tail) == full
+
+
+@pytest.mark.parametrize(("parties", "max_rounds", "max_conflicts"), [(2, 3, 1), (3, 3, 6), (5, 2, 8), (8, 4, 50)])
+def test_the_progress_table_holds_the_plain_progress_of_every_round_and_conflict(
+    parties: int, max_rounds: int, max_conflicts: int
+) -> None:
+    """Each block of :func:`obs.progress_table` is the absent slots' zeros, then round and conflict progress from the
+    layout (each over its limit, clipped to 1), as float32 bytes."""
+    table = obs.progress_table(parties, max_rounds, max_conflicts)
+    assert len(table) == max_rounds + 1 and all(len(row) == max_conflicts + 1 for row in table)
+    zeros = [0.0] * (obs.PARTY_FEATURES * (max(parties, 4) - parties))
+    for r in range(max_rounds + 1):
+        for c in range(max_conflicts + 1):
+            v = [*zeros, min(r / max_rounds, 1.0), min(c / max_conflicts, 1.0)]
+            assert table[r][c] == np.array(v, dtype=np.float32).tobytes(), (r, c)
+
+
+def test_a_progress_block_outside_the_table_is_packed_as_the_table_packs() -> None:
+    """A state whose round or conflict lies beyond its game's limits (set by hand: play never gets there) gets the
+    clipped block, packed, and the kept block is the one returned."""
+    state = new_game("melee", config())
+    for round_no, conflict_no in ((state.rules.max_rounds + 3, 1), (1, state.max_conflicts + 2), (0, 0)):
+        state.round_no, state.conflict_no = round_no, conflict_no
+        block = obs.progress_block(state)
+        assert state._progress is block
+        tail = np.frombuffer(block, dtype=np.float32)[-2:]
+        expected = [min(round_no / state.rules.max_rounds, 1.0), min(conflict_no / state.max_conflicts, 1.0)]
+        assert tail.tolist() == np.array(expected, dtype=np.float32).tolist()
