@@ -399,6 +399,7 @@ _TIE_AVOID_MENU: tuple[int, ...] = (int(Act.AVOID), int(Act.FIGHT))
 _DEFAULT_CHOICES: tuple[int, int] = (int(Act.EXHAUST), int(Act.INJURE))
 """Rule 15: the winner's default consequences (the members read once: see the ``_ACT_*`` names)."""
 _LANDED = None
+assert _LANDED is None  # apply_action and apply_chance test for it as ``is None`` (no global read)
 """What a decision's or chance outcome's effect returns when it ran the machine on to the next node and set that
 node's protocol fields itself (``node``, ``actor``, ``_player``, ``_legal``, each only where it changes): the
 busiest transitions, whose next node and legal menu are known where they happen, land there without the generic
@@ -1123,6 +1124,8 @@ class WickedAgeState(State):
             raise ValueError("apply_chance at a decision node")
         # as for decisions (see :meth:`apply_action`): True when the outcome ran the next step and it stopped
         stopped = _CHANCE_AT[self.node](self, self.actor, outcome)
+        if stopped is None:  # :data:`_LANDED` (None), the commonest return, tested first: nothing left to read
+            return
         if stopped:
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
@@ -1131,7 +1134,7 @@ class WickedAgeState(State):
             else:
                 self._player = s = self.actor
                 self._legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
-        elif stopped is not _LANDED:
+        else:
             self._proceed()
 
     # the effect of each chance kind (``s`` the seat it is drawn for), by node id in :data:`_CHANCE_AT`; a roll is
@@ -1262,10 +1265,15 @@ class WickedAgeState(State):
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
-        a = action if type(action) is int else int(action)  # ``type(x) is int``: a specialised call, cheaper than int()
-        if a not in self._legal:  # empty at a chance node and at the end
-            raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        stopped = _DECIDE_AT[self.node](self, self.actor, a)
+        if type(action) is not int:  # ``type(x) is int``: a specialised call, cheaper than int()
+            action = int(action)
+        if action not in self._legal:  # empty at a chance node and at the end
+            raise IllegalActionError(
+                f"illegal action {action} ({self.action_label(action)}) at {self.decision_context()}"
+            )
+        stopped = _DECIDE_AT[self.node](self, self.actor, action)
+        if stopped is None:  # :data:`_LANDED` (None), the commonest return, tested first: nothing left to read
+            return
         if stopped:  # True: the decision ran the next step, and it stopped
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
@@ -1274,7 +1282,7 @@ class WickedAgeState(State):
             else:
                 self._player = s = self.actor
                 self._legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
-        elif stopped is not _LANDED:  # False: the machine runs on
+        else:  # False: the machine runs on
             self._proceed()
 
     # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
