@@ -1413,9 +1413,11 @@ class WickedAgeState(State):
         self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
         return self._open_step()  # the step :meth:`_proceed` would run next (nothing is pending)
 
-    def _on_offer_form(self, s: int, a: int) -> bool:
+    def _on_offer_form(self, s: int, a: int) -> bool | None:
         self._resolve_form_offer(a)
-        return False
+        # the consequence is settled and no offer is pending (it was answered before the consequence): the stage's step
+        # is the one :meth:`_proceed` would run first, run here (unless the consequence ended the chapter)
+        return False if self._outcome is not None else _STAGE_STEPS[self.stage](self)
 
     def _on_pre_roll(self, s: int, a: int) -> bool:
         simultaneous = self.stage is _STAGE_OPEN or self.stage is _STAGE_TIE
@@ -1430,7 +1432,9 @@ class WickedAgeState(State):
                 self.tie_idx += 1
         else:
             self.cash_done = True
-        return False
+        # before a roll nothing is pending (a consequence and an offer come before any roll), and the game is on: the
+        # stage's step is the one :meth:`_proceed` would run first, run here
+        return _STAGE_STEPS[self.stage](self)
 
     def _on_tie_avoid(self, s: int, a: int) -> bool:
         self.avoid_votes.append(a == _ACT_AVOID)
@@ -1465,7 +1469,8 @@ class WickedAgeState(State):
         if a in (_ACT_EXHAUST, _ACT_INJURE):
             self._apply_default_consequence(exhausted=(a == _ACT_EXHAUST))
             self._finish_consequence()
-            return False
+            # settled, and no offer is pending: the stage's step, as in :meth:`_on_offer_form`
+            return False if self._outcome is not None else _STAGE_STEPS[self.stage](self)
         self.winner_offered = True
         self._propose_terms(s, offer_of(a))
         return self._consequence_step()
