@@ -1419,7 +1419,7 @@ class WickedAgeState(State):
         # is the one :meth:`_proceed` would run first, run here (unless the consequence ended the chapter)
         return False if self._outcome is not None else _STAGE_STEPS[self.stage](self)
 
-    def _on_pre_roll(self, s: int, a: int) -> bool:
+    def _on_pre_roll(self, s: int, a: int) -> bool | None:
         simultaneous = self.stage is _STAGE_OPEN or self.stage is _STAGE_TIE
         if a == _ACT_CASH_OWE and simultaneous:
             self.pending_cash[s] += 1  # shown to the others only when everyone has decided
