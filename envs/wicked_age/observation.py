@@ -129,6 +129,7 @@ flag. ``=``: native byte order without padding, the bytes of ``_pack``'s native 
 _HEAD_PACK = struct.Struct("=10f").pack
 """A row's head: its first ten features (the present, chapter, conflict and NPC flags and the six sheet dice), as
 :data:`_FULL_ROW_PACK` packs them."""
+_HEAD_BYTES = struct.calcsize("=10f")
 _ROW_PACK = struct.Struct(f"=40s{4 * ROLLED_DICE_SHOWN}s6f8sf").pack
 """A party row from its head's packed bytes (:data:`_HEAD_PACK`) and the rest as :data:`_FULL_ROW_PACK` packs it: the
 same bytes."""
@@ -370,7 +371,23 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         # the seat sees its own draft during the (simultaneous) build, the others none, and its own undecided
         # cashing only: its own row (the first) as it alone sees it, in a copy (``rows`` may be the kept list)
         rows = rows.copy()
-        rows[0] = own_row(state, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
+        if pending:
+            rows[0] = own_row(state, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
+        else:
+            # the build without a cashing (there is none before a roll): the seat's kept row (first here) but headed
+            # by its own draft, every other feature as :func:`own_row` reads it (the same values without a cashing)
+            s0, s1, s2, s3, s4, s5 = state.drafts[seat]
+            die = _DIE_CLIPPED
+            rows[0] = (
+                _HEAD_PACK(
+                    1.0,
+                    1.0 if state.in_chapter[seat] else 0.0,
+                    1.0 if state.in_conflict[seat] else 0.0,
+                    1.0 if state.chars[seat].npc else 0.0,
+                    die[s0], die[s1], die[s2], die[s3], die[s4], die[s5],
+                )
+                + rows[0][_HEAD_BYTES:]  # type: ignore[index]  # a kept row: every row was filled above
+            )  # fmt: skip
     offer = state.offer
     # outside the turns no challenge stands, and a consequence's terms are offered only while it is pending: without
     # an offer or a consequence there nothing is pending (the commonest case, tested first)
