@@ -54,7 +54,7 @@ from envs.wicked_age.dice import (
     roll_outcomes,
     roll_with_advantage,
 )
-from envs.wicked_age.observation import encode_observation
+from envs.wicked_age.observation import encode_observation, progress_table
 from envs.wicked_age.rules import (
     FORM_TITLES,
     NPC_FORM_SLOTS,
@@ -399,6 +399,7 @@ _TIE_AVOID_MENU: tuple[int, ...] = (int(Act.AVOID), int(Act.FIGHT))
 _DEFAULT_CHOICES: tuple[int, int] = (int(Act.EXHAUST), int(Act.INJURE))
 """Rule 15: the winner's default consequences (the members read once: see the ``_ACT_*`` names)."""
 _LANDED = None
+assert _LANDED is None  # apply_action and apply_chance test for it as ``is None`` (no global read)
 """What a decision's or chance outcome's effect returns when it ran the machine on to the next node and set that
 node's protocol fields itself (``node``, ``actor``, ``_player``, ``_legal``, each only where it changes): the
 busiest transitions, whose next node and legal menu are known where they happen, land there without the generic
@@ -589,6 +590,7 @@ CLONE_COPIED: tuple[str, ...] = (
     "answerers",
     "avoid_votes",
     "_rows",
+    "_heads",
     "_forms",
 )
 """The flat lists of the state that :meth:`WickedAgeState.clone` copies (the machine changes them in place)."""
@@ -620,6 +622,7 @@ class WickedAgeState(State):
         "_default_slots",
         "_fixed_menus",
         "_forms",
+        "_heads",
         "_keep_advantage",
         "_legal",
         "_lose",
@@ -631,6 +634,7 @@ class WickedAgeState(State):
         "_parties_in",
         "_player",
         "_progress",
+        "_progress_table",
         "_round_stages",
         "_rows",
         "_rows_seat",
@@ -810,11 +814,17 @@ class WickedAgeState(State):
         the build they show hidden sheets, and the conflict the build ends in drops them all."""
         self._rows_seat = 0
         """The seat ``_rows`` are seen by (an observation of another seat drops them all and keeps its own)."""
+        self._heads: list[bytes | None] = [None] * n
+        """Each party's first ten row features, the same for every observer (``observation.party_rows``): dropped
+        with its row where its sheet dice or its chapter or conflict flag change (:meth:`_sheet_changed`, a lost
+        size, leaving the conflict, a conflict's start, which ends the build's hidden sheets), and kept where only
+        the rest of its row changes (a roll, a move, an answer, an advantage, the owe list, a round's start)."""
         self._forms: list[bytes | None] = [None] * n
         """Each seat's fitting-forms and first-pick block (``observation.forms_block``): dropped at a forms draw, a
         first pick and a conflict's start."""
         self._progress: bytes | None = None
         """The round and conflict progress block (``observation.progress_block``): dropped where either changes."""
+        self._progress_table = progress_table(n, rules.max_rounds, max_conflicts)  # every block of the game, shared
         self._sampled: Any = None  # the roll sample_chance last drew, its dice and advantage dice (see _apply_roll)
         self._sampled_dice: tuple[int, ...] = ()
         self._sampled_adv = 0
@@ -852,8 +862,9 @@ class WickedAgeState(State):
         return self.stage is _STAGE_BUILD
 
     def _sheet_changed(self, s: int) -> None:
-        """``s``'s sheet dice, chapter or conflict flag or rolled dice changed: its kept observation row is stale."""
+        """``s``'s sheet dice, chapter or conflict flag or rolled dice changed: its kept row and head are stale."""
         self._rows[s] = None
+        self._heads[s] = None
 
     def strength_of(self, s: int) -> Strength | None:
         """The particular strength seat ``s`` rolls in this conflict, if any."""
@@ -963,8 +974,9 @@ class WickedAgeState(State):
         (its last item, by seat): found there, the flags are neither copied nor hashed.
         """
         self.in_conflict[s] = False
+        self._heads[s] = None  # its conflict flag
         if self._keep_advantage:
-            self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+            self._rows[s] = None
         else:  # the advantage dice of whoever held an advantage over ``s`` change too
             self._rows = [None] * self.num_players
         after = self._sets[3]
@@ -1112,6 +1124,8 @@ class WickedAgeState(State):
             raise ValueError("apply_chance at a decision node")
         # as for decisions (see :meth:`apply_action`): True when the outcome ran the next step and it stopped
         stopped = _CHANCE_AT[self.node](self, self.actor, outcome)
+        if stopped is None:  # :data:`_LANDED` (None), the commonest return, tested first: nothing left to read
+            return
         if stopped:
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
@@ -1120,7 +1134,7 @@ class WickedAgeState(State):
             else:
                 self._player = s = self.actor
                 self._legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
-        elif stopped is not _LANDED:
+        else:
             self._proceed()
 
     # the effect of each chance kind (``s`` the seat it is drawn for), by node id in :data:`_CHANCE_AT`; a roll is
@@ -1251,10 +1265,15 @@ class WickedAgeState(State):
 
     # == Decisions ================================================================================
     def apply_action(self, action: int) -> None:
-        a = action if type(action) is int else int(action)  # ``type(x) is int``: a specialised call, cheaper than int()
-        if a not in self._legal:  # empty at a chance node and at the end
-            raise IllegalActionError(f"illegal action {a} ({self.action_label(a)}) at {self.decision_context()}")
-        stopped = _DECIDE_AT[self.node](self, self.actor, a)
+        if type(action) is not int:  # ``type(x) is int``: a specialised call, cheaper than int()
+            action = int(action)
+        if action not in self._legal:  # empty at a chance node and at the end
+            raise IllegalActionError(
+                f"illegal action {action} ({self.action_label(action)}) at {self.decision_context()}"
+            )
+        stopped = _DECIDE_AT[self.node](self, self.actor, action)
+        if stopped is None:  # :data:`_LANDED` (None), the commonest return, tested first: nothing left to read
+            return
         if stopped:  # True: the decision ran the next step, and it stopped
             node = self.node  # :meth:`_proceed`'s reading of the node it stopped at, inlined (no call for it)
             if node >= _FIRST_CHANCE:
@@ -1263,7 +1282,7 @@ class WickedAgeState(State):
             else:
                 self._player = s = self.actor
                 self._legal = self._fixed_menus[node] or _LEGAL_AT[node](self, s)
-        elif stopped is not _LANDED:  # False: the machine runs on
+        else:  # False: the machine runs on
             self._proceed()
 
     # the effect of each decision kind (``s`` the seat that decided, ``a`` its legal action), in the order of ``Ctx``.
@@ -1309,7 +1328,7 @@ class WickedAgeState(State):
         """
         self.strength_used[s] = None
         self.roll_dice[s] = dice_for_roll(ch.dice, npc, picks, None)
-        self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+        self._rows[s] = None  # its rolled dice (not in its kept head: see ``_heads``)
         if self.narrating:
             self.narrate(
                 "forms",
@@ -1394,11 +1413,13 @@ class WickedAgeState(State):
         self.stage, self.idx = _STAGE_OPEN, 0  # :meth:`_enter`, inlined: the window moves ``idx`` only
         return self._open_step()  # the step :meth:`_proceed` would run next (nothing is pending)
 
-    def _on_offer_form(self, s: int, a: int) -> bool:
+    def _on_offer_form(self, s: int, a: int) -> bool | None:
         self._resolve_form_offer(a)
-        return False
+        # the consequence is settled and no offer is pending (it was answered before the consequence): the stage's step
+        # is the one :meth:`_proceed` would run first, run here (unless the consequence ended the chapter)
+        return False if self._outcome is not None else _STAGE_STEPS[self.stage](self)
 
-    def _on_pre_roll(self, s: int, a: int) -> bool:
+    def _on_pre_roll(self, s: int, a: int) -> bool | None:
         simultaneous = self.stage is _STAGE_OPEN or self.stage is _STAGE_TIE
         if a == _ACT_CASH_OWE and simultaneous:
             self.pending_cash[s] += 1  # shown to the others only when everyone has decided
@@ -1411,7 +1432,9 @@ class WickedAgeState(State):
                 self.tie_idx += 1
         else:
             self.cash_done = True
-        return False
+        # before a roll nothing is pending (a consequence and an offer come before any roll), and the game is on: the
+        # stage's step is the one :meth:`_proceed` would run first, run here
+        return _STAGE_STEPS[self.stage](self)
 
     def _on_tie_avoid(self, s: int, a: int) -> bool:
         self.avoid_votes.append(a == _ACT_AVOID)
@@ -1446,7 +1469,8 @@ class WickedAgeState(State):
         if a in (_ACT_EXHAUST, _ACT_INJURE):
             self._apply_default_consequence(exhausted=(a == _ACT_EXHAUST))
             self._finish_consequence()
-            return False
+            # settled, and no offer is pending: the stage's step, as in :meth:`_on_offer_form`
+            return False if self._outcome is not None else _STAGE_STEPS[self.stage](self)
         self.winner_offered = True
         self._propose_terms(s, offer_of(a))
         return self._consequence_step()
@@ -1595,6 +1619,7 @@ class WickedAgeState(State):
         self.strength_used = [None] * n
         self.roll_dice = [()] * n
         self._rows = [None] * n  # every conflict flag and rolled die changed
+        self._heads = [None] * n  # every conflict flag, and the build's hidden sheets shown
         self._forms = [None] * n  # every forms draw and pick
         self._progress = None
         self.cashed = [0] * n
@@ -1657,7 +1682,7 @@ class WickedAgeState(State):
                 used = self.strength_used[s]  # :meth:`strength_of`, inlined
                 st = None if used is None else ch.strengths[used]
             self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], st)
-            self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+            self._rows[s] = None  # its rolled dice (not in its kept head: see ``_heads``)
             if self.narrating:
                 self.narrate(
                     "forms",
@@ -2327,7 +2352,7 @@ class WickedAgeState(State):
         size = dice[slot]
         down = self._lose.get(size)
         dice[slot] = down if down is not None else lose_size(size, self.ladder, self.rules.min_die_hit)
-        self._rows[s] = None  # :meth:`_sheet_changed`, inlined
+        self._rows[s] = self._heads[s] = None  # :meth:`_sheet_changed`, inlined
 
     def _resolve_form_offer(self, a: int) -> None:
         assert self.conseq is not None

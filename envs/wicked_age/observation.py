@@ -121,11 +121,18 @@ def _pack(n: int) -> Callable[..., bytes]:
     return struct.Struct(f"{n}f").pack
 
 
-_ROW_PACK = struct.Struct(f"=10f{4 * ROLLED_DICE_SHOWN}s6f8sf").pack
+_FULL_ROW_PACK = struct.Struct(f"=10f{4 * ROLLED_DICE_SHOWN}s6f8sf").pack
 """A party row: the present, chapter, conflict and NPC flags and the six sheet dice, the rolled dice's features as
 packed bytes (``s``: copied as they are, from :data:`_ROLLED`), advantage dice, the two advantages, owe entries, the
 challenged and moved flags, the opening roll's features as packed bytes (from :data:`_ROLL_KEYS`) and the challenger
 flag. ``=``: native byte order without padding, the bytes of ``_pack``'s native ``f``s (and of numpy's float32)."""
+_HEAD_PACK = struct.Struct("=10f").pack
+"""A row's head: its first ten features (the present, chapter, conflict and NPC flags and the six sheet dice), as
+:data:`_FULL_ROW_PACK` packs them."""
+_HEAD_BYTES = struct.calcsize("=10f")
+_ROW_PACK = struct.Struct(f"=40s{4 * ROLLED_DICE_SHOWN}s6f8sf").pack
+"""A party row from its head's packed bytes (:data:`_HEAD_PACK`) and the rest as :data:`_FULL_ROW_PACK` packs it: the
+same bytes."""
 _ROLL_PACK = _pack(2)
 _ROLLED_PACK = _pack(ROLLED_DICE_SHOWN)
 _FORMS_PACK = _pack(2 * _FORMS)
@@ -166,7 +173,9 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
     They read the party's sheet dice (during the build: a hidden sheet), chapter, conflict and NPC flags, rolled
     dice, advantage dice (its advantages, the conflict flags unless advantage is kept when an opponent is out, its
     cashed entries), the advantages between it and ``seat``, its owe entries, challenged and moved flags, opening
-    roll and whether it is the standing challenger (in the turns). The state keeps the row in ``_rows`` (for
+    roll and whether it is the standing challenger (in the turns). The first ten (flags and sheet, the same for
+    every observer) are packed apart and kept in ``_heads`` until one of them changes. The state keeps the row in
+    ``_rows`` (for
     ``_rows_seat``) until one of those changes (the machine sets it to None there: see
     :meth:`WickedAgeState._sheet_changed`; the build's end starts a conflict, which drops them all). The seat's own
     view of itself with its own draft or undecided cashing is :func:`own_row` (not kept). Every missing row is packed
@@ -178,12 +187,23 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
     adv, cashed, rolls = state.adv, state.cashed, state.rolls
     mine = adv[seat]
     owe = state.owe
-    die = _DIE_CLIPPED
+    heads = state._heads
     for p, row in enumerate(rows):
         if row is not None:
             continue
-        ch = state.chars[p]
-        s0, s1, s2, s3, s4, s5 = _HIDDEN_SHEET if hidden else ch.dice
+        # the head (the flags and the sheet, the same for every observer) is kept apart: most rows are repacked for
+        # a roll, a move or a round's start, which leave it as it was (two struct calls instead of one when it
+        # changed, ten fewer arguments when it did not)
+        head = heads[p]
+        if head is None:
+            ch = state.chars[p]
+            s0, s1, s2, s3, s4, s5 = _HIDDEN_SHEET if hidden else ch.dice
+            die = _DIE_CLIPPED
+            head = heads[p] = _HEAD_PACK(
+                1.0,
+                1.0 if state.in_chapter[p] else 0.0, 1.0 if state.in_conflict[p] else 0.0, 1.0 if ch.npc else 0.0,
+                die[s0], die[s1], die[s2], die[s3], die[s4], die[s5],
+            )  # fmt: skip
         rd = state.roll_dice[p]
         holds, cash = adv[p], cashed[p]
         # the advantage dice and the owe entries clipped where they are computed, and their commonest values (no
@@ -202,14 +222,14 @@ def party_rows(state: WickedAgeState, rows: list[bytes | None], seat: int) -> No
             owed = 0.0
         r = rolls[p]
         key = _NO_ROLL if r is None else _ROLL_KEYS.get(r.key) or _roll_key(r.key)
-        # one pack of every feature, the six sheet dice unpacked and read one by one, each clip written out and the
-        # rolled dice and opening roll as packed pieces: a ``map`` over the sheet or a comprehension costs several
-        # times more, and this runs for every party whose row changed. The flags (bools) are packed as they are:
-        # ``struct`` packs True and False as 1.0 and 0.0, the values of ``_FLAG``.
+        # one pack of every feature, each clip written out and the rolled dice and opening roll as packed pieces: a
+        # comprehension costs several times more, and this runs for every party whose row changed. The flags (bools)
+        # are passed as the floats ``struct`` would make of them (1.0 and 0.0, the values of ``_FLAG``): a bool costs
+        # ``struct`` a float conversion through ``int.__float__`` (a new float object), dearer than the test here
         rows[p] = _ROW_PACK(
-            1.0, state.in_chapter[p], state.in_conflict[p], ch.npc,
-            die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], _ROLLED.get(rd) or _rolled(rd),
-            a, holds[seat], mine[p], owed, state.challenged[p], state.moved[p], key, challenger == p,
+            head, _ROLLED.get(rd) or _rolled(rd),
+            a, 1.0 if holds[seat] else 0.0, 1.0 if mine[p] else 0.0, owed,
+            1.0 if state.challenged[p] else 0.0, 1.0 if state.moved[p] else 0.0, key, 1.0 if challenger == p else 0.0,
         )  # fmt: skip
 
 
@@ -232,21 +252,57 @@ def own_row(state: WickedAgeState, seat: int, sheet: Sequence[int] | None, pendi
     r = state.rolls[seat]
     key = _NO_ROLL if r is None else _ROLL_KEYS.get(r.key) or _roll_key(r.key)
     die = _DIE_CLIPPED
-    # each clipped as :func:`_clip` clips (written out: during the build this runs at every observation)
-    return _ROW_PACK(
-        1.0, state.in_chapter[seat], state.in_conflict[seat], ch.npc,
+    # each clipped as :func:`_clip` clips (written out: during the build this runs at every observation), the flags
+    # as the floats ``struct`` would make of them (as in :func:`party_rows`)
+    own = 1.0 if holds[seat] else 0.0
+    return _FULL_ROW_PACK(
+        1.0, 1.0 if state.in_chapter[seat] else 0.0, 1.0 if state.in_conflict[seat] else 0.0, 1.0 if ch.npc else 0.0,
         die[s0], die[s1], die[s2], die[s3], die[s4], die[s5], _ROLLED.get(rd) or _rolled(rd),
-        a if a < 1.0 else 1.0, holds[seat], holds[seat], owed if owed < 1.0 else 1.0,
-        state.challenged[seat], state.moved[seat], key, state.stage is _STAGE_TURN and state.challenger == seat,
+        a if a < 1.0 else 1.0, own, own, owed if owed < 1.0 else 1.0,
+        1.0 if state.challenged[seat] else 0.0, 1.0 if state.moved[seat] else 0.0, key,
+        1.0 if state.stage is _STAGE_TURN and state.challenger == seat else 0.0,
     )  # fmt: skip
 
 
+def _progress_bytes(parties: int, round_no: int, max_rounds: int, conflict_no: int, max_conflicts: int) -> bytes:
+    """The absent party slots' zeros, then round and conflict progress, packed."""
+    r = round_no / max_rounds
+    c = conflict_no / max_conflicts
+    # each clipped as :func:`_clip` clips
+    return _PROGRESS_PACKS[parties](r if r < 1.0 else 1.0, c if c < 1.0 else 1.0)
+
+
+_PROGRESS_TABLES: dict[tuple[int, int, int], tuple[tuple[bytes, ...], ...]] = {}
+
+
+def progress_table(parties: int, max_rounds: int, max_conflicts: int) -> tuple[tuple[bytes, ...], ...]:
+    """Every progress block of a game, by round (0 to ``max_rounds``) and conflict (0 to ``max_conflicts``).
+
+    Built once per shape; a state keeps its game's (``_progress_table``) for :func:`progress_block`.
+    """
+    key = (parties, max_rounds, max_conflicts)
+    table = _PROGRESS_TABLES.get(key)
+    if table is None:
+        table = _PROGRESS_TABLES[key] = tuple(
+            tuple(_progress_bytes(parties, r, max_rounds, c, max_conflicts) for c in range(max_conflicts + 1))
+            for r in range(max_rounds + 1)
+        )
+    return table
+
+
 def progress_block(state: WickedAgeState) -> bytes:
-    """The absent party slots' zeros, then round and conflict progress; kept in ``_progress`` until either changes."""
-    r = state.round_no / state.rules.max_rounds
-    c = state.conflict_no / state.max_conflicts
-    # each clipped as :func:`_clip` clips (written out: no call per value)
-    block = state._progress = _PROGRESS_PACKS[state.num_players](r if r < 1.0 else 1.0, c if c < 1.0 else 1.0)
+    """The absent party slots' zeros, then round and conflict progress; kept in ``_progress`` until either changes.
+
+    Read from the game's table of every block (:func:`progress_table`: no division and no pack per round); a round or
+    conflict outside it (none in play) is packed as the table packs it.
+    """
+    try:
+        block = state._progress_table[state.round_no][state.conflict_no]
+    except IndexError:
+        block = _progress_bytes(
+            state.num_players, state.round_no, state.rules.max_rounds, state.conflict_no, state.max_conflicts
+        )
+    state._progress = block
     return block
 
 
@@ -315,7 +371,23 @@ def encode_observation(state: WickedAgeState, seat: int) -> np.ndarray:
         # the seat sees its own draft during the (simultaneous) build, the others none, and its own undecided
         # cashing only: its own row (the first) as it alone sees it, in a copy (``rows`` may be the kept list)
         rows = rows.copy()
-        rows[0] = own_row(state, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
+        if pending:
+            rows[0] = own_row(state, seat, state.drafts[seat] if stage is _STAGE_BUILD else None, pending)
+        else:
+            # the build without a cashing (there is none before a roll): the seat's kept row (first here) but headed
+            # by its own draft, every other feature as :func:`own_row` reads it (the same values without a cashing)
+            s0, s1, s2, s3, s4, s5 = state.drafts[seat]
+            die = _DIE_CLIPPED
+            rows[0] = (
+                _HEAD_PACK(
+                    1.0,
+                    1.0 if state.in_chapter[seat] else 0.0,
+                    1.0 if state.in_conflict[seat] else 0.0,
+                    1.0 if state.chars[seat].npc else 0.0,
+                    die[s0], die[s1], die[s2], die[s3], die[s4], die[s5],
+                )
+                + rows[0][_HEAD_BYTES:]  # type: ignore[index]  # a kept row: every row was filled above
+            )  # fmt: skip
     offer = state.offer
     # outside the turns no challenge stands, and a consequence's terms are offered only while it is pending: without
     # an offer or a consequence there nothing is pending (the commonest case, tested first)
