@@ -18,6 +18,7 @@ from envs.wicked_age import observation as obs
 from envs.wicked_age.conflict import WickedAgeState
 from envs.wicked_age.stages import Stage
 from tests.envs.wicked_age.helpers import config, new_game, random_step
+from tests.envs.wicked_age.test_observation_fast_16 import CONFIGS as CONFIGS_16
 from tests.envs.wicked_age.test_observation_fast_16 import plain_encoding
 
 
@@ -45,15 +46,8 @@ def check_heads(state: WickedAgeState) -> int:
     return kept
 
 
-CONFIGS = [
-    ("duel", {}),
-    ("melee", {}),
-    ("duel", {"duel": {"build_phase": True, "opponent": "npc"}}),
-    ("melee", {"melee": {"parties": 5, "build_phase": True}, "owe_list": {"dice_per_entry": 2}}),
-    ("melee", {"advantage": {"tracking": "single", "keep_when_opponent_out": False}}),
-    ("melee", {"advantage": {"keep_when_opponent_out": True}, "contest": {"max_rounds": 2}}),
-    ("melee", {"consequences": {"min_die_hit": 8}}),
-]
+CONFIGS = [*CONFIGS_16, ("melee", {"consequences": {"min_die_hit": 8}})]
+"""The observation tests' configs, and one where dice under a d8 never lose a size (the variant hook of Rule 3)."""
 
 
 @pytest.mark.parametrize(("scenario", "sections"), CONFIGS)
