@@ -33,6 +33,7 @@ SESSION = Scenario(
     player_names=("character",),
     observation_bounds=(-1.0, 1.0),
     observation_in_bounds=True,
+    clone_start=True,
     option_groups=(*SPEND_GROUPS, "use_trait", "no_trait", "accept_help", "decline_help", "retry", "give_up"),
     core_options=("use_trait", "retry"),  # the game's intended core: a trait die and a retry help by design
     option_rules={

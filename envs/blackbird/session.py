@@ -791,7 +791,10 @@ class SessionState(State):
         # the sheet too is shared until play changes it (copy on write: _own_sheet)
         cls = self.__class__
         new = cls.__new__(cls)
-        new.__dict__.update(self.__dict__)
+        # attribute by attribute, not ``new.__dict__.update(...)``: a clone filled that way read its attributes through
+        # CPython's generic lookup, ~18k instructions a step more than a state built by __init__ (by callgrind)
+        for name, value in self.__dict__.items():
+            setattr(new, name, value)
         new.log = list(self.log)
         return new
 
