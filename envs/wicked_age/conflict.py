@@ -1330,12 +1330,7 @@ class WickedAgeState(State):
         self.roll_dice[s] = dice_for_roll(ch.dice, npc, picks, None)
         self._rows[s] = None  # its rolled dice (not in its kept head: see ``_heads``)
         if self.narrating:
-            self.narrate(
-                "forms",
-                f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
-                s,
-                dice=self.roll_dice[s],
-            )
+            self._narrate_roll_dice(s, ch)
         self.pick_step = _PICK_FIRST_FORM
         t = self.idx = self._next_in[s + 1]  # the next party in the conflict
         if t >= self.num_players:  # every party picked: round 1 starts (as :meth:`_pick_step` starts it)
@@ -1684,12 +1679,7 @@ class WickedAgeState(State):
             self.roll_dice[s] = dice_for_roll(ch.dice, ch.npc, self.picks[s], st)
             self._rows[s] = None  # its rolled dice (not in its kept head: see ``_heads``)
             if self.narrating:
-                self.narrate(
-                    "forms",
-                    f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
-                    s,
-                    dice=self.roll_dice[s],
-                )
+                self._narrate_roll_dice(s, ch)
             self.idx, self.pick_step = s + 1, _PICK_FIRST_FORM
 
     def _strength_menu(self, s: int) -> tuple[int, ...] | None:
@@ -1709,6 +1699,15 @@ class WickedAgeState(State):
             menu = (*[_ACT_STRENGTH_0 + i for i in usable], _ACT_NO_STRENGTH) if usable else None
             hit = _USABLE[key] = (strengths, menu)
         return hit[1]
+
+    def _narrate_roll_dice(self, s: int, ch: Character) -> None:
+        """The line of ``s``'s picks and the dice they make (called only while narrating: no call on a silent step)."""
+        self.narrate(
+            "forms",
+            f"{ch.name} acts {self._forms_text(s)}: rolls {dice_text(self.roll_dice[s])}.",
+            s,
+            dice=self.roll_dice[s],
+        )
 
     def _forms_text(self, s: int) -> str:
         ch = self.chars[s]
